@@ -1,0 +1,35 @@
+// Formatting of tp::Error messages.
+#include "core/common/result.hpp"
+
+namespace tp {
+
+std::string Error::message() const
+{
+  std::string out;
+  auto append = [&out](const std::string& part, const char* sep) {
+    if (part.empty())
+      return;
+    if (!out.empty())
+      out += sep;
+    out += part;
+  };
+  append(file, "");
+  append(field, ": ");
+  if (!expected.empty() || !got.empty()) {
+    std::string what;
+    if (!expected.empty())
+      what = "expected " + expected;
+    if (!got.empty())
+      what += (what.empty() ? "got " : ", got ") + got;
+    append(what, ": ");
+  }
+  if (!detail.empty()) {
+    if (out.empty())
+      out = detail;
+    else
+      out += " (" + detail + ")";
+  }
+  return out.empty() ? std::string("unknown error") : out;
+}
+
+} // namespace tp

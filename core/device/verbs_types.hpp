@@ -1,0 +1,206 @@
+// Verbs-shaped value types shared by every device backend (simulated NIC, software device, libibverbs):
+// access flags, QP states and attributes, work requests, work completions and their status codes.
+// Names follow libibverbs (IBV_WC_REM_ACCESS_ERR -> WcStatus::REM_ACCESS_ERR) so that protocol code reads
+// like real verbs code. Status strings: device.cpp. Tests: tests/core/verbs_types_test.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::verbs {
+
+/// Memory region / QP access flags (bit mask, as IBV_ACCESS_*).
+enum class Access : uint32_t {
+  NONE = 0,
+  LOCAL_WRITE = 1u << 0,
+  REMOTE_WRITE = 1u << 1,
+  REMOTE_READ = 1u << 2,
+  REMOTE_ATOMIC = 1u << 3,
+};
+constexpr Access operator|(Access a, Access b) { return Access(uint32_t(a) | uint32_t(b)); }
+constexpr Access operator&(Access a, Access b) { return Access(uint32_t(a) & uint32_t(b)); }
+constexpr bool has(Access set, Access flag) { return (uint32_t(set) & uint32_t(flag)) == uint32_t(flag); }
+std::string to_string(Access a);
+
+/// RC queue pair states (IBV_QPS_*).
+enum class QpState : uint8_t { RESET, INIT, RTR, RTS, SQD, SQE, ERR };
+const char* to_string(QpState s);
+
+/// Path MTU (IBV_MTU_*), in bytes.
+enum class Mtu : uint16_t { MTU_256 = 256, MTU_512 = 512, MTU_1024 = 1024, MTU_2048 = 2048, MTU_4096 = 4096 };
+
+/// Work request opcodes supported on RC QPs.
+enum class WrOpcode : uint8_t { SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ };
+const char* to_string(WrOpcode op);
+
+/// Work completion opcodes (IBV_WC_*).
+enum class WcOpcode : uint8_t { SEND, RDMA_WRITE, RDMA_READ, RECV, RECV_RDMA_WITH_IMM };
+const char* to_string(WcOpcode op);
+
+/// Work completion status (IBV_WC_*). Errors are delivered in completions, never thrown.
+enum class WcStatus : uint8_t {
+  SUCCESS,
+  LOC_LEN_ERR,       ///< local length error (e.g. incoming SEND larger than the receive buffer)
+  LOC_QP_OP_ERR,     ///< local QP operation error
+  LOC_PROT_ERR,      ///< local protection error (bad lkey, sge outside the MR, missing LOCAL_WRITE)
+  WR_FLUSH_ERR,      ///< WR flushed because the QP is in the error state
+  REM_INV_REQ_ERR,   ///< remote invalid request (e.g. remote receive buffer too small)
+  REM_ACCESS_ERR,    ///< remote access error (bad rkey, out of bounds, missing remote access flag)
+  REM_OP_ERR,        ///< remote operation error
+  RETRY_EXC_ERR,     ///< transport retry counter exceeded (peer unreachable or not responding)
+  RNR_RETRY_EXC_ERR, ///< receiver-not-ready retry counter exceeded (no receive WR posted)
+  GENERAL_ERR,
+};
+const char* to_string(WcStatus s);
+
+using Gid = std::array<uint8_t, 16>;
+
+/// Address of a device port, as exchanged out of band to connect QPs (LID and/or GID).
+struct PortAddress {
+  uint16_t lid = 0;
+  Gid gid{};
+  friend bool operator==(const PortAddress&, const PortAddress&) = default;
+};
+
+/// Everything a peer needs to connect to one of our QPs (what perftest exchanges over TCP).
+struct QpEndpoint {
+  PortAddress port;
+  uint32_t qp_num = 0;
+  uint32_t psn = 0;
+  /// Fixed 26-byte little-endian wire form, for exchange over a stream.
+  std::vector<uint8_t> encode() const;
+  /// Decode; returns false on a short or malformed buffer.
+  static bool decode(const uint8_t* data, size_t len, QpEndpoint& out);
+};
+
+/// Scatter/gather element.
+struct Sge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+
+struct SendWr {
+  uint64_t wr_id = 0;
+  WrOpcode opcode = WrOpcode::SEND;
+  std::vector<Sge> sg_list; ///< may be empty (zero-length operation)
+  bool signaled = true;     ///< IBV_SEND_SIGNALED (ignored when the QP signals all)
+  bool inline_data = false; ///< IBV_SEND_INLINE: payload copied into the WQE (no lkey check, no DMA read)
+  uint32_t imm_data = 0;    ///< for *_WITH_IMM
+  uint64_t remote_addr = 0; ///< for RDMA_*
+  uint32_t rkey = 0;        ///< for RDMA_*
+
+  uint64_t total_length() const
+  {
+    uint64_t n = 0;
+    for (const auto& s : sg_list)
+      n += s.length;
+    return n;
+  }
+};
+
+struct RecvWr {
+  uint64_t wr_id = 0;
+  std::vector<Sge> sg_list; ///< may be empty: then only WRITE_WITH_IMM and zero-length SENDs fit
+  uint64_t total_length() const
+  {
+    uint64_t n = 0;
+    for (const auto& s : sg_list)
+      n += s.length;
+    return n;
+  }
+};
+
+struct WorkCompletion {
+  uint64_t wr_id = 0;
+  WcStatus status = WcStatus::SUCCESS;
+  WcOpcode opcode = WcOpcode::SEND;
+  uint32_t byte_len = 0; ///< bytes received (receive completions) or transferred
+  bool with_imm = false;
+  uint32_t imm_data = 0;
+  uint32_t qp_num = 0;
+  uint32_t vendor_err = 0;
+  bool ok() const { return status == WcStatus::SUCCESS; }
+};
+
+struct MemoryRegion {
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  Access access = Access::NONE;
+};
+
+struct QpCaps {
+  uint32_t max_send_wr = 1024;
+  uint32_t max_recv_wr = 1024;
+  uint32_t max_send_sge = 4;
+  uint32_t max_recv_sge = 4;
+  uint32_t max_inline_data = 0;
+};
+
+class CompletionQueue;
+
+struct QpInitAttr {
+  CompletionQueue* send_cq = nullptr;
+  CompletionQueue* recv_cq = nullptr;
+  QpCaps cap;
+  bool sq_sig_all = false;
+};
+
+/// Bits of QpAttr that a modify_qp call sets (IBV_QP_*).
+enum class QpAttrMask : uint32_t {
+  STATE = 1u << 0,
+  ACCESS_FLAGS = 1u << 1,
+  PKEY_INDEX = 1u << 2,
+  PORT = 1u << 3,
+  AV = 1u << 4,
+  PATH_MTU = 1u << 5,
+  TIMEOUT = 1u << 6,
+  RETRY_CNT = 1u << 7,
+  RNR_RETRY = 1u << 8,
+  RQ_PSN = 1u << 9,
+  MAX_QP_RD_ATOMIC = 1u << 10,
+  MIN_RNR_TIMER = 1u << 11,
+  SQ_PSN = 1u << 12,
+  MAX_DEST_RD_ATOMIC = 1u << 13,
+  DEST_QPN = 1u << 14,
+};
+constexpr QpAttrMask operator|(QpAttrMask a, QpAttrMask b) { return QpAttrMask(uint32_t(a) | uint32_t(b)); }
+constexpr bool has(QpAttrMask set, QpAttrMask bit) { return (uint32_t(set) & uint32_t(bit)) == uint32_t(bit); }
+
+/// Masks required by the IB spec for each RC transition (ibv_modify_qp man page).
+constexpr QpAttrMask RESET_TO_INIT_MASK =
+    QpAttrMask::STATE | QpAttrMask::PKEY_INDEX | QpAttrMask::PORT | QpAttrMask::ACCESS_FLAGS;
+constexpr QpAttrMask INIT_TO_RTR_MASK = QpAttrMask::STATE | QpAttrMask::AV | QpAttrMask::PATH_MTU |
+                                        QpAttrMask::DEST_QPN | QpAttrMask::RQ_PSN | QpAttrMask::MAX_DEST_RD_ATOMIC |
+                                        QpAttrMask::MIN_RNR_TIMER;
+constexpr QpAttrMask RTR_TO_RTS_MASK = QpAttrMask::STATE | QpAttrMask::TIMEOUT | QpAttrMask::RETRY_CNT |
+                                       QpAttrMask::RNR_RETRY | QpAttrMask::SQ_PSN | QpAttrMask::MAX_QP_RD_ATOMIC;
+
+struct QpAttr {
+  QpState qp_state = QpState::RESET;
+  Access qp_access_flags = Access::NONE; ///< remote operations this QP accepts as responder
+  uint16_t pkey_index = 0;
+  uint8_t port_num = 1;
+  PortAddress dest;            ///< address vector (AV): the peer's port
+  Mtu path_mtu = Mtu::MTU_1024;
+  uint32_t dest_qp_num = 0;
+  uint32_t rq_psn = 0;
+  uint32_t sq_psn = 0;
+  uint8_t max_rd_atomic = 16;      ///< outstanding RDMA READs as requester
+  uint8_t max_dest_rd_atomic = 16; ///< outstanding RDMA READs as responder
+  uint8_t min_rnr_timer = 12;      ///< IB encoding (12 = 0.64 ms)
+  uint8_t timeout = 14;            ///< IB encoding: 4.096 us * 2^timeout (14 = 67 ms)
+  uint8_t retry_cnt = 7;
+  uint8_t rnr_retry = 7; ///< 7 = retry forever
+};
+
+/// RNR NAK timer value in seconds for an IB min_rnr_timer encoding (0..31).
+double rnr_timer_seconds(uint8_t encoding);
+/// Local ACK timeout in seconds for an IB timeout encoding (0 = infinite, returned as a negative value).
+double ack_timeout_seconds(uint8_t encoding);
+
+} // namespace tp::verbs

@@ -1,0 +1,37 @@
+// CPU socket model: cores, cache sizes and single-thread memcpy bandwidth per working-set class
+// (L2 / LLC / DRAM), root-complex DMA latencies, verbs posting overhead and protobuf-like (de)serialization
+// rates. Cost functions in cpu_model.cpp. Profiles: models/hw/cpu/*.json.
+#pragma once
+
+#include <string>
+
+namespace tp::models {
+
+struct CpuProfile {
+  std::string name;
+  int cores = 1;
+  double frequency = 0;       ///< Hz
+  double l2_size = 0;         ///< per core, bytes
+  double l3_size = 0;         ///< per socket, bytes
+  double memcpy_l2_bandwidth = 0;   ///< single-thread memcpy, working set in L2, bytes/s
+  double memcpy_llc_bandwidth = 0;  ///< working set in the last-level cache
+  double memcpy_dram_bandwidth = 0; ///< working set beyond the LLC
+  double memcpy_call_overhead = 0;  ///< fixed cost of one memcpy call, seconds
+  double dma_read_latency = 0;      ///< PCIe device DMA read round trip to local memory, seconds
+  double posted_write_latency = 0;  ///< device write to memory becoming visible, one way, seconds
+  double mmio_write_latency = 0;    ///< CPU MMIO write (doorbell) reaching a device, seconds
+  double read_completion_size = 64; ///< bytes per read completion TLP returned by the root complex
+  double post_overhead = 0;         ///< CPU time to build a WQE and ring the doorbell, seconds
+  double completion_overhead = 0;   ///< CPU time to poll one CQE and dispatch it, seconds
+  double serialize_bandwidth = 0;   ///< protobuf-like encode, bytes/s
+  double deserialize_bandwidth = 0; ///< protobuf-like decode, bytes/s
+
+  /// Single-thread memcpy bandwidth for a copy of `bytes` (working set = 2 x bytes: source + destination).
+  double memcpy_bandwidth(double bytes) const;
+  /// Time of a memcpy of `bytes` (call overhead included).
+  double memcpy_time(double bytes) const;
+  /// Time of an element-wise reduction dst += src over `bytes` (three streams instead of memcpy's two).
+  double reduce_time(double bytes) const;
+};
+
+} // namespace tp::models

@@ -1,0 +1,301 @@
+// Platform construction: zones, hosts, directional links and asymmetric routes (see platform.hpp).
+#include "sim/platform.hpp"
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <cassert>
+
+namespace sg4 = simgrid::s4u;
+
+namespace tp::sim {
+
+namespace {
+
+using LinkList = std::vector<sg4::LinkInRoute>;
+
+sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, double bandwidth)
+{
+  auto* l = zone->create_link(name, bandwidth);
+  l->set_latency(0); // latencies are applied by the device model
+  l->seal();
+  return l;
+}
+
+void append(LinkList& to, const LinkList& more) { to.insert(to.end(), more.begin(), more.end()); }
+
+} // namespace
+
+Platform::Platform(const models::ClusterProfile& cluster) : cluster_(cluster)
+{
+  auto* root = sg4::create_star_zone("fabric");
+  auto names = cluster_.host_names();
+  machines_.resize(names.size());
+  for (size_t m = 0; m < names.size(); ++m) {
+    machines_[m].name = names[m];
+    machines_[m].profile = &cluster_.host(m);
+  }
+  for (size_t m = 0; m < machines_.size(); ++m)
+    build_machine(root, m);
+  root->seal();
+}
+
+void Platform::build_machine(sg4::NetZone* root, size_t m)
+{
+  Machine& mc = machines_[m];
+  const models::HostProfile& hp = *mc.profile;
+  const std::string& n = mc.name;
+  const int nsock = int(hp.sockets.size());
+
+  // ---- local zone: CPUs, GPUs ----
+  auto* local = sg4::create_full_zone(n + ".local");
+  local->set_parent(root);
+  for (int s = 0; s < nsock; ++s) {
+    auto* h = local->create_host(n + ".cpu" + std::to_string(s), 1e9);
+    h->set_core_count(hp.sockets[size_t(s)].cpu.cores);
+    h->seal();
+    mc.cpus.push_back(h);
+  }
+  for (size_t k = 0; k < hp.gpus.size(); ++k) {
+    auto* h = local->create_host(n + ".gpu" + std::to_string(k), 1e9);
+    h->seal();
+    mc.gpus.push_back(h);
+  }
+  // inter-socket links, per direction; GPU peer traffic across sockets has its own (lower) limit
+  sg4::Link* qpi[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+  sg4::Link* qpi_p2p[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
+  if (nsock == 2) {
+    for (int a = 0; a < 2; ++a) {
+      const int b = 1 - a;
+      const std::string dir = std::to_string(a) + "to" + std::to_string(b);
+      qpi[a][b] = make_link(local, n + ".qpi." + dir, hp.socket_link.bandwidth);
+      qpi_p2p[a][b] = make_link(local, n + ".qpi_p2p." + dir, hp.socket_link.gpu_p2p_bandwidth);
+    }
+  }
+  auto socket_hop = [&](int from, int to) {
+    LinkList l;
+    if (from != to)
+      l.emplace_back(qpi[from][to]);
+    return l;
+  };
+  auto p2p_hop = [&](int from, int to) {
+    LinkList l;
+    if (from != to) {
+      l.emplace_back(qpi_p2p[from][to]);
+      l.emplace_back(qpi[from][to]);
+    }
+    return l;
+  };
+  // PCIe links: "up" = device -> root (device posted writes), "down" = root -> device (read completions)
+  std::vector<sg4::Link*> gpu_up, gpu_down, gpu_p2p_read;
+  for (size_t k = 0; k < hp.gpus.size(); ++k) {
+    const auto& g = hp.gpus[k];
+    const auto& cpu = hp.sockets[size_t(g.socket)].cpu;
+    const std::string p = n + ".gpu" + std::to_string(k);
+    gpu_up.push_back(make_link(local, p + ".pcie.up", g.pcie.posted_write_bandwidth()));
+    gpu_down.push_back(make_link(local, p + ".pcie.down", g.pcie.read_completion_bandwidth(cpu.read_completion_size)));
+    gpu_p2p_read.push_back(make_link(local, p + ".p2p_read", g.gpu.p2p_read_bandwidth));
+  }
+  auto gpu_socket = [&](size_t k) { return hp.gpus[k].socket; };
+  for (int s = 0; s < nsock; ++s) {
+    for (int t = 0; t < nsock; ++t)
+      if (s != t)
+        local->add_route(mc.cpus[size_t(s)]->get_netpoint(), mc.cpus[size_t(t)]->get_netpoint(), nullptr, nullptr,
+                         socket_hop(s, t), false);
+    for (size_t k = 0; k < hp.gpus.size(); ++k) {
+      LinkList h2d = socket_hop(s, gpu_socket(k));
+      h2d.emplace_back(gpu_down[k]);
+      local->add_route(mc.cpus[size_t(s)]->get_netpoint(), mc.gpus[k]->get_netpoint(), nullptr, nullptr, h2d, false);
+      LinkList d2h{sg4::LinkInRoute(gpu_up[k])};
+      append(d2h, socket_hop(gpu_socket(k), s));
+      local->add_route(mc.gpus[k]->get_netpoint(), mc.cpus[size_t(s)]->get_netpoint(), nullptr, nullptr, d2h, false);
+    }
+  }
+  for (size_t k = 0; k < hp.gpus.size(); ++k)
+    for (size_t l = 0; l < hp.gpus.size(); ++l) {
+      if (k == l)
+        continue;
+      LinkList p2p{sg4::LinkInRoute(gpu_up[k])};
+      append(p2p, p2p_hop(gpu_socket(k), gpu_socket(l)));
+      p2p.emplace_back(gpu_down[l]);
+      local->add_route(mc.gpus[k]->get_netpoint(), mc.gpus[l]->get_netpoint(), nullptr, nullptr, p2p, false);
+    }
+  local->seal();
+
+  // ---- one zone per NIC ----
+  for (size_t j = 0; j < hp.nics.size(); ++j) {
+    const auto& nic = hp.nics[j];
+    const int sn = nic.socket;
+    const auto& cpu = hp.sockets[size_t(sn)].cpu;
+    const std::string p = n + ".nic" + std::to_string(j);
+    auto* zone = sg4::create_full_zone(p);
+    zone->set_parent(root);
+    auto* gw = zone->create_router(p + ".gw");
+    sg4::Link* up = make_link(zone, p + ".pcie.up", nic.pcie.posted_write_bandwidth());
+    sg4::Link* down = make_link(zone, p + ".pcie.down", nic.pcie.read_completion_bandwidth(cpu.read_completion_size));
+
+    std::vector<LinkList> to_nic, from_nic; // per location: NIC DMA read path, NIC DMA write path
+    std::vector<std::string> loc_names;
+    for (int s = 0; s < nsock; ++s) {
+      loc_names.push_back("mem" + std::to_string(s));
+      LinkList r = socket_hop(s, sn); // NIC DMA read of host memory
+      r.emplace_back(down);
+      to_nic.push_back(r);
+      LinkList w{sg4::LinkInRoute(up)}; // NIC DMA write to host memory
+      append(w, socket_hop(sn, s));
+      from_nic.push_back(w);
+    }
+    for (size_t k = 0; k < hp.gpus.size(); ++k) {
+      loc_names.push_back("gpu" + std::to_string(k));
+      LinkList r{sg4::LinkInRoute(gpu_up[k]), sg4::LinkInRoute(gpu_p2p_read[k])}; // NIC reads GPU memory
+      append(r, p2p_hop(gpu_socket(k), sn));
+      r.emplace_back(down);
+      to_nic.push_back(r);
+      LinkList w{sg4::LinkInRoute(up)}; // NIC writes GPU memory
+      append(w, p2p_hop(sn, gpu_socket(k)));
+      w.emplace_back(gpu_down[k]);
+      from_nic.push_back(w);
+    }
+    std::vector<sg4::Host*> eps; // [2*k] source view, [2*k+1] destination view
+    for (const auto& ln : loc_names)
+      for (const char* view : {".src", ".dst"}) {
+        auto* h = zone->create_host(p + "." + ln + view, 1e9);
+        h->seal();
+        eps.push_back(h);
+      }
+    const size_t nloc = loc_names.size();
+    for (size_t e = 0; e < nloc; ++e) {
+      sg4::Host* src = eps[2 * e];
+      sg4::Host* dst = eps[2 * e + 1];
+      zone->add_route(src->get_netpoint(), gw, nullptr, nullptr, to_nic[e], false);
+      zone->add_route(gw, dst->get_netpoint(), nullptr, nullptr, from_nic[e], false);
+      for (size_t f = 0; f < nloc; ++f) {
+        LinkList lb = to_nic[e]; // NIC loopback: read from e, write to f
+        append(lb, from_nic[f]);
+        zone->add_route(src->get_netpoint(), eps[2 * f + 1]->get_netpoint(), nullptr, nullptr, lb, false);
+      }
+    }
+    zone->seal();
+    mc.nic_endpoints.push_back(eps);
+
+    sg4::Link* tx = make_link(root, p + ".port.tx", nic.nic.wire_goodput());
+    sg4::Link* rx = make_link(root, p + ".port.rx", nic.nic.wire_goodput());
+    root->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {sg4::LinkInRoute(tx)}, false);
+    root->add_route(nullptr, zone->get_netpoint(), nullptr, gw, {sg4::LinkInRoute(rx)}, false);
+  }
+}
+
+int Platform::find_machine(const std::string& name) const
+{
+  for (size_t m = 0; m < machines_.size(); ++m)
+    if (machines_[m].name == name)
+      return int(m);
+  return -1;
+}
+
+Status Platform::check_location(size_t m, Location loc) const
+{
+  const auto& hp = *machines_[m].profile;
+  if (loc.is_host() && (loc.index < 0 || loc.index >= int(hp.sockets.size())))
+    return Error::at(hp.file, machines_[m].name + ".sockets",
+                     "a NUMA node in 0.." + std::to_string(hp.sockets.size() - 1), loc.to_string());
+  if (loc.is_gpu() && (loc.index < 0 || loc.index >= int(hp.gpus.size())))
+    return Error::at(hp.file, machines_[m].name + ".gpus",
+                     hp.gpus.empty() ? std::string("no GPU location (this host has no GPU)")
+                                     : "a GPU in 0.." + std::to_string(hp.gpus.size() - 1),
+                     loc.to_string());
+  return ok_status();
+}
+
+int Platform::socket_of(size_t m, Location loc) const
+{
+  const auto& hp = *machines_[m].profile;
+  return loc.is_host() ? loc.index : hp.gpus[size_t(loc.index)].socket;
+}
+
+sg4::Host* Platform::local_host(size_t m, Location loc) const
+{
+  return loc.is_host() ? machines_[m].cpus[size_t(loc.index)] : machines_[m].gpus[size_t(loc.index)];
+}
+
+sg4::Host* Platform::nic_endpoint(size_t m, int nic, Location loc, bool destination) const
+{
+  const size_t nsock = machines_[m].profile->sockets.size();
+  const size_t k = loc.is_host() ? size_t(loc.index) : nsock + size_t(loc.index);
+  return machines_[m].nic_endpoints[size_t(nic)][2 * k + (destination ? 1 : 0)];
+}
+
+double Platform::dma_read_latency(size_t m, int nic, Location loc) const
+{
+  const auto& hp = *machines_[m].profile;
+  const int sn = hp.nics[size_t(nic)].socket;
+  const int sl = socket_of(m, loc);
+  double t = hp.sockets[size_t(sn)].cpu.dma_read_latency + hp.nics[size_t(nic)].pcie.link_latency * 2;
+  if (loc.is_gpu())
+    t += hp.gpus[size_t(loc.index)].pcie.link_latency * 2;
+  if (sl != sn)
+    t += 2 * hp.socket_link.latency;
+  return t;
+}
+
+double Platform::dma_write_latency(size_t m, int nic, Location loc) const
+{
+  const auto& hp = *machines_[m].profile;
+  const int sn = hp.nics[size_t(nic)].socket;
+  const int sl = socket_of(m, loc);
+  double t = hp.sockets[size_t(sn)].cpu.posted_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
+  if (loc.is_gpu())
+    t += hp.gpus[size_t(loc.index)].pcie.link_latency;
+  if (sl != sn)
+    t += hp.socket_link.latency;
+  return t;
+}
+
+double Platform::doorbell_latency(size_t m, int nic, int socket) const
+{
+  const auto& hp = *machines_[m].profile;
+  const int sn = hp.nics[size_t(nic)].socket;
+  double t = hp.sockets[size_t(sn)].cpu.mmio_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
+  if (socket != sn)
+    t += hp.socket_link.latency;
+  return t;
+}
+
+double Platform::wire_latency(size_t ma, int nic_a, size_t mb, int nic_b) const
+{
+  const auto& a = machines_[ma].profile->nics[size_t(nic_a)].nic;
+  const auto& b = machines_[mb].profile->nics[size_t(nic_b)].nic;
+  if (ma == mb && nic_a == nic_b)
+    return a.tx_pipeline_latency + a.rx_pipeline_latency; // NIC-internal loopback
+  return a.tx_pipeline_latency + a.port_latency + cluster_.network_switch.latency + b.port_latency +
+         b.rx_pipeline_latency;
+}
+
+double Platform::local_copy_latency(size_t m, Location a, Location b) const
+{
+  const auto& hp = *machines_[m].profile;
+  const int sa = socket_of(m, a);
+  const int sb = socket_of(m, b);
+  // A copy-engine DMA: the device reads (H2D) or writes (D2H); charge one DMA read round trip of the
+  // root complex of the GPU's socket, plus the inter-socket hops.
+  const Location gpu_side = a.is_gpu() ? a : b;
+  const int sg = socket_of(m, gpu_side);
+  double t = hp.sockets[size_t(sg)].cpu.dma_read_latency;
+  if (sa != sb)
+    t += 2 * hp.socket_link.latency;
+  return t;
+}
+
+std::vector<std::string> Platform::route_links(sg4::Host* from, sg4::Host* to)
+{
+  std::vector<sg4::Link*> links;
+  double lat = 0;
+  from->route_to(to, links, &lat);
+  std::vector<std::string> names;
+  for (auto* l : links)
+    names.push_back(l->get_name());
+  return names;
+}
+
+} // namespace tp::sim

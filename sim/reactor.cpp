@@ -1,0 +1,101 @@
+// Reactor loop: ready tasks first, then due timers, then block in wait_any_for() until the next
+// activity completes or the next timer is due.
+#include "sim/reactor.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Actor.hpp>
+
+#include <algorithm>
+
+namespace tp::sim {
+
+double Reactor::now() const { return simgrid::s4u::Engine::get_clock(); }
+
+uint64_t Reactor::at(double when, Task t)
+{
+  const uint64_t id = next_id_++;
+  when = std::max(when, now());
+  timers_.emplace(std::make_pair(when, id), std::move(t));
+  timer_when_[id] = when;
+  return id;
+}
+
+bool Reactor::cancel_timer(uint64_t id)
+{
+  auto it = timer_when_.find(id);
+  if (it == timer_when_.end())
+    return false;
+  timers_.erase({it->second, id});
+  timer_when_.erase(it);
+  return true;
+}
+
+uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done)
+{
+  const uint64_t id = next_id_++;
+  activity_index_[id] = activities_.size();
+  activities_.push_back(Watched{std::move(activity), std::move(done), id});
+  return id;
+}
+
+bool Reactor::cancel_activity(uint64_t id)
+{
+  auto it = activity_index_.find(id);
+  if (it == activity_index_.end())
+    return false;
+  const size_t i = it->second;
+  activities_[i].activity->cancel();
+  activity_index_.erase(it);
+  if (i != activities_.size() - 1) {
+    activities_[i] = std::move(activities_.back());
+    activity_index_[activities_[i].id] = i;
+  }
+  activities_.pop_back();
+  return true;
+}
+
+void Reactor::run()
+{
+  std::vector<simgrid::s4u::ActivityPtr> waitset;
+  for (;;) {
+    while (!ready_.empty()) {
+      Task t = std::move(ready_.front());
+      ready_.pop_front();
+      t();
+    }
+    const double t_now = now();
+    if (!timers_.empty() && timers_.begin()->first.first <= t_now) {
+      // Move every due timer to the ready queue, in (time, creation) order.
+      while (!timers_.empty() && timers_.begin()->first.first <= t_now) {
+        auto node = timers_.extract(timers_.begin());
+        timer_when_.erase(node.key().second);
+        ready_.push_back(std::move(node.mapped()));
+      }
+      continue;
+    }
+    if (activities_.empty() && timers_.empty())
+      return;
+    const double timeout = timers_.empty() ? -1.0 : timers_.begin()->first.first - t_now;
+    if (activities_.empty()) {
+      simgrid::s4u::this_actor::sleep_until(timers_.begin()->first.first);
+      continue;
+    }
+    waitset.clear();
+    for (const auto& w : activities_)
+      waitset.push_back(w.activity);
+    const ssize_t idx = simgrid::s4u::Activity::wait_any_for(waitset, timeout);
+    if (idx < 0 || size_t(idx) >= activities_.size())
+      continue; // timeout: a timer is due
+    Watched w = std::move(activities_[size_t(idx)]);
+    activity_index_.erase(w.id);
+    if (size_t(idx) != activities_.size() - 1) {
+      activities_[size_t(idx)] = std::move(activities_.back());
+      activity_index_[activities_[size_t(idx)].id] = size_t(idx);
+    }
+    activities_.pop_back();
+    ++completed_;
+    ready_.push_back(std::move(w.done));
+  }
+}
+
+} // namespace tp::sim

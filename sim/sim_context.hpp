@@ -1,0 +1,42 @@
+// Internal state shared by the simulator's pieces (engine, platform, reactor, processes, the registry
+// that lets a simulated NIC find its peer by LID). Include only from sim/*.cpp.
+#pragma once
+
+#include "sim/platform.hpp"
+#include "sim/reactor.hpp"
+#include "sim/simulation.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+namespace tp::sim {
+
+class SimDevice;
+class SimProcessImpl; // simulation.cpp
+
+struct SimContext {
+  SimOptions options;
+  std::unique_ptr<simgrid::s4u::Engine> engine;
+  std::unique_ptr<Platform> platform;
+  Reactor reactor;
+  std::vector<std::unique_ptr<SimProcessImpl>> processes; // complete type in simulation.cpp only
+  ~SimContext();
+  std::unordered_map<uint16_t, SimDevice*> devices_by_lid;
+  uint16_t next_lid = 1;
+  bool running = false;
+
+  /// Start a comm of `bytes` between two SimGrid hosts; `done` runs at completion. Zero bytes or
+  /// from == to complete at once (SimGrid's 0-byte comms never finish with latency-factor 0).
+  uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, Reactor::Task done);
+  /// Occupy one core of `host` for `seconds`.
+  uint64_t start_exec(simgrid::s4u::Host* host, double seconds, Reactor::Task done);
+  /// Cancel what start_comm/start_exec returned.
+  void cancel(uint64_t id);
+  /// A process by name, or nullptr.
+  SimProcess* find_process(const std::string& name) const;
+};
+
+} // namespace tp::sim

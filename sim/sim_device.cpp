@@ -1,0 +1,1007 @@
+// Simulated RC NIC. Requester side: a per-QP send engine that starts WQEs in order (doorbell, WQE fetch,
+// payload DMA read, injection as a SimGrid comm), go-back-N on RNR NAKs and transport timeouts, completions
+// delivered in WR order. Responder side: first-packet checks (state, sequence, rkey/bounds/access, receive
+// WR), data placement at arrival, receive completions. Formulas: docs/model.md.
+#include "sim/sim_device.hpp"
+#include "core/device/qp_state_machine.hpp"
+#include "sim/sim_context.hpp"
+#include "sim/sim_memory.hpp"
+
+#include <cassert>
+#include <cstring>
+#include <deque>
+#include <limits>
+
+namespace tp::sim {
+
+using namespace tp::verbs;
+
+// ---------------------------------------------------------------------------------------------------------
+// Completion queue
+
+class SimCq final : public CompletionQueue {
+public:
+  struct State {
+    CompletionHandler handler;
+    std::deque<WorkCompletion> backlog;
+  };
+  explicit SimCq(Reactor& r) : reactor_(r), st_(std::make_shared<State>()) {}
+  void set_handler(CompletionHandler handler) override
+  {
+    st_->handler = std::move(handler);
+    while (!st_->backlog.empty()) {
+      push(st_->backlog.front());
+      st_->backlog.pop_front();
+    }
+  }
+  void push(const WorkCompletion& wc)
+  {
+    if (!st_->handler) {
+      st_->backlog.push_back(wc);
+      return;
+    }
+    std::weak_ptr<State> weak = st_;
+    reactor_.post([weak, wc] {
+      if (auto s = weak.lock(); s && s->handler)
+        s->handler(wc);
+    });
+  }
+
+private:
+  Reactor& reactor_;
+  std::shared_ptr<State> st_;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Queue pair core
+
+namespace {
+
+enum class Verdict { OK, DROP, RNR, ACCESS_ERR, INV_REQ, REM_OP_ERR };
+
+/// A receive WR taken by an accepted incoming message; cancelled if the responder QP errs before arrival.
+struct Reservation {
+  RecvWr wr;
+  bool cancelled = false;
+};
+
+WcOpcode requester_opcode(WrOpcode op)
+{
+  switch (op) {
+  case WrOpcode::SEND:
+  case WrOpcode::SEND_WITH_IMM: return WcOpcode::SEND;
+  case WrOpcode::RDMA_WRITE:
+  case WrOpcode::RDMA_WRITE_WITH_IMM: return WcOpcode::RDMA_WRITE;
+  case WrOpcode::RDMA_READ: return WcOpcode::RDMA_READ;
+  }
+  return WcOpcode::SEND;
+}
+
+bool is_send(WrOpcode op) { return op == WrOpcode::SEND || op == WrOpcode::SEND_WITH_IMM; }
+bool has_imm(WrOpcode op) { return op == WrOpcode::SEND_WITH_IMM || op == WrOpcode::RDMA_WRITE_WITH_IMM; }
+bool consumes_recv(WrOpcode op) { return is_send(op) || op == WrOpcode::RDMA_WRITE_WITH_IMM; }
+
+} // namespace
+
+class QpCore : public std::enable_shared_from_this<QpCore> {
+public:
+  struct SendOp {
+    SendWr wr;
+    uint64_t msn = 0;
+    uint64_t length = 0;
+    bool signaled = true;
+    double ready_time = 0;
+    bool started = false;
+    bool finished = false;
+    WcStatus status = WcStatus::SUCCESS;
+    Verdict verdict = Verdict::OK;
+    bool read_counted = false;
+    uint64_t comm_id = 0;
+    uint32_t generation = 0;
+    int retries = 0;
+    int rnr_retries = 0;
+    double t_inject = 0;
+  };
+  using OpPtr = std::shared_ptr<SendOp>;
+
+  QpCore(SimDevice& dev, uint32_t qpn, const QpInitAttr& init)
+      : dev_(dev), qpn_(qpn), init_(init), scq_(static_cast<SimCq*>(init.send_cq)),
+        rcq_(static_cast<SimCq*>(init.recv_cq))
+  {
+  }
+  ~QpCore()
+  {
+    for (auto& op : sq_)
+      if (op->comm_id)
+        dev_.ctx().cancel(op->comm_id);
+  }
+
+  uint32_t qpn() const { return qpn_; }
+  const QpAttr& attr() const { return attr_; }
+  Reactor& reactor() { return dev_.ctx().reactor; }
+  const Platform& pf() { return *dev_.ctx().platform; }
+
+  // ---- verbs entry points ----
+  Status modify(const QpAttr& a, QpAttrMask mask)
+  {
+    const QpState before = attr_.qp_state;
+    TP_TRY(apply_qp_transition(attr_, a, mask));
+    if (attr_.qp_state == QpState::ERR && before != QpState::ERR)
+      enter_error(0);
+    else if (attr_.qp_state == QpState::RESET)
+      reset();
+    else if (attr_.qp_state == QpState::RTS && before != QpState::RTS)
+      pump();
+    return ok_status();
+  }
+
+  Status post_send(const SendWr& wr)
+  {
+    const QpState s = attr_.qp_state;
+    const std::string where = "post_send on QP " + std::to_string(qpn_);
+    if (!send_queue_accepts(s))
+      return Error::at("", where, "QP in RTS", std::string("state ") + to_string(s));
+    if (wr.sg_list.size() > init_.cap.max_send_sge)
+      return Error::at("", where, "at most " + std::to_string(init_.cap.max_send_sge) + " SGEs",
+                       std::to_string(wr.sg_list.size()));
+    if (sq_.size() >= init_.cap.max_send_wr)
+      return Error::at("", where, "room in the send queue (max_send_wr " + std::to_string(init_.cap.max_send_wr) + ")",
+                       "a full queue");
+    const uint64_t len = wr.total_length();
+    if (wr.inline_data && (wr.opcode == WrOpcode::RDMA_READ || len > init_.cap.max_inline_data))
+      return Error::at("", where, "inline data only for SEND/WRITE up to max_inline_data " +
+                                      std::to_string(init_.cap.max_inline_data) + " bytes",
+                       std::to_string(len) + " bytes" + (wr.opcode == WrOpcode::RDMA_READ ? " (READ)" : ""));
+    auto op = std::make_shared<SendOp>();
+    op->wr = wr;
+    op->length = len;
+    op->signaled = wr.signaled || init_.sq_sig_all;
+    op->msn = next_msn_++;
+    // CPU builds the WQE and rings the doorbell; the NIC fetches the WQE unless it was pushed inline.
+    const double now = reactor().now();
+    const auto& cpu = pf().machine(dev_.machine()).sockets[size_t(dev_.cpu_socket())].cpu;
+    cpu_free_ = std::max(cpu_free_, now) + cpu.post_overhead;
+    double ready = cpu_free_ + pf().doorbell_latency(dev_.machine(), dev_.nic(), dev_.cpu_socket());
+    if (!wr.inline_data)
+      ready += pf().dma_read_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket()));
+    op->ready_time = ready;
+    sq_.push_back(op);
+    if (s == QpState::ERR) {
+      op->finished = true;
+      op->status = WcStatus::WR_FLUSH_ERR;
+      deliver_in_order();
+      return ok_status();
+    }
+    pump();
+    return ok_status();
+  }
+
+  Status post_recv(const RecvWr& wr)
+  {
+    const QpState s = attr_.qp_state;
+    const std::string where = "post_recv on QP " + std::to_string(qpn_);
+    if (!recv_queue_accepts(s))
+      return Error::at("", where, "QP in INIT, RTR or RTS", std::string("state ") + to_string(s));
+    if (wr.sg_list.size() > init_.cap.max_recv_sge)
+      return Error::at("", where, "at most " + std::to_string(init_.cap.max_recv_sge) + " SGEs",
+                       std::to_string(wr.sg_list.size()));
+    if (rq_.size() >= init_.cap.max_recv_wr)
+      return Error::at("", where, "room in the receive queue (max_recv_wr " + std::to_string(init_.cap.max_recv_wr) + ")",
+                       "a full queue");
+    if (s == QpState::ERR) {
+      push_recv_wc(wr.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
+      return ok_status();
+    }
+    rq_.push_back(wr);
+    return ok_status();
+  }
+
+  // ---- responder side (called on the peer's core) ----
+  struct Acceptance {
+    Verdict verdict = Verdict::DROP;
+    std::shared_ptr<Reservation> reservation;
+  };
+
+  Acceptance accept(const SendOp& op)
+  {
+    Acceptance a;
+    if (!responder_active(attr_.qp_state) || op.msn != expected_msn_) {
+      a.verdict = Verdict::DROP;
+      return a;
+    }
+    const WrOpcode code = op.wr.opcode;
+    if (code == WrOpcode::RDMA_WRITE || code == WrOpcode::RDMA_WRITE_WITH_IMM || code == WrOpcode::RDMA_READ) {
+      const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
+      const bool qp_allows = op.length == 0 || has(attr_.qp_access_flags, need);
+      if (!qp_allows || dev_.mrs().check_remote(op.wr.rkey, op.wr.remote_addr, op.length, need) != WcStatus::SUCCESS) {
+        a.verdict = Verdict::ACCESS_ERR;
+        return a;
+      }
+    }
+    if (consumes_recv(code)) {
+      if (rq_.empty()) {
+        a.verdict = Verdict::RNR;
+        return a;
+      }
+      const RecvWr& r = rq_.front();
+      if (is_send(code)) {
+        if (op.length > r.total_length()) {
+          a.verdict = Verdict::INV_REQ;
+          push_recv_wc(r.wr_id, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
+          rq_.pop_front();
+          return a;
+        }
+        for (const auto& sge : r.sg_list)
+          if (dev_.mrs().check_local(sge, true) != WcStatus::SUCCESS) {
+            a.verdict = Verdict::REM_OP_ERR;
+            push_recv_wc(r.wr_id, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
+            rq_.pop_front();
+            return a;
+          }
+      }
+      a.reservation = std::make_shared<Reservation>(Reservation{r, false});
+      reserved_.push_back(a.reservation);
+      rq_.pop_front();
+    }
+    ++expected_msn_;
+    a.verdict = Verdict::OK;
+    return a;
+  }
+
+  /// Responder detected a fatal error (remote access, invalid request): move to ERR.
+  void responder_error()
+  {
+    if (attr_.qp_state != QpState::ERR) {
+      attr_.qp_state = QpState::ERR;
+      enter_error(0);
+    }
+  }
+
+  void push_recv_wc(uint64_t wr_id, WcStatus st, WcOpcode opc, uint32_t len, bool imm, uint32_t imm_data, double at)
+  {
+    WorkCompletion wc;
+    wc.wr_id = wr_id;
+    wc.status = st;
+    wc.opcode = opc;
+    wc.byte_len = len;
+    wc.with_imm = imm;
+    wc.imm_data = imm_data;
+    wc.qp_num = qpn_;
+    SimCq* cq = rcq_;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(at, [weak, cq, wc] {
+      if (weak.lock())
+        cq->push(wc);
+    });
+  }
+
+  void forget_reservation(const std::shared_ptr<Reservation>& r)
+  {
+    for (auto it = reserved_.begin(); it != reserved_.end(); ++it)
+      if (*it == r) {
+        reserved_.erase(it);
+        return;
+      }
+  }
+
+  double last_arrival_ = 0; // per-QP ordering of arrivals at the responder
+
+private:
+  // ---- requester engine ----
+  struct Peer {
+    SimDevice* dev = nullptr;
+    std::shared_ptr<QpCore> qp;
+  };
+  Peer peer()
+  {
+    Peer p;
+    auto it = dev_.ctx().devices_by_lid.find(attr_.dest.lid);
+    if (it == dev_.ctx().devices_by_lid.end())
+      return p;
+    p.dev = it->second;
+    if (QpCore* q = p.dev->find_qp(attr_.dest_qp_num))
+      p.qp = q->shared_from_this();
+    return p;
+  }
+
+  size_t index_of(const SendOp* op) const
+  {
+    for (size_t i = 0; i < sq_.size(); ++i)
+      if (sq_[i].get() == op)
+        return i;
+    return sq_.size();
+  }
+
+  Location location_of(SimMemory& mem, uint64_t addr, int default_socket)
+  {
+    if (auto b = mem.find(addr))
+      return b->location;
+    return Location::host(default_socket);
+  }
+
+  Location local_location(const SendOp& op)
+  {
+    for (const auto& s : op.wr.sg_list)
+      if (s.length > 0)
+        return location_of(dev_.memory(), s.addr, dev_.cpu_socket());
+    return Location::host(dev_.cpu_socket());
+  }
+
+  double extra_wire_time(const models::NicProfile& nic, uint64_t n, bool rdma_header, bool imm) const
+  {
+    // Exact header bytes of every packet minus what the fluid goodput already charges.
+    const double exact = nic.wire_bytes(n, rdma_header, imm);
+    const double fluid = double(n) / nic.payload_efficiency();
+    return std::max(0.0, exact - fluid) / nic.line_rate;
+  }
+
+  void pump()
+  {
+    if (engine_busy_ || (attr_.qp_state != QpState::RTS && attr_.qp_state != QpState::SQD))
+      return;
+    if (next_start_ >= sq_.size())
+      return;
+    OpPtr op = sq_[next_start_];
+    if (op->finished) {
+      ++next_start_;
+      pump();
+      return;
+    }
+    if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ >= std::max<int>(1, attr_.max_rd_atomic))
+      return; // resumed when a read completes
+    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
+    double t = std::max({reactor().now(), op->ready_time, hold_until_, last_start_ + nic.wqe_processing_time});
+    t = dev_.reserve_message_slot(t);
+    last_start_ = t;
+    ++next_start_;
+    engine_busy_ = true;
+    op->started = true;
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(t, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->start(op);
+    });
+  }
+
+  void start(const OpPtr& op)
+  {
+    if (!op->wr.inline_data)
+      for (const auto& sge : op->wr.sg_list)
+        if (dev_.mrs().check_local(sge, op->wr.opcode == WrOpcode::RDMA_READ) != WcStatus::SUCCESS) {
+          engine_busy_ = false;
+          fail(op, WcStatus::LOC_PROT_ERR);
+          return;
+        }
+    if (op->length > (1ull << 31)) {
+      engine_busy_ = false;
+      fail(op, WcStatus::LOC_LEN_ERR);
+      return;
+    }
+    Peer p = peer();
+    const double now = reactor().now();
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    if (!p.dev) {
+      // Nobody has that address: the packets go nowhere and the requester times out.
+      op->t_inject = now;
+      engine_busy_ = false;
+      schedule_timeout(op);
+      pump();
+      return;
+    }
+    const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic());
+    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
+    if (op->wr.opcode == WrOpcode::RDMA_READ) {
+      ++outstanding_reads_;
+      op->read_counted = true;
+      op->t_inject = now;
+      const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
+      engine_busy_ = false;
+      reactor().at(now + wire + req, [weak, op, gen] {
+        if (auto self = weak.lock(); self && op->generation == gen)
+          self->read_request_arrives(op);
+      });
+      pump();
+      return;
+    }
+    double fetch = 0;
+    if (!op->wr.inline_data && op->length > 0)
+      fetch = pf().dma_read_latency(dev_.machine(), dev_.nic(), local_location(*op));
+    reactor().at(now + fetch, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->inject(op);
+    });
+  }
+
+  void inject(const OpPtr& op)
+  {
+    Peer p = peer();
+    const double now = reactor().now();
+    op->t_inject = now;
+    if (!p.dev) {
+      engine_busy_ = false;
+      schedule_timeout(op);
+      pump();
+      return;
+    }
+    const size_t mb = p.dev->machine();
+    const int nb = p.dev->nic();
+    const auto& pnic = pf().nic(mb, nb).nic;
+    (void)pnic;
+    const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), mb, nb);
+    Location dst = Location::host(pf().nic(mb, nb).socket);
+    if (op->wr.opcode == WrOpcode::RDMA_WRITE || op->wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM)
+      dst = location_of(p.dev->memory(), op->wr.remote_addr, pf().nic(mb, nb).socket);
+    else if (p.qp && !p.qp->rq_.empty() && !p.qp->rq_.front().sg_list.empty())
+      dst = location_of(p.dev->memory(), p.qp->rq_.front().sg_list.front().addr, pf().nic(mb, nb).socket);
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    // Responder examines the first packet.
+    reactor().at(now + wire, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->first_packet_arrives(op);
+    });
+    auto* from = pf().nic_endpoint(dev_.machine(), dev_.nic(), op->wr.inline_data ? Location::host(dev_.cpu_socket())
+                                                                                  : local_location(*op),
+                                   false);
+    auto* to = pf().nic_endpoint(mb, nb, dst, true);
+    op->comm_id = dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, dst, mb, nb] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->injected(op, dst, mb, nb);
+    });
+  }
+
+  void first_packet_arrives(const OpPtr& op)
+  {
+    Peer p = peer();
+    Acceptance a;
+    if (p.qp)
+      a = p.qp->accept(*op);
+    op->verdict = a.verdict;
+    handle_verdict(op, a, p);
+  }
+
+  void handle_verdict(const OpPtr& op, const Acceptance& a, const Peer& p)
+  {
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    const double now = reactor().now();
+    if (a.verdict == Verdict::OK) {
+      if (a.reservation)
+        op_reservation_[op.get()] = a.reservation;
+      return;
+    }
+    if (a.verdict == Verdict::DROP) {
+      schedule_timeout(op);
+      return;
+    }
+    // A NAK travels back.
+    const auto& pnic = pf().nic(p.dev->machine(), p.dev->nic()).nic;
+    const double back = pf().wire_latency(p.dev->machine(), p.dev->nic(), dev_.machine(), dev_.nic()) +
+                        pnic.ack_packet_bytes / pnic.line_rate;
+    if (a.verdict == Verdict::RNR) {
+      const double delay = rnr_timer_seconds(p.qp->attr().min_rnr_timer);
+      reactor().at(now + back, [weak, op, gen, delay] {
+        if (auto self = weak.lock(); self && op->generation == gen)
+          self->rnr_nak(op, delay);
+      });
+      return;
+    }
+    const WcStatus st = a.verdict == Verdict::ACCESS_ERR ? WcStatus::REM_ACCESS_ERR
+                        : a.verdict == Verdict::INV_REQ  ? WcStatus::REM_INV_REQ_ERR
+                                                         : WcStatus::REM_OP_ERR;
+    p.qp->responder_error();
+    reactor().at(now + back, [weak, op, gen, st] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->fail(op, st);
+    });
+  }
+
+  void injected(const OpPtr& op, Location dst, size_t mb, int nb)
+  {
+    op->comm_id = 0;
+    engine_busy_ = false;
+    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
+    const bool rdma = op->wr.opcode != WrOpcode::SEND && op->wr.opcode != WrOpcode::SEND_WITH_IMM;
+    const double now = reactor().now();
+    const double t_received =
+        now + pf().wire_latency(dev_.machine(), dev_.nic(), mb, nb) + extra_wire_time(nic, op->length, rdma, has_imm(op->wr.opcode));
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(t_received, [weak, op, gen, dst] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->message_received(op, dst);
+    });
+    pump();
+  }
+
+  void message_received(const OpPtr& op, Location dst)
+  {
+    if (op->verdict != Verdict::OK)
+      return; // NAK or drop already handled at the first packet
+    Peer p = peer();
+    if (!p.dev)
+      return;
+    const size_t mb = p.dev->machine();
+    const int nb = p.dev->nic();
+    const double now = reactor().now();
+    std::shared_ptr<Reservation> res;
+    if (auto it = op_reservation_.find(op.get()); it != op_reservation_.end()) {
+      res = it->second;
+      op_reservation_.erase(it);
+    }
+    // Data placement and the responder's completion: independent of what happens to our QP afterwards.
+    double arrival = now + pf().dma_write_latency(mb, nb, dst);
+    if (p.qp) {
+      arrival = std::max(arrival, p.qp->last_arrival_);
+      p.qp->last_arrival_ = arrival;
+    }
+    SendWr wr = op->wr;
+    const uint64_t len = op->length;
+    SimDevice* requester = &dev_;
+    SimDevice* responder = p.dev;
+    std::weak_ptr<QpCore> rweak = p.qp;
+    reactor().at(arrival, [requester, responder, rweak, wr, len, res] {
+      deliver_at_responder(*requester, *responder, rweak, wr, len, res);
+    });
+    // ACK back to us, then our CQE.
+    const auto& pnic = pf().nic(mb, nb).nic;
+    const double ack = now + pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
+    const double cqe = ack + pf().dma_write_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket())) +
+                       pf().machine(dev_.machine()).sockets[size_t(dev_.cpu_socket())].cpu.completion_overhead;
+    finish_at(op, WcStatus::SUCCESS, cqe);
+  }
+
+  static void gather(SimDevice& dev, const std::vector<Sge>& sges, uint64_t len, std::vector<uint8_t>& out, bool& ok)
+  {
+    out.resize(len);
+    uint64_t off = 0;
+    for (const auto& s : sges) {
+      if (s.length == 0)
+        continue;
+      uint8_t* src = dev.memory().resolve(s.addr, s.length);
+      if (!src) {
+        ok = false;
+        return;
+      }
+      std::memcpy(out.data() + off, src, s.length);
+      off += s.length;
+    }
+  }
+
+  static void deliver_at_responder(SimDevice& requester, SimDevice& responder, const std::weak_ptr<QpCore>& rweak,
+                                   const SendWr& wr, uint64_t len, const std::shared_ptr<Reservation>& res)
+  {
+    auto rqp = rweak.lock();
+    if (res) {
+      if (res->cancelled || !rqp)
+        return;
+      rqp->forget_reservation(res);
+    }
+    // Move the bytes when both ends are materialized.
+    std::vector<uint8_t> bytes;
+    bool ok = len > 0;
+    if (ok)
+      gather(requester, wr.sg_list, len, bytes, ok);
+    if (wr.opcode == WrOpcode::RDMA_WRITE || wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM) {
+      if (ok)
+        if (uint8_t* dst = responder.memory().resolve(wr.remote_addr, len))
+          std::memcpy(dst, bytes.data(), len);
+      if (len > 0)
+        responder.notify_write(wr.remote_addr, len);
+    } else if (ok && res) {
+      uint64_t off = 0;
+      for (const auto& s : res->wr.sg_list) {
+        if (off >= len)
+          break;
+        const uint64_t n = std::min<uint64_t>(s.length, len - off);
+        if (uint8_t* dst = responder.memory().resolve(s.addr, n))
+          std::memcpy(dst, bytes.data() + off, n);
+        off += n;
+      }
+    }
+    if (res && rqp) {
+      const auto& cpu = responder.ctx().platform->machine(responder.machine()).sockets[size_t(responder.cpu_socket())].cpu;
+      const WcOpcode opc = wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM ? WcOpcode::RECV_RDMA_WITH_IMM : WcOpcode::RECV;
+      rqp->push_recv_wc(res->wr.wr_id, WcStatus::SUCCESS, opc, uint32_t(len), has_imm(wr.opcode), wr.imm_data,
+                        responder.ctx().reactor.now() + cpu.completion_overhead);
+    }
+  }
+
+  void read_request_arrives(const OpPtr& op)
+  {
+    Peer p = peer();
+    Acceptance a;
+    if (p.qp)
+      a = p.qp->accept(*op);
+    op->verdict = a.verdict;
+    if (a.verdict != Verdict::OK) {
+      handle_verdict(op, a, p);
+      return;
+    }
+    // Responder NIC: DMA read of its memory, then the response stream back to us.
+    const size_t mb = p.dev->machine();
+    const int nb = p.dev->nic();
+    const int sb = pf().nic(mb, nb).socket;
+    const Location src = location_of(p.dev->memory(), op->wr.remote_addr, sb);
+    const Location dst = local_location(*op);
+    double t = reactor().now() + (op->length > 0 ? pf().dma_read_latency(mb, nb, src) : 0.0);
+    t = p.dev->reserve_message_slot(t);
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    SimDevice* rdev = p.dev;
+    reactor().at(t, [weak, op, gen, rdev, src, dst] {
+      auto self = weak.lock();
+      if (!self || op->generation != gen)
+        return;
+      auto* from = self->pf().nic_endpoint(rdev->machine(), rdev->nic(), src, false);
+      auto* to = self->pf().nic_endpoint(self->dev_.machine(), self->dev_.nic(), dst, true);
+      op->comm_id = self->dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, rdev, dst] {
+        if (auto s2 = weak.lock(); s2 && op->generation == gen)
+          s2->read_response_received(op, rdev, dst);
+      });
+    });
+  }
+
+  void read_response_received(const OpPtr& op, SimDevice* rdev, Location dst)
+  {
+    op->comm_id = 0;
+    const auto& rnic = pf().nic(rdev->machine(), rdev->nic()).nic;
+    const double now = reactor().now();
+    double arrival = now + pf().wire_latency(rdev->machine(), rdev->nic(), dev_.machine(), dev_.nic()) +
+                     extra_wire_time(rnic, op->length, false, false) + pf().dma_write_latency(dev_.machine(), dev_.nic(), dst);
+    arrival = std::max(arrival, last_read_arrival_);
+    last_read_arrival_ = arrival;
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(arrival, [weak, op, gen, rdev] {
+      auto self = weak.lock();
+      if (!self || op->generation != gen)
+        return;
+      // Place the bytes: remote memory -> our SGEs.
+      if (op->length > 0) {
+        if (const uint8_t* src = rdev->memory().resolve(op->wr.remote_addr, op->length)) {
+          uint64_t off = 0;
+          for (const auto& s : op->wr.sg_list) {
+            if (s.length == 0)
+              continue;
+            if (uint8_t* d = self->dev_.memory().resolve(s.addr, s.length))
+              std::memcpy(d, src + off, s.length);
+            off += s.length;
+          }
+        }
+        for (const auto& s : op->wr.sg_list)
+          if (s.length > 0)
+            self->dev_.notify_write(s.addr, s.length);
+      }
+      if (op->read_counted) {
+        op->read_counted = false;
+        --self->outstanding_reads_;
+      }
+      const auto& cpu = self->pf().machine(self->dev_.machine()).sockets[size_t(self->dev_.cpu_socket())].cpu;
+      self->finish_at(op, WcStatus::SUCCESS, self->reactor().now() + cpu.completion_overhead);
+      self->pump();
+    });
+  }
+
+  void schedule_timeout(const OpPtr& op)
+  {
+    const double to = ack_timeout_seconds(attr_.timeout);
+    if (to < 0)
+      return; // timeout 0: wait forever, as the IB spec says
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(op->t_inject + to, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen)
+        self->timeout(op);
+    });
+  }
+
+  void timeout(const OpPtr& op)
+  {
+    if (op->finished)
+      return;
+    if (++op->retries > attr_.retry_cnt) {
+      fail(op, WcStatus::RETRY_EXC_ERR);
+      return;
+    }
+    rewind(op, reactor().now());
+  }
+
+  void rnr_nak(const OpPtr& op, double delay)
+  {
+    if (op->finished)
+      return;
+    ++op->rnr_retries;
+    if (attr_.rnr_retry != 7 && op->rnr_retries > attr_.rnr_retry) {
+      fail(op, WcStatus::RNR_RETRY_EXC_ERR);
+      return;
+    }
+    rewind(op, reactor().now() + delay);
+  }
+
+  /// Go-back-N: restart the send queue at `op` no earlier than `when`.
+  void rewind(const OpPtr& op, double when)
+  {
+    const size_t i = index_of(op.get());
+    for (size_t j = i; j < sq_.size(); ++j) {
+      SendOp& o = *sq_[j];
+      if (o.finished)
+        continue;
+      ++o.generation;
+      if (o.comm_id) {
+        dev_.ctx().cancel(o.comm_id);
+        o.comm_id = 0;
+      }
+      if (o.read_counted) {
+        o.read_counted = false;
+        --outstanding_reads_;
+      }
+      o.started = false;
+      o.verdict = Verdict::OK;
+      op_reservation_.erase(&o);
+    }
+    next_start_ = std::min(next_start_, i);
+    engine_busy_ = false;
+    hold_until_ = std::max(hold_until_, when);
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(when, [weak] {
+      if (auto self = weak.lock())
+        self->pump();
+    });
+  }
+
+  void finish_at(const OpPtr& op, WcStatus st, double when)
+  {
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(when, [weak, op, gen, st] {
+      if (auto self = weak.lock(); self && op->generation == gen && !op->finished) {
+        op->finished = true;
+        op->status = st;
+        self->deliver_in_order();
+      }
+    });
+  }
+
+  void fail(const OpPtr& op, WcStatus st)
+  {
+    if (op->finished)
+      return;
+    op->finished = true;
+    op->status = st;
+    ++op->generation;
+    if (op->comm_id) {
+      dev_.ctx().cancel(op->comm_id);
+      op->comm_id = 0;
+    }
+    attr_.qp_state = QpState::ERR;
+    enter_error(index_of(op.get()) + 1);
+  }
+
+  /// Flush every unfinished WR at index >= `from` of the send queue and all receive WRs.
+  void enter_error(size_t from)
+  {
+    for (size_t j = from; j < sq_.size(); ++j) {
+      SendOp& o = *sq_[j];
+      if (o.finished)
+        continue;
+      ++o.generation;
+      if (o.comm_id) {
+        dev_.ctx().cancel(o.comm_id);
+        o.comm_id = 0;
+      }
+      o.finished = true;
+      o.status = WcStatus::WR_FLUSH_ERR;
+    }
+    engine_busy_ = false;
+    const double now = reactor().now();
+    for (const auto& r : rq_)
+      push_recv_wc(r.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, now);
+    rq_.clear();
+    for (auto& r : reserved_) {
+      r->cancelled = true;
+      push_recv_wc(r->wr.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, now);
+    }
+    reserved_.clear();
+    deliver_in_order();
+  }
+
+  void reset()
+  {
+    for (auto& op : sq_) {
+      ++op->generation;
+      if (op->comm_id)
+        dev_.ctx().cancel(op->comm_id);
+    }
+    sq_.clear();
+    rq_.clear();
+    for (auto& r : reserved_)
+      r->cancelled = true;
+    reserved_.clear();
+    op_reservation_.clear();
+    next_start_ = 0;
+    engine_busy_ = false;
+    outstanding_reads_ = 0;
+    next_msn_ = 0;
+    expected_msn_ = 0;
+  }
+
+  void deliver_in_order()
+  {
+    while (!sq_.empty() && sq_.front()->finished) {
+      OpPtr op = sq_.front();
+      sq_.pop_front();
+      if (next_start_ > 0)
+        --next_start_;
+      if (op->signaled || op->status != WcStatus::SUCCESS) {
+        WorkCompletion wc;
+        wc.wr_id = op->wr.wr_id;
+        wc.status = op->status;
+        wc.opcode = requester_opcode(op->wr.opcode);
+        wc.byte_len = uint32_t(op->length);
+        wc.qp_num = qpn_;
+        scq_->push(wc);
+      }
+    }
+  }
+
+  SimDevice& dev_;
+  uint32_t qpn_;
+  QpInitAttr init_;
+  SimCq* scq_;
+  SimCq* rcq_;
+  QpAttr attr_;
+  std::deque<OpPtr> sq_;
+  size_t next_start_ = 0;
+  bool engine_busy_ = false;
+  double hold_until_ = 0;
+  double last_start_ = -1.0;
+  double cpu_free_ = 0;
+  int outstanding_reads_ = 0;
+  uint64_t next_msn_ = 0;
+  double last_read_arrival_ = 0;
+  std::unordered_map<const SendOp*, std::shared_ptr<Reservation>> op_reservation_;
+  // responder
+  std::deque<RecvWr> rq_;
+  std::deque<std::shared_ptr<Reservation>> reserved_;
+  uint64_t expected_msn_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Queue pair facade
+
+class SimQueuePair final : public QueuePair {
+public:
+  SimQueuePair(SimDevice& dev, std::shared_ptr<QpCore> core) : dev_(dev), core_(std::move(core)) {}
+  ~SimQueuePair() override { dev_.unregister_qp(core_->qpn()); }
+  uint32_t qp_num() const override { return core_->qpn(); }
+  QpState state() const override { return core_->attr().qp_state; }
+  Status modify(const QpAttr& attr, QpAttrMask mask) override { return core_->modify(attr, mask); }
+  Status post_send(const SendWr& wr) override { return core_->post_send(wr); }
+  Status post_recv(const RecvWr& wr) override { return core_->post_recv(wr); }
+  QpAttr attributes() const override { return core_->attr(); }
+
+private:
+  SimDevice& dev_;
+  std::shared_ptr<QpCore> core_;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Device
+
+SimDevice::SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory, int cpu_socket)
+    : ctx_(ctx), machine_(machine), nic_(nic), memory_(memory), cpu_socket_(cpu_socket), lid_(ctx.next_lid++),
+      mrs_(0x100u + 0x40u * lid_)
+{
+  ctx_.devices_by_lid[lid_] = this;
+}
+
+SimDevice::~SimDevice() { ctx_.devices_by_lid.erase(lid_); }
+
+DeviceAttr SimDevice::query() const
+{
+  const auto& spec = ctx_.platform->nic(machine_, nic_);
+  DeviceAttr a;
+  a.name = "sim_" + spec.nic.name;
+  a.link_layer = spec.nic.link_layer == models::LinkLayerKind::INFINIBAND ? LinkLayer::INFINIBAND : LinkLayer::ETHERNET;
+  a.active_mtu = Mtu(spec.nic.mtu);
+  a.port_rate_bps = spec.nic.line_rate * 8;
+  a.max_qp_rd_atom = 16;
+  return a;
+}
+
+PortAddress SimDevice::port_address() const
+{
+  PortAddress p;
+  p.lid = lid_;
+  // GID: fe80::<lid> style, enough to be unique within the simulation.
+  p.gid[0] = 0xfe;
+  p.gid[1] = 0x80;
+  p.gid[14] = uint8_t(lid_ >> 8);
+  p.gid[15] = uint8_t(lid_);
+  return p;
+}
+
+Result<MemoryRegion> SimDevice::reg_mr(uint64_t addr, uint64_t length, Access access)
+{
+  if ((has(access, Access::REMOTE_WRITE) || has(access, Access::REMOTE_ATOMIC)) && !has(access, Access::LOCAL_WRITE))
+    return Error::at("", "reg_mr", "LOCAL_WRITE together with REMOTE_WRITE/REMOTE_ATOMIC (ibv_reg_mr EINVAL)",
+                     to_string(access));
+  auto b = memory_.find(addr);
+  if (!b || addr + length > b->addr + std::max<uint64_t>(b->size, 1))
+    return Error::at("", "reg_mr", "an address range inside memory allocated by this process",
+                     "[" + std::to_string(addr) + ", +" + std::to_string(length) + ")");
+  return mrs_.add(addr, length, access);
+}
+
+Status SimDevice::dereg_mr(const MemoryRegion& mr)
+{
+  if (!mrs_.remove(mr.lkey))
+    return Error::at("", "dereg_mr", "a registered memory region", "unknown lkey " + std::to_string(mr.lkey));
+  return ok_status();
+}
+
+Result<std::unique_ptr<CompletionQueue>> SimDevice::create_cq(int min_entries)
+{
+  if (min_entries <= 0)
+    return Error::at("", "create_cq", "a positive number of entries", std::to_string(min_entries));
+  return std::unique_ptr<CompletionQueue>(new SimCq(ctx_.reactor));
+}
+
+Result<std::unique_ptr<QueuePair>> SimDevice::create_qp(const QpInitAttr& attr)
+{
+  if (!attr.send_cq || !attr.recv_cq || !dynamic_cast<SimCq*>(attr.send_cq) || !dynamic_cast<SimCq*>(attr.recv_cq))
+    return Error::at("", "create_qp", "send and receive CQs created by this device", "a missing or foreign CQ");
+  const auto& nic = ctx_.platform->nic(machine_, nic_).nic;
+  if (attr.cap.max_inline_data > nic.max_inline_data)
+    return Error::at("", "create_qp.cap.max_inline_data", "at most " + std::to_string(nic.max_inline_data),
+                     std::to_string(attr.cap.max_inline_data));
+  const uint32_t qpn = next_qpn_++;
+  auto core = std::make_shared<QpCore>(*this, qpn, attr);
+  qps_[qpn] = core.get();
+  return std::unique_ptr<QueuePair>(new SimQueuePair(*this, core));
+}
+
+QpCore* SimDevice::find_qp(uint32_t qpn) const
+{
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second;
+}
+
+void SimDevice::unregister_qp(uint32_t qpn) { qps_.erase(qpn); }
+
+double SimDevice::reserve_message_slot(double t)
+{
+  const double rate = ctx_.platform->nic(machine_, nic_).nic.max_message_rate;
+  if (rate <= 0)
+    return t;
+  const double start = std::max(t, message_slot_free_);
+  message_slot_free_ = start + 1.0 / rate;
+  return start;
+}
+
+Status SimDevice::watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write)
+{
+  if (!memory_.find(addr))
+    return Error::at("", "watch_memory", "an address allocated by this process", std::to_string(addr));
+  watches_.push_back(Watch{addr, len, std::move(on_write)});
+  return ok_status();
+}
+
+void SimDevice::notify_write(uint64_t addr, uint64_t len)
+{
+  for (size_t i = 0; i < watches_.size();) {
+    const Watch& w = watches_[i];
+    if (addr < w.addr + std::max<uint64_t>(w.len, 1) && w.addr < addr + len) {
+      auto fn = std::move(watches_[i].fn);
+      watches_.erase(watches_.begin() + long(i));
+      ctx_.reactor.post(std::move(fn));
+    } else {
+      ++i;
+    }
+  }
+}
+
+} // namespace tp::sim

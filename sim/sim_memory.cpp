@@ -1,0 +1,115 @@
+// Bump allocation of virtual addresses (never reused, so a stale address is never someone else's buffer),
+// 4 KiB aligned, with per-location capacity accounting.
+#include "sim/sim_memory.hpp"
+
+#include <cstring>
+
+namespace tp::sim {
+
+namespace {
+constexpr uint64_t SPACE_STRIDE = 1ull << 40; // 1 TiB of address space per location
+constexpr uint64_t ALIGN = 4096;
+} // namespace
+
+SimMemory::SimMemory(std::string owner, std::vector<Region> regions, bool materialize_default)
+    : owner_(std::move(owner)), materialize_default_(materialize_default)
+{
+  uint64_t base = SPACE_STRIDE; // never hand out address 0
+  for (const auto& r : regions) {
+    Space s;
+    s.region = r;
+    s.base = base;
+    s.next = base;
+    spaces_.push_back(s);
+    base += SPACE_STRIDE;
+  }
+}
+
+SimMemory::Space* SimMemory::space_for(Location loc)
+{
+  for (auto& s : spaces_)
+    if (s.region.location == loc)
+      return &s;
+  return nullptr;
+}
+
+const SimMemory::Space* SimMemory::space_for(Location loc) const
+{
+  for (const auto& s : spaces_)
+    if (s.region.location == loc)
+      return &s;
+  return nullptr;
+}
+
+Result<Buffer> SimMemory::allocate(uint64_t size, const AllocAttr& attr)
+{
+  Space* s = space_for(attr.location);
+  if (s == nullptr)
+    return Error::at(owner_, "allocate", "a location of this host", attr.location.to_string());
+  if (s->used + double(size) > s->region.capacity)
+    return Error::at(owner_, "allocate " + attr.location.to_string(),
+                     "at most " + std::to_string(uint64_t(s->region.capacity - s->used)) + " more bytes",
+                     std::to_string(size) + " bytes");
+  const uint64_t span = size == 0 ? ALIGN : (size + ALIGN - 1) / ALIGN * ALIGN;
+  if (s->next + span - s->base > SPACE_STRIDE)
+    return Error::at(owner_, "allocate " + attr.location.to_string(), "address space left", "exhausted");
+  Allocation a;
+  a.buffer.addr = s->next;
+  a.buffer.size = size;
+  a.buffer.location = attr.location;
+  a.buffer.host_kind = attr.host_kind;
+  const bool mat = attr.materialize.value_or(materialize_default_);
+  if (mat && size > 0) {
+    a.bytes.reset(new (std::nothrow) uint8_t[size]);
+    if (!a.bytes)
+      return Error::at(owner_, "allocate (materialized)", "host memory for " + std::to_string(size) + " bytes",
+                       "allocation failure");
+    std::memset(a.bytes.get(), 0, size);
+    a.buffer.data = a.bytes.get();
+  }
+  s->next += span;
+  s->used += double(size);
+  Buffer b = a.buffer;
+  allocations_.emplace(b.addr, std::move(a));
+  return b;
+}
+
+void SimMemory::free(const Buffer& buffer)
+{
+  auto it = allocations_.find(buffer.addr);
+  if (it == allocations_.end())
+    return;
+  if (Space* s = space_for(it->second.buffer.location))
+    s->used -= double(it->second.buffer.size);
+  allocations_.erase(it);
+}
+
+std::optional<Buffer> SimMemory::find(uint64_t addr) const
+{
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin())
+    return std::nullopt;
+  --it;
+  const Buffer& b = it->second.buffer;
+  if (addr < b.addr || addr >= b.addr + std::max<uint64_t>(b.size, 1))
+    return std::nullopt;
+  return b;
+}
+
+uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
+{
+  auto b = find(addr);
+  if (!b || !b->data)
+    return nullptr;
+  if (addr - b->addr > b->size || len > b->size - (addr - b->addr))
+    return nullptr;
+  return b->data + (addr - b->addr);
+}
+
+double SimMemory::used(Location loc) const
+{
+  const Space* s = space_for(loc);
+  return s ? s->used : 0;
+}
+
+} // namespace tp::sim

@@ -1,0 +1,51 @@
+// MemorySpace of a simulated process: virtual address ranges per location (a NUMA node's DRAM or a GPU's
+// memory), capacity-checked against the host profile, optionally backed by real bytes (materialized mode).
+// Tests: tests/sim/sim_memory_test.cpp.
+#pragma once
+
+#include "core/memory/buffer.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp::sim {
+
+class SimMemory final : public MemorySpace {
+public:
+  struct Region {
+    Location location;
+    double capacity = 0; ///< bytes
+  };
+  SimMemory(std::string owner, std::vector<Region> regions, bool materialize_default);
+
+  Result<Buffer> allocate(uint64_t size, const AllocAttr& attr) override;
+  void free(const Buffer& buffer) override;
+  uint8_t* resolve(uint64_t addr, uint64_t len) override;
+  std::optional<Buffer> find(uint64_t addr) const override;
+  bool materialize_by_default() const override { return materialize_default_; }
+  /// Bytes currently allocated in a location.
+  double used(Location loc) const;
+
+private:
+  struct Space {
+    Region region;
+    uint64_t base = 0;
+    uint64_t next = 0;
+    double used = 0;
+  };
+  struct Allocation {
+    Buffer buffer;
+    std::unique_ptr<uint8_t[]> bytes;
+  };
+  Space* space_for(Location loc);
+  const Space* space_for(Location loc) const;
+
+  std::string owner_;
+  std::vector<Space> spaces_;
+  std::map<uint64_t, Allocation> allocations_; // by start address
+  bool materialize_default_;
+};
+
+} // namespace tp::sim

@@ -1,0 +1,41 @@
+// Runtime of a simulated process: clock and executor map onto the shared Reactor; work items are timed
+// by the hardware models (memcpy vs cache size, PCIe copies as SimGrid comms that contend with RDMA
+// traffic, registration per page, GPU kernels) and, in materialized mode, really performed on the bytes.
+// Tests: tests/sim/sim_runtime_test.cpp.
+#pragma once
+
+#include "core/runtime/runtime.hpp"
+
+#include <string>
+
+namespace tp::sim {
+
+struct SimContext;
+class SimMemory;
+
+class SimRuntime final : public Runtime {
+public:
+  SimRuntime(SimContext& ctx, size_t machine, std::string name, SimMemory& memory);
+  double now() const override;
+  void post(Task task) override;
+  TimerId after(double delay, Task task) override;
+  bool cancel(TimerId id) override;
+  void execute(const Work& work, WorkDone done) override;
+  MemorySpace& memory() override;
+  const std::string& name() const override { return name_; }
+
+  /// Model time of a work item when nothing else runs (no contention); used by tests and closed forms.
+  Result<double> estimate(const Work& work) const;
+
+private:
+  void execute_memcpy(const Work& work, WorkDone done);
+  void finish(const Work& work, WorkDone done);
+  int socket_for(const Buffer& b) const;
+
+  SimContext& ctx_;
+  size_t machine_;
+  std::string name_;
+  SimMemory& memory_;
+};
+
+} // namespace tp::sim

@@ -1,0 +1,170 @@
+// Simulation facade: SimGrid engine set-up with explicit network-model settings, processes, run loop.
+#include "sim/simulation.hpp"
+#include "sim/sim_context.hpp"
+#include "sim/sim_device.hpp"
+#include "sim/sim_memory.hpp"
+#include "sim/sim_runtime.hpp"
+#include "sim/sim_stream.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include <atomic>
+
+namespace sg4 = simgrid::s4u;
+
+namespace tp::sim {
+
+class SimProcessImpl final : public SimProcess {
+public:
+  SimProcessImpl(SimContext& ctx, size_t machine, std::string name) : name_(std::move(name)), machine_(machine)
+  {
+    const auto& hp = ctx.platform->machine(machine);
+    std::vector<SimMemory::Region> regions;
+    for (size_t s = 0; s < hp.sockets.size(); ++s)
+      regions.push_back({Location::host(int(s)), hp.sockets[s].memory});
+    for (size_t g = 0; g < hp.gpus.size(); ++g)
+      regions.push_back({Location::gpu(int(g)), hp.gpus[g].gpu.memory});
+    memory_ = std::make_unique<SimMemory>(name_, regions, ctx.options.materialize);
+    runtime_ = std::make_unique<SimRuntime>(ctx, machine, name_, *memory_);
+    streams_ = std::make_unique<SimStreamNetwork>(ctx, machine, name_);
+    for (size_t j = 0; j < hp.nics.size(); ++j)
+      devices_.push_back(std::make_unique<SimDevice>(ctx, machine, int(j), *memory_, hp.nics[j].socket));
+  }
+  const std::string& name() const override { return name_; }
+  size_t machine() const override { return machine_; }
+  Runtime& runtime() override { return *runtime_; }
+  MemorySpace& memory() override { return *memory_; }
+  StreamNetwork& streams() override { return *streams_; }
+  verbs::Device& device(int nic) override { return *devices_.at(size_t(nic)); }
+  int device_count() const override { return int(devices_.size()); }
+
+private:
+  std::string name_;
+  size_t machine_;
+  std::unique_ptr<SimMemory> memory_;
+  std::unique_ptr<SimRuntime> runtime_;
+  std::unique_ptr<SimStreamNetwork> streams_;
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+};
+
+uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Reactor::Task done)
+{
+  if (bytes <= 0 || from == to)
+    return reactor.at(reactor.now(), std::move(done));
+  auto comm = sg4::Comm::sendto_async(from, to, uint64_t(bytes + 0.5));
+  return reactor.watch(comm, std::move(done));
+}
+
+uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done)
+{
+  const double flops = seconds * host->get_speed();
+  if (flops < 1.0)
+    return reactor.at(reactor.now() + seconds, std::move(done));
+  auto exec = sg4::this_actor::exec_init(flops);
+  exec->set_host(host);
+  exec->start();
+  return reactor.watch(exec, std::move(done));
+}
+
+void SimContext::cancel(uint64_t id)
+{
+  if (!reactor.cancel_activity(id))
+    reactor.cancel_timer(id);
+}
+
+SimProcess* SimContext::find_process(const std::string& name) const
+{
+  for (const auto& p : processes)
+    if (p->name() == name)
+      return p.get();
+  return nullptr;
+}
+
+namespace {
+std::atomic<bool> g_simulation_created{false};
+} // namespace
+
+Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProfile& cluster, const SimOptions& options)
+{
+  if (cluster.host_count() == 0)
+    return Error::at("", "cluster.hosts", "at least one host", "none");
+  if (g_simulation_created.exchange(true))
+    return Error::at("", "Simulation::create", "one simulation per OS process (SimGrid 3.32 cannot reset its engine)",
+                     "a second simulation; run each in its own process (ctest does this per test case)");
+  auto ctx = std::make_unique<SimContext>();
+  ctx->options = options;
+  static int argc = 1;
+  static char arg0[] = "tensorpath";
+  static char* argv[] = {arg0, nullptr};
+  ctx->engine = std::make_unique<sg4::Engine>(&argc, argv);
+  // RDMA fabrics: no TCP-inspired corrections. LV08's defaults would multiply latencies by 13.01 and scale
+  // bandwidth by 0.97 and add 5 % reverse cross-traffic. Latencies are applied by the device model itself.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/latency-factor:0");
+  sg4::Engine::set_config("network/bandwidth-factor:1");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  sg4::Engine::set_config("network/weight-S:0");
+  if (!options.context_factory.empty())
+    sg4::Engine::set_config("contexts/factory:" + options.context_factory);
+  for (const auto& c : options.simgrid_config)
+    sg4::Engine::set_config(c);
+  ctx->platform = std::make_unique<Platform>(cluster);
+  return std::unique_ptr<Simulation>(new Simulation(std::move(ctx)));
+}
+
+Simulation::Simulation(std::unique_ptr<SimContext> ctx) : ctx_(std::move(ctx)) {}
+
+Simulation::~Simulation()
+{
+  ctx_->processes.clear();
+}
+
+Result<SimProcess*> Simulation::add_process(const std::string& machine, const std::string& name)
+{
+  const int m = ctx_->platform->find_machine(machine);
+  if (m < 0) {
+    std::string known;
+    for (size_t i = 0; i < ctx_->platform->machine_count() && i < 8; ++i)
+      known += (known.empty() ? "" : ", ") + ctx_->platform->machine_name(i);
+    return Error::at("", "add_process", "a machine of the cluster (" + known + (ctx_->platform->machine_count() > 8 ? ", ..." : "") + ")",
+                     "\"" + machine + "\"");
+  }
+  const std::string pname = name.empty() ? machine : name;
+  if (ctx_->find_process(pname))
+    return Error::at("", "add_process", "a unique process name", "\"" + pname + "\" again");
+  ctx_->processes.push_back(std::make_unique<SimProcessImpl>(*ctx_, size_t(m), pname));
+  return static_cast<SimProcess*>(ctx_->processes.back().get());
+}
+
+SimProcess* Simulation::process(const std::string& name) const { return ctx_->find_process(name); }
+
+void Simulation::run()
+{
+  SimContext* ctx = ctx_.get();
+  sg4::Host* host = ctx->platform->cpu_host(0, 0);
+  sg4::Actor::create("reactor", host, [ctx] { ctx->reactor.run(); });
+  ctx->running = true;
+  ctx->engine->run();
+  ctx->running = false;
+}
+
+double Simulation::now() const { return sg4::Engine::get_clock(); }
+const Platform& Simulation::platform() const { return *ctx_->platform; }
+
+SimStats Simulation::stats() const
+{
+  SimStats s;
+  s.activities = ctx_->reactor.activities_completed();
+  s.simulated_time = now();
+  return s;
+}
+
+} // namespace tp::sim
+
+namespace tp::sim {
+SimContext::~SimContext() = default;
+} // namespace tp::sim

@@ -1,0 +1,76 @@
+// Public entry point of the simulator backend: build a cluster from a ClusterProfile, start simulated
+// processes on its machines, and run. Each SimProcess offers the engine interfaces of core/ (Runtime,
+// verbs::Device per NIC, StreamNetwork, MemorySpace) so that protocol code runs unchanged on it.
+// SimGrid allows one simulation per OS process: a second Simulation in the same process is an Error.
+// Example: apps/perftest.cpp. Tests: tests/sim/*.
+#pragma once
+
+#include "core/device/device.hpp"
+#include "core/memory/buffer.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/stream/stream.hpp"
+#include "models/host_model.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp::sim {
+
+class Platform;
+struct SimContext;
+
+struct SimOptions {
+  /// Back every buffer with real bytes by default (tests check the bytes that land).
+  bool materialize = false;
+  /// SimGrid context factory ("raw", "boost", "thread"; "thread" is the one clean under ASan). Empty: default.
+  std::string context_factory;
+  /// Extra SimGrid --cfg=key:value settings (after tensorpath's own network-model settings).
+  std::vector<std::string> simgrid_config;
+};
+
+/// A simulated OS process on one machine of the cluster.
+class SimProcess {
+public:
+  virtual ~SimProcess() = default;
+  virtual const std::string& name() const = 0;
+  /// Index of the machine (Platform numbering) and its name.
+  virtual size_t machine() const = 0;
+  virtual Runtime& runtime() = 0;
+  virtual MemorySpace& memory() = 0;
+  virtual StreamNetwork& streams() = 0;
+  /// The verbs device of NIC `nic` (0-based) of this machine.
+  virtual verbs::Device& device(int nic = 0) = 0;
+  virtual int device_count() const = 0;
+};
+
+struct SimStats {
+  uint64_t activities = 0; ///< SimGrid comms and execs completed
+  double simulated_time = 0;
+};
+
+class Simulation {
+public:
+  /// Build the platform. Errors: a second simulation in this OS process, an invalid cluster.
+  static Result<std::unique_ptr<Simulation>> create(const models::ClusterProfile& cluster,
+                                                    const SimOptions& options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  /// Start a process on `machine` (a host name of the cluster). `name` defaults to the machine name.
+  Result<SimProcess*> add_process(const std::string& machine, const std::string& name = {});
+  SimProcess* process(const std::string& name) const;
+  /// Run every posted task, timer and transfer until nothing is left. May be called more than once:
+  /// each call continues from the current simulated time.
+  void run();
+  double now() const;
+  const Platform& platform() const;
+  SimStats stats() const;
+
+private:
+  explicit Simulation(std::unique_ptr<SimContext> ctx);
+  std::unique_ptr<SimContext> ctx_;
+};
+
+} // namespace tp::sim
