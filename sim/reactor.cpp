@@ -63,10 +63,12 @@ void Reactor::run()
       ready_.pop_front();
       t();
     }
+    // Timers closer than TIME_EPSILON are due: sub-picosecond differences are floating-point noise.
+    constexpr double TIME_EPSILON = 1e-12;
     const double t_now = now();
-    if (!timers_.empty() && timers_.begin()->first.first <= t_now) {
+    if (!timers_.empty() && timers_.begin()->first.first <= t_now + TIME_EPSILON) {
       // Move every due timer to the ready queue, in (time, creation) order.
-      while (!timers_.empty() && timers_.begin()->first.first <= t_now) {
+      while (!timers_.empty() && timers_.begin()->first.first <= t_now + TIME_EPSILON) {
         auto node = timers_.extract(timers_.begin());
         timer_when_.erase(node.key().second);
         ready_.push_back(std::move(node.mapped()));

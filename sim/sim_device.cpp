@@ -96,6 +96,8 @@ public:
     WcStatus status = WcStatus::SUCCESS;
     Verdict verdict = Verdict::OK;
     bool read_counted = false;
+    bool fetched = false;  ///< payload DMA read done, ready to inject
+    bool injected = false; ///< injection started (or not needed: READ request)
     uint64_t comm_id = 0;
     uint32_t generation = 0;
     int retries = 0;
@@ -335,33 +337,55 @@ private:
     return std::max(0.0, exact - fluid) / nic.line_rate;
   }
 
+  /// Start every queued WQE: WQE processing is pipelined (one every wqe_processing_time), payload DMA
+  /// reads overlap, injection onto the wire is serialized in WR order (try_inject).
   void pump()
   {
-    if (engine_busy_ || (attr_.qp_state != QpState::RTS && attr_.qp_state != QpState::SQD))
+    if (attr_.qp_state != QpState::RTS && attr_.qp_state != QpState::SQD)
       return;
-    if (next_start_ >= sq_.size())
-      return;
-    OpPtr op = sq_[next_start_];
-    if (op->finished) {
+    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
+    while (next_start_ < sq_.size()) {
+      OpPtr op = sq_[next_start_];
+      if (op->finished || op->started) {
+        ++next_start_;
+        continue;
+      }
+      if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ >= std::max<int>(1, attr_.max_rd_atomic))
+        return; // resumed when a read completes
+      double t = std::max({reactor().now(), op->ready_time, hold_until_, last_start_ + nic.wqe_processing_time});
+      t = dev_.reserve_message_slot(t);
+      last_start_ = t;
       ++next_start_;
-      pump();
+      op->started = true;
+      if (op->wr.opcode == WrOpcode::RDMA_READ) {
+        ++outstanding_reads_; // counted from the start so that the limit holds for queued starts too
+        op->read_counted = true;
+      }
+      const uint32_t gen = op->generation;
+      std::weak_ptr<QpCore> weak = weak_from_this();
+      reactor().at(t, [weak, op, gen] {
+        if (auto self = weak.lock(); self && op->generation == gen)
+          self->start(op);
+      });
+    }
+  }
+
+  /// Inject the oldest started, not yet injected op once its payload is fetched and the wire is free.
+  void try_inject()
+  {
+    if (injecting_)
+      return;
+    for (size_t i = 0; i < sq_.size(); ++i) {
+      const OpPtr& op = sq_[i];
+      if (op->finished || op->injected)
+        continue;
+      if (!op->started || !op->fetched)
+        return; // keep WR order on the wire
+      op->injected = true;
+      injecting_ = op.get();
+      inject(op);
       return;
     }
-    if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ >= std::max<int>(1, attr_.max_rd_atomic))
-      return; // resumed when a read completes
-    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
-    double t = std::max({reactor().now(), op->ready_time, hold_until_, last_start_ + nic.wqe_processing_time});
-    t = dev_.reserve_message_slot(t);
-    last_start_ = t;
-    ++next_start_;
-    engine_busy_ = true;
-    op->started = true;
-    const uint32_t gen = op->generation;
-    std::weak_ptr<QpCore> weak = weak_from_this();
-    reactor().at(t, [weak, op, gen] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->start(op);
-    });
   }
 
   void start(const OpPtr& op)
@@ -369,12 +393,10 @@ private:
     if (!op->wr.inline_data)
       for (const auto& sge : op->wr.sg_list)
         if (dev_.mrs().check_local(sge, op->wr.opcode == WrOpcode::RDMA_READ) != WcStatus::SUCCESS) {
-          engine_busy_ = false;
           fail(op, WcStatus::LOC_PROT_ERR);
           return;
         }
     if (op->length > (1ull << 31)) {
-      engine_busy_ = false;
       fail(op, WcStatus::LOC_LEN_ERR);
       return;
     }
@@ -385,32 +407,34 @@ private:
     if (!p.dev) {
       // Nobody has that address: the packets go nowhere and the requester times out.
       op->t_inject = now;
-      engine_busy_ = false;
+      op->fetched = true;
+      op->injected = true;
       schedule_timeout(op);
-      pump();
+      try_inject();
       return;
     }
     const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic());
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     if (op->wr.opcode == WrOpcode::RDMA_READ) {
-      ++outstanding_reads_;
-      op->read_counted = true;
       op->t_inject = now;
+      op->fetched = true;
+      op->injected = true; // a read request carries no payload: it does not wait for the wire
       const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
-      engine_busy_ = false;
       reactor().at(now + wire + req, [weak, op, gen] {
         if (auto self = weak.lock(); self && op->generation == gen)
           self->read_request_arrives(op);
       });
-      pump();
+      try_inject();
       return;
     }
     double fetch = 0;
     if (!op->wr.inline_data && op->length > 0)
       fetch = pf().dma_read_latency(dev_.machine(), dev_.nic(), local_location(*op));
     reactor().at(now + fetch, [weak, op, gen] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->inject(op);
+      if (auto self = weak.lock(); self && op->generation == gen) {
+        op->fetched = true;
+        self->try_inject();
+      }
     });
   }
 
@@ -420,9 +444,9 @@ private:
     const double now = reactor().now();
     op->t_inject = now;
     if (!p.dev) {
-      engine_busy_ = false;
+      injecting_ = nullptr;
       schedule_timeout(op);
-      pump();
+      try_inject();
       return;
     }
     const size_t mb = p.dev->machine();
@@ -501,7 +525,7 @@ private:
   void injected(const OpPtr& op, Location dst, size_t mb, int nb)
   {
     op->comm_id = 0;
-    engine_busy_ = false;
+    injecting_ = nullptr;
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     const bool rdma = op->wr.opcode != WrOpcode::SEND && op->wr.opcode != WrOpcode::SEND_WITH_IMM;
     const double now = reactor().now();
@@ -513,7 +537,7 @@ private:
       if (auto self = weak.lock(); self && op->generation == gen)
         self->message_received(op, dst);
     });
-    pump();
+    try_inject();
   }
 
   void message_received(const OpPtr& op, Location dst)
@@ -738,12 +762,15 @@ private:
         o.read_counted = false;
         --outstanding_reads_;
       }
+      if (injecting_ == &o)
+        injecting_ = nullptr;
       o.started = false;
+      o.fetched = false;
+      o.injected = false;
       o.verdict = Verdict::OK;
       op_reservation_.erase(&o);
     }
     next_start_ = std::min(next_start_, i);
-    engine_busy_ = false;
     hold_until_ = std::max(hold_until_, when);
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(when, [weak] {
@@ -776,6 +803,8 @@ private:
       dev_.ctx().cancel(op->comm_id);
       op->comm_id = 0;
     }
+    if (injecting_ == op.get())
+      injecting_ = nullptr;
     attr_.qp_state = QpState::ERR;
     enter_error(index_of(op.get()) + 1);
   }
@@ -794,8 +823,9 @@ private:
       }
       o.finished = true;
       o.status = WcStatus::WR_FLUSH_ERR;
+      if (injecting_ == &o)
+        injecting_ = nullptr;
     }
-    engine_busy_ = false;
     const double now = reactor().now();
     for (const auto& r : rq_)
       push_recv_wc(r.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, now);
@@ -822,7 +852,7 @@ private:
     reserved_.clear();
     op_reservation_.clear();
     next_start_ = 0;
-    engine_busy_ = false;
+    injecting_ = nullptr;
     outstanding_reads_ = 0;
     next_msn_ = 0;
     expected_msn_ = 0;
@@ -855,7 +885,7 @@ private:
   QpAttr attr_;
   std::deque<OpPtr> sq_;
   size_t next_start_ = 0;
-  bool engine_busy_ = false;
+  const SendOp* injecting_ = nullptr; ///< op whose payload is on the wire (one at a time per QP)
   double hold_until_ = 0;
   double last_start_ = -1.0;
   double cpu_free_ = 0;
@@ -909,6 +939,7 @@ DeviceAttr SimDevice::query() const
   a.active_mtu = Mtu(spec.nic.mtu);
   a.port_rate_bps = spec.nic.line_rate * 8;
   a.max_qp_rd_atom = 16;
+  a.max_inline_data = spec.nic.max_inline_data;
   return a;
 }
 

@@ -31,9 +31,8 @@ public:
   Result<std::unique_ptr<verbs::CompletionQueue>> create_cq(int min_entries) override;
   Result<std::unique_ptr<verbs::QueuePair>> create_qp(const verbs::QpInitAttr& attr) override;
 
-  /// Invoke `on_write` once when an incoming RDMA WRITE (or a READ response) lands on an address in
-  /// [addr, addr+len): models a CPU spinning on that memory (perftest's write_lat). Must be allocated memory.
-  Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write);
+  /// Precondition: `addr` is memory allocated by this process.
+  Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write) override;
 
   // ---- internal, used by QpCore ----
   SimContext& ctx() { return ctx_; }

@@ -11,6 +11,8 @@
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include <xbt/log.h>
+
 #include <atomic>
 
 namespace sg4 = simgrid::s4u;
@@ -100,6 +102,7 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   static char arg0[] = "tensorpath";
   static char* argv[] = {arg0, nullptr};
   ctx->engine = std::make_unique<sg4::Engine>(&argc, argv);
+  xbt_log_control_set("xbt_cfg.thres:warning"); // our own settings below are not news to the user
   // RDMA fabrics: no TCP-inspired corrections. LV08's defaults would multiply latencies by 13.01 and scale
   // bandwidth by 0.97 and add 5 % reverse cross-traffic. Latencies are applied by the device model itself.
   sg4::Engine::set_config("network/model:CM02");
@@ -108,6 +111,8 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
   sg4::Engine::set_config("network/weight-S:0");
+  // Device latencies are tens of nanoseconds: keep SimGrid's time arithmetic well below that.
+  sg4::Engine::set_config("surf/precision:1e-13");
   if (!options.context_factory.empty())
     sg4::Engine::set_config("contexts/factory:" + options.context_factory);
   for (const auto& c : options.simgrid_config)

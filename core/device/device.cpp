@@ -109,6 +109,7 @@ Result<MemoryRegion> Device::reg_mr(uint64_t, uint64_t, Access) { return not_sup
 Status Device::dereg_mr(const MemoryRegion&) { return not_supported("dereg_mr"); }
 Result<std::unique_ptr<CompletionQueue>> Device::create_cq(int) { return not_supported("create_cq"); }
 Result<std::unique_ptr<QueuePair>> Device::create_qp(const QpInitAttr&) { return not_supported("create_qp"); }
+Status Device::watch_memory(uint64_t, uint64_t, std::function<void()>) { return not_supported("watch_memory"); }
 
 Status bring_up_rc_qp(QueuePair& qp, uint32_t local_psn, const QpEndpoint& remote, const RcConnectOptions& opt)
 {

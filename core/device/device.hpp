@@ -53,6 +53,7 @@ struct DeviceAttr {
   uint32_t max_qp_wr = 16384;
   uint32_t max_sge = 30;
   uint32_t max_qp_rd_atom = 16;
+  uint32_t max_inline_data = 0; ///< largest inline payload a QP may be created with
   uint64_t max_mr_size = ~0ull;
 };
 
@@ -71,6 +72,9 @@ public:
   virtual Result<std::unique_ptr<CompletionQueue>> create_cq(int min_entries);
   /// Create an RC QP in RESET. Precondition: the CQs outlive the QP.
   virtual Result<std::unique_ptr<QueuePair>> create_qp(const QpInitAttr& attr);
+  /// Call `on_write` (once, on the runtime executor) when an incoming RDMA WRITE or READ response lands in
+  /// [addr, addr+len): what a CPU spinning on that memory would see (perftest's write_lat). Optional feature.
+  virtual Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write);
 };
 
 /// Options for bring_up_rc_qp(): the attributes perftest and the TF verbs transport use.

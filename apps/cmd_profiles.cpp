@@ -1,0 +1,91 @@
+// `tensorpath profiles [KIND] [NAME]`: list the hardware profiles, or show one with its derived figures.
+#include "apps/commands.hpp"
+#include "models/catalog.hpp"
+
+#include <cstdio>
+
+namespace tp::cli {
+
+namespace {
+
+const char* const KINDS[] = {"nic", "pcie", "cpu", "gpu", "socket_link", "switch", "registration", "tcp", "host", "cluster"};
+
+void show(const models::Catalog& cat, const std::string& kind, const std::string& name)
+{
+  if (kind == "nic") {
+    auto n = cat.nic(name);
+    if (!n.ok()) {
+      report_error(n.error());
+      return;
+    }
+    std::printf("%s: %s\n  link layer %s, line rate %.2f Gb/s, MTU %u, %.0f B headers per packet\n"
+                "  wire goodput %.3f Gb/s (%.1f %% of line rate), PCIe %s\n",
+                n->name.c_str(), n->description.c_str(), models::to_string(n->link_layer), n->line_rate * 8e-9, n->mtu,
+                n->packet_overhead, n->wire_goodput() * 8e-9, n->payload_efficiency() * 100, n->pcie.c_str());
+  } else if (kind == "pcie") {
+    auto p = cat.pcie(name);
+    if (!p.ok()) {
+      report_error(p.error());
+      return;
+    }
+    std::printf("%s: %d lanes at %.0f GT/s: raw %.3f GB/s, TLP layer %.3f GB/s, posted writes %.3f GB/s,\n"
+                "  read completions %.3f GB/s (64 B) / %.3f GB/s (128 B) per direction\n",
+                p->name.c_str(), p->lanes, p->transfer_rate * 1e-9, p->raw_bandwidth() * 1e-9, p->tlp_bandwidth() * 1e-9,
+                p->posted_write_bandwidth() * 1e-9, p->read_completion_bandwidth(64) * 1e-9,
+                p->read_completion_bandwidth(128) * 1e-9);
+  } else if (kind == "host") {
+    auto h = cat.host(name);
+    if (!h.ok()) {
+      report_error(h.error());
+      return;
+    }
+    std::printf("%s: %zu socket(s)", h->name.c_str(), h->sockets.size());
+    for (size_t s = 0; s < h->sockets.size(); ++s)
+      std::printf("%s %s", s ? "," : "", h->sockets[s].cpu.name.c_str());
+    std::printf("\n");
+    for (size_t g = 0; g < h->gpus.size(); ++g)
+      std::printf("  gpu%zu %s on socket %d (%s)\n", g, h->gpus[g].gpu.name.c_str(), h->gpus[g].socket, h->gpus[g].pcie.name.c_str());
+    for (size_t n = 0; n < h->nics.size(); ++n)
+      std::printf("  nic%zu %s on socket %d (%s)\n", n, h->nics[n].nic.name.c_str(), h->nics[n].socket, h->nics[n].pcie.name.c_str());
+  } else {
+    auto path = cat.locate(kind, name);
+    if (!path.ok()) {
+      report_error(path.error());
+      return;
+    }
+    std::printf("%s\n", path.value().c_str());
+  }
+}
+
+int run_profiles(const frontend::ParsedArgs& a)
+{
+  models::Catalog cat(a.get("models-dir", models::default_models_dir()));
+  const auto& pos = a.positional();
+  if (pos.size() >= 2) {
+    show(cat, pos[0], pos[1]);
+    return 0;
+  }
+  for (const char* kind : KINDS) {
+    if (!pos.empty() && pos[0] != kind)
+      continue;
+    std::printf("%s:\n", kind);
+    for (const auto& n : cat.list(kind))
+      std::printf("  %s\n", n.c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+Command profiles_command()
+{
+  frontend::CommandSpec s;
+  s.name = "profiles";
+  s.summary = "list the hardware profiles (models/hw), or show one: profiles KIND NAME";
+  s.usage = "[KIND [NAME]] [--models-dir DIR]";
+  s.options = {{"models-dir", 0, true, "DIR", "profile directory (default: models/hw of the source tree)"}};
+  s.details = "KIND is one of nic, pcie, cpu, gpu, socket_link, switch, registration, tcp, host, cluster.";
+  return {s, &run_profiles};
+}
+
+} // namespace tp::cli

@@ -1,0 +1,73 @@
+// `tensorpath run SCENARIO.json`: run every job of a scenario (each in its own child process) and print
+// a summary; --json for machine-readable output.
+#include "apps/commands.hpp"
+#include "apps/lib/spec_files.hpp"
+#include "core/common/isolated_run.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace tp::cli {
+
+namespace {
+
+int run_scenario(const frontend::ParsedArgs& a)
+{
+  if (a.positional().size() != 1)
+    return report_error(Error::at("", "tensorpath run", "exactly one scenario file", std::to_string(a.positional().size()) + " arguments"));
+  auto sc = frontend::load_scenario(a.positional()[0]);
+  if (!sc.ok())
+    return report_error(sc.error());
+  const bool json = a.has("json");
+  nlohmann::json out;
+  out["scenario"] = sc->name;
+  out["jobs"] = nlohmann::json::array();
+  if (!json)
+    std::printf("Scenario %s: %s\n\n", sc->name.c_str(), sc->description.c_str());
+  int failures = 0;
+  for (size_t i = 0; i < sc->jobs.size(); ++i) {
+    const auto& job = sc->jobs[i];
+    auto child = run_isolated([&job]() -> Result<std::string> {
+      auto o = frontend::run_job(job);
+      if (!o.ok())
+        return o.error();
+      return frontend::encode_outcome(o.value());
+    });
+    nlohmann::json jj;
+    jj["label"] = job.label;
+    jj["hw"] = job.hw;
+    Result<frontend::JobOutcome> o = child.ok() ? frontend::decode_outcome(child.value()) : Result<frontend::JobOutcome>(child.error());
+    if (!o.ok()) {
+      ++failures;
+      jj["error"] = o.error().message();
+      if (!json)
+        std::printf("[%zu] %s (%s): ERROR %s\n\n", i + 1, job.label.c_str(), job.hw.c_str(), o.error().message().c_str());
+    } else {
+      jj["metrics"] = o->metrics;
+      if (!json)
+        std::printf("[%zu] %s (%s)\n%s\n", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
+    }
+    out["jobs"].push_back(jj);
+  }
+  if (json)
+    std::printf("%s\n", out.dump(2).c_str());
+  else
+    std::printf("%zu jobs, %d failed.\n", sc->jobs.size(), failures);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+Command run_command()
+{
+  frontend::CommandSpec s;
+  s.name = "run";
+  s.summary = "run a scenario file (jobs on a hardware profile) and print a summary";
+  s.usage = "SCENARIO.json [--json]";
+  s.options = {{"json", 0, false, "", "print machine-readable JSON instead of the summary"}};
+  s.details = "Scenario format: docs/formats.md. Example: tensorpath run scenarios/default.json";
+  return {s, &run_scenario};
+}
+
+} // namespace tp::cli

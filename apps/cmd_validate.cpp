@@ -1,0 +1,132 @@
+// `tensorpath validate`: run the validation cases (scenario + expected value + tolerance + source), each in
+// its own child process, and print case / expected / got / error / pass. Exit status 1 if a case fails.
+#include "apps/commands.hpp"
+#include "apps/lib/spec_files.hpp"
+#include "core/common/isolated_run.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace tp::cli {
+
+namespace {
+
+struct Row {
+  const frontend::ValidationCase* c = nullptr;
+  double got = NAN;
+  bool pass = false;
+  std::string error;
+};
+
+int run_validate(const frontend::ParsedArgs& a)
+{
+  std::vector<std::string> paths = a.positional();
+  if (paths.empty())
+    paths.push_back(frontend::default_cases_dir());
+  auto cases = frontend::load_cases(paths);
+  if (!cases.ok())
+    return report_error(cases.error());
+  const std::string only = a.get("case");
+  std::vector<Row> rows;
+  for (const auto& c : cases.value()) {
+    if (!only.empty() && c.name.find(only) == std::string::npos)
+      continue;
+    Row row;
+    row.c = &c;
+    auto child = run_isolated([&c]() -> Result<std::string> {
+      auto out = frontend::run_job(c.job);
+      if (!out.ok())
+        return out.error();
+      return frontend::encode_outcome(out.value());
+    }, 600);
+    if (!child.ok()) {
+      row.error = child.error().message();
+    } else if (auto o = frontend::decode_outcome(child.value()); !o.ok()) {
+      row.error = o.error().message();
+    } else if (!o->metrics.count(c.measure)) {
+      row.error = "the job did not produce the metric \"" + c.measure + "\"";
+    } else {
+      row.got = o->metrics.at(c.measure);
+      row.pass = std::fabs(row.got - c.expected) <= c.tolerance * std::fabs(c.expected);
+      if (a.has("verbose"))
+        std::fputs(o->report.c_str(), stdout);
+    }
+    rows.push_back(row);
+  }
+  if (rows.empty())
+    return report_error(Error::at("", "tensorpath validate --case", "a case name (or part of one) that exists", "\"" + only + "\""));
+  const bool to_stdout_json = a.get("json") == "-";
+  if (!to_stdout_json) {
+    std::printf("%-34s %12s %12s %9s %7s  %s\n", "case", "expected", "got", "error", "tol", "result");
+    for (const auto& r : rows) {
+      if (!r.error.empty()) {
+        std::printf("%-34s %12.4g %12s %9s %6.0f%%  ERROR: %s\n", r.c->name.c_str(), r.c->expected, "-", "-",
+                    r.c->tolerance * 100, r.error.c_str());
+        continue;
+      }
+      const double err = (r.got - r.c->expected) / r.c->expected * 100;
+      std::printf("%-34s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s\n", r.c->name.c_str(), r.c->expected, r.got, err,
+                  r.c->tolerance * 100, r.pass ? "PASS" : "FAIL", r.c->unit.c_str());
+    }
+    int passed = 0;
+    for (const auto& r : rows)
+      passed += r.pass ? 1 : 0;
+    std::printf("\n%d of %zu cases pass.\n", passed, rows.size());
+    for (const auto& r : rows)
+      if (!r.pass && r.error.empty() && !r.c->note.empty())
+        std::printf("  %s: %s\n", r.c->name.c_str(), r.c->note.c_str());
+  }
+  if (a.has("json")) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json j;
+      j["case"] = r.c->name;
+      j["expected"] = r.c->expected;
+      j["got"] = r.error.empty() ? nlohmann::json(r.got) : nlohmann::json(nullptr);
+      j["tolerance"] = r.c->tolerance;
+      j["pass"] = r.pass;
+      j["unit"] = r.c->unit;
+      j["measure"] = r.c->measure;
+      j["source"] = r.c->source;
+      if (!r.error.empty())
+        j["error"] = r.error;
+      out.push_back(j);
+    }
+    const std::string path = a.get("json");
+    if (path == "-")
+      std::printf("%s\n", out.dump(2).c_str());
+    else {
+      std::ofstream f(path);
+      if (!f)
+        return report_error(Error::at(path, "", "a writable file", "cannot open"));
+      f << out.dump(2) << "\n";
+    }
+  }
+  for (const auto& r : rows)
+    if (!r.pass)
+      return 1;
+  return 0;
+}
+
+} // namespace
+
+Command validate_command()
+{
+  frontend::CommandSpec s;
+  s.name = "validate";
+  s.summary = "run the validation cases (measured results from papers/issues) and compare the model to them";
+  s.usage = "[CASES.json|DIR ...] [--case NAME] [--json FILE|-] [--verbose]";
+  s.options = {
+      {"case", 0, true, "NAME", "only cases whose name contains NAME"},
+      {"json", 0, true, "FILE", "also write a JSON list of {case, expected, got, tolerance, pass} (\"-\": stdout only)"},
+      {"verbose", 'v', false, "", "print each job's report (perftest tables, copy results)"},
+  };
+  s.details = "Without arguments the cases in validation/cases/ are run. Each case runs in its own process.\n"
+              "Exit status: 0 if every case passes, 1 if one fails, 2 on bad input.";
+  return {s, &run_validate};
+}
+
+} // namespace tp::cli

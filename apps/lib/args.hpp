@@ -1,0 +1,48 @@
+// A small command-line parser for the `tensorpath` subcommands: long/short options with or without a
+// value, positionals, generated --help text, and errors that name the option and what was expected.
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tp::frontend {
+
+struct OptionSpec {
+  std::string name;      ///< long name without dashes ("size")
+  char short_name = 0;   ///< 0: none
+  bool takes_value = false;
+  std::string value_name; ///< shown in --help ("N")
+  std::string help;
+};
+
+struct CommandSpec {
+  std::string name;
+  std::string summary;
+  std::string usage; ///< after "tensorpath <name> "
+  std::vector<OptionSpec> options;
+  std::string details; ///< extra paragraphs for --help
+};
+
+class ParsedArgs {
+public:
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string get(const std::string& name, const std::string& def = {}) const;
+  Result<long> get_int(const std::string& name, long def, long lo, long hi) const;
+  /// Sizes accept plain bytes or K/M/G suffixes (binary: 64K = 65536).
+  Result<uint64_t> get_size(const std::string& name, uint64_t def) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positional_;
+  std::string command_;
+};
+
+Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::string>& argv);
+std::string help_text(const CommandSpec& spec);
+/// Parse "64K", "1M", "65536", "2G" into bytes.
+Result<uint64_t> parse_size(const std::string& text);
+
+} // namespace tp::frontend

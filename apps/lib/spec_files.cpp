@@ -1,0 +1,364 @@
+// JSON loading of scenarios and validation cases; running their jobs on the simulator.
+#include "apps/lib/spec_files.hpp"
+#include "apps/lib/args.hpp"
+#include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/perftest_report.hpp"
+#include "models/catalog.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#ifndef TENSORPATH_SOURCE_DIR
+#define TENSORPATH_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace tp::frontend {
+
+std::string default_cases_dir() { return std::string(TENSORPATH_SOURCE_DIR) + "/validation/cases"; }
+
+namespace {
+
+struct SpecError {
+  Error error;
+};
+
+[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& expected,
+                       const std::string& got)
+{
+  throw SpecError{Error::at(file, field, expected, got)};
+}
+
+class Reader {
+public:
+  Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
+  {
+    if (!j_.is_object())
+      fail(file_, path_.empty() ? "(top level)" : path_, "an object", j_.type_name());
+  }
+  std::string field(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
+  bool has(const std::string& k) const { return j_.contains(k); }
+  const json& raw(const std::string& k)
+  {
+    used_.insert(k);
+    if (!j_.contains(k))
+      fail(file_, field(k), "this field", "nothing (missing)");
+    return j_[k];
+  }
+  std::string str(const std::string& k, std::optional<std::string> def = std::nullopt)
+  {
+    used_.insert(k);
+    if (!j_.contains(k)) {
+      if (def)
+        return *def;
+      fail(file_, field(k), "a string", "nothing (missing)");
+    }
+    if (!j_[k].is_string())
+      fail(file_, field(k), "a string", j_[k].type_name());
+    return j_[k].get<std::string>();
+  }
+  double number(const std::string& k, std::optional<double> def = std::nullopt)
+  {
+    used_.insert(k);
+    if (!j_.contains(k)) {
+      if (def)
+        return *def;
+      fail(file_, field(k), "a number", "nothing (missing)");
+    }
+    if (!j_[k].is_number())
+      fail(file_, field(k), "a number", j_[k].type_name());
+    return j_[k].get<double>();
+  }
+  long integer(const std::string& k, long def, long lo, long hi)
+  {
+    used_.insert(k);
+    if (!j_.contains(k))
+      return def;
+    if (!j_[k].is_number_integer())
+      fail(file_, field(k), "an integer", j_[k].type_name());
+    long v = j_[k].get<long>();
+    if (v < lo || v > hi)
+      fail(file_, field(k), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(v));
+    return v;
+  }
+  bool boolean(const std::string& k, bool def)
+  {
+    used_.insert(k);
+    if (!j_.contains(k))
+      return def;
+    if (!j_[k].is_boolean())
+      fail(file_, field(k), "true or false", j_[k].type_name());
+    return j_[k].get<bool>();
+  }
+  uint64_t size(const std::string& k, uint64_t def)
+  {
+    used_.insert(k);
+    if (!j_.contains(k))
+      return def;
+    const json& v = j_[k];
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long>() > 0))
+      return v.get<uint64_t>();
+    if (v.is_string()) {
+      auto r = parse_size(v.get<std::string>());
+      if (r.ok())
+        return r.value();
+    }
+    fail(file_, field(k), "a positive size (bytes, or a string like \"64K\")", v.dump());
+  }
+  void finish(std::initializer_list<const char*> also = {})
+  {
+    for (const char* a : also)
+      used_.insert(a);
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!used_.count(it.key()))
+        fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
+  }
+  const std::string& file() const { return file_; }
+
+private:
+  const json& j_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+json read_json(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in)
+    fail(path, "", "a readable JSON file", "cannot open");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    std::string w = e.what();
+    fail(path, "byte " + std::to_string(e.byte), "valid JSON", w.substr(w.find(':') + 1));
+  }
+}
+
+JobSpec parse_job(Reader r, const std::string& default_hw)
+{
+  JobSpec j;
+  j.label = r.str("label", "");
+  const std::string kind = r.str("kind");
+  j.hw = r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw));
+  j.switch_name = r.str("switch", "");
+  if (kind == "perftest") {
+    j.kind = JobSpec::Kind::PERFTEST;
+    auto& c = j.perftest.config;
+    const std::string op = r.str("op", "write");
+    if (op == "write")
+      c.verb = microbench::Verb::WRITE;
+    else if (op == "read")
+      c.verb = microbench::Verb::READ;
+    else if (op == "send")
+      c.verb = microbench::Verb::SEND;
+    else
+      fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
+    const std::string metric = r.str("metric", "bw");
+    if (metric != "bw" && metric != "lat")
+      fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
+    c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
+    if (r.has("sizes")) {
+      const json& s = r.raw("sizes");
+      if (s.is_string() && s.get<std::string>() == "all")
+        c.sizes = microbench::PerftestConfig::all_sizes();
+      else if (s.is_array() && !s.empty()) {
+        c.sizes.clear();
+        for (const auto& v : s) {
+          if (!v.is_number_unsigned() || v.get<uint64_t>() == 0)
+            fail(r.file(), r.field("sizes"), "positive integers (bytes) or \"all\"", v.dump());
+          c.sizes.push_back(v.get<uint64_t>());
+        }
+      } else
+        fail(r.file(), r.field("sizes"), "an array of sizes or \"all\"", s.dump());
+    } else {
+      c.sizes = {r.size("size", 65536)};
+    }
+    c.iterations = uint64_t(r.integer("iterations", 0, 1, 100000000));
+    c.qps = int(r.integer("qps", 1, 1, 1024));
+    c.tx_depth = int(r.integer("tx_depth", 128, 1, 16384));
+    c.inline_size = int(r.integer("inline", -1, -1, 4096));
+    j.perftest.nic = int(r.integer("nic", 0, 0, 64));
+    j.perftest.cross_socket = r.boolean("cross_socket", false);
+    j.perftest.gpu = r.boolean("gpu", false);
+    j.perftest.server = r.str("server", "");
+    j.perftest.client = r.str("client", "");
+  } else if (kind == "pcie_copy") {
+    j.kind = JobSpec::Kind::PCIE_COPY;
+    sim::CopyJob cj;
+    cj.config.gpu = int(r.integer("gpu", 0, 0, 1024));
+    cj.config.host_node = int(r.integer("host_node", 0, 0, 7));
+    cj.config.bytes = r.size("size", 32ull << 20);
+    cj.config.iterations = int(r.integer("iterations", 10, 1, 1000000));
+    cj.config.pinned = r.boolean("pinned", true);
+    cj.machine = r.str("machine", "");
+    j.copies.push_back(cj);
+  } else {
+    fail(r.file(), r.field("kind"), "perftest or pcie_copy", "\"" + kind + "\"");
+  }
+  r.finish();
+  return j;
+}
+
+} // namespace
+
+Result<JobOutcome> run_job(const JobSpec& job)
+{
+  models::Catalog cat;
+  JobOutcome out;
+  if (job.kind == JobSpec::Kind::PERFTEST) {
+    auto cluster = cluster_for(cat, job.hw, 2, job.switch_name);
+    if (!cluster.ok())
+      return cluster.error();
+    sim::PerftestJob pj = job.perftest;
+    const auto& nic = cluster->host(0).nics.at(size_t(std::min<int>(pj.nic, int(cluster->host(0).nics.size()) - 1))).nic;
+    pj.config.mtu = verbs::Mtu(nic.mtu);
+    auto r = sim::run_perftest_job(cluster.value(), pj);
+    if (!r.ok())
+      return r.error();
+    const auto& res = r->result;
+    if (!res.bw.empty()) {
+      out.metrics["bw_average_gbps"] = res.bw.back().bw_average * 8e-9;
+      out.metrics["bw_peak_gbps"] = res.bw.back().bw_peak * 8e-9;
+      out.metrics["msg_rate_mpps"] = res.bw.back().msg_rate * 1e-6;
+      out.metrics["bw_average_GBps"] = res.bw.back().bw_average * 1e-9;
+    }
+    if (!res.lat.empty()) {
+      out.metrics["lat_typical_us"] = res.lat.back().t_typical * 1e6;
+      out.metrics["lat_avg_us"] = res.lat.back().t_avg * 1e6;
+    }
+    out.metrics["wall_seconds"] = r->wall_seconds;
+    out.metrics["operations"] = double(res.operations);
+    out.report = perftest_banner(res, nic.link_layer == models::LinkLayerKind::INFINIBAND ? "IB" : "Ethernet") +
+                 perftest_table(res);
+    return out;
+  }
+  auto cluster = cluster_for(cat, job.hw, 1, job.switch_name);
+  if (!cluster.ok())
+    return cluster.error();
+  auto r = sim::run_copy_jobs(cluster.value(), job.copies);
+  if (!r.ok())
+    return r.error();
+  for (const auto& c : r.value()) {
+    out.metrics["h2d_GBps"] = c.h2d_bandwidth * 1e-9;
+    out.metrics["d2h_GBps"] = c.d2h_bandwidth * 1e-9;
+    out.metrics["d2d_GBps"] = c.d2d_bandwidth * 1e-9;
+    out.report += fmt::format(" pcie-copy gpu {} <-> host node {} ({} bytes, {}): H2D {:.2f} GB/s, D2H {:.2f} GB/s, D2D {:.2f} GB/s\n",
+                              c.config.gpu, c.config.host_node, c.config.bytes, c.config.pinned ? "pinned" : "pageable",
+                              c.h2d_bandwidth * 1e-9, c.d2h_bandwidth * 1e-9, c.d2d_bandwidth * 1e-9);
+  }
+  return out;
+}
+
+std::string encode_outcome(const JobOutcome& o)
+{
+  json j;
+  j["metrics"] = o.metrics;
+  j["report"] = o.report;
+  return j.dump();
+}
+
+Result<JobOutcome> decode_outcome(const std::string& text)
+{
+  try {
+    json j = json::parse(text);
+    JobOutcome o;
+    o.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    o.report = j.at("report").get<std::string>();
+    return o;
+  } catch (const std::exception& e) {
+    return Error::msg(std::string("malformed job result from the child process: ") + e.what());
+  }
+}
+
+Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& paths)
+{
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (fs::is_directory(p)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : fs::directory_iterator(p))
+        if (e.path().extension() == ".json")
+          in_dir.push_back(e.path().string());
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else if (fs::is_regular_file(p)) {
+      files.push_back(p);
+    } else {
+      return Error::at(p, "", "a validation case file or directory", "no such file or directory");
+    }
+  }
+  std::vector<ValidationCase> out;
+  std::set<std::string> names;
+  try {
+    for (const auto& f : files) {
+      json j = read_json(f);
+      Reader top(j, f, "");
+      const std::string prefix = top.str("group", "");
+      const std::string default_hw = top.str("hw", "");
+      const json& cases = top.raw("cases");
+      if (!cases.is_array() || cases.empty())
+        fail(f, "cases", "a non-empty array of cases", cases.type_name());
+      top.finish({"description", "notes"});
+      for (size_t i = 0; i < cases.size(); ++i) {
+        Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
+        ValidationCase c;
+        c.file = f;
+        c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
+        if (!names.insert(c.name).second)
+          fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
+        c.description = r.str("description", "");
+        c.source = r.str("source");
+        c.measure = r.str("measure");
+        c.unit = r.str("unit", "");
+        c.expected = r.number("expected");
+        c.tolerance = r.number("tolerance");
+        if (c.tolerance <= 0 || c.tolerance >= 1)
+          fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
+        if (c.expected == 0)
+          fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
+        c.note = r.str("note", "");
+        c.job = parse_job(Reader(r.raw("setup"), f, r.field("setup")), default_hw);
+        r.finish();
+        out.push_back(std::move(c));
+      }
+    }
+  } catch (const SpecError& e) {
+    return e.error;
+  }
+  return out;
+}
+
+Result<Scenario> load_scenario(const std::string& path)
+{
+  try {
+    json j = read_json(path);
+    Reader r(j, path, "");
+    Scenario s;
+    s.file = path;
+    const std::string kind = r.str("kind", "microbenchmarks");
+    if (kind != "microbenchmarks")
+      fail(path, "kind", "\"microbenchmarks\" (training scenarios come with the training-step model)", "\"" + kind + "\"");
+    s.name = r.str("name", fs::path(path).stem().string());
+    s.description = r.str("description", "");
+    const std::string hw = r.str("hw", "");
+    const json& jobs = r.raw("jobs");
+    if (!jobs.is_array() || jobs.empty())
+      fail(path, "jobs", "a non-empty array of jobs", jobs.type_name());
+    for (size_t i = 0; i < jobs.size(); ++i)
+      s.jobs.push_back(parse_job(Reader(jobs[i], path, "jobs[" + std::to_string(i) + "]"), hw));
+    r.finish({"notes"});
+    return s;
+  } catch (const SpecError& e) {
+    return e.error;
+  }
+}
+
+} // namespace tp::frontend

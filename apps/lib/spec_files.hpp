@@ -1,0 +1,64 @@
+// Files that describe work to run: scenarios (`tensorpath run`) and validation cases (`tensorpath validate`).
+// Both are made of jobs (a perftest run, a PCIe copy benchmark) on a hardware profile. Loading is strict:
+// unknown fields and wrong types are errors naming the file and the field. Formats: docs/formats.md.
+#pragma once
+
+#include "core/common/result.hpp"
+#include "sim/microbench_jobs.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tp::frontend {
+
+struct JobSpec {
+  enum class Kind { PERFTEST, PCIE_COPY } kind = Kind::PERFTEST;
+  std::string label;
+  std::string hw;          ///< NIC, host or cluster profile
+  std::string switch_name; ///< optional switch override
+  sim::PerftestJob perftest;
+  std::vector<sim::CopyJob> copies;
+};
+
+/// Metrics of a finished job, by name (e.g. "bw_average_gbps", "h2d_GBps"), plus a human-readable report.
+struct JobOutcome {
+  std::map<std::string, double> metrics;
+  std::string report;
+};
+
+/// Run a job on the simulator in this process (one simulation: call it in a child process).
+Result<JobOutcome> run_job(const JobSpec& job);
+/// Serialize/deserialize an outcome (to bring it back from a child process).
+std::string encode_outcome(const JobOutcome& o);
+Result<JobOutcome> decode_outcome(const std::string& text);
+
+struct ValidationCase {
+  std::string name;
+  std::string description;
+  std::string source;    ///< where the expected value comes from
+  std::string measure;   ///< metric name of the job
+  std::string unit;
+  double expected = 0;
+  double tolerance = 0;  ///< relative, e.g. 0.05
+  std::string note;      ///< known caveats
+  std::string file;
+  JobSpec job;
+};
+
+/// Load cases from files or directories (every *.json inside, sorted). Case names must be unique.
+Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& paths);
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::vector<JobSpec> jobs;
+};
+
+Result<Scenario> load_scenario(const std::string& path);
+
+/// The directory with the project's validation cases (validation/cases of the source tree).
+std::string default_cases_dir();
+
+} // namespace tp::frontend

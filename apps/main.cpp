@@ -1,0 +1,76 @@
+// tensorpath: the command line. Thin: parses arguments, calls the libraries, prints.
+#include "apps/commands.hpp"
+#include "core/common/result.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#ifndef TENSORPATH_VERSION
+#define TENSORPATH_VERSION "0.0.0"
+#endif
+
+namespace tp::cli {
+
+int report_error(const Error& e)
+{
+  std::fprintf(stderr, "tensorpath: %s\n", e.message().c_str());
+  return 2;
+}
+
+} // namespace tp::cli
+
+namespace {
+
+std::vector<tp::cli::Command> commands()
+{
+  return {tp::cli::run_command(), tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
+          tp::cli::validate_command(), tp::cli::profiles_command()};
+}
+
+void usage(std::FILE* out)
+{
+  std::fprintf(out, "Usage: tensorpath <command> [options]\n\n"
+                    "tensorpath simulates the RDMA tensor path of distributed deep-learning training:\n"
+                    "NICs, PCIe, NUMA and the transports between workers and parameter servers.\n\nCommands:\n");
+  for (const auto& c : commands())
+    std::fprintf(out, "  %-12s %s\n", c.spec.name.c_str(), c.spec.summary.c_str());
+  std::fprintf(out, "  %-12s %s\n", "version", "print the version");
+  std::fprintf(out, "\nRun `tensorpath <command> --help` for the options of a command.\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (name == "version" || name == "--version") {
+    std::printf("tensorpath %s\n", TENSORPATH_VERSION);
+    return 0;
+  }
+  for (const auto& c : commands()) {
+    if (c.spec.name != name)
+      continue;
+    std::vector<std::string> args(argv + 2, argv + argc);
+    for (const auto& a : args)
+      if (a == "--help" || a == "-h") {
+        std::fputs(tp::frontend::help_text(c.spec).c_str(), stdout);
+        return 0;
+      }
+    auto parsed = tp::frontend::parse_args(c.spec, args);
+    if (!parsed.ok())
+      return tp::cli::report_error(parsed.error());
+    return c.run(parsed.value());
+  }
+  std::fprintf(stderr, "tensorpath: unknown command \"%s\"\n\n", name.c_str());
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,106 @@
+// fork + pipe + waitpid. The child writes one status byte ('O' ok, 'E' error) followed by the payload.
+#include "core/common/isolated_run.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tp {
+
+namespace {
+
+bool write_all(int fd, const std::string& s)
+{
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    off += size_t(n);
+  }
+  return true;
+}
+
+} // namespace
+
+Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s)
+{
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return Error::msg(std::string("pipe failed: ") + std::strerror(errno));
+  ::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Error::msg(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      Result<std::string> r = fn();
+      out = r.ok() ? "O" + r.value() : "E" + r.error().message();
+    } catch (const std::exception& e) {
+      out = std::string("E") + "uncaught exception: " + e.what();
+    } catch (...) {
+      out = "Euncaught exception";
+    }
+    write_all(fds[1], out);
+    ::close(fds[1]);
+    ::fflush(nullptr);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string data;
+  char buf[65536];
+  const auto start = std::chrono::steady_clock::now();
+  bool timed_out = false;
+  for (;;) {
+    int wait_ms = -1;
+    if (timeout_s > 0) {
+      double left = timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (left <= 0) {
+        timed_out = true;
+        ::kill(pid, SIGKILL);
+        break;
+      }
+      wait_ms = int(left * 1000) + 1;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int pr = ::poll(&p, 1, wait_ms);
+    if (pr < 0 && errno == EINTR)
+      continue;
+    if (pr == 0)
+      continue;
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    data.append(buf, size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    return Error::msg("child process timed out after " + std::to_string(timeout_s) + " s");
+  if (WIFSIGNALED(status))
+    return Error::msg(std::string("child process crashed: signal ") + std::to_string(WTERMSIG(status)) + " (" +
+                      ::strsignal(WTERMSIG(status)) + ")");
+  if (data.empty())
+    return Error::msg("child process exited (status " + std::to_string(WEXITSTATUS(status)) + ") without a result");
+  if (data[0] == 'O')
+    return data.substr(1);
+  return Error::msg(data.substr(1));
+}
+
+} // namespace tp

@@ -1,0 +1,17 @@
+// Run a function in a forked child process and bring back its text result. SimGrid allows one simulation
+// per process, and a crashing simulation must not take a validation run or a sweep down with it: the
+// crash becomes an Error naming the signal. Tests: tests/core/isolated_run_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <functional>
+#include <string>
+
+namespace tp {
+
+/// Fork; in the child run `fn` and send its result (or Error) back through a pipe; in the parent wait.
+/// `timeout_s` > 0 kills the child after that many seconds (Error "timed out").
+Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s = 0);
+
+} // namespace tp
