@@ -569,13 +569,5 @@ Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
   }
 }
 
-ClusterProfile make_cluster(const HostProfile& host, int count, const SwitchProfile& sw, const std::string& prefix)
-{
-  ClusterProfile c;
-  c.name = host.name + "-x" + std::to_string(count);
-  c.groups.push_back(HostGroup{prefix, count, host});
-  c.network_switch = sw;
-  return c;
-}
 
 } // namespace tp::models

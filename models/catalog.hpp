@@ -45,7 +45,4 @@ private:
   std::string root_;
 };
 
-/// Build a cluster of `count` copies of `host` behind `sw` (used by perftest and tests).
-ClusterProfile make_cluster(const HostProfile& host, int count, const SwitchProfile& sw, const std::string& prefix);
-
 } // namespace tp::models

@@ -33,4 +33,13 @@ const HostProfile& ClusterProfile::host(size_t i) const
   return groups.front().host;
 }
 
+ClusterProfile make_cluster(const HostProfile& host, int count, const SwitchProfile& sw, const std::string& prefix)
+{
+  ClusterProfile c;
+  c.name = host.name + "-x" + std::to_string(count);
+  c.groups.push_back(HostGroup{prefix, count, host});
+  c.network_switch = sw;
+  return c;
+}
+
 } // namespace tp::models

@@ -62,4 +62,7 @@ struct ClusterProfile {
   size_t host_count() const;
 };
 
+/// Build a cluster of `count` copies of `host` behind `sw` (used by perftest and tests).
+ClusterProfile make_cluster(const HostProfile& host, int count, const SwitchProfile& sw, const std::string& prefix);
+
 } // namespace tp::models

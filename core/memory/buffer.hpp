@@ -42,6 +42,14 @@ struct AllocAttr {
   HostMemoryKind host_kind = HostMemoryKind::PAGEABLE;
   /// Back the range with real bytes. nullopt: follow the MemorySpace's default mode.
   std::optional<bool> materialize;
+
+  static AllocAttr at(Location loc, HostMemoryKind kind = HostMemoryKind::PAGEABLE)
+  {
+    AllocAttr a;
+    a.location = loc;
+    a.host_kind = kind;
+    return a;
+  }
 };
 
 /// The address space of one (simulated or real) process.

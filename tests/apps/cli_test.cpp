@@ -1,0 +1,76 @@
+// The `tensorpath` executable end to end: help for every command, bad input exits 2 with a clear message,
+// validate's --json has the documented keys.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Run {
+  int status;
+  std::string out;
+};
+
+Run run(const std::string& args)
+{
+  const std::string cmd = std::string(TENSORPATH_BINARY) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.append(buf.data(), n);
+  int st = ::pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+} // namespace
+
+TEST_CASE("Every subcommand has --help", "[quick]")
+{
+  for (const char* c : {"run", "perftest", "pcie-copy", "validate", "profiles"}) {
+    Run r = run(std::string(c) + " --help");
+    INFO(c);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Usage: tensorpath " + std::string(c)) != std::string::npos);
+  }
+  CHECK(run("--help").out.find("perftest") != std::string::npos);
+  CHECK(run("no-such-command").status == 2);
+}
+
+TEST_CASE("Bad arguments and bad profiles exit 2 with a message naming the problem", "[quick]")
+{
+  Run r1 = run("perftest --op atomic");
+  CHECK(r1.status == 2);
+  CHECK(r1.out.find("--op") != std::string::npos);
+  Run r2 = run("perftest --hw no-such-nic");
+  CHECK(r2.status == 2);
+  CHECK(r2.out.find("no-such-nic") != std::string::npos);
+  Run r3 = run("perftest --size 12Q");
+  CHECK(r3.status == 2);
+  Run r4 = run("run /nonexistent.json");
+  CHECK(r4.status == 2);
+  CHECK(r4.out.find("/nonexistent.json") != std::string::npos);
+}
+
+TEST_CASE("perftest prints a row per size and validate --json has the documented keys", "[quick]")
+{
+  Run p = run("perftest --op write --size 4K -n 100 --hw connectx3-40gbe-roce");
+  REQUIRE(p.status == 0);
+  CHECK(p.out.find("RDMA_Write BW Test") != std::string::npos);
+  CHECK(p.out.find(" 4096 ") != std::string::npos);
+  Run v = run(std::string("validate ") + TENSORPATH_SOURCE_DIR + "/validation/cases/cx3_roce_send_bw.json --json -");
+  REQUIRE(v.status == 0);
+  auto j = nlohmann::json::parse(v.out);
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 1);
+  for (const char* k : {"case", "expected", "got", "tolerance", "pass"})
+    CHECK(j[0].contains(k));
+  CHECK(j[0]["pass"].get<bool>());
+}

@@ -1,0 +1,60 @@
+// Scenario and validation-case files: the shipped ones load; bad ones name the file and the field.
+#include "apps/lib/spec_files.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace tp::frontend;
+namespace fs = std::filesystem;
+
+namespace {
+std::string write_tmp(const std::string& name, const std::string& text)
+{
+  auto p = fs::temp_directory_path() / ("tp_spec_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+} // namespace
+
+TEST_CASE("The shipped validation cases and the default scenario load", "[quick]")
+{
+  auto cases = load_cases({default_cases_dir()});
+  REQUIRE(cases.ok());
+  CHECK(cases->size() >= 5);
+  for (const auto& c : cases.value()) {
+    CHECK_FALSE(c.source.empty());
+    CHECK(c.tolerance > 0);
+  }
+  auto sc = load_scenario(std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/default.json");
+  REQUIRE(sc.ok());
+  CHECK(sc->jobs.size() >= 4);
+}
+
+TEST_CASE("Bad case files are refused with file and field", "[quick]")
+{
+  auto f1 = write_tmp("c1.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 5,
+                                     "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce"}}]})");
+  auto r1 = load_cases({f1});
+  REQUIRE_FALSE(r1.ok());
+  CHECK(r1.error().field == "cases[0].tolerance");
+  auto f2 = write_tmp("c2.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
+                                     "setup": {"kind": "perftest", "hw": "x", "op": "atomic"}}]})");
+  auto r2 = load_cases({f2});
+  REQUIRE_FALSE(r2.ok());
+  CHECK(r2.error().field == "cases[0].setup.op");
+  CHECK(r2.error().file == f2);
+  auto f3 = write_tmp("c3.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
+                                     "setup": {"kind": "perftest", "hw": "x", "colour": "red"}}]})");
+  auto r3 = load_cases({f3});
+  REQUIRE_FALSE(r3.ok());
+  CHECK(r3.error().field == "cases[0].setup.colour");
+  auto f4 = write_tmp("s.json", R"({"jobs": [}})");
+  auto r4 = load_scenario(f4);
+  REQUIRE_FALSE(r4.ok());
+  CHECK(r4.error().expected == "valid JSON");
+  CHECK_FALSE(load_cases({"/nonexistent/dir"}).ok());
+  for (const auto& f : {f1, f2, f3, f4})
+    fs::remove(f);
+}
