@@ -16,23 +16,18 @@ int run_pcie_copy(const frontend::ParsedArgs& a)
 {
   models::Catalog cat;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "broadwell-p100"), 1);
-  if (!cluster.ok())
-    return report_error(cluster.error());
+  if (!cluster.ok()) return report_error(cluster.error());
   const models::HostProfile& host = cluster->host(0);
-  if (host.gpus.empty())
-    return report_error(Error::at(host.file, "gpus", "a host with at least one GPU", "none"));
+  if (host.gpus.empty()) return report_error(Error::at(host.file, "gpus", "a host with at least one GPU", "none"));
   auto size = a.get_size("size", 32ull << 20);
   auto iters = a.get_int("iters", 10, 1, 1000000);
   auto gpu = a.get_int("gpu", -1, -1, long(host.gpus.size()) - 1);
   for (auto* r : {&iters, &gpu})
-    if (!r->ok())
-      return report_error(r->error());
-  if (!size.ok())
-    return report_error(size.error());
+    if (!r->ok()) return report_error(r->error());
+  if (!size.ok()) return report_error(size.error());
   std::vector<sim::CopyJob> jobs;
   for (size_t g = 0; g < host.gpus.size(); ++g) {
-    if (gpu.value() >= 0 && size_t(gpu.value()) != g)
-      continue;
+    if (gpu.value() >= 0 && size_t(gpu.value()) != g) continue;
     for (size_t s = 0; s < host.sockets.size(); ++s) {
       sim::CopyJob j;
       j.config.gpu = int(g);
@@ -44,8 +39,7 @@ int run_pcie_copy(const frontend::ParsedArgs& a)
     }
   }
   auto r = sim::run_copy_jobs(cluster.value(), jobs);
-  if (!r.ok())
-    return report_error(r.error());
+  if (!r.ok()) return report_error(r.error());
   const bool csv = a.has("csv");
   if (csv)
     std::printf("gpu,gpu_socket,host_node,placement,bytes,memory,h2d_GBps,d2h_GBps,d2d_GBps\n");

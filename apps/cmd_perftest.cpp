@@ -30,13 +30,11 @@ int run_perftest(const frontend::ParsedArgs& a)
     return report_error(Error::at("", "tensorpath perftest", "one of --bw and --lat", "both"));
   c.metric = a.has("lat") ? microbench::Metric::LAT : microbench::Metric::BW;
   if (a.has("all")) {
-    if (a.has("size"))
-      return report_error(Error::at("", "tensorpath perftest", "one of --size and -a", "both"));
+    if (a.has("size")) return report_error(Error::at("", "tensorpath perftest", "one of --size and -a", "both"));
     c.sizes = microbench::PerftestConfig::all_sizes();
   } else {
     auto s = a.get_size("size", 65536);
-    if (!s.ok())
-      return report_error(s.error());
+    if (!s.ok()) return report_error(s.error());
     c.sizes = {s.value()};
   }
   auto iters = a.get_int("iters", 0, 1, 100000000);
@@ -45,8 +43,7 @@ int run_perftest(const frontend::ParsedArgs& a)
   auto inl = a.get_int("inline", -1, -1, 4096);
   auto nic = a.get_int("nic", 0, 0, 64);
   for (auto* r : {&iters, &qps, &depth, &inl, &nic})
-    if (!r->ok())
-      return report_error(r->error());
+    if (!r->ok()) return report_error(r->error());
   c.iterations = uint64_t(iters.value());
   c.qps = int(qps.value());
   c.tx_depth = int(depth.value());
@@ -55,13 +52,12 @@ int run_perftest(const frontend::ParsedArgs& a)
   job.cross_socket = a.has("cross-socket");
   job.gpu = a.has("gpu");
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx3-40gbe-roce"), 2, a.get("switch"));
-  if (!cluster.ok())
-    return report_error(cluster.error());
-  const auto& nspec = cluster->host(0).nics.at(size_t(std::min<long>(nic.value(), long(cluster->host(0).nics.size()) - 1)));
+  if (!cluster.ok()) return report_error(cluster.error());
+  const auto& nspec =
+      cluster->host(0).nics.at(size_t(std::min<long>(nic.value(), long(cluster->host(0).nics.size()) - 1)));
   c.mtu = verbs::Mtu(nspec.nic.mtu);
   auto r = sim::run_perftest_job(cluster.value(), job);
-  if (!r.ok())
-    return report_error(r.error());
+  if (!r.ok()) return report_error(r.error());
   const auto& res = r->result;
   const std::string link = nspec.nic.link_layer == models::LinkLayerKind::INFINIBAND ? "IB" : "Ethernet";
   if (a.has("csv")) {
@@ -71,8 +67,7 @@ int run_perftest(const frontend::ParsedArgs& a)
       return 0;
     }
     std::ofstream f(path);
-    if (!f)
-      return report_error(Error::at(path, "", "a writable file", "cannot open"));
+    if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
     f << frontend::perftest_csv(res);
   }
   std::fputs(frontend::perftest_banner(res, link).c_str(), stdout);

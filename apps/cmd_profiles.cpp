@@ -8,7 +8,8 @@ namespace tp::cli {
 
 namespace {
 
-const char* const KINDS[] = {"nic", "pcie", "cpu", "gpu", "socket_link", "switch", "registration", "tcp", "host", "cluster"};
+const char* const KINDS[] = {"nic",    "pcie",         "cpu", "gpu",  "socket_link",
+                             "switch", "registration", "tcp", "host", "cluster"};
 
 void show(const models::Catalog& cat, const std::string& kind, const std::string& name)
 {
@@ -30,8 +31,8 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
     }
     std::printf("%s: %d lanes at %.0f GT/s: raw %.3f GB/s, TLP layer %.3f GB/s, posted writes %.3f GB/s,\n"
                 "  read completions %.3f GB/s (64 B) / %.3f GB/s (128 B) per direction\n",
-                p->name.c_str(), p->lanes, p->transfer_rate * 1e-9, p->raw_bandwidth() * 1e-9, p->tlp_bandwidth() * 1e-9,
-                p->posted_write_bandwidth() * 1e-9, p->read_completion_bandwidth(64) * 1e-9,
+                p->name.c_str(), p->lanes, p->transfer_rate * 1e-9, p->raw_bandwidth() * 1e-9,
+                p->tlp_bandwidth() * 1e-9, p->posted_write_bandwidth() * 1e-9, p->read_completion_bandwidth(64) * 1e-9,
                 p->read_completion_bandwidth(128) * 1e-9);
   } else if (kind == "host") {
     auto h = cat.host(name);
@@ -44,9 +45,11 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
       std::printf("%s %s", s ? "," : "", h->sockets[s].cpu.name.c_str());
     std::printf("\n");
     for (size_t g = 0; g < h->gpus.size(); ++g)
-      std::printf("  gpu%zu %s on socket %d (%s)\n", g, h->gpus[g].gpu.name.c_str(), h->gpus[g].socket, h->gpus[g].pcie.name.c_str());
+      std::printf("  gpu%zu %s on socket %d (%s)\n", g, h->gpus[g].gpu.name.c_str(), h->gpus[g].socket,
+                  h->gpus[g].pcie.name.c_str());
     for (size_t n = 0; n < h->nics.size(); ++n)
-      std::printf("  nic%zu %s on socket %d (%s)\n", n, h->nics[n].nic.name.c_str(), h->nics[n].socket, h->nics[n].pcie.name.c_str());
+      std::printf("  nic%zu %s on socket %d (%s)\n", n, h->nics[n].nic.name.c_str(), h->nics[n].socket,
+                  h->nics[n].pcie.name.c_str());
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {
@@ -66,8 +69,7 @@ int run_profiles(const frontend::ParsedArgs& a)
     return 0;
   }
   for (const char* kind : KINDS) {
-    if (!pos.empty() && pos[0] != kind)
-      continue;
+    if (!pos.empty() && pos[0] != kind) continue;
     std::printf("%s:\n", kind);
     for (const auto& n : cat.list(kind))
       std::printf("  %s\n", n.c_str());

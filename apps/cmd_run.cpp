@@ -15,38 +15,37 @@ namespace {
 int run_scenario(const frontend::ParsedArgs& a)
 {
   if (a.positional().size() != 1)
-    return report_error(Error::at("", "tensorpath run", "exactly one scenario file", std::to_string(a.positional().size()) + " arguments"));
+    return report_error(Error::at("", "tensorpath run", "exactly one scenario file",
+                                  std::to_string(a.positional().size()) + " arguments"));
   auto sc = frontend::load_scenario(a.positional()[0]);
-  if (!sc.ok())
-    return report_error(sc.error());
+  if (!sc.ok()) return report_error(sc.error());
   const bool json = a.has("json");
   nlohmann::json out;
   out["scenario"] = sc->name;
   out["jobs"] = nlohmann::json::array();
-  if (!json)
-    std::printf("Scenario %s: %s\n\n", sc->name.c_str(), sc->description.c_str());
+  if (!json) std::printf("Scenario %s: %s\n\n", sc->name.c_str(), sc->description.c_str());
   int failures = 0;
   for (size_t i = 0; i < sc->jobs.size(); ++i) {
     const auto& job = sc->jobs[i];
     auto child = run_isolated([&job]() -> Result<std::string> {
       auto o = frontend::run_job(job);
-      if (!o.ok())
-        return o.error();
+      if (!o.ok()) return o.error();
       return frontend::encode_outcome(o.value());
     });
     nlohmann::json jj;
     jj["label"] = job.label;
     jj["hw"] = job.hw;
-    Result<frontend::JobOutcome> o = child.ok() ? frontend::decode_outcome(child.value()) : Result<frontend::JobOutcome>(child.error());
+    Result<frontend::JobOutcome> o =
+        child.ok() ? frontend::decode_outcome(child.value()) : Result<frontend::JobOutcome>(child.error());
     if (!o.ok()) {
       ++failures;
       jj["error"] = o.error().message();
       if (!json)
-        std::printf("[%zu] %s (%s): ERROR %s\n\n", i + 1, job.label.c_str(), job.hw.c_str(), o.error().message().c_str());
+        std::printf("[%zu] %s (%s): ERROR %s\n\n", i + 1, job.label.c_str(), job.hw.c_str(),
+                    o.error().message().c_str());
     } else {
       jj["metrics"] = o->metrics;
-      if (!json)
-        std::printf("[%zu] %s (%s)\n%s\n", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
+      if (!json) std::printf("[%zu] %s (%s)\n%s\n", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
     }
     out["jobs"].push_back(jj);
   }

@@ -24,24 +24,22 @@ struct Row {
 int run_validate(const frontend::ParsedArgs& a)
 {
   std::vector<std::string> paths = a.positional();
-  if (paths.empty())
-    paths.push_back(frontend::default_cases_dir());
+  if (paths.empty()) paths.push_back(frontend::default_cases_dir());
   auto cases = frontend::load_cases(paths);
-  if (!cases.ok())
-    return report_error(cases.error());
+  if (!cases.ok()) return report_error(cases.error());
   const std::string only = a.get("case");
   std::vector<Row> rows;
   for (const auto& c : cases.value()) {
-    if (!only.empty() && c.name.find(only) == std::string::npos)
-      continue;
+    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     Row row;
     row.c = &c;
-    auto child = run_isolated([&c]() -> Result<std::string> {
-      auto out = frontend::run_job(c.job);
-      if (!out.ok())
-        return out.error();
-      return frontend::encode_outcome(out.value());
-    }, 600);
+    auto child = run_isolated(
+        [&c]() -> Result<std::string> {
+          auto out = frontend::run_job(c.job);
+          if (!out.ok()) return out.error();
+          return frontend::encode_outcome(out.value());
+        },
+        600);
     if (!child.ok()) {
       row.error = child.error().message();
     } else if (auto o = frontend::decode_outcome(child.value()); !o.ok()) {
@@ -51,13 +49,13 @@ int run_validate(const frontend::ParsedArgs& a)
     } else {
       row.got = o->metrics.at(c.measure);
       row.pass = std::fabs(row.got - c.expected) <= c.tolerance * std::fabs(c.expected);
-      if (a.has("verbose"))
-        std::fputs(o->report.c_str(), stdout);
+      if (a.has("verbose")) std::fputs(o->report.c_str(), stdout);
     }
     rows.push_back(row);
   }
   if (rows.empty())
-    return report_error(Error::at("", "tensorpath validate --case", "a case name (or part of one) that exists", "\"" + only + "\""));
+    return report_error(
+        Error::at("", "tensorpath validate --case", "a case name (or part of one) that exists", "\"" + only + "\""));
   const bool to_stdout_json = a.get("json") == "-";
   if (!to_stdout_json) {
     std::printf("%-34s %12s %12s %9s %7s  %s\n", "case", "expected", "got", "error", "tol", "result");
@@ -91,8 +89,7 @@ int run_validate(const frontend::ParsedArgs& a)
       j["unit"] = r.c->unit;
       j["measure"] = r.c->measure;
       j["source"] = r.c->source;
-      if (!r.error.empty())
-        j["error"] = r.error;
+      if (!r.error.empty()) j["error"] = r.error;
       out.push_back(j);
     }
     const std::string path = a.get("json");
@@ -100,14 +97,12 @@ int run_validate(const frontend::ParsedArgs& a)
       std::printf("%s\n", out.dump(2).c_str());
     else {
       std::ofstream f(path);
-      if (!f)
-        return report_error(Error::at(path, "", "a writable file", "cannot open"));
+      if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
       f << out.dump(2) << "\n";
     }
   }
   for (const auto& r : rows)
-    if (!r.pass)
-      return 1;
+    if (!r.pass) return 1;
   return 0;
 }
 
@@ -121,7 +116,8 @@ Command validate_command()
   s.usage = "[CASES.json|DIR ...] [--case NAME] [--json FILE|-] [--verbose]";
   s.options = {
       {"case", 0, true, "NAME", "only cases whose name contains NAME"},
-      {"json", 0, true, "FILE", "also write a JSON list of {case, expected, got, tolerance, pass} (\"-\": stdout only)"},
+      {"json", 0, true, "FILE",
+       "also write a JSON list of {case, expected, got, tolerance, pass} (\"-\": stdout only)"},
       {"verbose", 'v', false, "", "print each job's report (perftest tables, copy results)"},
   };
   s.details = "Without arguments the cases in validation/cases/ are run. Each case runs in its own process.\n"

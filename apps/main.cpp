@@ -57,8 +57,7 @@ int main(int argc, char** argv)
     return 0;
   }
   for (const auto& c : commands()) {
-    if (c.spec.name != name)
-      continue;
+    if (c.spec.name != name) continue;
     std::vector<std::string> args(argv + 2, argv + argc);
     for (const auto& a : args)
       if (a == "--help" || a == "-h") {
@@ -66,8 +65,7 @@ int main(int argc, char** argv)
         return 0;
       }
     auto parsed = tp::frontend::parse_args(c.spec, args);
-    if (!parsed.ok())
-      return tp::cli::report_error(parsed.error());
+    if (!parsed.ok()) return tp::cli::report_error(parsed.error());
     return c.run(parsed.value());
   }
   std::fprintf(stderr, "tensorpath: unknown command \"%s\"\n\n", name.c_str());

@@ -23,17 +23,19 @@ namespace tp::models {
 const char* to_string(LinkLayerKind k)
 {
   switch (k) {
-  case LinkLayerKind::INFINIBAND: return "infiniband";
-  case LinkLayerKind::ROCE_V1: return "roce_v1";
-  case LinkLayerKind::ROCE_V2: return "roce_v2";
+  case LinkLayerKind::INFINIBAND:
+    return "infiniband";
+  case LinkLayerKind::ROCE_V1:
+    return "roce_v1";
+  case LinkLayerKind::ROCE_V2:
+    return "roce_v2";
   }
   return "?";
 }
 
 std::string default_models_dir()
 {
-  if (const char* env = std::getenv("TENSORPATH_MODELS_DIR"))
-    return env;
+  if (const char* env = std::getenv("TENSORPATH_MODELS_DIR")) return env;
   return TENSORPATH_DEFAULT_MODELS_DIR;
 }
 
@@ -59,8 +61,7 @@ class Obj {
 public:
   Obj(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
   {
-    if (!j_.is_object())
-      fail(file_, path_.empty() ? "(top level)" : path_, "an object", type_name(j_));
+    if (!j_.is_object()) fail(file_, path_.empty() ? "(top level)" : path_, "an object", type_name(j_));
   }
   std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
   const std::string& file() const { return file_; }
@@ -69,8 +70,7 @@ public:
   const json& get(const std::string& key)
   {
     used_.insert(key);
-    if (!j_.contains(key))
-      fail(file_, field(key), "this field", "nothing (missing)");
+    if (!j_.contains(key)) fail(file_, field(key), "this field", "nothing (missing)");
     return j_.at(key);
   }
 
@@ -78,13 +78,11 @@ public:
   {
     used_.insert(key);
     if (!j_.contains(key)) {
-      if (def)
-        return *def;
+      if (def) return *def;
       fail(file_, field(key), "a string", "nothing (missing)");
     }
     const json& v = j_.at(key);
-    if (!v.is_string())
-      fail(file_, field(key), "a string", type_name(v));
+    if (!v.is_string()) fail(file_, field(key), "a string", type_name(v));
     return v.get<std::string>();
   }
 
@@ -92,13 +90,11 @@ public:
   {
     used_.insert(key);
     if (!j_.contains(key)) {
-      if (def)
-        return *def;
+      if (def) return *def;
       fail(file_, field(key), "an integer", "nothing (missing)");
     }
     const json& v = j_.at(key);
-    if (!v.is_number_integer())
-      fail(file_, field(key), "an integer", type_name(v));
+    if (!v.is_number_integer()) fail(file_, field(key), "an integer", type_name(v));
     long x = v.get<long>();
     if (x < lo || x > hi)
       fail(file_, field(key), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(x));
@@ -106,20 +102,16 @@ public:
   }
 
   /// {"value": v, "unit": u, "source": s}; converted to SI. `min_si` guards against nonsense (e.g. 0 bandwidth).
-  double quantity(const std::string& key, Dimension dim, std::optional<double> def = std::nullopt,
-                  double min_si = 0.0)
+  double quantity(const std::string& key, Dimension dim, std::optional<double> def = std::nullopt, double min_si = 0.0)
   {
     used_.insert(key);
     if (!j_.contains(key)) {
-      if (def)
-        return *def;
-      fail(file_, field(key), std::string("a quantity {value, unit, source}: ") + to_string(dim),
-           "nothing (missing)");
+      if (def) return *def;
+      fail(file_, field(key), std::string("a quantity {value, unit, source}: ") + to_string(dim), "nothing (missing)");
     }
     const json& v = j_.at(key);
     const std::string f = field(key);
-    if (!v.is_object())
-      fail(file_, f, "an object {\"value\": ..., \"unit\": ..., \"source\": ...}", type_name(v));
+    if (!v.is_object()) fail(file_, f, "an object {\"value\": ..., \"unit\": ..., \"source\": ...}", type_name(v));
     for (auto it = v.begin(); it != v.end(); ++it) {
       static const std::set<std::string> allowed = {"value", "unit", "source", "status", "note"};
       if (!allowed.count(it.key()))
@@ -139,10 +131,8 @@ public:
         fail(file_, f + ".status", "one of confirmed, secondary, derived, assumption, standard", v["status"].dump());
     }
     auto si = to_si(v["value"].get<double>(), v["unit"].get<std::string>(), dim);
-    if (!si.ok())
-      fail(file_, f + ".unit", si.error().expected, si.error().got);
-    if (*si < min_si)
-      fail(file_, f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
+    if (!si.ok()) fail(file_, f + ".unit", si.error().expected, si.error().got);
+    if (*si < min_si) fail(file_, f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
     return *si;
   }
 
@@ -165,8 +155,7 @@ private:
 json read_json_file(const std::string& path)
 {
   std::ifstream in(path);
-  if (!in)
-    fail(path, "", "a readable JSON file", "cannot open");
+  if (!in) fail(path, "", "a readable JSON file", "cannot open");
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
@@ -179,8 +168,7 @@ void check_kind(Obj& o, const std::string& kind)
 {
   if (o.has("kind")) {
     std::string k = o.str("kind");
-    if (k != kind)
-      fail(o.file(), o.field("kind"), "\"" + kind + "\"", "\"" + k + "\"");
+    if (k != kind) fail(o.file(), o.field("kind"), "\"" + kind + "\"", "\"" + k + "\"");
   }
 }
 
@@ -235,8 +223,7 @@ PcieProfile parse_pcie(Obj o)
   p.write_tlp_overhead = o.quantity("write_tlp_overhead", Dimension::BYTES);
   p.completion_tlp_overhead = o.quantity("completion_tlp_overhead", Dimension::BYTES);
   p.dllp_overhead = o.quantity("dllp_overhead", Dimension::FRACTION);
-  if (p.dllp_overhead >= 1)
-    fail(o.file(), o.field("dllp_overhead"), "a fraction < 1", std::to_string(p.dllp_overhead));
+  if (p.dllp_overhead >= 1) fail(o.file(), o.field("dllp_overhead"), "a fraction < 1", std::to_string(p.dllp_overhead));
   p.link_latency = o.quantity("link_latency", Dimension::TIME);
   o.finish();
   return p;
@@ -263,8 +250,7 @@ CpuProfile parse_cpu(Obj o)
   p.completion_overhead = o.quantity("completion_overhead", Dimension::TIME);
   p.serialize_bandwidth = o.quantity("serialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
   p.deserialize_bandwidth = o.quantity("deserialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  if (p.l3_size < p.l2_size)
-    fail(o.file(), o.field("l3_size"), "l3_size >= l2_size", std::to_string(p.l3_size));
+  if (p.l3_size < p.l2_size) fail(o.file(), o.field("l3_size"), "l3_size >= l2_size", std::to_string(p.l3_size));
   o.finish();
   return p;
 }
@@ -342,16 +328,13 @@ Catalog::Catalog(std::string root) : root_(std::move(root)) {}
 
 Result<std::string> Catalog::locate(const std::string& kind, const std::string& name_or_path) const
 {
-  if (name_or_path.empty())
-    return Error::at("", kind, "a profile name or a path to a .json file", "an empty string");
+  if (name_or_path.empty()) return Error::at("", kind, "a profile name or a path to a .json file", "an empty string");
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json")) {
-    if (fs::is_regular_file(name_or_path))
-      return name_or_path;
+    if (fs::is_regular_file(name_or_path)) return name_or_path;
     return Error::at(name_or_path, "", "an existing profile file", "no such file");
   }
   fs::path p = fs::path(root_) / kind / (name_or_path + ".json");
-  if (fs::is_regular_file(p))
-    return p.string();
+  if (fs::is_regular_file(p)) return p.string();
   auto names = list(kind);
   std::string known;
   for (const auto& n : names)
@@ -366,8 +349,7 @@ std::vector<std::string> Catalog::list(const std::string& kind) const
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(fs::path(root_) / kind, ec))
-    if (e.path().extension() == ".json")
-      out.push_back(e.path().stem().string());
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -378,13 +360,11 @@ template <class T, class Parse>
 Result<T> load(const Catalog& cat, const std::string& kind, const std::string& name_or_path, Parse parse)
 {
   auto path = cat.locate(kind, name_or_path);
-  if (!path.ok())
-    return path.error();
+  if (!path.ok()) return path.error();
   try {
     json j = read_json_file(*path);
     T p = parse(Obj(j, *path, ""));
-    if (p.name.empty())
-      p.name = fs::path(*path).stem().string();
+    if (p.name.empty()) p.name = fs::path(*path).stem().string();
     return p;
   } catch (const LoadError& e) {
     return e.error;
@@ -398,19 +378,16 @@ T component(const Catalog& cat, Obj& o, const std::string& key, const std::strin
 {
   if (!o.has(key) && def) {
     auto r = load<T>(cat, kind, *def, parse);
-    if (!r.ok())
-      throw LoadError{r.error()};
+    if (!r.ok()) throw LoadError{r.error()};
     return r.value();
   }
   const json& v = o.get(key);
   if (v.is_object()) {
     T p = parse(Obj(v, o.file(), o.field(key)));
-    if (p.name.empty())
-      p.name = o.field(key);
+    if (p.name.empty()) p.name = o.field(key);
     return p;
   }
-  if (!v.is_string())
-    fail(o.file(), o.field(key), "a " + kind + " profile name or an inline object", type_name(v));
+  if (!v.is_string()) fail(o.file(), o.field(key), "a " + kind + " profile name or an inline object", type_name(v));
   auto r = load<T>(cat, kind, v.get<std::string>(), parse);
   if (!r.ok()) {
     Error e = r.error();
@@ -449,8 +426,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
   const int nsock = int(h.sockets.size());
   if (o.has("gpus")) {
     const json& gpus = o.get("gpus");
-    if (!gpus.is_array())
-      fail(o.file(), o.field("gpus"), "an array", type_name(gpus));
+    if (!gpus.is_array()) fail(o.file(), o.field("gpus"), "an array", type_name(gpus));
     for (size_t i = 0; i < gpus.size(); ++i) {
       Obj g(gpus[i], o.file(), o.field("gpus[" + std::to_string(i) + "]"));
       GpuSpec spec;
@@ -463,7 +439,8 @@ HostProfile parse_host(const Catalog& cat, Obj o)
   }
   const json& nics = o.get("nics");
   if (!nics.is_array() || nics.empty())
-    fail(o.file(), o.field("nics"), "an array of at least one NIC", nics.is_array() ? "an empty array" : type_name(nics));
+    fail(o.file(), o.field("nics"), "an array of at least one NIC",
+         nics.is_array() ? "an empty array" : type_name(nics));
   for (size_t i = 0; i < nics.size(); ++i) {
     Obj n(nics[i], o.file(), o.field("nics[" + std::to_string(i) + "]"));
     NicSpec spec;
@@ -500,8 +477,7 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
       hg.host = parse_host(cat, Obj(hv, o.file(), g.field("host")));
     } else if (hv.is_string()) {
       auto r = cat.host(hv.get<std::string>());
-      if (!r.ok())
-        throw LoadError{r.error()};
+      if (!r.ok()) throw LoadError{r.error()};
       hg.host = r.value();
     } else {
       fail(o.file(), g.field("host"), "a host profile name or an inline host", type_name(hv));
@@ -516,13 +492,22 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
 
 } // namespace
 
-Result<NicProfile> Catalog::nic(const std::string& n) const { return load<NicProfile>(*this, "nic", n, parse_nic); }
+Result<NicProfile> Catalog::nic(const std::string& n) const
+{
+  return load<NicProfile>(*this, "nic", n, parse_nic);
+}
 Result<PcieProfile> Catalog::pcie(const std::string& n) const
 {
   return load<PcieProfile>(*this, "pcie", n, parse_pcie);
 }
-Result<CpuProfile> Catalog::cpu(const std::string& n) const { return load<CpuProfile>(*this, "cpu", n, parse_cpu); }
-Result<GpuProfile> Catalog::gpu(const std::string& n) const { return load<GpuProfile>(*this, "gpu", n, parse_gpu); }
+Result<CpuProfile> Catalog::cpu(const std::string& n) const
+{
+  return load<CpuProfile>(*this, "cpu", n, parse_cpu);
+}
+Result<GpuProfile> Catalog::gpu(const std::string& n) const
+{
+  return load<GpuProfile>(*this, "gpu", n, parse_gpu);
+}
 Result<SocketLinkProfile> Catalog::socket_link(const std::string& n) const
 {
   return load<SocketLinkProfile>(*this, "socket_link", n, parse_socket_link);
@@ -535,7 +520,10 @@ Result<RegistrationProfile> Catalog::registration(const std::string& n) const
 {
   return load<RegistrationProfile>(*this, "registration", n, parse_registration);
 }
-Result<TcpProfile> Catalog::tcp(const std::string& n) const { return load<TcpProfile>(*this, "tcp", n, parse_tcp); }
+Result<TcpProfile> Catalog::tcp(const std::string& n) const
+{
+  return load<TcpProfile>(*this, "tcp", n, parse_tcp);
+}
 Result<HostProfile> Catalog::host(const std::string& n) const
 {
   return load<HostProfile>(*this, "host", n, [this](Obj o) { return parse_host(*this, std::move(o)); });
@@ -550,11 +538,10 @@ Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
   std::string path = name_or_path;
   if (!(name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))) {
     // search every kind for that name
-    for (const char* kind : {"host", "cluster", "nic", "pcie", "cpu", "gpu", "socket_link", "switch",
-                             "registration", "tcp"}) {
+    for (const char* kind :
+         {"host", "cluster", "nic", "pcie", "cpu", "gpu", "socket_link", "switch", "registration", "tcp"}) {
       auto p = fs::path(root_) / kind / (name_or_path + ".json");
-      if (fs::is_regular_file(p))
-        return std::string(kind);
+      if (fs::is_regular_file(p)) return std::string(kind);
     }
     return Error::at(root_, "", "a profile name found under " + root_ + " or a path to a .json file",
                      "\"" + name_or_path + "\"");
@@ -568,6 +555,5 @@ Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
     return e.error;
   }
 }
-
 
 } // namespace tp::models

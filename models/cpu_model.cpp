@@ -10,8 +10,7 @@ namespace tp::models {
 double CpuProfile::memcpy_bandwidth(double bytes) const
 {
   const double ws = 2.0 * bytes; // source + destination
-  if (ws <= l2_size || l2_size <= 0)
-    return memcpy_l2_bandwidth;
+  if (ws <= l2_size || l2_size <= 0) return memcpy_l2_bandwidth;
   if (ws <= l3_size) {
     // Fraction of the working set beyond L2 streams at LLC speed: harmonic mix.
     const double f = (ws - l2_size) / ws;
@@ -25,15 +24,13 @@ double CpuProfile::memcpy_bandwidth(double bytes) const
 
 double CpuProfile::memcpy_time(double bytes) const
 {
-  if (bytes <= 0)
-    return memcpy_call_overhead;
+  if (bytes <= 0) return memcpy_call_overhead;
   return memcpy_call_overhead + bytes / memcpy_bandwidth(bytes);
 }
 
 double CpuProfile::reduce_time(double bytes) const
 {
-  if (bytes <= 0)
-    return memcpy_call_overhead;
+  if (bytes <= 0) return memcpy_call_overhead;
   // memcpy moves 2 streams (read + write); dst += src moves 3 (2 reads + 1 write) over 1.5x the data.
   return memcpy_call_overhead + 1.5 * bytes / memcpy_bandwidth(1.5 * bytes);
 }

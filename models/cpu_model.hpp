@@ -10,9 +10,9 @@ namespace tp::models {
 struct CpuProfile {
   std::string name;
   int cores = 1;
-  double frequency = 0;       ///< Hz
-  double l2_size = 0;         ///< per core, bytes
-  double l3_size = 0;         ///< per socket, bytes
+  double frequency = 0;             ///< Hz
+  double l2_size = 0;               ///< per core, bytes
+  double l3_size = 0;               ///< per socket, bytes
   double memcpy_l2_bandwidth = 0;   ///< single-thread memcpy, working set in L2, bytes/s
   double memcpy_llc_bandwidth = 0;  ///< working set in the last-level cache
   double memcpy_dram_bandwidth = 0; ///< working set beyond the LLC

@@ -8,10 +8,10 @@ namespace tp::models {
 
 struct GpuProfile {
   std::string name;
-  std::string pcie;            ///< default PCIe attachment (profile name)
-  double memory = 0;           ///< bytes
-  double memory_bandwidth = 0; ///< bytes/s
-  double fp32_peak = 0;        ///< FLOP/s
+  std::string pcie;                  ///< default PCIe attachment (profile name)
+  double memory = 0;                 ///< bytes
+  double memory_bandwidth = 0;       ///< bytes/s
+  double fp32_peak = 0;              ///< FLOP/s
   double memcpy_launch_overhead = 0; ///< fixed cost of one cudaMemcpy (driver + DMA setup), seconds
   double kernel_launch_overhead = 0; ///< fixed cost of a kernel launch, seconds
   double p2p_read_bandwidth = 0;     ///< a peer (NIC) DMA-reading this GPU's memory through the root complex, bytes/s

@@ -25,8 +25,7 @@ size_t ClusterProfile::host_count() const
 const HostProfile& ClusterProfile::host(size_t i) const
 {
   for (const auto& g : groups) {
-    if (i < size_t(g.count))
-      return g.host;
+    if (i < size_t(g.count)) return g.host;
     i -= size_t(g.count);
   }
   assert(false && "host index out of range");

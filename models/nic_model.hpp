@@ -14,14 +14,14 @@ struct NicProfile {
   std::string name;
   std::string description;
   LinkLayerKind link_layer = LinkLayerKind::INFINIBAND;
-  double line_rate = 0;          ///< data rate after line encoding, bytes/s
-  uint32_t mtu = 4096;           ///< active path MTU, bytes of payload per packet
-  double packet_overhead = 0;    ///< header + trailer bytes per data packet on the wire (incl. preamble/IFG)
-  double rdma_header_bytes = 16; ///< RETH, added to the first packet of RDMA WRITE / READ request
-  double imm_header_bytes = 4;   ///< ImmDt, added to the last packet of *_WITH_IMM
-  double ack_packet_bytes = 0;   ///< size of an ACK / read request / NAK packet on the wire
-  std::string pcie;              ///< default PCIe attachment (profile name)
-  double port_latency = 0;       ///< one-way PHY+MAC+cable latency of the port, seconds
+  double line_rate = 0;           ///< data rate after line encoding, bytes/s
+  uint32_t mtu = 4096;            ///< active path MTU, bytes of payload per packet
+  double packet_overhead = 0;     ///< header + trailer bytes per data packet on the wire (incl. preamble/IFG)
+  double rdma_header_bytes = 16;  ///< RETH, added to the first packet of RDMA WRITE / READ request
+  double imm_header_bytes = 4;    ///< ImmDt, added to the last packet of *_WITH_IMM
+  double ack_packet_bytes = 0;    ///< size of an ACK / read request / NAK packet on the wire
+  std::string pcie;               ///< default PCIe attachment (profile name)
+  double port_latency = 0;        ///< one-way PHY+MAC+cable latency of the port, seconds
   double tx_pipeline_latency = 0; ///< NIC send-side processing latency, seconds
   double rx_pipeline_latency = 0; ///< NIC receive-side processing latency, seconds
   double wqe_processing_time = 0; ///< per-WQE service time of one QP's send engine, seconds

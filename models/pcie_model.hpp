@@ -9,7 +9,7 @@ namespace tp::models {
 
 struct PcieProfile {
   std::string name;
-  double transfer_rate = 8e9;          ///< per lane, transfers/s (Gen3: 8 GT/s)
+  double transfer_rate = 8e9; ///< per lane, transfers/s (Gen3: 8 GT/s)
   double encoding_efficiency = 128.0 / 130.0;
   int lanes = 16;
   double max_payload_size = 256;       ///< bytes (negotiated MPS)

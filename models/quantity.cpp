@@ -10,15 +10,24 @@ namespace tp::models {
 const char* to_string(Dimension d)
 {
   switch (d) {
-  case Dimension::BYTES: return "a size (B, KiB, MiB, GiB, KB, MB, GB)";
-  case Dimension::BYTE_RATE: return "a rate (B/s, MB/s, GB/s, GiB/s, Mb/s, Gb/s)";
-  case Dimension::TIME: return "a time (s, ms, us, ns)";
-  case Dimension::TRANSFER_RATE: return "a signalling rate (GT/s)";
-  case Dimension::FREQUENCY: return "a frequency (Hz, MHz, GHz)";
-  case Dimension::FLOP_RATE: return "a compute rate (GFLOP/s, TFLOP/s)";
-  case Dimension::MESSAGE_RATE: return "a message rate (msg/s, Mmsg/s)";
-  case Dimension::COUNT: return "a count (unit \"1\")";
-  case Dimension::FRACTION: return "a fraction (unit \"fraction\" or \"%\")";
+  case Dimension::BYTES:
+    return "a size (B, KiB, MiB, GiB, KB, MB, GB)";
+  case Dimension::BYTE_RATE:
+    return "a rate (B/s, MB/s, GB/s, GiB/s, Mb/s, Gb/s)";
+  case Dimension::TIME:
+    return "a time (s, ms, us, ns)";
+  case Dimension::TRANSFER_RATE:
+    return "a signalling rate (GT/s)";
+  case Dimension::FREQUENCY:
+    return "a frequency (Hz, MHz, GHz)";
+  case Dimension::FLOP_RATE:
+    return "a compute rate (GFLOP/s, TFLOP/s)";
+  case Dimension::MESSAGE_RATE:
+    return "a message rate (msg/s, Mmsg/s)";
+  case Dimension::COUNT:
+    return "a count (unit \"1\")";
+  case Dimension::FRACTION:
+    return "a fraction (unit \"fraction\" or \"%\")";
   }
   return "?";
 }
@@ -62,10 +71,8 @@ Result<double> to_si(double value, const std::string& unit, Dimension dim)
       {"%", {Dimension::FRACTION, 0.01}},
   };
   auto it = table.find(unit);
-  if (it == table.end() || it->second.first != dim)
-    return Error{{}, {}, to_string(dim), "unit \"" + unit + "\"", {}};
-  if (!std::isfinite(value))
-    return Error{{}, {}, "a finite number", "non-finite value", {}};
+  if (it == table.end() || it->second.first != dim) return Error{{}, {}, to_string(dim), "unit \"" + unit + "\"", {}};
+  if (!std::isfinite(value)) return Error{{}, {}, "a finite number", "non-finite value", {}};
   return value * it->second.second;
 }
 

@@ -10,15 +10,15 @@
 namespace tp::models {
 
 enum class Dimension {
-  BYTES,          ///< B, KB, KiB, MB, MiB, GB, GiB
-  BYTE_RATE,      ///< B/s, MB/s, GB/s, GiB/s, and bit rates (b/s, Mb/s, Gb/s) converted to bytes/s
-  TIME,           ///< s, ms, us, ns
-  TRANSFER_RATE,  ///< GT/s (PCIe signalling rate per lane), in transfers/s
-  FREQUENCY,      ///< Hz, MHz, GHz
-  FLOP_RATE,      ///< FLOP/s, GFLOP/s, TFLOP/s
-  MESSAGE_RATE,   ///< msg/s, Mmsg/s
-  COUNT,          ///< unit "1" or "count"
-  FRACTION,       ///< unit "fraction" (0..1) or "%"
+  BYTES,         ///< B, KB, KiB, MB, MiB, GB, GiB
+  BYTE_RATE,     ///< B/s, MB/s, GB/s, GiB/s, and bit rates (b/s, Mb/s, Gb/s) converted to bytes/s
+  TIME,          ///< s, ms, us, ns
+  TRANSFER_RATE, ///< GT/s (PCIe signalling rate per lane), in transfers/s
+  FREQUENCY,     ///< Hz, MHz, GHz
+  FLOP_RATE,     ///< FLOP/s, GFLOP/s, TFLOP/s
+  MESSAGE_RATE,  ///< msg/s, Mmsg/s
+  COUNT,         ///< unit "1" or "count"
+  FRACTION,      ///< unit "fraction" (0..1) or "%"
 };
 const char* to_string(Dimension d);
 

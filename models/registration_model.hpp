@@ -13,7 +13,7 @@ struct RegistrationProfile {
   double register_per_page = 0; ///< seconds per page
   double deregister_fixed = 0;
   double deregister_per_page = 0;
-  double page_size = 4096;      ///< bytes
+  double page_size = 4096; ///< bytes
 
   double pages(double bytes) const { return bytes <= 0 ? 0 : std::ceil(bytes / page_size); }
   double register_time(double bytes) const { return register_fixed + register_per_page * pages(bytes); }

@@ -9,9 +9,9 @@ namespace tp::models {
 
 struct SocketLinkProfile {
   std::string name;
-  double bandwidth = 0;          ///< per direction, bytes/s
-  double latency = 0;            ///< one-way extra latency of crossing the link, seconds
-  double gpu_p2p_bandwidth = 0;  ///< GPU<->GPU or NIC<->GPU peer traffic across the link, bytes/s
+  double bandwidth = 0;         ///< per direction, bytes/s
+  double latency = 0;           ///< one-way extra latency of crossing the link, seconds
+  double gpu_p2p_bandwidth = 0; ///< GPU<->GPU or NIC<->GPU peer traffic across the link, bytes/s
 };
 
 } // namespace tp::models

@@ -11,10 +11,10 @@ namespace tp::models {
 
 struct TcpProfile {
   std::string name;
-  double mss = 1448;                ///< payload bytes per segment
-  double segment_overhead = 78;     ///< header bytes per segment on the wire (TCP+IP+L2 framing)
-  double stack_latency = 0;         ///< one-way latency of send+receive stack traversal, seconds
-  double connection_bandwidth = 0;  ///< CPU-bound throughput of one connection, bytes/s (0 = no cap)
+  double mss = 1448;               ///< payload bytes per segment
+  double segment_overhead = 78;    ///< header bytes per segment on the wire (TCP+IP+L2 framing)
+  double stack_latency = 0;        ///< one-way latency of send+receive stack traversal, seconds
+  double connection_bandwidth = 0; ///< CPU-bound throughput of one connection, bytes/s (0 = no cap)
 
   double wire_bytes(double n) const
   {

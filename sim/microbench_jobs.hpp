@@ -14,8 +14,8 @@ namespace tp::sim {
 
 struct PerftestJob {
   microbench::PerftestConfig config;
-  std::string server;        ///< machine name; empty: the first machine
-  std::string client;        ///< machine name; empty: the second machine
+  std::string server; ///< machine name; empty: the first machine
+  std::string client; ///< machine name; empty: the second machine
   int nic = 0;
   bool cross_socket = false; ///< buffers on the socket that does not hold the NIC
   bool gpu = false;          ///< buffers in GPU memory (the GPU next to the NIC, or across with cross_socket)
@@ -37,9 +37,8 @@ struct CopyJob {
 };
 
 /// Runs the copy benchmarks one after the other in one simulation (all on the same machine).
-Result<std::vector<microbench::CopyResult>> run_copy_jobs(const models::ClusterProfile& cluster,
-                                                          const std::vector<CopyJob>& jobs,
-                                                          const SimOptions& options = {});
+Result<std::vector<microbench::CopyResult>>
+run_copy_jobs(const models::ClusterProfile& cluster, const std::vector<CopyJob>& jobs, const SimOptions& options = {});
 
 /// Where perftest puts its buffers on `host` for the given flags (Error if the host has no such place).
 Result<Location> perftest_buffer_location(const models::HostProfile& host, int nic, bool cross_socket, bool gpu);

@@ -23,7 +23,10 @@ sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, double bandwid
   return l;
 }
 
-void append(LinkList& to, const LinkList& more) { to.insert(to.end(), more.begin(), more.end()); }
+void append(LinkList& to, const LinkList& more)
+{
+  to.insert(to.end(), more.begin(), more.end());
+}
 
 } // namespace
 
@@ -75,8 +78,7 @@ void Platform::build_machine(sg4::NetZone* root, size_t m)
   }
   auto socket_hop = [&](int from, int to) {
     LinkList l;
-    if (from != to)
-      l.emplace_back(qpi[from][to]);
+    if (from != to) l.emplace_back(qpi[from][to]);
     return l;
   };
   auto p2p_hop = [&](int from, int to) {
@@ -114,8 +116,7 @@ void Platform::build_machine(sg4::NetZone* root, size_t m)
   }
   for (size_t k = 0; k < hp.gpus.size(); ++k)
     for (size_t l = 0; l < hp.gpus.size(); ++l) {
-      if (k == l)
-        continue;
+      if (k == l) continue;
       LinkList p2p{sg4::LinkInRoute(gpu_up[k])};
       append(p2p, p2p_hop(gpu_socket(k), gpu_socket(l)));
       p2p.emplace_back(gpu_down[l]);
@@ -189,8 +190,7 @@ void Platform::build_machine(sg4::NetZone* root, size_t m)
 int Platform::find_machine(const std::string& name) const
 {
   for (size_t m = 0; m < machines_.size(); ++m)
-    if (machines_[m].name == name)
-      return int(m);
+    if (machines_[m].name == name) return int(m);
   return -1;
 }
 
@@ -232,10 +232,8 @@ double Platform::dma_read_latency(size_t m, int nic, Location loc) const
   const int sn = hp.nics[size_t(nic)].socket;
   const int sl = socket_of(m, loc);
   double t = hp.sockets[size_t(sn)].cpu.dma_read_latency + hp.nics[size_t(nic)].pcie.link_latency * 2;
-  if (loc.is_gpu())
-    t += hp.gpus[size_t(loc.index)].pcie.link_latency * 2;
-  if (sl != sn)
-    t += 2 * hp.socket_link.latency;
+  if (loc.is_gpu()) t += hp.gpus[size_t(loc.index)].pcie.link_latency * 2;
+  if (sl != sn) t += 2 * hp.socket_link.latency;
   return t;
 }
 
@@ -245,10 +243,8 @@ double Platform::dma_write_latency(size_t m, int nic, Location loc) const
   const int sn = hp.nics[size_t(nic)].socket;
   const int sl = socket_of(m, loc);
   double t = hp.sockets[size_t(sn)].cpu.posted_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
-  if (loc.is_gpu())
-    t += hp.gpus[size_t(loc.index)].pcie.link_latency;
-  if (sl != sn)
-    t += hp.socket_link.latency;
+  if (loc.is_gpu()) t += hp.gpus[size_t(loc.index)].pcie.link_latency;
+  if (sl != sn) t += hp.socket_link.latency;
   return t;
 }
 
@@ -257,8 +253,7 @@ double Platform::doorbell_latency(size_t m, int nic, int socket) const
   const auto& hp = *machines_[m].profile;
   const int sn = hp.nics[size_t(nic)].socket;
   double t = hp.sockets[size_t(sn)].cpu.mmio_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
-  if (socket != sn)
-    t += hp.socket_link.latency;
+  if (socket != sn) t += hp.socket_link.latency;
   return t;
 }
 
@@ -266,8 +261,7 @@ double Platform::wire_latency(size_t ma, int nic_a, size_t mb, int nic_b) const
 {
   const auto& a = machines_[ma].profile->nics[size_t(nic_a)].nic;
   const auto& b = machines_[mb].profile->nics[size_t(nic_b)].nic;
-  if (ma == mb && nic_a == nic_b)
-    return a.tx_pipeline_latency + a.rx_pipeline_latency; // NIC-internal loopback
+  if (ma == mb && nic_a == nic_b) return a.tx_pipeline_latency + a.rx_pipeline_latency; // NIC-internal loopback
   return a.tx_pipeline_latency + a.port_latency + cluster_.network_switch.latency + b.port_latency +
          b.rx_pipeline_latency;
 }
@@ -282,8 +276,7 @@ double Platform::local_copy_latency(size_t m, Location a, Location b) const
   const Location gpu_side = a.is_gpu() ? a : b;
   const int sg = socket_of(m, gpu_side);
   double t = hp.sockets[size_t(sg)].cpu.dma_read_latency;
-  if (sa != sb)
-    t += 2 * hp.socket_link.latency;
+  if (sa != sb) t += 2 * hp.socket_link.latency;
   return t;
 }
 

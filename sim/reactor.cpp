@@ -2,14 +2,17 @@
 // activity completes or the next timer is due.
 #include "sim/reactor.hpp"
 
-#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
 
 namespace tp::sim {
 
-double Reactor::now() const { return simgrid::s4u::Engine::get_clock(); }
+double Reactor::now() const
+{
+  return simgrid::s4u::Engine::get_clock();
+}
 
 uint64_t Reactor::at(double when, Task t)
 {
@@ -23,8 +26,7 @@ uint64_t Reactor::at(double when, Task t)
 bool Reactor::cancel_timer(uint64_t id)
 {
   auto it = timer_when_.find(id);
-  if (it == timer_when_.end())
-    return false;
+  if (it == timer_when_.end()) return false;
   timers_.erase({it->second, id});
   timer_when_.erase(it);
   return true;
@@ -41,8 +43,7 @@ uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done)
 bool Reactor::cancel_activity(uint64_t id)
 {
   auto it = activity_index_.find(id);
-  if (it == activity_index_.end())
-    return false;
+  if (it == activity_index_.end()) return false;
   const size_t i = it->second;
   activities_[i].activity->cancel();
   activity_index_.erase(it);
@@ -75,8 +76,7 @@ void Reactor::run()
       }
       continue;
     }
-    if (activities_.empty() && timers_.empty())
-      return;
+    if (activities_.empty() && timers_.empty()) return;
     const double timeout = timers_.empty() ? -1.0 : timers_.begin()->first.first - t_now;
     if (activities_.empty()) {
       simgrid::s4u::this_actor::sleep_until(timers_.begin()->first.first);
@@ -86,8 +86,7 @@ void Reactor::run()
     for (const auto& w : activities_)
       waitset.push_back(w.activity);
     const ssize_t idx = simgrid::s4u::Activity::wait_any_for(waitset, timeout);
-    if (idx < 0 || size_t(idx) >= activities_.size())
-      continue; // timeout: a timer is due
+    if (idx < 0 || size_t(idx) >= activities_.size()) continue; // timeout: a timer is due
     Watched w = std::move(activities_[size_t(idx)]);
     activity_index_.erase(w.id);
     if (size_t(idx) != activities_.size() - 1) {

@@ -42,8 +42,7 @@ public:
     }
     std::weak_ptr<State> weak = st_;
     reactor_.post([weak, wc] {
-      if (auto s = weak.lock(); s && s->handler)
-        s->handler(wc);
+      if (auto s = weak.lock(); s && s->handler) s->handler(wc);
     });
   }
 
@@ -69,17 +68,29 @@ WcOpcode requester_opcode(WrOpcode op)
 {
   switch (op) {
   case WrOpcode::SEND:
-  case WrOpcode::SEND_WITH_IMM: return WcOpcode::SEND;
+  case WrOpcode::SEND_WITH_IMM:
+    return WcOpcode::SEND;
   case WrOpcode::RDMA_WRITE:
-  case WrOpcode::RDMA_WRITE_WITH_IMM: return WcOpcode::RDMA_WRITE;
-  case WrOpcode::RDMA_READ: return WcOpcode::RDMA_READ;
+  case WrOpcode::RDMA_WRITE_WITH_IMM:
+    return WcOpcode::RDMA_WRITE;
+  case WrOpcode::RDMA_READ:
+    return WcOpcode::RDMA_READ;
   }
   return WcOpcode::SEND;
 }
 
-bool is_send(WrOpcode op) { return op == WrOpcode::SEND || op == WrOpcode::SEND_WITH_IMM; }
-bool has_imm(WrOpcode op) { return op == WrOpcode::SEND_WITH_IMM || op == WrOpcode::RDMA_WRITE_WITH_IMM; }
-bool consumes_recv(WrOpcode op) { return is_send(op) || op == WrOpcode::RDMA_WRITE_WITH_IMM; }
+bool is_send(WrOpcode op)
+{
+  return op == WrOpcode::SEND || op == WrOpcode::SEND_WITH_IMM;
+}
+bool has_imm(WrOpcode op)
+{
+  return op == WrOpcode::SEND_WITH_IMM || op == WrOpcode::RDMA_WRITE_WITH_IMM;
+}
+bool consumes_recv(WrOpcode op)
+{
+  return is_send(op) || op == WrOpcode::RDMA_WRITE_WITH_IMM;
+}
 
 } // namespace
 
@@ -114,8 +125,7 @@ public:
   ~QpCore()
   {
     for (auto& op : sq_)
-      if (op->comm_id)
-        dev_.ctx().cancel(op->comm_id);
+      if (op->comm_id) dev_.ctx().cancel(op->comm_id);
   }
 
   uint32_t qpn() const { return qpn_; }
@@ -141,8 +151,7 @@ public:
   {
     const QpState s = attr_.qp_state;
     const std::string where = "post_send on QP " + std::to_string(qpn_);
-    if (!send_queue_accepts(s))
-      return Error::at("", where, "QP in RTS", std::string("state ") + to_string(s));
+    if (!send_queue_accepts(s)) return Error::at("", where, "QP in RTS", std::string("state ") + to_string(s));
     if (wr.sg_list.size() > init_.cap.max_send_sge)
       return Error::at("", where, "at most " + std::to_string(init_.cap.max_send_sge) + " SGEs",
                        std::to_string(wr.sg_list.size()));
@@ -151,8 +160,9 @@ public:
                        "a full queue");
     const uint64_t len = wr.total_length();
     if (wr.inline_data && (wr.opcode == WrOpcode::RDMA_READ || len > init_.cap.max_inline_data))
-      return Error::at("", where, "inline data only for SEND/WRITE up to max_inline_data " +
-                                      std::to_string(init_.cap.max_inline_data) + " bytes",
+      return Error::at("", where,
+                       "inline data only for SEND/WRITE up to max_inline_data " +
+                           std::to_string(init_.cap.max_inline_data) + " bytes",
                        std::to_string(len) + " bytes" + (wr.opcode == WrOpcode::RDMA_READ ? " (READ)" : ""));
     auto op = std::make_shared<SendOp>();
     op->wr = wr;
@@ -164,8 +174,7 @@ public:
     const auto& cpu = pf().machine(dev_.machine()).sockets[size_t(dev_.cpu_socket())].cpu;
     cpu_free_ = std::max(cpu_free_, now) + cpu.post_overhead;
     double ready = cpu_free_ + pf().doorbell_latency(dev_.machine(), dev_.nic(), dev_.cpu_socket());
-    if (!wr.inline_data)
-      ready += pf().dma_read_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket()));
+    if (!wr.inline_data) ready += pf().dma_read_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket()));
     op->ready_time = ready;
     sq_.push_back(op);
     if (s == QpState::ERR) {
@@ -188,7 +197,8 @@ public:
       return Error::at("", where, "at most " + std::to_string(init_.cap.max_recv_sge) + " SGEs",
                        std::to_string(wr.sg_list.size()));
     if (rq_.size() >= init_.cap.max_recv_wr)
-      return Error::at("", where, "room in the receive queue (max_recv_wr " + std::to_string(init_.cap.max_recv_wr) + ")",
+      return Error::at("", where,
+                       "room in the receive queue (max_recv_wr " + std::to_string(init_.cap.max_recv_wr) + ")",
                        "a full queue");
     if (s == QpState::ERR) {
       push_recv_wc(wr.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
@@ -272,8 +282,7 @@ public:
     SimCq* cq = rcq_;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(at, [weak, cq, wc] {
-      if (weak.lock())
-        cq->push(wc);
+      if (weak.lock()) cq->push(wc);
     });
   }
 
@@ -298,34 +307,29 @@ private:
   {
     Peer p;
     auto it = dev_.ctx().devices_by_lid.find(attr_.dest.lid);
-    if (it == dev_.ctx().devices_by_lid.end())
-      return p;
+    if (it == dev_.ctx().devices_by_lid.end()) return p;
     p.dev = it->second;
-    if (QpCore* q = p.dev->find_qp(attr_.dest_qp_num))
-      p.qp = q->shared_from_this();
+    if (QpCore* q = p.dev->find_qp(attr_.dest_qp_num)) p.qp = q->shared_from_this();
     return p;
   }
 
   size_t index_of(const SendOp* op) const
   {
     for (size_t i = 0; i < sq_.size(); ++i)
-      if (sq_[i].get() == op)
-        return i;
+      if (sq_[i].get() == op) return i;
     return sq_.size();
   }
 
   Location location_of(SimMemory& mem, uint64_t addr, int default_socket)
   {
-    if (auto b = mem.find(addr))
-      return b->location;
+    if (auto b = mem.find(addr)) return b->location;
     return Location::host(default_socket);
   }
 
   Location local_location(const SendOp& op)
   {
     for (const auto& s : op.wr.sg_list)
-      if (s.length > 0)
-        return location_of(dev_.memory(), s.addr, dev_.cpu_socket());
+      if (s.length > 0) return location_of(dev_.memory(), s.addr, dev_.cpu_socket());
     return Location::host(dev_.cpu_socket());
   }
 
@@ -341,8 +345,7 @@ private:
   /// reads overlap, injection onto the wire is serialized in WR order (try_inject).
   void pump()
   {
-    if (attr_.qp_state != QpState::RTS && attr_.qp_state != QpState::SQD)
-      return;
+    if (attr_.qp_state != QpState::RTS && attr_.qp_state != QpState::SQD) return;
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     while (next_start_ < sq_.size()) {
       OpPtr op = sq_[next_start_];
@@ -364,8 +367,7 @@ private:
       const uint32_t gen = op->generation;
       std::weak_ptr<QpCore> weak = weak_from_this();
       reactor().at(t, [weak, op, gen] {
-        if (auto self = weak.lock(); self && op->generation == gen)
-          self->start(op);
+        if (auto self = weak.lock(); self && op->generation == gen) self->start(op);
       });
     }
   }
@@ -373,14 +375,11 @@ private:
   /// Inject the oldest started, not yet injected op once its payload is fetched and the wire is free.
   void try_inject()
   {
-    if (injecting_)
-      return;
+    if (injecting_) return;
     for (size_t i = 0; i < sq_.size(); ++i) {
       const OpPtr& op = sq_[i];
-      if (op->finished || op->injected)
-        continue;
-      if (!op->started || !op->fetched)
-        return; // keep WR order on the wire
+      if (op->finished || op->injected) continue;
+      if (!op->started || !op->fetched) return; // keep WR order on the wire
       op->injected = true;
       injecting_ = op.get();
       inject(op);
@@ -421,8 +420,7 @@ private:
       op->injected = true; // a read request carries no payload: it does not wait for the wire
       const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
       reactor().at(now + wire + req, [weak, op, gen] {
-        if (auto self = weak.lock(); self && op->generation == gen)
-          self->read_request_arrives(op);
+        if (auto self = weak.lock(); self && op->generation == gen) self->read_request_arrives(op);
       });
       try_inject();
       return;
@@ -463,16 +461,13 @@ private:
     std::weak_ptr<QpCore> weak = weak_from_this();
     // Responder examines the first packet.
     reactor().at(now + wire, [weak, op, gen] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->first_packet_arrives(op);
+      if (auto self = weak.lock(); self && op->generation == gen) self->first_packet_arrives(op);
     });
-    auto* from = pf().nic_endpoint(dev_.machine(), dev_.nic(), op->wr.inline_data ? Location::host(dev_.cpu_socket())
-                                                                                  : local_location(*op),
-                                   false);
+    auto* from = pf().nic_endpoint(dev_.machine(), dev_.nic(),
+                                   op->wr.inline_data ? Location::host(dev_.cpu_socket()) : local_location(*op), false);
     auto* to = pf().nic_endpoint(mb, nb, dst, true);
     op->comm_id = dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, dst, mb, nb] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->injected(op, dst, mb, nb);
+      if (auto self = weak.lock(); self && op->generation == gen) self->injected(op, dst, mb, nb);
     });
   }
 
@@ -480,8 +475,7 @@ private:
   {
     Peer p = peer();
     Acceptance a;
-    if (p.qp)
-      a = p.qp->accept(*op);
+    if (p.qp) a = p.qp->accept(*op);
     op->verdict = a.verdict;
     handle_verdict(op, a, p);
   }
@@ -492,8 +486,7 @@ private:
     std::weak_ptr<QpCore> weak = weak_from_this();
     const double now = reactor().now();
     if (a.verdict == Verdict::OK) {
-      if (a.reservation)
-        op_reservation_[op.get()] = a.reservation;
+      if (a.reservation) op_reservation_[op.get()] = a.reservation;
       return;
     }
     if (a.verdict == Verdict::DROP) {
@@ -507,8 +500,7 @@ private:
     if (a.verdict == Verdict::RNR) {
       const double delay = rnr_timer_seconds(p.qp->attr().min_rnr_timer);
       reactor().at(now + back, [weak, op, gen, delay] {
-        if (auto self = weak.lock(); self && op->generation == gen)
-          self->rnr_nak(op, delay);
+        if (auto self = weak.lock(); self && op->generation == gen) self->rnr_nak(op, delay);
       });
       return;
     }
@@ -517,8 +509,7 @@ private:
                                                          : WcStatus::REM_OP_ERR;
     p.qp->responder_error();
     reactor().at(now + back, [weak, op, gen, st] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->fail(op, st);
+      if (auto self = weak.lock(); self && op->generation == gen) self->fail(op, st);
     });
   }
 
@@ -529,24 +520,21 @@ private:
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     const bool rdma = op->wr.opcode != WrOpcode::SEND && op->wr.opcode != WrOpcode::SEND_WITH_IMM;
     const double now = reactor().now();
-    const double t_received =
-        now + pf().wire_latency(dev_.machine(), dev_.nic(), mb, nb) + extra_wire_time(nic, op->length, rdma, has_imm(op->wr.opcode));
+    const double t_received = now + pf().wire_latency(dev_.machine(), dev_.nic(), mb, nb) +
+                              extra_wire_time(nic, op->length, rdma, has_imm(op->wr.opcode));
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(t_received, [weak, op, gen, dst] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->message_received(op, dst);
+      if (auto self = weak.lock(); self && op->generation == gen) self->message_received(op, dst);
     });
     try_inject();
   }
 
   void message_received(const OpPtr& op, Location dst)
   {
-    if (op->verdict != Verdict::OK)
-      return; // NAK or drop already handled at the first packet
+    if (op->verdict != Verdict::OK) return; // NAK or drop already handled at the first packet
     Peer p = peer();
-    if (!p.dev)
-      return;
+    if (!p.dev) return;
     const size_t mb = p.dev->machine();
     const int nb = p.dev->nic();
     const double now = reactor().now();
@@ -571,7 +559,8 @@ private:
     });
     // ACK back to us, then our CQE.
     const auto& pnic = pf().nic(mb, nb).nic;
-    const double ack = now + pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
+    const double ack =
+        now + pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
     const double cqe = ack + pf().dma_write_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket())) +
                        pf().machine(dev_.machine()).sockets[size_t(dev_.cpu_socket())].cpu.completion_overhead;
     finish_at(op, WcStatus::SUCCESS, cqe);
@@ -582,8 +571,7 @@ private:
     out.resize(len);
     uint64_t off = 0;
     for (const auto& s : sges) {
-      if (s.length == 0)
-        continue;
+      if (s.length == 0) continue;
       uint8_t* src = dev.memory().resolve(s.addr, s.length);
       if (!src) {
         ok = false;
@@ -599,34 +587,29 @@ private:
   {
     auto rqp = rweak.lock();
     if (res) {
-      if (res->cancelled || !rqp)
-        return;
+      if (res->cancelled || !rqp) return;
       rqp->forget_reservation(res);
     }
     // Move the bytes when both ends are materialized.
     std::vector<uint8_t> bytes;
     bool ok = len > 0;
-    if (ok)
-      gather(requester, wr.sg_list, len, bytes, ok);
+    if (ok) gather(requester, wr.sg_list, len, bytes, ok);
     if (wr.opcode == WrOpcode::RDMA_WRITE || wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM) {
       if (ok)
-        if (uint8_t* dst = responder.memory().resolve(wr.remote_addr, len))
-          std::memcpy(dst, bytes.data(), len);
-      if (len > 0)
-        responder.notify_write(wr.remote_addr, len);
+        if (uint8_t* dst = responder.memory().resolve(wr.remote_addr, len)) std::memcpy(dst, bytes.data(), len);
+      if (len > 0) responder.notify_write(wr.remote_addr, len);
     } else if (ok && res) {
       uint64_t off = 0;
       for (const auto& s : res->wr.sg_list) {
-        if (off >= len)
-          break;
+        if (off >= len) break;
         const uint64_t n = std::min<uint64_t>(s.length, len - off);
-        if (uint8_t* dst = responder.memory().resolve(s.addr, n))
-          std::memcpy(dst, bytes.data() + off, n);
+        if (uint8_t* dst = responder.memory().resolve(s.addr, n)) std::memcpy(dst, bytes.data() + off, n);
         off += n;
       }
     }
     if (res && rqp) {
-      const auto& cpu = responder.ctx().platform->machine(responder.machine()).sockets[size_t(responder.cpu_socket())].cpu;
+      const auto& cpu =
+          responder.ctx().platform->machine(responder.machine()).sockets[size_t(responder.cpu_socket())].cpu;
       const WcOpcode opc = wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM ? WcOpcode::RECV_RDMA_WITH_IMM : WcOpcode::RECV;
       rqp->push_recv_wc(res->wr.wr_id, WcStatus::SUCCESS, opc, uint32_t(len), has_imm(wr.opcode), wr.imm_data,
                         responder.ctx().reactor.now() + cpu.completion_overhead);
@@ -637,8 +620,7 @@ private:
   {
     Peer p = peer();
     Acceptance a;
-    if (p.qp)
-      a = p.qp->accept(*op);
+    if (p.qp) a = p.qp->accept(*op);
     op->verdict = a.verdict;
     if (a.verdict != Verdict::OK) {
       handle_verdict(op, a, p);
@@ -657,13 +639,11 @@ private:
     SimDevice* rdev = p.dev;
     reactor().at(t, [weak, op, gen, rdev, src, dst] {
       auto self = weak.lock();
-      if (!self || op->generation != gen)
-        return;
+      if (!self || op->generation != gen) return;
       auto* from = self->pf().nic_endpoint(rdev->machine(), rdev->nic(), src, false);
       auto* to = self->pf().nic_endpoint(self->dev_.machine(), self->dev_.nic(), dst, true);
       op->comm_id = self->dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, rdev, dst] {
-        if (auto s2 = weak.lock(); s2 && op->generation == gen)
-          s2->read_response_received(op, rdev, dst);
+        if (auto s2 = weak.lock(); s2 && op->generation == gen) s2->read_response_received(op, rdev, dst);
       });
     });
   }
@@ -674,30 +654,27 @@ private:
     const auto& rnic = pf().nic(rdev->machine(), rdev->nic()).nic;
     const double now = reactor().now();
     double arrival = now + pf().wire_latency(rdev->machine(), rdev->nic(), dev_.machine(), dev_.nic()) +
-                     extra_wire_time(rnic, op->length, false, false) + pf().dma_write_latency(dev_.machine(), dev_.nic(), dst);
+                     extra_wire_time(rnic, op->length, false, false) +
+                     pf().dma_write_latency(dev_.machine(), dev_.nic(), dst);
     arrival = std::max(arrival, last_read_arrival_);
     last_read_arrival_ = arrival;
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(arrival, [weak, op, gen, rdev] {
       auto self = weak.lock();
-      if (!self || op->generation != gen)
-        return;
+      if (!self || op->generation != gen) return;
       // Place the bytes: remote memory -> our SGEs.
       if (op->length > 0) {
         if (const uint8_t* src = rdev->memory().resolve(op->wr.remote_addr, op->length)) {
           uint64_t off = 0;
           for (const auto& s : op->wr.sg_list) {
-            if (s.length == 0)
-              continue;
-            if (uint8_t* d = self->dev_.memory().resolve(s.addr, s.length))
-              std::memcpy(d, src + off, s.length);
+            if (s.length == 0) continue;
+            if (uint8_t* d = self->dev_.memory().resolve(s.addr, s.length)) std::memcpy(d, src + off, s.length);
             off += s.length;
           }
         }
         for (const auto& s : op->wr.sg_list)
-          if (s.length > 0)
-            self->dev_.notify_write(s.addr, s.length);
+          if (s.length > 0) self->dev_.notify_write(s.addr, s.length);
       }
       if (op->read_counted) {
         op->read_counted = false;
@@ -712,20 +689,17 @@ private:
   void schedule_timeout(const OpPtr& op)
   {
     const double to = ack_timeout_seconds(attr_.timeout);
-    if (to < 0)
-      return; // timeout 0: wait forever, as the IB spec says
+    if (to < 0) return; // timeout 0: wait forever, as the IB spec says
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(op->t_inject + to, [weak, op, gen] {
-      if (auto self = weak.lock(); self && op->generation == gen)
-        self->timeout(op);
+      if (auto self = weak.lock(); self && op->generation == gen) self->timeout(op);
     });
   }
 
   void timeout(const OpPtr& op)
   {
-    if (op->finished)
-      return;
+    if (op->finished) return;
     if (++op->retries > attr_.retry_cnt) {
       fail(op, WcStatus::RETRY_EXC_ERR);
       return;
@@ -735,8 +709,7 @@ private:
 
   void rnr_nak(const OpPtr& op, double delay)
   {
-    if (op->finished)
-      return;
+    if (op->finished) return;
     ++op->rnr_retries;
     if (attr_.rnr_retry != 7 && op->rnr_retries > attr_.rnr_retry) {
       fail(op, WcStatus::RNR_RETRY_EXC_ERR);
@@ -751,8 +724,7 @@ private:
     const size_t i = index_of(op.get());
     for (size_t j = i; j < sq_.size(); ++j) {
       SendOp& o = *sq_[j];
-      if (o.finished)
-        continue;
+      if (o.finished) continue;
       ++o.generation;
       if (o.comm_id) {
         dev_.ctx().cancel(o.comm_id);
@@ -762,8 +734,7 @@ private:
         o.read_counted = false;
         --outstanding_reads_;
       }
-      if (injecting_ == &o)
-        injecting_ = nullptr;
+      if (injecting_ == &o) injecting_ = nullptr;
       o.started = false;
       o.fetched = false;
       o.injected = false;
@@ -774,8 +745,7 @@ private:
     hold_until_ = std::max(hold_until_, when);
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(when, [weak] {
-      if (auto self = weak.lock())
-        self->pump();
+      if (auto self = weak.lock()) self->pump();
     });
   }
 
@@ -794,8 +764,7 @@ private:
 
   void fail(const OpPtr& op, WcStatus st)
   {
-    if (op->finished)
-      return;
+    if (op->finished) return;
     op->finished = true;
     op->status = st;
     ++op->generation;
@@ -803,8 +772,7 @@ private:
       dev_.ctx().cancel(op->comm_id);
       op->comm_id = 0;
     }
-    if (injecting_ == op.get())
-      injecting_ = nullptr;
+    if (injecting_ == op.get()) injecting_ = nullptr;
     attr_.qp_state = QpState::ERR;
     enter_error(index_of(op.get()) + 1);
   }
@@ -814,8 +782,7 @@ private:
   {
     for (size_t j = from; j < sq_.size(); ++j) {
       SendOp& o = *sq_[j];
-      if (o.finished)
-        continue;
+      if (o.finished) continue;
       ++o.generation;
       if (o.comm_id) {
         dev_.ctx().cancel(o.comm_id);
@@ -823,8 +790,7 @@ private:
       }
       o.finished = true;
       o.status = WcStatus::WR_FLUSH_ERR;
-      if (injecting_ == &o)
-        injecting_ = nullptr;
+      if (injecting_ == &o) injecting_ = nullptr;
     }
     const double now = reactor().now();
     for (const auto& r : rq_)
@@ -842,8 +808,7 @@ private:
   {
     for (auto& op : sq_) {
       ++op->generation;
-      if (op->comm_id)
-        dev_.ctx().cancel(op->comm_id);
+      if (op->comm_id) dev_.ctx().cancel(op->comm_id);
     }
     sq_.clear();
     rq_.clear();
@@ -863,8 +828,7 @@ private:
     while (!sq_.empty() && sq_.front()->finished) {
       OpPtr op = sq_.front();
       sq_.pop_front();
-      if (next_start_ > 0)
-        --next_start_;
+      if (next_start_ > 0) --next_start_;
       if (op->signaled || op->status != WcStatus::SUCCESS) {
         WorkCompletion wc;
         wc.wr_id = op->wr.wr_id;
@@ -928,7 +892,10 @@ SimDevice::SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory
   ctx_.devices_by_lid[lid_] = this;
 }
 
-SimDevice::~SimDevice() { ctx_.devices_by_lid.erase(lid_); }
+SimDevice::~SimDevice()
+{
+  ctx_.devices_by_lid.erase(lid_);
+}
 
 DeviceAttr SimDevice::query() const
 {
@@ -976,8 +943,7 @@ Status SimDevice::dereg_mr(const MemoryRegion& mr)
 
 Result<std::unique_ptr<CompletionQueue>> SimDevice::create_cq(int min_entries)
 {
-  if (min_entries <= 0)
-    return Error::at("", "create_cq", "a positive number of entries", std::to_string(min_entries));
+  if (min_entries <= 0) return Error::at("", "create_cq", "a positive number of entries", std::to_string(min_entries));
   return std::unique_ptr<CompletionQueue>(new SimCq(ctx_.reactor));
 }
 
@@ -1001,13 +967,15 @@ QpCore* SimDevice::find_qp(uint32_t qpn) const
   return it == qps_.end() ? nullptr : it->second;
 }
 
-void SimDevice::unregister_qp(uint32_t qpn) { qps_.erase(qpn); }
+void SimDevice::unregister_qp(uint32_t qpn)
+{
+  qps_.erase(qpn);
+}
 
 double SimDevice::reserve_message_slot(double t)
 {
   const double rate = ctx_.platform->nic(machine_, nic_).nic.max_message_rate;
-  if (rate <= 0)
-    return t;
+  if (rate <= 0) return t;
   const double start = std::max(t, message_slot_free_);
   message_slot_free_ = start + 1.0 / rate;
   return start;

@@ -28,24 +28,21 @@ SimMemory::SimMemory(std::string owner, std::vector<Region> regions, bool materi
 SimMemory::Space* SimMemory::space_for(Location loc)
 {
   for (auto& s : spaces_)
-    if (s.region.location == loc)
-      return &s;
+    if (s.region.location == loc) return &s;
   return nullptr;
 }
 
 const SimMemory::Space* SimMemory::space_for(Location loc) const
 {
   for (const auto& s : spaces_)
-    if (s.region.location == loc)
-      return &s;
+    if (s.region.location == loc) return &s;
   return nullptr;
 }
 
 Result<Buffer> SimMemory::allocate(uint64_t size, const AllocAttr& attr)
 {
   Space* s = space_for(attr.location);
-  if (s == nullptr)
-    return Error::at(owner_, "allocate", "a location of this host", attr.location.to_string());
+  if (s == nullptr) return Error::at(owner_, "allocate", "a location of this host", attr.location.to_string());
   if (s->used + double(size) > s->region.capacity)
     return Error::at(owner_, "allocate " + attr.location.to_string(),
                      "at most " + std::to_string(uint64_t(s->region.capacity - s->used)) + " more bytes",
@@ -77,32 +74,26 @@ Result<Buffer> SimMemory::allocate(uint64_t size, const AllocAttr& attr)
 void SimMemory::free(const Buffer& buffer)
 {
   auto it = allocations_.find(buffer.addr);
-  if (it == allocations_.end())
-    return;
-  if (Space* s = space_for(it->second.buffer.location))
-    s->used -= double(it->second.buffer.size);
+  if (it == allocations_.end()) return;
+  if (Space* s = space_for(it->second.buffer.location)) s->used -= double(it->second.buffer.size);
   allocations_.erase(it);
 }
 
 std::optional<Buffer> SimMemory::find(uint64_t addr) const
 {
   auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin())
-    return std::nullopt;
+  if (it == allocations_.begin()) return std::nullopt;
   --it;
   const Buffer& b = it->second.buffer;
-  if (addr < b.addr || addr >= b.addr + std::max<uint64_t>(b.size, 1))
-    return std::nullopt;
+  if (addr < b.addr || addr >= b.addr + std::max<uint64_t>(b.size, 1)) return std::nullopt;
   return b;
 }
 
 uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
 {
   auto b = find(addr);
-  if (!b || !b->data)
-    return nullptr;
-  if (addr - b->addr > b->size || len > b->size - (addr - b->addr))
-    return nullptr;
+  if (!b || !b->data) return nullptr;
+  if (addr - b->addr > b->size || len > b->size - (addr - b->addr)) return nullptr;
   return b->data + (addr - b->addr);
 }
 

@@ -13,13 +13,31 @@ SimRuntime::SimRuntime(SimContext& ctx, size_t machine, std::string name, SimMem
 {
 }
 
-double SimRuntime::now() const { return ctx_.reactor.now(); }
-void SimRuntime::post(Task task) { ctx_.reactor.post(std::move(task)); }
-TimerId SimRuntime::after(double delay, Task task) { return ctx_.reactor.after(delay, std::move(task)); }
-bool SimRuntime::cancel(TimerId id) { return ctx_.reactor.cancel_timer(id); }
-MemorySpace& SimRuntime::memory() { return memory_; }
+double SimRuntime::now() const
+{
+  return ctx_.reactor.now();
+}
+void SimRuntime::post(Task task)
+{
+  ctx_.reactor.post(std::move(task));
+}
+TimerId SimRuntime::after(double delay, Task task)
+{
+  return ctx_.reactor.after(delay, std::move(task));
+}
+bool SimRuntime::cancel(TimerId id)
+{
+  return ctx_.reactor.cancel_timer(id);
+}
+MemorySpace& SimRuntime::memory()
+{
+  return memory_;
+}
 
-int SimRuntime::socket_for(const Buffer& b) const { return ctx_.platform->socket_of(machine_, b.location); }
+int SimRuntime::socket_for(const Buffer& b) const
+{
+  return ctx_.platform->socket_of(machine_, b.location);
+}
 
 namespace {
 
@@ -56,8 +74,7 @@ Result<double> SimRuntime::estimate(const Work& w) const
     if (w.src.location.is_host() && w.dst.location.is_host()) {
       const auto& cpu = hp.sockets[size_t(w.src.location.index)].cpu;
       double t = cpu.memcpy_time(bytes);
-      if (w.src.location != w.dst.location)
-        t = std::max(t, bytes / hp.socket_link.bandwidth);
+      if (w.src.location != w.dst.location) t = std::max(t, bytes / hp.socket_link.bandwidth);
       return t;
     }
     if (w.src.location.is_gpu() && w.dst.location.is_gpu() && w.src.location == w.dst.location) {
@@ -75,8 +92,7 @@ Result<double> SimRuntime::estimate(const Work& w) const
   case WorkKind::REDUCE:
     TP_TRY(check(w.src));
     TP_TRY(check(w.dst));
-    if (w.dst.location.is_gpu())
-      return hp.gpus[size_t(w.dst.location.index)].gpu.reduce_time(bytes);
+    if (w.dst.location.is_gpu()) return hp.gpus[size_t(w.dst.location.index)].gpu.reduce_time(bytes);
     return hp.sockets[size_t(w.dst.location.index)].cpu.reduce_time(bytes);
   case WorkKind::REGISTER:
     return hp.registration.register_time(bytes);
@@ -98,18 +114,26 @@ void SimRuntime::finish(const Work& w, WorkDone done)
   if (w.kind == WorkKind::MEMCPY && w.bytes > 0) {
     uint8_t* d = memory_.resolve(w.dst.addr, w.bytes);
     uint8_t* s = memory_.resolve(w.src.addr, w.bytes);
-    if (d && s)
-      std::memmove(d, s, w.bytes);
+    if (d && s) std::memmove(d, s, w.bytes);
   } else if (w.kind == WorkKind::REDUCE && w.bytes > 0) {
     uint8_t* d = memory_.resolve(w.dst.addr, w.bytes);
     uint8_t* s = memory_.resolve(w.src.addr, w.bytes);
     if (d && s) {
       switch (w.element) {
-      case ElementType::F32: reduce_into<float>(d, s, w.bytes); break;
-      case ElementType::F64: reduce_into<double>(d, s, w.bytes); break;
-      case ElementType::I32: reduce_into<int32_t>(d, s, w.bytes); break;
-      case ElementType::I64: reduce_into<int64_t>(d, s, w.bytes); break;
-      case ElementType::F16: break; // timed only
+      case ElementType::F32:
+        reduce_into<float>(d, s, w.bytes);
+        break;
+      case ElementType::F64:
+        reduce_into<double>(d, s, w.bytes);
+        break;
+      case ElementType::I32:
+        reduce_into<int32_t>(d, s, w.bytes);
+        break;
+      case ElementType::I64:
+        reduce_into<int64_t>(d, s, w.bytes);
+        break;
+      case ElementType::F16:
+        break; // timed only
       }
     }
   }
@@ -143,8 +167,7 @@ void SimRuntime::execute(const Work& work, WorkDone done)
   else {
     int s = 0;
     const Buffer& b = work.kind == WorkKind::REDUCE ? work.dst : work.src;
-    if (b.location.is_host())
-      s = b.location.index;
+    if (b.location.is_host()) s = b.location.index;
     where = pf.cpu_host(machine_, s);
   }
   auto w = std::make_shared<Work>(work);
@@ -177,7 +200,8 @@ void SimRuntime::execute_memcpy(const Work& work, WorkDone done)
   auto* from = pf.local_host(machine_, work.src.location);
   auto* to = pf.local_host(machine_, work.dst.location);
   ctx_.reactor.after(fixed + staging, [this, w, from, to, done = std::move(done)]() mutable {
-    ctx_.start_comm(from, to, double(w->bytes), [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); });
+    ctx_.start_comm(from, to, double(w->bytes),
+                    [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); });
   });
 }
 

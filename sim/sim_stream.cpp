@@ -27,8 +27,7 @@ public:
   void send(Message msg, std::function<void(Status)> done) override
   {
     if (closed_ || other_.expired()) {
-      if (done)
-        net_.ctx().reactor.post([done] { done(Error::at("", "stream send", "an open connection", "closed")); });
+      if (done) net_.ctx().reactor.post([done] { done(Error::at("", "stream send", "an open connection", "closed")); });
       return;
     }
     out_.queue.emplace_back(std::move(msg), std::move(done));
@@ -49,16 +48,14 @@ public:
 
   void close() override
   {
-    if (closed_)
-      return;
+    if (closed_) return;
     closed_ = true;
     if (auto o = other_.lock()) {
       // The FIN follows the data already queued: deliver it after the last delivery.
       const double when = std::max(net_.ctx().reactor.now(), out_.last_delivery) + one_way_latency(*o);
       std::weak_ptr<SimStreamConnection> w = o;
       net_.ctx().reactor.at(when, [w] {
-        if (auto c = w.lock())
-          c->peer_closed();
+        if (auto c = w.lock()) c->peer_closed();
       });
     }
   }
@@ -67,8 +64,7 @@ public:
 
   void deliver(Message m)
   {
-    if (closed_)
-      return;
+    if (closed_) return;
     if (on_receive_) {
       auto h = on_receive_;
       net_.ctx().reactor.post([h, m = std::move(m)]() mutable { h(std::move(m)); });
@@ -79,8 +75,7 @@ public:
 
   void peer_closed()
   {
-    if (closed_)
-      return;
+    if (closed_) return;
     closed_ = true;
     if (on_close_) {
       auto h = on_close_;
@@ -100,11 +95,9 @@ private:
 
   void pump()
   {
-    if (out_.busy || out_.queue.empty())
-      return;
+    if (out_.busy || out_.queue.empty()) return;
     auto other = other_.lock();
-    if (!other)
-      return;
+    if (!other) return;
     out_.busy = true;
     auto [msg, done] = std::move(out_.queue.front());
     out_.queue.pop_front();
@@ -132,15 +125,14 @@ private:
         SimContext& c2 = self->net_.ctx();
         const Platform& p2 = *c2.platform;
         self->out_.busy = false;
-        if (done)
-          done(ok_status());
-        const double arrive = std::max(c2.reactor.now() + p2.machine(ma).tcp.stack_latency + p2.wire_latency(ma, 0, mb, 0),
-                                       self->out_.last_delivery);
+        if (done) done(ok_status());
+        const double arrive =
+            std::max(c2.reactor.now() + p2.machine(ma).tcp.stack_latency + p2.wire_latency(ma, 0, mb, 0),
+                     self->out_.last_delivery);
         self->out_.last_delivery = arrive;
         std::weak_ptr<SimStreamConnection> w = other;
         c2.reactor.at(arrive, [w, m] {
-          if (auto o = w.lock())
-            o->deliver(std::move(*m));
+          if (auto o = w.lock()) o->deliver(std::move(*m));
         });
         self->pump();
       });
@@ -175,9 +167,8 @@ void SimStreamNetwork::connect(const std::string& peer, uint16_t port, std::func
   SimProcess* p = ctx_.find_process(peer);
   const double now = ctx_.reactor.now();
   if (!p) {
-    ctx_.reactor.post([done, peer] {
-      done(Error::at("", "connect", "the name of a simulated process", "\"" + peer + "\""));
-    });
+    ctx_.reactor.post(
+        [done, peer] { done(Error::at("", "connect", "the name of a simulated process", "\"" + peer + "\"")); });
     return;
   }
   auto* remote = static_cast<SimStreamNetwork*>(&p->streams());
@@ -188,7 +179,8 @@ void SimStreamNetwork::connect(const std::string& peer, uint16_t port, std::func
     auto it = remote->listeners_.find(port);
     if (it == remote->listeners_.end()) {
       ctx_.reactor.after(one_way, [done, peer, port] {
-        done(Error::at("", "connect to " + peer + ":" + std::to_string(port), "a listening port", "connection refused"));
+        done(
+            Error::at("", "connect to " + peer + ":" + std::to_string(port), "a listening port", "connection refused"));
       });
       return;
     }

@@ -54,8 +54,7 @@ private:
 
 uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Reactor::Task done)
 {
-  if (bytes <= 0 || from == to)
-    return reactor.at(reactor.now(), std::move(done));
+  if (bytes <= 0 || from == to) return reactor.at(reactor.now(), std::move(done));
   auto comm = sg4::Comm::sendto_async(from, to, uint64_t(bytes + 0.5));
   return reactor.watch(comm, std::move(done));
 }
@@ -63,8 +62,7 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
 uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done)
 {
   const double flops = seconds * host->get_speed();
-  if (flops < 1.0)
-    return reactor.at(reactor.now() + seconds, std::move(done));
+  if (flops < 1.0) return reactor.at(reactor.now() + seconds, std::move(done));
   auto exec = sg4::this_actor::exec_init(flops);
   exec->set_host(host);
   exec->start();
@@ -73,15 +71,13 @@ uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task d
 
 void SimContext::cancel(uint64_t id)
 {
-  if (!reactor.cancel_activity(id))
-    reactor.cancel_timer(id);
+  if (!reactor.cancel_activity(id)) reactor.cancel_timer(id);
 }
 
 SimProcess* SimContext::find_process(const std::string& name) const
 {
   for (const auto& p : processes)
-    if (p->name() == name)
-      return p.get();
+    if (p->name() == name) return p.get();
   return nullptr;
 }
 
@@ -91,8 +87,7 @@ std::atomic<bool> g_simulation_created{false};
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProfile& cluster, const SimOptions& options)
 {
-  if (cluster.host_count() == 0)
-    return Error::at("", "cluster.hosts", "at least one host", "none");
+  if (cluster.host_count() == 0) return Error::at("", "cluster.hosts", "at least one host", "none");
   if (g_simulation_created.exchange(true))
     return Error::at("", "Simulation::create", "one simulation per OS process (SimGrid 3.32 cannot reset its engine)",
                      "a second simulation; run each in its own process (ctest does this per test case)");
@@ -113,8 +108,7 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   sg4::Engine::set_config("network/weight-S:0");
   // Device latencies are tens of nanoseconds: keep SimGrid's time arithmetic well below that.
   sg4::Engine::set_config("surf/precision:1e-13");
-  if (!options.context_factory.empty())
-    sg4::Engine::set_config("contexts/factory:" + options.context_factory);
+  if (!options.context_factory.empty()) sg4::Engine::set_config("contexts/factory:" + options.context_factory);
   for (const auto& c : options.simgrid_config)
     sg4::Engine::set_config(c);
   ctx->platform = std::make_unique<Platform>(cluster);
@@ -135,7 +129,8 @@ Result<SimProcess*> Simulation::add_process(const std::string& machine, const st
     std::string known;
     for (size_t i = 0; i < ctx_->platform->machine_count() && i < 8; ++i)
       known += (known.empty() ? "" : ", ") + ctx_->platform->machine_name(i);
-    return Error::at("", "add_process", "a machine of the cluster (" + known + (ctx_->platform->machine_count() > 8 ? ", ..." : "") + ")",
+    return Error::at("", "add_process",
+                     "a machine of the cluster (" + known + (ctx_->platform->machine_count() > 8 ? ", ..." : "") + ")",
                      "\"" + machine + "\"");
   }
   const std::string pname = name.empty() ? machine : name;
@@ -145,7 +140,10 @@ Result<SimProcess*> Simulation::add_process(const std::string& machine, const st
   return static_cast<SimProcess*>(ctx_->processes.back().get());
 }
 
-SimProcess* Simulation::process(const std::string& name) const { return ctx_->find_process(name); }
+SimProcess* Simulation::process(const std::string& name) const
+{
+  return ctx_->find_process(name);
+}
 
 void Simulation::run()
 {
@@ -157,8 +155,14 @@ void Simulation::run()
   ctx->running = false;
 }
 
-double Simulation::now() const { return sg4::Engine::get_clock(); }
-const Platform& Simulation::platform() const { return *ctx_->platform; }
+double Simulation::now() const
+{
+  return sg4::Engine::get_clock();
+}
+const Platform& Simulation::platform() const
+{
+  return *ctx_->platform;
+}
 
 SimStats Simulation::stats() const
 {

@@ -15,8 +15,7 @@ std::string ParsedArgs::get(const std::string& name, const std::string& def) con
 Result<long> ParsedArgs::get_int(const std::string& name, long def, long lo, long hi) const
 {
   auto it = values_.find(name);
-  if (it == values_.end())
-    return def;
+  if (it == values_.end()) return def;
   char* end = nullptr;
   long v = std::strtol(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0' || v < lo || v > hi)
@@ -27,13 +26,11 @@ Result<long> ParsedArgs::get_int(const std::string& name, long def, long lo, lon
 
 Result<uint64_t> parse_size(const std::string& text)
 {
-  if (text.empty())
-    return Error::at("", "", "a size (bytes, or with K/M/G)", "an empty string");
+  if (text.empty()) return Error::at("", "", "a size (bytes, or with K/M/G)", "an empty string");
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
     ++i;
-  if (i == 0)
-    return Error::at("", "", "a size (bytes, or with K/M/G)", "\"" + text + "\"");
+  if (i == 0) return Error::at("", "", "a size (bytes, or with K/M/G)", "\"" + text + "\"");
   uint64_t v = std::strtoull(text.substr(0, i).c_str(), nullptr, 10);
   std::string suffix = text.substr(i);
   uint64_t mult = 1;
@@ -53,8 +50,7 @@ Result<uint64_t> parse_size(const std::string& text)
 Result<uint64_t> ParsedArgs::get_size(const std::string& name, uint64_t def) const
 {
   auto it = values_.find(name);
-  if (it == values_.end())
-    return def;
+  if (it == values_.end()) return def;
   auto r = parse_size(it->second);
   if (!r.ok()) {
     Error e = r.error();
@@ -70,8 +66,7 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
   out.command_ = spec.name;
   auto find = [&](const std::string& name, char short_name) -> const OptionSpec* {
     for (const auto& o : spec.options)
-      if ((!name.empty() && o.name == name) || (short_name && o.short_name == short_name))
-        return &o;
+      if ((!name.empty() && o.name == name) || (short_name && o.short_name == short_name)) return &o;
     return nullptr;
   };
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -111,7 +106,8 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
     if (o->takes_value) {
       if (!inline_value) {
         if (i + 1 >= argv.size())
-          return Error::at("", "tensorpath " + spec.name + " --" + o->name, "a value (" + o->value_name + ")", "nothing");
+          return Error::at("", "tensorpath " + spec.name + " --" + o->name, "a value (" + o->value_name + ")",
+                           "nothing");
         value = argv[++i];
       }
       out.values_[o->name] = value;
@@ -126,8 +122,8 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
 
 std::string help_text(const CommandSpec& spec)
 {
-  std::string out = "Usage: tensorpath " + spec.name + (spec.usage.empty() ? "" : " " + spec.usage) + "\n\n" +
-                    spec.summary + "\n";
+  std::string out =
+      "Usage: tensorpath " + spec.name + (spec.usage.empty() ? "" : " " + spec.usage) + "\n\n" + spec.summary + "\n";
   if (!spec.options.empty()) {
     out += "\nOptions:\n";
     for (const auto& o : spec.options) {
@@ -141,8 +137,7 @@ std::string help_text(const CommandSpec& spec)
       out += left + o.help + "\n";
     }
   }
-  if (!spec.details.empty())
-    out += "\n" + spec.details + "\n";
+  if (!spec.details.empty()) out += "\n" + spec.details + "\n";
   return out;
 }
 

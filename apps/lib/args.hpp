@@ -11,8 +11,8 @@
 namespace tp::frontend {
 
 struct OptionSpec {
-  std::string name;      ///< long name without dashes ("size")
-  char short_name = 0;   ///< 0: none
+  std::string name;    ///< long name without dashes ("size")
+  char short_name = 0; ///< 0: none
   bool takes_value = false;
   std::string value_name; ///< shown in --help ("N")
   std::string help;

@@ -8,18 +8,19 @@ namespace tp::frontend {
 
 using microbench::Metric;
 
-static const char* const RULE = "---------------------------------------------------------------------------------------\n";
+static const char* const RULE =
+    "---------------------------------------------------------------------------------------\n";
 
 std::string perftest_banner(const microbench::PerftestResult& r, const std::string& link_type)
 {
   const auto& c = r.config;
   std::string out = RULE;
-  out += fmt::format("                    {} {} Test\n", microbench::to_string(c.verb), c.metric == Metric::BW ? "BW" : "Latency");
+  out += fmt::format("                    {} {} Test\n", microbench::to_string(c.verb),
+                     c.metric == Metric::BW ? "BW" : "Latency");
   out += fmt::format(" Device         : {}\n", r.device);
   out += fmt::format(" Number of qps  : {:<8d}Transport type : IB\n", c.qps);
   out += fmt::format(" Connection type: RC      Using SRQ      : OFF\n");
-  if (c.metric == Metric::BW)
-    out += fmt::format(" TX depth       : {}\n", c.tx_depth);
+  if (c.metric == Metric::BW) out += fmt::format(" TX depth       : {}\n", c.tx_depth);
   out += fmt::format(" Mtu            : {}[B]\n", int(c.mtu));
   out += fmt::format(" Link type      : {}\n", link_type);
   out += fmt::format(" Buffer         : {}\n", r.buffer_location);
@@ -32,8 +33,9 @@ std::string perftest_table(const microbench::PerftestResult& r)
 {
   std::string out;
   if (r.config.metric == Metric::BW) {
-    out += fmt::format(" {:<10} {:<14} {:<18} {:<20} {:<14} {:<17} {:<18}\n", "#bytes", "#iterations", "BW peak[Gb/sec]",
-                       "BW average[Gb/sec]", "MsgRate[Mpps]", "BW peak[MB/sec]", "BW average[MB/sec]");
+    out +=
+        fmt::format(" {:<10} {:<14} {:<18} {:<20} {:<14} {:<17} {:<18}\n", "#bytes", "#iterations", "BW peak[Gb/sec]",
+                    "BW average[Gb/sec]", "MsgRate[Mpps]", "BW peak[MB/sec]", "BW average[MB/sec]");
     for (const auto& b : r.bw)
       out += fmt::format(" {:<10} {:<14} {:<18.2f} {:<20.2f} {:<14.6f} {:<17.2f} {:<18.2f}\n", b.bytes, b.iterations,
                          b.bw_peak * 8e-9, b.bw_average * 8e-9, b.msg_rate * 1e-6, b.bw_peak / 1048576.0,
@@ -43,9 +45,9 @@ std::string perftest_table(const microbench::PerftestResult& r)
                        "t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]", "t_stdev[usec]",
                        "99% percentile[usec]", "99.9% percentile[usec]");
     for (const auto& l : r.lat)
-      out += fmt::format(" {:<7} {:<12} {:<13.2f} {:<13.2f} {:<16.2f} {:<13.2f} {:<15.2f} {:<22.2f} {:<24.2f}\n", l.bytes,
-                         l.iterations, l.t_min * 1e6, l.t_max * 1e6, l.t_typical * 1e6, l.t_avg * 1e6, l.t_stdev * 1e6,
-                         l.p99 * 1e6, l.p999 * 1e6);
+      out += fmt::format(" {:<7} {:<12} {:<13.2f} {:<13.2f} {:<16.2f} {:<13.2f} {:<15.2f} {:<22.2f} {:<24.2f}\n",
+                         l.bytes, l.iterations, l.t_min * 1e6, l.t_max * 1e6, l.t_typical * 1e6, l.t_avg * 1e6,
+                         l.t_stdev * 1e6, l.p99 * 1e6, l.p999 * 1e6);
   }
   out += RULE;
   return out;

@@ -22,7 +22,10 @@ using json = nlohmann::json;
 
 namespace tp::frontend {
 
-std::string default_cases_dir() { return std::string(TENSORPATH_SOURCE_DIR) + "/validation/cases"; }
+std::string default_cases_dir()
+{
+  return std::string(TENSORPATH_SOURCE_DIR) + "/validation/cases";
+}
 
 namespace {
 
@@ -40,49 +43,41 @@ class Reader {
 public:
   Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
   {
-    if (!j_.is_object())
-      fail(file_, path_.empty() ? "(top level)" : path_, "an object", j_.type_name());
+    if (!j_.is_object()) fail(file_, path_.empty() ? "(top level)" : path_, "an object", j_.type_name());
   }
   std::string field(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
   bool has(const std::string& k) const { return j_.contains(k); }
   const json& raw(const std::string& k)
   {
     used_.insert(k);
-    if (!j_.contains(k))
-      fail(file_, field(k), "this field", "nothing (missing)");
+    if (!j_.contains(k)) fail(file_, field(k), "this field", "nothing (missing)");
     return j_[k];
   }
   std::string str(const std::string& k, std::optional<std::string> def = std::nullopt)
   {
     used_.insert(k);
     if (!j_.contains(k)) {
-      if (def)
-        return *def;
+      if (def) return *def;
       fail(file_, field(k), "a string", "nothing (missing)");
     }
-    if (!j_[k].is_string())
-      fail(file_, field(k), "a string", j_[k].type_name());
+    if (!j_[k].is_string()) fail(file_, field(k), "a string", j_[k].type_name());
     return j_[k].get<std::string>();
   }
   double number(const std::string& k, std::optional<double> def = std::nullopt)
   {
     used_.insert(k);
     if (!j_.contains(k)) {
-      if (def)
-        return *def;
+      if (def) return *def;
       fail(file_, field(k), "a number", "nothing (missing)");
     }
-    if (!j_[k].is_number())
-      fail(file_, field(k), "a number", j_[k].type_name());
+    if (!j_[k].is_number()) fail(file_, field(k), "a number", j_[k].type_name());
     return j_[k].get<double>();
   }
   long integer(const std::string& k, long def, long lo, long hi)
   {
     used_.insert(k);
-    if (!j_.contains(k))
-      return def;
-    if (!j_[k].is_number_integer())
-      fail(file_, field(k), "an integer", j_[k].type_name());
+    if (!j_.contains(k)) return def;
+    if (!j_[k].is_number_integer()) fail(file_, field(k), "an integer", j_[k].type_name());
     long v = j_[k].get<long>();
     if (v < lo || v > hi)
       fail(file_, field(k), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(v));
@@ -91,24 +86,19 @@ public:
   bool boolean(const std::string& k, bool def)
   {
     used_.insert(k);
-    if (!j_.contains(k))
-      return def;
-    if (!j_[k].is_boolean())
-      fail(file_, field(k), "true or false", j_[k].type_name());
+    if (!j_.contains(k)) return def;
+    if (!j_[k].is_boolean()) fail(file_, field(k), "true or false", j_[k].type_name());
     return j_[k].get<bool>();
   }
   uint64_t size(const std::string& k, uint64_t def)
   {
     used_.insert(k);
-    if (!j_.contains(k))
-      return def;
+    if (!j_.contains(k)) return def;
     const json& v = j_[k];
-    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long>() > 0))
-      return v.get<uint64_t>();
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long>() > 0)) return v.get<uint64_t>();
     if (v.is_string()) {
       auto r = parse_size(v.get<std::string>());
-      if (r.ok())
-        return r.value();
+      if (r.ok()) return r.value();
     }
     fail(file_, field(k), "a positive size (bytes, or a string like \"64K\")", v.dump());
   }
@@ -117,8 +107,7 @@ public:
     for (const char* a : also)
       used_.insert(a);
     for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!used_.count(it.key()))
-        fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
+      if (!used_.count(it.key())) fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
   }
   const std::string& file() const { return file_; }
 
@@ -132,8 +121,7 @@ private:
 json read_json(const std::string& path)
 {
   std::ifstream in(path);
-  if (!in)
-    fail(path, "", "a readable JSON file", "cannot open");
+  if (!in) fail(path, "", "a readable JSON file", "cannot open");
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
@@ -162,8 +150,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     else
       fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
     const std::string metric = r.str("metric", "bw");
-    if (metric != "bw" && metric != "lat")
-      fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
+    if (metric != "bw" && metric != "lat") fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
     c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
     if (r.has("sizes")) {
       const json& s = r.raw("sizes");
@@ -215,14 +202,13 @@ Result<JobOutcome> run_job(const JobSpec& job)
   JobOutcome out;
   if (job.kind == JobSpec::Kind::PERFTEST) {
     auto cluster = cluster_for(cat, job.hw, 2, job.switch_name);
-    if (!cluster.ok())
-      return cluster.error();
+    if (!cluster.ok()) return cluster.error();
     sim::PerftestJob pj = job.perftest;
-    const auto& nic = cluster->host(0).nics.at(size_t(std::min<int>(pj.nic, int(cluster->host(0).nics.size()) - 1))).nic;
+    const auto& nic =
+        cluster->host(0).nics.at(size_t(std::min<int>(pj.nic, int(cluster->host(0).nics.size()) - 1))).nic;
     pj.config.mtu = verbs::Mtu(nic.mtu);
     auto r = sim::run_perftest_job(cluster.value(), pj);
-    if (!r.ok())
-      return r.error();
+    if (!r.ok()) return r.error();
     const auto& res = r->result;
     if (!res.bw.empty()) {
       out.metrics["bw_average_gbps"] = res.bw.back().bw_average * 8e-9;
@@ -241,18 +227,17 @@ Result<JobOutcome> run_job(const JobSpec& job)
     return out;
   }
   auto cluster = cluster_for(cat, job.hw, 1, job.switch_name);
-  if (!cluster.ok())
-    return cluster.error();
+  if (!cluster.ok()) return cluster.error();
   auto r = sim::run_copy_jobs(cluster.value(), job.copies);
-  if (!r.ok())
-    return r.error();
+  if (!r.ok()) return r.error();
   for (const auto& c : r.value()) {
     out.metrics["h2d_GBps"] = c.h2d_bandwidth * 1e-9;
     out.metrics["d2h_GBps"] = c.d2h_bandwidth * 1e-9;
     out.metrics["d2d_GBps"] = c.d2d_bandwidth * 1e-9;
-    out.report += fmt::format(" pcie-copy gpu {} <-> host node {} ({} bytes, {}): H2D {:.2f} GB/s, D2H {:.2f} GB/s, D2D {:.2f} GB/s\n",
-                              c.config.gpu, c.config.host_node, c.config.bytes, c.config.pinned ? "pinned" : "pageable",
-                              c.h2d_bandwidth * 1e-9, c.d2h_bandwidth * 1e-9, c.d2d_bandwidth * 1e-9);
+    out.report += fmt::format(
+        " pcie-copy gpu {} <-> host node {} ({} bytes, {}): H2D {:.2f} GB/s, D2H {:.2f} GB/s, D2D {:.2f} GB/s\n",
+        c.config.gpu, c.config.host_node, c.config.bytes, c.config.pinned ? "pinned" : "pageable",
+        c.h2d_bandwidth * 1e-9, c.d2h_bandwidth * 1e-9, c.d2d_bandwidth * 1e-9);
   }
   return out;
 }
@@ -285,8 +270,7 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
     if (fs::is_directory(p)) {
       std::vector<std::string> in_dir;
       for (const auto& e : fs::directory_iterator(p))
-        if (e.path().extension() == ".json")
-          in_dir.push_back(e.path().string());
+        if (e.path().extension() == ".json") in_dir.push_back(e.path().string());
       std::sort(in_dir.begin(), in_dir.end());
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else if (fs::is_regular_file(p)) {
@@ -304,16 +288,14 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
       const std::string prefix = top.str("group", "");
       const std::string default_hw = top.str("hw", "");
       const json& cases = top.raw("cases");
-      if (!cases.is_array() || cases.empty())
-        fail(f, "cases", "a non-empty array of cases", cases.type_name());
+      if (!cases.is_array() || cases.empty()) fail(f, "cases", "a non-empty array of cases", cases.type_name());
       top.finish({"description", "notes"});
       for (size_t i = 0; i < cases.size(); ++i) {
         Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
         ValidationCase c;
         c.file = f;
         c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
-        if (!names.insert(c.name).second)
-          fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
+        if (!names.insert(c.name).second) fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
         c.description = r.str("description", "");
         c.source = r.str("source");
         c.measure = r.str("measure");
@@ -322,8 +304,7 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
         c.tolerance = r.number("tolerance");
         if (c.tolerance <= 0 || c.tolerance >= 1)
           fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
-        if (c.expected == 0)
-          fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
+        if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
         c.note = r.str("note", "");
         c.job = parse_job(Reader(r.raw("setup"), f, r.field("setup")), default_hw);
         r.finish();
@@ -345,13 +326,13 @@ Result<Scenario> load_scenario(const std::string& path)
     s.file = path;
     const std::string kind = r.str("kind", "microbenchmarks");
     if (kind != "microbenchmarks")
-      fail(path, "kind", "\"microbenchmarks\" (training scenarios come with the training-step model)", "\"" + kind + "\"");
+      fail(path, "kind", "\"microbenchmarks\" (training scenarios come with the training-step model)",
+           "\"" + kind + "\"");
     s.name = r.str("name", fs::path(path).stem().string());
     s.description = r.str("description", "");
     const std::string hw = r.str("hw", "");
     const json& jobs = r.raw("jobs");
-    if (!jobs.is_array() || jobs.empty())
-      fail(path, "jobs", "a non-empty array of jobs", jobs.type_name());
+    if (!jobs.is_array() || jobs.empty()) fail(path, "jobs", "a non-empty array of jobs", jobs.type_name());
     for (size_t i = 0; i < jobs.size(); ++i)
       s.jobs.push_back(parse_job(Reader(jobs[i], path, "jobs[" + std::to_string(i) + "]"), hw));
     r.finish({"notes"});

@@ -36,12 +36,12 @@ Result<JobOutcome> decode_outcome(const std::string& text);
 struct ValidationCase {
   std::string name;
   std::string description;
-  std::string source;    ///< where the expected value comes from
-  std::string measure;   ///< metric name of the job
+  std::string source;  ///< where the expected value comes from
+  std::string measure; ///< metric name of the job
   std::string unit;
   double expected = 0;
-  double tolerance = 0;  ///< relative, e.g. 0.05
-  std::string note;      ///< known caveats
+  double tolerance = 0; ///< relative, e.g. 0.05
+  std::string note;     ///< known caveats
   std::string file;
   JobSpec job;
 };

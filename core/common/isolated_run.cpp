@@ -19,8 +19,7 @@ bool write_all(int fd, const std::string& s)
   while (off < s.size()) {
     ssize_t n = ::write(fd, s.data() + off, s.size() - off);
     if (n < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       return false;
     }
     off += size_t(n);
@@ -33,8 +32,7 @@ bool write_all(int fd, const std::string& s)
 Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s)
 {
   int fds[2];
-  if (::pipe(fds) != 0)
-    return Error::msg(std::string("pipe failed: ") + std::strerror(errno));
+  if (::pipe(fds) != 0) return Error::msg(std::string("pipe failed: ") + std::strerror(errno));
   ::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -76,30 +74,24 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
     }
     pollfd p{fds[0], POLLIN, 0};
     int pr = ::poll(&p, 1, wait_ms);
-    if (pr < 0 && errno == EINTR)
-      continue;
-    if (pr == 0)
-      continue;
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) continue;
     ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     data.append(buf, size_t(n));
   }
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out)
-    return Error::msg("child process timed out after " + std::to_string(timeout_s) + " s");
+  if (timed_out) return Error::msg("child process timed out after " + std::to_string(timeout_s) + " s");
   if (WIFSIGNALED(status))
     return Error::msg(std::string("child process crashed: signal ") + std::to_string(WTERMSIG(status)) + " (" +
                       ::strsignal(WTERMSIG(status)) + ")");
   if (data.empty())
     return Error::msg("child process exited (status " + std::to_string(WEXITSTATUS(status)) + ") without a result");
-  if (data[0] == 'O')
-    return data.substr(1);
+  if (data[0] == 'O') return data.substr(1);
   return Error::msg(data.substr(1));
 }
 

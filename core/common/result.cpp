@@ -7,20 +7,16 @@ std::string Error::message() const
 {
   std::string out;
   auto append = [&out](const std::string& part, const char* sep) {
-    if (part.empty())
-      return;
-    if (!out.empty())
-      out += sep;
+    if (part.empty()) return;
+    if (!out.empty()) out += sep;
     out += part;
   };
   append(file, "");
   append(field, ": ");
   if (!expected.empty() || !got.empty()) {
     std::string what;
-    if (!expected.empty())
-      what = "expected " + expected;
-    if (!got.empty())
-      what += (what.empty() ? "got " : ", got ") + got;
+    if (!expected.empty()) what = "expected " + expected;
+    if (!got.empty()) what += (what.empty() ? "got " : ", got ") + got;
     append(what, ": ");
   }
   if (!detail.empty()) {

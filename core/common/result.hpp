@@ -29,8 +29,7 @@ struct Error {
   /// Prefix the file and a field path (used when a nested parser returns an error).
   Error& in_file(const std::string& f)
   {
-    if (file.empty())
-      file = f;
+    if (file.empty()) file = f;
     return *this;
   }
 };
@@ -95,7 +94,10 @@ private:
 };
 
 using Status = Result<void>;
-inline Status ok_status() { return Status{}; }
+inline Status ok_status()
+{
+  return Status{};
+}
 
 } // namespace tp
 
@@ -103,6 +105,5 @@ inline Status ok_status() { return Status{}; }
 #define TP_TRY(expr)                                                                                                   \
   do {                                                                                                                 \
     auto&& tp_try_result_ = (expr);                                                                                    \
-    if (!tp_try_result_.ok())                                                                                          \
-      return tp_try_result_.error();                                                                                   \
+    if (!tp_try_result_.ok()) return tp_try_result_.error();                                                           \
   } while (0)

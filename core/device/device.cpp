@@ -11,8 +11,7 @@ std::string to_string(Access a)
 {
   std::string s;
   auto add = [&](Access f, const char* n) {
-    if (has(a, f))
-      s += (s.empty() ? "" : "|") + std::string(n);
+    if (has(a, f)) s += (s.empty() ? "" : "|") + std::string(n);
   };
   add(Access::LOCAL_WRITE, "LOCAL_WRITE");
   add(Access::REMOTE_WRITE, "REMOTE_WRITE");
@@ -67,8 +66,7 @@ double rnr_timer_seconds(uint8_t encoding)
 
 double ack_timeout_seconds(uint8_t encoding)
 {
-  if (encoding == 0)
-    return -1.0; // infinite
+  if (encoding == 0) return -1.0; // infinite
   return 4.096e-6 * std::ldexp(1.0, encoding & 31);
 }
 
@@ -87,8 +85,7 @@ std::vector<uint8_t> QpEndpoint::encode() const
 
 bool QpEndpoint::decode(const uint8_t* data, size_t len, QpEndpoint& out)
 {
-  if (data == nullptr || len != 26)
-    return false;
+  if (data == nullptr || len != 26) return false;
   out.port.lid = uint16_t(data[0] | (data[1] << 8));
   std::memcpy(out.port.gid.data(), data + 2, 16);
   out.qp_num = 0;
@@ -105,11 +102,26 @@ static Error not_supported(const char* op)
   return Error{{}, op, "an operation this device supports", "not supported", {}};
 }
 
-Result<MemoryRegion> Device::reg_mr(uint64_t, uint64_t, Access) { return not_supported("reg_mr"); }
-Status Device::dereg_mr(const MemoryRegion&) { return not_supported("dereg_mr"); }
-Result<std::unique_ptr<CompletionQueue>> Device::create_cq(int) { return not_supported("create_cq"); }
-Result<std::unique_ptr<QueuePair>> Device::create_qp(const QpInitAttr&) { return not_supported("create_qp"); }
-Status Device::watch_memory(uint64_t, uint64_t, std::function<void()>) { return not_supported("watch_memory"); }
+Result<MemoryRegion> Device::reg_mr(uint64_t, uint64_t, Access)
+{
+  return not_supported("reg_mr");
+}
+Status Device::dereg_mr(const MemoryRegion&)
+{
+  return not_supported("dereg_mr");
+}
+Result<std::unique_ptr<CompletionQueue>> Device::create_cq(int)
+{
+  return not_supported("create_cq");
+}
+Result<std::unique_ptr<QueuePair>> Device::create_qp(const QpInitAttr&)
+{
+  return not_supported("create_qp");
+}
+Status Device::watch_memory(uint64_t, uint64_t, std::function<void()>)
+{
+  return not_supported("watch_memory");
+}
 
 Status bring_up_rc_qp(QueuePair& qp, uint32_t local_psn, const QpEndpoint& remote, const RcConnectOptions& opt)
 {

@@ -49,7 +49,7 @@ struct DeviceAttr {
   std::string name;
   LinkLayer link_layer = LinkLayer::INFINIBAND;
   Mtu active_mtu = Mtu::MTU_4096;
-  double port_rate_bps = 0;    ///< data rate of the port in bit/s (after line encoding)
+  double port_rate_bps = 0; ///< data rate of the port in bit/s (after line encoding)
   uint32_t max_qp_wr = 16384;
   uint32_t max_sge = 30;
   uint32_t max_qp_rd_atom = 16;

@@ -22,8 +22,7 @@ MemoryRegion MrTable::add(uint64_t addr, uint64_t length, Access access)
 bool MrTable::remove(uint32_t lkey)
 {
   auto it = by_lkey_.find(lkey);
-  if (it == by_lkey_.end())
-    return false;
+  if (it == by_lkey_.end()) return false;
   rkey_to_lkey_.erase(it->second.rkey);
   by_lkey_.erase(it);
   return true;
@@ -32,33 +31,26 @@ bool MrTable::remove(uint32_t lkey)
 std::optional<MemoryRegion> MrTable::by_lkey(uint32_t lkey) const
 {
   auto it = by_lkey_.find(lkey);
-  if (it == by_lkey_.end())
-    return std::nullopt;
+  if (it == by_lkey_.end()) return std::nullopt;
   return it->second;
 }
 
 WcStatus MrTable::check_local(const Sge& sge, bool need_write) const
 {
-  if (sge.length == 0)
-    return WcStatus::SUCCESS; // zero-length SGEs are not checked
+  if (sge.length == 0) return WcStatus::SUCCESS; // zero-length SGEs are not checked
   auto it = by_lkey_.find(sge.lkey);
-  if (it == by_lkey_.end() || !inside(it->second, sge.addr, sge.length))
-    return WcStatus::LOC_PROT_ERR;
-  if (need_write && !has(it->second.access, Access::LOCAL_WRITE))
-    return WcStatus::LOC_PROT_ERR;
+  if (it == by_lkey_.end() || !inside(it->second, sge.addr, sge.length)) return WcStatus::LOC_PROT_ERR;
+  if (need_write && !has(it->second.access, Access::LOCAL_WRITE)) return WcStatus::LOC_PROT_ERR;
   return WcStatus::SUCCESS;
 }
 
 WcStatus MrTable::check_remote(uint32_t rkey, uint64_t addr, uint64_t len, Access need) const
 {
-  if (len == 0)
-    return WcStatus::SUCCESS; // zero-length RDMA does not check the rkey (IB spec 9.7.5.1.4)
+  if (len == 0) return WcStatus::SUCCESS; // zero-length RDMA does not check the rkey (IB spec 9.7.5.1.4)
   auto r = rkey_to_lkey_.find(rkey);
-  if (r == rkey_to_lkey_.end())
-    return WcStatus::REM_ACCESS_ERR;
+  if (r == rkey_to_lkey_.end()) return WcStatus::REM_ACCESS_ERR;
   const MemoryRegion& mr = by_lkey_.at(r->second);
-  if (!inside(mr, addr, len) || !has(mr.access, need))
-    return WcStatus::REM_ACCESS_ERR;
+  if (!inside(mr, addr, len) || !has(mr.access, need)) return WcStatus::REM_ACCESS_ERR;
   return WcStatus::SUCCESS;
 }
 

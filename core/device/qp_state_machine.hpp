@@ -18,8 +18,14 @@ inline bool send_queue_accepts(QpState s)
   return s == QpState::RTS || s == QpState::SQD || s == QpState::SQE || s == QpState::ERR;
 }
 /// Whether post_recv is accepted in this state (everything except RESET).
-inline bool recv_queue_accepts(QpState s) { return s != QpState::RESET; }
+inline bool recv_queue_accepts(QpState s)
+{
+  return s != QpState::RESET;
+}
 /// Whether the QP answers incoming requests as a responder (RTR and later, not ERR/RESET/INIT).
-inline bool responder_active(QpState s) { return s == QpState::RTR || s == QpState::RTS || s == QpState::SQD; }
+inline bool responder_active(QpState s)
+{
+  return s == QpState::RTR || s == QpState::RTS || s == QpState::SQD;
+}
 
 } // namespace tp::verbs

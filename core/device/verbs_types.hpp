@@ -19,9 +19,18 @@ enum class Access : uint32_t {
   REMOTE_READ = 1u << 2,
   REMOTE_ATOMIC = 1u << 3,
 };
-constexpr Access operator|(Access a, Access b) { return Access(uint32_t(a) | uint32_t(b)); }
-constexpr Access operator&(Access a, Access b) { return Access(uint32_t(a) & uint32_t(b)); }
-constexpr bool has(Access set, Access flag) { return (uint32_t(set) & uint32_t(flag)) == uint32_t(flag); }
+constexpr Access operator|(Access a, Access b)
+{
+  return Access(uint32_t(a) | uint32_t(b));
+}
+constexpr Access operator&(Access a, Access b)
+{
+  return Access(uint32_t(a) & uint32_t(b));
+}
+constexpr bool has(Access set, Access flag)
+{
+  return (uint32_t(set) & uint32_t(flag)) == uint32_t(flag);
+}
 std::string to_string(Access a);
 
 /// RC queue pair states (IBV_QPS_*).
@@ -168,8 +177,14 @@ enum class QpAttrMask : uint32_t {
   MAX_DEST_RD_ATOMIC = 1u << 13,
   DEST_QPN = 1u << 14,
 };
-constexpr QpAttrMask operator|(QpAttrMask a, QpAttrMask b) { return QpAttrMask(uint32_t(a) | uint32_t(b)); }
-constexpr bool has(QpAttrMask set, QpAttrMask bit) { return (uint32_t(set) & uint32_t(bit)) == uint32_t(bit); }
+constexpr QpAttrMask operator|(QpAttrMask a, QpAttrMask b)
+{
+  return QpAttrMask(uint32_t(a) | uint32_t(b));
+}
+constexpr bool has(QpAttrMask set, QpAttrMask bit)
+{
+  return (uint32_t(set) & uint32_t(bit)) == uint32_t(bit);
+}
 
 /// Masks required by the IB spec for each RC transition (ibv_modify_qp man page).
 constexpr QpAttrMask RESET_TO_INIT_MASK =
@@ -185,7 +200,7 @@ struct QpAttr {
   Access qp_access_flags = Access::NONE; ///< remote operations this QP accepts as responder
   uint16_t pkey_index = 0;
   uint8_t port_num = 1;
-  PortAddress dest;            ///< address vector (AV): the peer's port
+  PortAddress dest; ///< address vector (AV): the peer's port
   Mtu path_mtu = Mtu::MTU_1024;
   uint32_t dest_qp_num = 0;
   uint32_t rq_psn = 0;

@@ -20,7 +20,7 @@ struct Buffer {
   uint64_t size = 0;
   Location location;
   HostMemoryKind host_kind = HostMemoryKind::PAGEABLE; ///< meaningful for host buffers only
-  uint8_t* data = nullptr; ///< real bytes, or nullptr when not materialized
+  uint8_t* data = nullptr;                             ///< real bytes, or nullptr when not materialized
 
   bool materialized() const { return data != nullptr; }
   bool valid() const { return size == 0 || addr != 0; }
@@ -30,8 +30,7 @@ struct Buffer {
     Buffer b = *this;
     b.addr += offset;
     b.size = len;
-    if (data)
-      b.data = data + offset;
+    if (data) b.data = data + offset;
     return b;
   }
 };

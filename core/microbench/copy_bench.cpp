@@ -28,8 +28,7 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
   void release()
   {
     for (Buffer* b : {&host, &gpu, &gpu2})
-      if (b->addr)
-        rt.memory().free(*b);
+      if (b->addr) rt.memory().free(*b);
   }
 
   void start()
@@ -38,18 +37,15 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
     ha.location = Location::host(cfg.host_node);
     ha.host_kind = cfg.pinned ? HostMemoryKind::PINNED : HostMemoryKind::PAGEABLE;
     auto h = rt.memory().allocate(cfg.bytes, ha);
-    if (!h.ok())
-      return fail(h.error());
+    if (!h.ok()) return fail(h.error());
     host = h.value();
     AllocAttr ga;
     ga.location = Location::gpu(cfg.gpu);
     auto g = rt.memory().allocate(cfg.bytes, ga);
-    if (!g.ok())
-      return fail(g.error());
+    if (!g.ok()) return fail(g.error());
     gpu = g.value();
     auto g2 = rt.memory().allocate(cfg.bytes, ga);
-    if (!g2.ok())
-      return fail(g2.error());
+    if (!g2.ok()) return fail(g2.error());
     gpu2 = g2.value();
     result.config = cfg;
     t0 = rt.now();
@@ -76,8 +72,7 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
                           : Work::memcpy(gpu2, gpu, cfg.bytes);
     auto self = shared_from_this();
     rt.execute(w, [self](Status st) {
-      if (!st.ok())
-        return self->fail(st.error());
+      if (!st.ok()) return self->fail(st.error());
       ++self->iter;
       self->step();
     });

@@ -14,9 +14,12 @@ using namespace tp::verbs;
 const char* to_string(Verb v)
 {
   switch (v) {
-  case Verb::WRITE: return "RDMA_Write";
-  case Verb::READ: return "RDMA_Read";
-  case Verb::SEND: return "Send";
+  case Verb::WRITE:
+    return "RDMA_Write";
+  case Verb::READ:
+    return "RDMA_Read";
+  case Verb::SEND:
+    return "Send";
   }
   return "?";
 }
@@ -34,11 +37,10 @@ LatRow latency_stats(uint64_t bytes, std::vector<double> v)
   LatRow r;
   r.bytes = bytes;
   r.iterations = v.size();
-  if (v.empty())
-    return r;
+  if (v.empty()) return r;
   std::sort(v.begin(), v.end());
   auto pct = [&](double p) {
-    size_t i = size_t(std::ceil(p * double(v.size()))) ;
+    size_t i = size_t(std::ceil(p * double(v.size())));
     i = i == 0 ? 0 : i - 1;
     return v[std::min(i, v.size() - 1)];
   };
@@ -58,15 +60,13 @@ LatRow latency_stats(uint64_t bytes, std::vector<double> v)
 double peak_bandwidth(uint64_t bytes, const std::vector<double>& posted, const std::vector<double>& completed)
 {
   const size_t n = std::min(posted.size(), completed.size());
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   const size_t stride = std::max<size_t>(1, n / 2048); // exact for n <= 2048, strided beyond
   double best = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < n; i += stride)
     for (size_t j = i; j < n; j += stride) {
       const double dt = (completed[j] - posted[i]) / double(j - i + 1);
-      if (dt > 0 && dt < best)
-        best = dt;
+      if (dt > 0 && dt < best) best = dt;
     }
   return std::isfinite(best) ? double(bytes) / best : 0;
 }
@@ -109,8 +109,7 @@ bool decode_info(const std::vector<uint8_t>& in, SideState& s)
 {
   size_t off = 0;
   auto get = [&](int n, uint64_t& v) {
-    if (off + size_t(n) > in.size())
-      return false;
+    if (off + size_t(n) > in.size()) return false;
     v = 0;
     for (int i = 0; i < n; ++i)
       v |= uint64_t(in[off + size_t(i)]) << (8 * i);
@@ -118,19 +117,16 @@ bool decode_info(const std::vector<uint8_t>& in, SideState& s)
     return true;
   };
   uint64_t count = 0;
-  if (!get(4, count) || count > 4096)
-    return false;
+  if (!get(4, count) || count > 4096) return false;
   s.remote.clear();
   for (uint64_t i = 0; i < count; ++i) {
     QpEndpoint e;
-    if (off + 26 > in.size() || !QpEndpoint::decode(in.data() + off, 26, e))
-      return false;
+    if (off + 26 > in.size() || !QpEndpoint::decode(in.data() + off, 26, e)) return false;
     off += 26;
     s.remote.push_back(e);
   }
   uint64_t addr = 0, rkey = 0;
-  if (!get(8, addr) || !get(4, rkey) || off != in.size())
-    return false;
+  if (!get(8, addr) || !get(4, rkey) || off != in.size()) return false;
   s.remote_addr = addr;
   s.remote_rkey = uint32_t(rkey);
   return true;
@@ -159,14 +155,12 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
 
   void fail(const Error& e)
   {
-    if (finished)
-      return;
+    if (finished) return;
     finished = true;
     server.on_wc = nullptr;
     client.on_wc = nullptr;
     auto d = std::move(done);
-    if (d)
-      d(e);
+    if (d) d(e);
   }
 
   // ---- set-up ----
@@ -188,22 +182,18 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     aa.location = s.side.buffer_location;
     aa.host_kind = HostMemoryKind::PINNED;
     auto buf = s.side.runtime->memory().allocate(slot * uint64_t(cfg.qps), aa);
-    if (!buf.ok())
-      return buf.error();
+    if (!buf.ok()) return buf.error();
     s.buf = buf.value();
     auto mr = dev.reg_mr(s.buf.addr, s.buf.size, Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ);
-    if (!mr.ok())
-      return mr.error();
+    if (!mr.ok()) return mr.error();
     s.mr = mr.value();
     auto cq = dev.create_cq(cfg.qps * (cfg.tx_depth + cfg.rx_depth) + 16);
-    if (!cq.ok())
-      return cq.error();
+    if (!cq.ok()) return cq.error();
     s.cq = std::move(cq.value());
     std::weak_ptr<Impl> weak = shared_from_this();
     SideState* sp = &s;
     s.cq->set_handler([weak, sp](const WorkCompletion& wc) {
-      if (auto self = weak.lock(); self && sp->on_wc)
-        sp->on_wc(wc);
+      if (auto self = weak.lock(); self && sp->on_wc) sp->on_wc(wc);
     });
     for (int q = 0; q < cfg.qps; ++q) {
       QpInitAttr ia;
@@ -213,8 +203,7 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
       ia.cap.max_recv_wr = uint32_t(cfg.rx_depth) + 4;
       ia.cap.max_inline_data = s.inline_limit;
       auto qp = dev.create_qp(ia);
-      if (!qp.ok())
-        return qp.error();
+      if (!qp.ok()) return qp.error();
       QpEndpoint ep;
       ep.port = dev.port_address();
       ep.qp_num = qp.value()->qp_num();
@@ -247,8 +236,7 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     slot = std::max<uint64_t>(64, (max_size + 63) / 64 * 64);
     auto self = shared_from_this();
     register_then(server, [self](Status st) {
-      if (!st.ok())
-        return self->fail(st.error());
+      if (!st.ok()) return self->fail(st.error());
       register_then_client(self);
     });
   }
@@ -256,12 +244,9 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
   static void register_then_client(const std::shared_ptr<Impl>& self)
   {
     self->register_then(self->client, [self](Status st) {
-      if (!st.ok())
-        return self->fail(st.error());
-      if (auto s1 = self->setup_side(self->server, false); !s1.ok())
-        return self->fail(s1.error());
-      if (auto s2 = self->setup_side(self->client, true); !s2.ok())
-        return self->fail(s2.error());
+      if (!st.ok()) return self->fail(st.error());
+      if (auto s1 = self->setup_side(self->server, false); !s1.ok()) return self->fail(s1.error());
+      if (auto s2 = self->setup_side(self->client, true); !s2.ok()) return self->fail(s2.error());
       self->exchange();
     });
   }
@@ -273,23 +258,21 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
       self->server.conn = conn;
       conn->set_receive_handler([self](Message m) {
         if (!decode_info(m.bytes, self->server) || self->server.remote.size() != self->server.qps.size())
-          return self->fail(Error::at("", "perftest exchange", "the client's QP endpoints and MR key", "a malformed message"));
-        if (auto c = self->connect_qps(self->server); !c.ok())
-          return self->fail(c.error());
+          return self->fail(
+              Error::at("", "perftest exchange", "the client's QP endpoints and MR key", "a malformed message"));
+        if (auto c = self->connect_qps(self->server); !c.ok()) return self->fail(c.error());
         self->server.conn->send(Message{encode_info(self->server), 0});
       });
     });
-    if (!st.ok())
-      return fail(st.error());
+    if (!st.ok()) return fail(st.error());
     client.side.streams->connect(server.side.name, cfg.port, [self](Result<StreamPtr> r) {
-      if (!r.ok())
-        return self->fail(r.error());
+      if (!r.ok()) return self->fail(r.error());
       self->client.conn = r.value();
       self->client.conn->set_receive_handler([self](Message m) {
         if (!decode_info(m.bytes, self->client) || self->client.remote.size() != self->client.qps.size())
-          return self->fail(Error::at("", "perftest exchange", "the server's QP endpoints and MR key", "a malformed message"));
-        if (auto c = self->connect_qps(self->client); !c.ok())
-          return self->fail(c.error());
+          return self->fail(
+              Error::at("", "perftest exchange", "the server's QP endpoints and MR key", "a malformed message"));
+        if (auto c = self->connect_qps(self->client); !c.ok()) return self->fail(c.error());
         self->result.buffer_location = self->client.side.buffer_location.to_string();
         self->run_size();
       });
@@ -304,8 +287,7 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
   size_t qp_index(SideState& s, uint32_t qpn)
   {
     for (size_t q = 0; q < s.qps.size(); ++q)
-      if (s.qps[q]->qp_num() == qpn)
-        return q;
+      if (s.qps[q]->qp_num() == qpn) return q;
     return s.qps.size();
   }
 
@@ -322,13 +304,18 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     SendWr wr;
     wr.wr_id = id;
     wr.signaled = signaled;
-    if (len > 0)
-      wr.sg_list.push_back(local_sge(from, q, len));
+    if (len > 0) wr.sg_list.push_back(local_sge(from, q, len));
     wr.inline_data = len <= from.inline_limit && from.inline_limit > 0 && cfg.verb != Verb::READ;
     switch (cfg.verb) {
-    case Verb::WRITE: wr.opcode = WrOpcode::RDMA_WRITE; break;
-    case Verb::READ: wr.opcode = WrOpcode::RDMA_READ; break;
-    case Verb::SEND: wr.opcode = WrOpcode::SEND; break;
+    case Verb::WRITE:
+      wr.opcode = WrOpcode::RDMA_WRITE;
+      break;
+    case Verb::READ:
+      wr.opcode = WrOpcode::RDMA_READ;
+      break;
+    case Verb::SEND:
+      wr.opcode = WrOpcode::SEND;
+      break;
     }
     wr.remote_addr = remote_slot(from, q);
     wr.rkey = from.remote_rkey;
@@ -337,24 +324,23 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
 
   Error wc_error(const char* who, const WorkCompletion& wc)
   {
-    return Error::at("", std::string("perftest ") + who + " completion (wr_id " + std::to_string(wc.wr_id) + ", QP " +
-                             std::to_string(wc.qp_num) + ")",
+    return Error::at("",
+                     std::string("perftest ") + who + " completion (wr_id " + std::to_string(wc.wr_id) + ", QP " +
+                         std::to_string(wc.qp_num) + ")",
                      "success", to_string(wc.status));
   }
 
   // ---- runs ----
   void run_size()
   {
-    if (finished)
-      return;
+    if (finished) return;
     if (size_index >= cfg.sizes.size()) {
       finished = true;
       server.on_wc = nullptr;
       client.on_wc = nullptr;
       auto d = std::move(done);
       result.config = cfg;
-      if (d)
-        d(result);
+      if (d) d(result);
       return;
     }
     iters = cfg.effective_iterations();
@@ -383,8 +369,7 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     const uint64_t len = cur_size();
     while (posted[q] < iters && posted[q] - completed[q] < uint64_t(cfg.tx_depth)) {
       tposted.push_back(rt().now());
-      if (auto st = post_op(client, q, len, posted[q]); !st.ok())
-        return fail(st.error());
+      if (auto st = post_op(client, q, len, posted[q]); !st.ok()) return fail(st.error());
       ++posted[q];
     }
   }
@@ -398,27 +383,22 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
       if (size_index == 0)
         for (size_t q = 0; q < nq; ++q)
           for (int i = 0; i < cfg.rx_depth; ++i)
-            if (auto st = post_recv(server, q, uint64_t(i)); !st.ok())
-              return fail(st.error());
+            if (auto st = post_recv(server, q, uint64_t(i)); !st.ok()) return fail(st.error());
       server.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          return self->fail(self->wc_error("server receive", wc));
+        if (!wc.ok()) return self->fail(self->wc_error("server receive", wc));
         const size_t q = self->qp_index(self->server, wc.qp_num);
-        if (auto st = self->post_recv(self->server, q, wc.wr_id); !st.ok())
-          return self->fail(st.error());
+        if (auto st = self->post_recv(self->server, q, wc.wr_id); !st.ok()) return self->fail(st.error());
       };
     }
     client.on_wc = [self, nq](const WorkCompletion& wc) {
-      if (!wc.ok())
-        return self->fail(self->wc_error("client send", wc));
+      if (!wc.ok()) return self->fail(self->wc_error("client send", wc));
       const size_t q = self->qp_index(self->client, wc.qp_num);
       ++self->completed[q];
       ++self->result.operations;
       self->tcompleted.push_back(self->rt().now());
       self->fill(q);
       for (size_t i = 0; i < nq; ++i)
-        if (self->completed[i] < self->iters)
-          return;
+        if (self->completed[i] < self->iters) return;
       self->finish_bw();
     };
     t_start = rt().now();
@@ -447,8 +427,7 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     lat_iter = 0;
     if (cfg.verb == Verb::READ) {
       client.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          return self->fail(self->wc_error("client read", wc));
+        if (!wc.ok()) return self->fail(self->wc_error("client read", wc));
         ++self->result.operations;
         self->samples.push_back(self->rt().now() - self->lat_t0);
         self->lat_step();
@@ -458,41 +437,30 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
       // Ping-pong of SENDs: each side keeps receives posted; the server answers every receive.
       if (size_index == 0)
         for (int i = 0; i < 4; ++i) {
-          if (auto st = post_recv(server, 0, 1000 + uint64_t(i)); !st.ok())
-            return fail(st.error());
-          if (auto st = post_recv(client, 0, 2000 + uint64_t(i)); !st.ok())
-            return fail(st.error());
+          if (auto st = post_recv(server, 0, 1000 + uint64_t(i)); !st.ok()) return fail(st.error());
+          if (auto st = post_recv(client, 0, 2000 + uint64_t(i)); !st.ok()) return fail(st.error());
         }
       server.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          return self->fail(self->wc_error("server", wc));
-        if (wc.opcode != WcOpcode::RECV)
-          return;
-        if (auto st = self->post_recv(self->server, 0, wc.wr_id); !st.ok())
-          return self->fail(st.error());
-        if (auto st = self->post_op(self->server, 0, self->cur_size(), 7); !st.ok())
-          return self->fail(st.error());
+        if (!wc.ok()) return self->fail(self->wc_error("server", wc));
+        if (wc.opcode != WcOpcode::RECV) return;
+        if (auto st = self->post_recv(self->server, 0, wc.wr_id); !st.ok()) return self->fail(st.error());
+        if (auto st = self->post_op(self->server, 0, self->cur_size(), 7); !st.ok()) return self->fail(st.error());
       };
       client.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          return self->fail(self->wc_error("client", wc));
-        if (wc.opcode != WcOpcode::RECV)
-          return;
+        if (!wc.ok()) return self->fail(self->wc_error("client", wc));
+        if (wc.opcode != WcOpcode::RECV) return;
         ++self->result.operations;
-        if (auto st = self->post_recv(self->client, 0, wc.wr_id); !st.ok())
-          return self->fail(st.error());
+        if (auto st = self->post_recv(self->client, 0, wc.wr_id); !st.ok()) return self->fail(st.error());
         self->samples.push_back((self->rt().now() - self->lat_t0) / 2);
         self->lat_step();
       };
     } else {
       // write_lat: each side spins on the last byte of its buffer; the server writes back on every arrival.
       server.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          self->fail(self->wc_error("server write", wc));
+        if (!wc.ok()) self->fail(self->wc_error("server write", wc));
       };
       client.on_wc = [self](const WorkCompletion& wc) {
-        if (!wc.ok())
-          self->fail(self->wc_error("client write", wc));
+        if (!wc.ok()) self->fail(self->wc_error("client write", wc));
       };
       arm_server_watch();
     }
@@ -504,15 +472,11 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
     auto self = shared_from_this();
     const uint64_t len = cur_size();
     auto st = server.side.device->watch_memory(server.buf.addr + len - 1, 1, [self, len] {
-      if (self->finished || self->cur_size() != len)
-        return;
-      if (self->lat_iter + 1 < self->iters)
-        self->arm_server_watch();
-      if (auto s2 = self->post_op(self->server, 0, len, 9); !s2.ok())
-        self->fail(s2.error());
+      if (self->finished || self->cur_size() != len) return;
+      if (self->lat_iter + 1 < self->iters) self->arm_server_watch();
+      if (auto s2 = self->post_op(self->server, 0, len, 9); !s2.ok()) self->fail(s2.error());
     });
-    if (!st.ok())
-      fail(st.error());
+    if (!st.ok()) fail(st.error());
   }
 
   void lat_step_first()
@@ -531,17 +495,14 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
         self->samples.push_back((self->rt().now() - self->lat_t0) / 2);
         self->lat_step();
       });
-      if (!st.ok())
-        return fail(st.error());
+      if (!st.ok()) return fail(st.error());
     }
-    if (auto st = post_op(client, 0, len, lat_iter); !st.ok())
-      fail(st.error());
+    if (auto st = post_op(client, 0, len, lat_iter); !st.ok()) fail(st.error());
   }
 
   void lat_step()
   {
-    if (finished)
-      return;
+    if (finished) return;
     ++lat_iter;
     if (lat_iter >= iters) {
       result.lat.push_back(latency_stats(cur_size(), samples));

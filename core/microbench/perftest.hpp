@@ -29,9 +29,9 @@ struct PerftestConfig {
   std::vector<uint64_t> sizes{65536};
   uint64_t iterations = 0; ///< 0: 5000 for bandwidth, 1000 for latency
   int qps = 1;
-  int tx_depth = 128;      ///< outstanding sends per QP (bandwidth tests)
-  int rx_depth = 512;      ///< receives posted per QP (SEND tests)
-  int inline_size = -1;    ///< -1: latency tests inline up to min(220, device limit); bandwidth tests never
+  int tx_depth = 128;   ///< outstanding sends per QP (bandwidth tests)
+  int rx_depth = 512;   ///< receives posted per QP (SEND tests)
+  int inline_size = -1; ///< -1: latency tests inline up to min(220, device limit); bandwidth tests never
   uint16_t port = 18515;
   verbs::Mtu mtu = verbs::Mtu::MTU_1024;
 

@@ -29,10 +29,10 @@ struct Work {
   WorkKind kind = WorkKind::CPU;
   Buffer src;
   Buffer dst;
-  uint64_t bytes = 0;     ///< size of the operation (defaults to src.size where it applies)
-  double seconds = 0;     ///< for GPU_KERNEL and CPU
+  uint64_t bytes = 0; ///< size of the operation (defaults to src.size where it applies)
+  double seconds = 0; ///< for GPU_KERNEL and CPU
   ElementType element = ElementType::F32;
-  std::string label;      ///< for traces
+  std::string label; ///< for traces
 
   static Work memcpy(const Buffer& dst, const Buffer& src, uint64_t bytes)
   {

@@ -17,7 +17,7 @@
 namespace tp {
 
 struct Message {
-  std::vector<uint8_t> bytes; ///< real bytes (headers, metadata, materialized payloads)
+  std::vector<uint8_t> bytes;    ///< real bytes (headers, metadata, materialized payloads)
   uint64_t extra_wire_bytes = 0; ///< simulated bytes beyond `bytes` (virtual payload); real backends send zeros
   uint64_t wire_size() const { return bytes.size() + extra_wire_bytes; }
 };

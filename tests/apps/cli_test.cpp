@@ -74,3 +74,28 @@ TEST_CASE("perftest prints a row per size and validate --json has the documented
     CHECK(j[0].contains(k));
   CHECK(j[0]["pass"].get<bool>());
 }
+
+TEST_CASE("validate: the NUMA-local V3 cases and the CX-3 case pass", "[quick]")
+{
+  Run v = run("validate --case numa-local");
+  INFO(v.out);
+  CHECK(v.status == 0);
+  CHECK(v.out.find("2 of 2 cases pass") != std::string::npos);
+}
+
+TEST_CASE("validate exits 1 and prints the case's note when a case misses", "[quick]")
+{
+  const std::string path = "/tmp/tp_cli_miss_" + std::to_string(::getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(R"({"cases": [{"case": "impossible", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.05,
+    "source": "a deliberately wrong expectation", "note": "this case cannot pass",
+    "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 100}}]})",
+             f);
+  std::fclose(f);
+  Run v = run("validate " + path);
+  std::remove(path.c_str());
+  CHECK(v.status == 1);
+  CHECK(v.out.find("FAIL") != std::string::npos);
+  CHECK(v.out.find("this case cannot pass") != std::string::npos);
+}

@@ -34,18 +34,21 @@ TEST_CASE("The shipped validation cases and the default scenario load", "[quick]
 
 TEST_CASE("Bad case files are refused with file and field", "[quick]")
 {
-  auto f1 = write_tmp("c1.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 5,
+  auto f1 =
+      write_tmp("c1.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 5,
                                      "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce"}}]})");
   auto r1 = load_cases({f1});
   REQUIRE_FALSE(r1.ok());
   CHECK(r1.error().field == "cases[0].tolerance");
-  auto f2 = write_tmp("c2.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
+  auto f2 =
+      write_tmp("c2.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
                                      "setup": {"kind": "perftest", "hw": "x", "op": "atomic"}}]})");
   auto r2 = load_cases({f2});
   REQUIRE_FALSE(r2.ok());
   CHECK(r2.error().field == "cases[0].setup.op");
   CHECK(r2.error().file == f2);
-  auto f3 = write_tmp("c3.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
+  auto f3 =
+      write_tmp("c3.json", R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 1, "tolerance": 0.1,
                                      "setup": {"kind": "perftest", "hw": "x", "colour": "red"}}]})");
   auto r3 = load_cases({f3});
   REQUIRE_FALSE(r3.ok());

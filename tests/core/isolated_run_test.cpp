@@ -30,10 +30,12 @@ TEST_CASE("A crashing child becomes an error naming the signal", "[quick]")
 
 TEST_CASE("A hanging child is killed after its timeout", "[quick]")
 {
-  auto r = run_isolated([]() -> Result<std::string> {
-    std::this_thread::sleep_for(std::chrono::seconds(30));
-    return std::string();
-  }, 0.3);
+  auto r = run_isolated(
+      []() -> Result<std::string> {
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return std::string();
+      },
+      0.3);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message().find("timed out") != std::string::npos);
 }

@@ -75,7 +75,8 @@ TEST_CASE("A wrong unit, an unknown field and malformed JSON are refused with th
 {
   ScratchCatalog s("bad");
   s.write("switch", "unit", R"({"kind": "switch", "latency": {"value": 100, "unit": "GB/s", "source": "x y z"}})");
-  s.write("switch", "typo", R"({"kind": "switch", "latency": {"value": 1, "unit": "ns", "source": "x y z"}, "latncy": 3})");
+  s.write("switch", "typo",
+          R"({"kind": "switch", "latency": {"value": 1, "unit": "ns", "source": "x y z"}, "latncy": 3})");
   s.write("switch", "broken", R"({"kind": "switch", "latency": )");
   s.write("switch", "kind", R"({"kind": "nic", "latency": {"value": 1, "unit": "ns", "source": "x y z"}})");
   Catalog cat(s.root.string());
@@ -98,9 +99,13 @@ TEST_CASE("A wrong unit, an unknown field and malformed JSON are refused with th
 TEST_CASE("A host that references an unknown profile or an impossible socket is refused", "[quick]")
 {
   ScratchCatalog s("host");
-  s.write("host", "badref", R"({"kind": "host", "sockets": [{"cpu": "no-such-cpu", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
+  s.write(
+      "host", "badref",
+      R"({"kind": "host", "sockets": [{"cpu": "no-such-cpu", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
         "nics": [{"model": "connectx3-40gbe-roce", "socket": 0}], "registration": "mlx-reg-mr", "tcp": "tcp-ethernet"})");
-  s.write("host", "badsocket", R"({"kind": "host", "sockets": [{"cpu": "xeon-e5-2603-v4", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
+  s.write(
+      "host", "badsocket",
+      R"({"kind": "host", "sockets": [{"cpu": "xeon-e5-2603-v4", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
         "nics": [{"model": "connectx3-40gbe-roce", "socket": 1}], "registration": "mlx-reg-mr", "tcp": "tcp-ethernet"})");
   s.write("switch", "ok", GOOD_SWITCH);
   Catalog cat(s.root.string());

@@ -40,9 +40,18 @@ void check_latency_run(microbench::Verb verb)
 }
 } // namespace
 
-TEST_CASE("perftest send latency gives one row per size", "[quick]") { check_latency_run(microbench::Verb::SEND); }
-TEST_CASE("perftest read latency gives one row per size", "[quick]") { check_latency_run(microbench::Verb::READ); }
-TEST_CASE("perftest write latency gives one row per size", "[quick]") { check_latency_run(microbench::Verb::WRITE); }
+TEST_CASE("perftest send latency gives one row per size", "[quick]")
+{
+  check_latency_run(microbench::Verb::SEND);
+}
+TEST_CASE("perftest read latency gives one row per size", "[quick]")
+{
+  check_latency_run(microbench::Verb::READ);
+}
+TEST_CASE("perftest write latency gives one row per size", "[quick]")
+{
+  check_latency_run(microbench::Verb::WRITE);
+}
 
 TEST_CASE("perftest SEND bandwidth with several QPs keeps receives posted", "[quick]")
 {

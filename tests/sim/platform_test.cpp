@@ -19,7 +19,8 @@ TEST_CASE("Routes cross exactly the PCIe, QPI and port links of the model", "[qu
   auto s = sim::Simulation::create(test::test_cluster(2)).value();
   const sim::Platform& pf = s->platform();
   // NIC on socket 0: a DMA read from socket 1 memory crosses QPI 1->0 and the NIC's PCIe downstream link
-  auto r = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(1), false), pf.nic_endpoint(1, 0, Location::host(0), true));
+  auto r = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(1), false),
+                                      pf.nic_endpoint(1, 0, Location::host(0), true));
   CHECK(crosses(r, "node0.qpi.1to0"));
   CHECK(crosses(r, "node0.nic0.pcie.down"));
   CHECK(crosses(r, "node0.nic0.port.tx"));
@@ -27,7 +28,8 @@ TEST_CASE("Routes cross exactly the PCIe, QPI and port links of the model", "[qu
   CHECK(crosses(r, "node1.nic0.pcie.up"));
   CHECK_FALSE(crosses(r, "node1.qpi.0to1"));
   // GPUDirect read of GPU0 (socket 0): GPU upstream link and its peer-read limit, no QPI
-  auto g = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::gpu(0), false), pf.nic_endpoint(1, 0, Location::gpu(1), true));
+  auto g = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::gpu(0), false),
+                                      pf.nic_endpoint(1, 0, Location::gpu(1), true));
   CHECK(crosses(g, "node0.gpu0.pcie.up"));
   CHECK(crosses(g, "node0.gpu0.p2p_read"));
   CHECK_FALSE(crosses(g, "node0.qpi.0to1"));
@@ -38,7 +40,8 @@ TEST_CASE("Routes cross exactly the PCIe, QPI and port links of the model", "[qu
   auto c = sim::Platform::route_links(pf.cpu_host(0, 1), pf.gpu_host(0, 0));
   CHECK(c == std::vector<std::string>{"node0.qpi.1to0", "node0.gpu0.pcie.down"});
   // loopback through the NIC from and to the same NUMA node
-  auto lb = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(0), false), pf.nic_endpoint(0, 0, Location::host(0), true));
+  auto lb = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(0), false),
+                                       pf.nic_endpoint(0, 0, Location::host(0), true));
   CHECK(lb == std::vector<std::string>{"node0.nic0.pcie.down", "node0.nic0.pcie.up"});
 }
 
@@ -48,9 +51,11 @@ TEST_CASE("Latency terms add up as documented", "[quick]")
   const sim::Platform& pf = s->platform();
   const auto h = test::test_host();
   const auto& n = h.nics[0].nic;
-  CHECK(pf.wire_latency(0, 0, 1, 0) == Approx(n.tx_pipeline_latency + 2 * n.port_latency + 300e-9 + n.rx_pipeline_latency));
+  CHECK(pf.wire_latency(0, 0, 1, 0) ==
+        Approx(n.tx_pipeline_latency + 2 * n.port_latency + 300e-9 + n.rx_pipeline_latency));
   CHECK(pf.wire_latency(0, 0, 0, 0) == Approx(n.tx_pipeline_latency + n.rx_pipeline_latency));
-  CHECK(pf.dma_read_latency(0, 0, Location::host(1)) == Approx(h.sockets[0].cpu.dma_read_latency + 2 * h.socket_link.latency));
+  CHECK(pf.dma_read_latency(0, 0, Location::host(1)) ==
+        Approx(h.sockets[0].cpu.dma_read_latency + 2 * h.socket_link.latency));
   CHECK(pf.dma_write_latency(0, 0, Location::host(0)) == Approx(h.sockets[0].cpu.posted_write_latency));
   CHECK_FALSE(pf.check_location(0, Location::gpu(5)).ok());
   CHECK_FALSE(pf.check_location(0, Location::host(2)).ok());

@@ -134,8 +134,7 @@ TEST_CASE("A WRITE followed by a SEND: the written bytes are in place when the S
   REQUIRE(p.qpb->post_recv(p.recv_b(1, 200000, 16)).ok());
   bool seen_data = false;
   p.cqb->set_handler([&](const WorkCompletion& wc) {
-    if (wc.opcode == WcOpcode::RECV)
-      seen_data = p.b_matches(0, 65536, 5);
+    if (wc.opcode == WcOpcode::RECV) seen_data = p.b_matches(0, 65536, 5);
   });
   REQUIRE(p.qpa->post_send(p.write(1, 0, 0, 65536)).ok());
   REQUIRE(p.qpa->post_send(p.send(2, 70000, 16)).ok());

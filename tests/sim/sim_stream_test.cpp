@@ -12,13 +12,16 @@ TEST_CASE("Messages arrive in order, after the stack and wire latencies", "[quic
   std::vector<std::string> got;
   std::vector<double> at;
   StreamPtr server;
-  REQUIRE(b->streams().listen(5000, [&](StreamPtr c) {
-    server = c;
-    c->set_receive_handler([&](Message m) {
-      got.emplace_back(m.bytes.begin(), m.bytes.end());
-      at.push_back(b->runtime().now());
-    });
-  }).ok());
+  REQUIRE(b->streams()
+              .listen(5000,
+                      [&](StreamPtr c) {
+                        server = c;
+                        c->set_receive_handler([&](Message m) {
+                          got.emplace_back(m.bytes.begin(), m.bytes.end());
+                          at.push_back(b->runtime().now());
+                        });
+                      })
+              .ok());
   CHECK_FALSE(b->streams().listen(5000, [](StreamPtr) {}).ok()); // port taken
   double connected = -1;
   a->streams().connect("b", 5000, [&](Result<StreamPtr> r) {
@@ -49,7 +52,8 @@ TEST_CASE("Connecting to a port nobody listens on is refused; close reaches the 
   std::string unknown;
   a->streams().connect("nobody", 1234, [&](Result<StreamPtr> r) { unknown = r.ok() ? "?" : r.error().message(); });
   bool closed = false;
-  REQUIRE(b->streams().listen(7, [&](StreamPtr c) { c->set_close_handler([&](Status st) { closed = st.ok(); }); }).ok());
+  REQUIRE(
+      b->streams().listen(7, [&](StreamPtr c) { c->set_close_handler([&](Status st) { closed = st.ok(); }); }).ok());
   a->streams().connect("b", 7, [&](Result<StreamPtr> r) {
     REQUIRE(r.ok());
     r.value()->close();

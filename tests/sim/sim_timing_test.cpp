@@ -24,7 +24,8 @@ struct ClosedForm {
   double pcie_write_bw() const { return h.nics[0].pcie.posted_write_bandwidth(); }
   double wire() const
   {
-    return nic().tx_pipeline_latency + nic().port_latency + switch_latency + nic().port_latency + nic().rx_pipeline_latency;
+    return nic().tx_pipeline_latency + nic().port_latency + switch_latency + nic().port_latency +
+           nic().rx_pipeline_latency;
   }
   double extra(uint64_t n, bool rdma, bool imm) const
   {
@@ -44,7 +45,8 @@ struct ClosedForm {
     const double ready = cpu().post_overhead + cpu().mmio_write_latency + cpu().dma_read_latency;
     const double at_responder = ready + wire() + (nic().ack_packet_bytes + nic().rdma_header_bytes) / nic().line_rate;
     const double inject = at_responder + (n ? cpu().dma_read_latency : 0.0);
-    const double arrival = inject + double(n) / bottleneck + wire() + extra(n, false, false) + cpu().posted_write_latency;
+    const double arrival =
+        inject + double(n) / bottleneck + wire() + extra(n, false, false) + cpu().posted_write_latency;
     return arrival + cpu().completion_overhead;
   }
   double bottleneck() const { return std::min({pcie_read_bw(), nic().wire_goodput(), pcie_write_bw()}); }

@@ -124,7 +124,9 @@ struct VerbsPair {
     aa.location = o.loc_b;
     bufb = b->memory().allocate(o.buffer_bytes, aa).value();
     using verbs::Access;
-    mra = a->device().reg_mr(bufa.addr, bufa.size, Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ).value();
+    mra = a->device()
+              .reg_mr(bufa.addr, bufa.size, Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ)
+              .value();
     mrb = b->device().reg_mr(bufb.addr, bufb.size, o.access_b).value();
     cqa = std::move(a->device().create_cq(1024).value());
     cqb = std::move(b->device().create_cq(1024).value());
@@ -153,13 +155,13 @@ struct VerbsPair {
   verbs::QpEndpoint endpoint_a() const { return {a->device().port_address(), qpa->qp_num(), 100}; }
   verbs::QpEndpoint endpoint_b() const { return {b->device().port_address(), qpb->qp_num(), 200}; }
 
-  verbs::SendWr write(uint64_t id, uint64_t off_a, uint64_t off_b, uint32_t len, bool imm = false, uint32_t imm_data = 0)
+  verbs::SendWr write(uint64_t id, uint64_t off_a, uint64_t off_b, uint32_t len, bool imm = false,
+                      uint32_t imm_data = 0)
   {
     verbs::SendWr w;
     w.wr_id = id;
     w.opcode = imm ? verbs::WrOpcode::RDMA_WRITE_WITH_IMM : verbs::WrOpcode::RDMA_WRITE;
-    if (len)
-      w.sg_list.push_back({bufa.addr + off_a, len, mra.lkey});
+    if (len) w.sg_list.push_back({bufa.addr + off_a, len, mra.lkey});
     w.remote_addr = bufb.addr + off_b;
     w.rkey = mrb.rkey;
     w.imm_data = imm_data;
@@ -176,8 +178,7 @@ struct VerbsPair {
     verbs::SendWr w;
     w.wr_id = id;
     w.opcode = imm ? verbs::WrOpcode::SEND_WITH_IMM : verbs::WrOpcode::SEND;
-    if (len)
-      w.sg_list.push_back({bufa.addr + off_a, len, mra.lkey});
+    if (len) w.sg_list.push_back({bufa.addr + off_a, len, mra.lkey});
     w.imm_data = imm_data;
     return w;
   }
@@ -185,8 +186,7 @@ struct VerbsPair {
   {
     verbs::RecvWr r;
     r.wr_id = id;
-    if (len)
-      r.sg_list.push_back({bufb.addr + off_b, len, mrb.lkey});
+    if (len) r.sg_list.push_back({bufb.addr + off_b, len, mrb.lkey});
     return r;
   }
   void fill_a(uint64_t off, uint64_t len, uint8_t seed)
@@ -197,8 +197,7 @@ struct VerbsPair {
   bool b_matches(uint64_t off_b, uint64_t len, uint8_t seed) const
   {
     for (uint64_t i = 0; i < len; ++i)
-      if (bufb.data[off_b + i] != uint8_t(seed + i * 7))
-        return false;
+      if (bufb.data[off_b + i] != uint8_t(seed + i * 7)) return false;
     return true;
   }
 };
