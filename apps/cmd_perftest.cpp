@@ -18,13 +18,7 @@ int run_perftest(const frontend::ParsedArgs& a)
   sim::PerftestJob job;
   auto& c = job.config;
   const std::string op = a.get("op", "write");
-  if (op == "write")
-    c.verb = microbench::Verb::WRITE;
-  else if (op == "read")
-    c.verb = microbench::Verb::READ;
-  else if (op == "send")
-    c.verb = microbench::Verb::SEND;
-  else
+  if (!microbench::parse_verb(op, c.verb))
     return report_error(Error::at("", "tensorpath perftest --op", "write, read or send", "\"" + op + "\""));
   if (a.has("bw") && a.has("lat"))
     return report_error(Error::at("", "tensorpath perftest", "one of --bw and --lat", "both"));

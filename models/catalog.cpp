@@ -3,7 +3,7 @@
 #include "models/catalog.hpp"
 #include "models/quantity.hpp"
 
-#include <nlohmann/json.hpp>
+#include "models/json_reader.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -16,7 +16,6 @@
 #endif
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 namespace tp::models {
 
@@ -41,127 +40,52 @@ std::string default_models_dir()
 
 namespace {
 
-struct LoadError {
-  Error error;
-};
-
-[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& expected,
-                       const std::string& got)
-{
-  throw LoadError{Error::at(file, field, expected, got)};
-}
+using json_input::fail;
+using json_input::json;
+using json_input::LoadError;
+using Obj = json_input::Object;
 
 std::string type_name(const json& j)
 {
   return std::string(j.type_name());
 }
 
-/// A JSON object being read: remembers the keys used so that unknown (misspelt) keys are reported.
-class Obj {
-public:
-  Obj(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
-  {
-    if (!j_.is_object()) fail(file_, path_.empty() ? "(top level)" : path_, "an object", type_name(j_));
+/// {"value": v, "unit": u, "source": s[, "status", "note"]}, converted to SI. `min_si` guards against nonsense.
+double quantity(Obj& o, const std::string& key, Dimension dim, std::optional<double> def = std::nullopt,
+                double min_si = 0.0)
+{
+  if (!o.has(key)) {
+    o.accept(key);
+    if (def) return *def;
+    fail(o.file(), o.field(key), std::string("a quantity {value, unit, source}: ") + to_string(dim),
+         "nothing (missing)");
   }
-  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-  const std::string& file() const { return file_; }
-  bool has(const std::string& key) const { return j_.contains(key); }
-
-  const json& get(const std::string& key)
-  {
-    used_.insert(key);
-    if (!j_.contains(key)) fail(file_, field(key), "this field", "nothing (missing)");
-    return j_.at(key);
+  const json& v = o.get(key);
+  const std::string f = o.field(key);
+  Obj q(v, o.file(), f);
+  const double value = q.number("value");
+  const std::string unit = q.str("unit");
+  const std::string source = q.str("source");
+  if (source.size() < 3)
+    fail(o.file(), f + ".source", "a non-empty source (paper, manual, repository file) for this number",
+         "\"" + source + "\"");
+  if (q.has("status")) {
+    static const std::set<std::string> statuses = {"confirmed", "secondary", "derived", "assumption", "standard"};
+    const std::string st = q.str("status");
+    if (!statuses.count(st))
+      fail(o.file(), f + ".status", "one of confirmed, secondary, derived, assumption, standard", "\"" + st + "\"");
   }
-
-  std::string str(const std::string& key, std::optional<std::string> def = std::nullopt)
-  {
-    used_.insert(key);
-    if (!j_.contains(key)) {
-      if (def) return *def;
-      fail(file_, field(key), "a string", "nothing (missing)");
-    }
-    const json& v = j_.at(key);
-    if (!v.is_string()) fail(file_, field(key), "a string", type_name(v));
-    return v.get<std::string>();
-  }
-
-  long integer(const std::string& key, long lo, long hi, std::optional<long> def = std::nullopt)
-  {
-    used_.insert(key);
-    if (!j_.contains(key)) {
-      if (def) return *def;
-      fail(file_, field(key), "an integer", "nothing (missing)");
-    }
-    const json& v = j_.at(key);
-    if (!v.is_number_integer()) fail(file_, field(key), "an integer", type_name(v));
-    long x = v.get<long>();
-    if (x < lo || x > hi)
-      fail(file_, field(key), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(x));
-    return x;
-  }
-
-  /// {"value": v, "unit": u, "source": s}; converted to SI. `min_si` guards against nonsense (e.g. 0 bandwidth).
-  double quantity(const std::string& key, Dimension dim, std::optional<double> def = std::nullopt, double min_si = 0.0)
-  {
-    used_.insert(key);
-    if (!j_.contains(key)) {
-      if (def) return *def;
-      fail(file_, field(key), std::string("a quantity {value, unit, source}: ") + to_string(dim), "nothing (missing)");
-    }
-    const json& v = j_.at(key);
-    const std::string f = field(key);
-    if (!v.is_object()) fail(file_, f, "an object {\"value\": ..., \"unit\": ..., \"source\": ...}", type_name(v));
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      static const std::set<std::string> allowed = {"value", "unit", "source", "status", "note"};
-      if (!allowed.count(it.key()))
-        fail(file_, f + "." + it.key(), "one of value, unit, source, status, note", "unknown field");
-    }
-    if (!v.contains("value") || !v["value"].is_number())
-      fail(file_, f + ".value", "a number", v.contains("value") ? type_name(v["value"]) : "nothing (missing)");
-    if (!v.contains("unit") || !v["unit"].is_string())
-      fail(file_, f + ".unit", std::string("a unit string for ") + to_string(dim),
-           v.contains("unit") ? type_name(v["unit"]) : "nothing (missing)");
-    if (!v.contains("source") || !v["source"].is_string() || v["source"].get<std::string>().size() < 3)
-      fail(file_, f + ".source", "a non-empty source (paper, manual, repository file) for this number",
-           v.contains("source") ? "\"" + v["source"].dump() + "\"" : "nothing (missing)");
-    if (v.contains("status")) {
-      static const std::set<std::string> statuses = {"confirmed", "secondary", "derived", "assumption", "standard"};
-      if (!v["status"].is_string() || !statuses.count(v["status"].get<std::string>()))
-        fail(file_, f + ".status", "one of confirmed, secondary, derived, assumption, standard", v["status"].dump());
-    }
-    auto si = to_si(v["value"].get<double>(), v["unit"].get<std::string>(), dim);
-    if (!si.ok()) fail(file_, f + ".unit", si.error().expected, si.error().got);
-    if (*si < min_si) fail(file_, f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
-    return *si;
-  }
-
-  /// Report fields that no reader asked for (typos, fields from another kind).
-  void finish() const
-  {
-    static const std::set<std::string> always = {"kind", "name", "description", "notes", "$schema"};
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!used_.count(it.key()) && !always.count(it.key()))
-        fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
-  }
-
-private:
-  const json& j_;
-  std::string file_;
-  std::string path_;
-  std::set<std::string> used_;
-};
+  q.str("note", "");
+  q.finish();
+  auto si = to_si(value, unit, dim);
+  if (!si.ok()) fail(o.file(), f + ".unit", si.error().expected, si.error().got);
+  if (*si < min_si) fail(o.file(), f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
+  return *si;
+}
 
 json read_json_file(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in) fail(path, "", "a readable JSON file", "cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    fail(path, "byte " + std::to_string(e.byte), "valid JSON", what.substr(what.find(':') + 1));
-  }
+  return json_input::read_file(path);
 }
 
 void check_kind(Obj& o, const std::string& kind)
@@ -189,22 +113,22 @@ NicProfile parse_nic(Obj o)
     p.link_layer = LinkLayerKind::ROCE_V2;
   else
     fail(o.file(), o.field("link_layer"), "one of infiniband, roce_v1, roce_v2", "\"" + ll + "\"");
-  p.line_rate = o.quantity("line_rate", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  double mtu = o.quantity("mtu", Dimension::BYTES);
+  p.line_rate = quantity(o, "line_rate", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  double mtu = quantity(o, "mtu", Dimension::BYTES);
   if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
     fail(o.file(), o.field("mtu"), "an IB path MTU (256, 512, 1024, 2048 or 4096 bytes)", std::to_string(mtu));
   p.mtu = uint32_t(mtu);
-  p.packet_overhead = o.quantity("packet_overhead", Dimension::BYTES);
-  p.rdma_header_bytes = o.quantity("rdma_header_bytes", Dimension::BYTES);
-  p.imm_header_bytes = o.quantity("imm_header_bytes", Dimension::BYTES);
-  p.ack_packet_bytes = o.quantity("ack_packet_bytes", Dimension::BYTES);
+  p.packet_overhead = quantity(o, "packet_overhead", Dimension::BYTES);
+  p.rdma_header_bytes = quantity(o, "rdma_header_bytes", Dimension::BYTES);
+  p.imm_header_bytes = quantity(o, "imm_header_bytes", Dimension::BYTES);
+  p.ack_packet_bytes = quantity(o, "ack_packet_bytes", Dimension::BYTES);
   p.pcie = o.str("pcie");
-  p.port_latency = o.quantity("port_latency", Dimension::TIME);
-  p.tx_pipeline_latency = o.quantity("tx_pipeline_latency", Dimension::TIME);
-  p.rx_pipeline_latency = o.quantity("rx_pipeline_latency", Dimension::TIME);
-  p.wqe_processing_time = o.quantity("wqe_processing_time", Dimension::TIME);
-  p.max_message_rate = o.quantity("max_message_rate", Dimension::MESSAGE_RATE, 0.0);
-  p.max_inline_data = uint32_t(o.quantity("max_inline_data", Dimension::BYTES, 0.0));
+  p.port_latency = quantity(o, "port_latency", Dimension::TIME);
+  p.tx_pipeline_latency = quantity(o, "tx_pipeline_latency", Dimension::TIME);
+  p.rx_pipeline_latency = quantity(o, "rx_pipeline_latency", Dimension::TIME);
+  p.wqe_processing_time = quantity(o, "wqe_processing_time", Dimension::TIME);
+  p.max_message_rate = quantity(o, "max_message_rate", Dimension::MESSAGE_RATE, 0.0);
+  p.max_inline_data = uint32_t(quantity(o, "max_inline_data", Dimension::BYTES, 0.0));
   o.finish();
   return p;
 }
@@ -214,17 +138,17 @@ PcieProfile parse_pcie(Obj o)
   check_kind(o, "pcie");
   PcieProfile p;
   p.name = o.str("name", "");
-  p.transfer_rate = o.quantity("transfer_rate", Dimension::TRANSFER_RATE, std::nullopt, 1.0);
-  p.encoding_efficiency = o.quantity("encoding_efficiency", Dimension::FRACTION, std::nullopt, 0.5);
+  p.transfer_rate = quantity(o, "transfer_rate", Dimension::TRANSFER_RATE, std::nullopt, 1.0);
+  p.encoding_efficiency = quantity(o, "encoding_efficiency", Dimension::FRACTION, std::nullopt, 0.5);
   if (p.encoding_efficiency > 1)
     fail(o.file(), o.field("encoding_efficiency"), "a fraction <= 1", std::to_string(p.encoding_efficiency));
   p.lanes = int(o.integer("lanes", 1, 32));
-  p.max_payload_size = o.quantity("max_payload_size", Dimension::BYTES, std::nullopt, 128);
-  p.write_tlp_overhead = o.quantity("write_tlp_overhead", Dimension::BYTES);
-  p.completion_tlp_overhead = o.quantity("completion_tlp_overhead", Dimension::BYTES);
-  p.dllp_overhead = o.quantity("dllp_overhead", Dimension::FRACTION);
+  p.max_payload_size = quantity(o, "max_payload_size", Dimension::BYTES, std::nullopt, 128);
+  p.write_tlp_overhead = quantity(o, "write_tlp_overhead", Dimension::BYTES);
+  p.completion_tlp_overhead = quantity(o, "completion_tlp_overhead", Dimension::BYTES);
+  p.dllp_overhead = quantity(o, "dllp_overhead", Dimension::FRACTION);
   if (p.dllp_overhead >= 1) fail(o.file(), o.field("dllp_overhead"), "a fraction < 1", std::to_string(p.dllp_overhead));
-  p.link_latency = o.quantity("link_latency", Dimension::TIME);
+  p.link_latency = quantity(o, "link_latency", Dimension::TIME);
   o.finish();
   return p;
 }
@@ -235,21 +159,21 @@ CpuProfile parse_cpu(Obj o)
   CpuProfile p;
   p.name = o.str("name", "");
   p.cores = int(o.integer("cores", 1, 1024));
-  p.frequency = o.quantity("frequency", Dimension::FREQUENCY, std::nullopt, 1.0);
-  p.l2_size = o.quantity("l2_size", Dimension::BYTES);
-  p.l3_size = o.quantity("l3_size", Dimension::BYTES);
-  p.memcpy_l2_bandwidth = o.quantity("memcpy_l2_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.memcpy_llc_bandwidth = o.quantity("memcpy_llc_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.memcpy_dram_bandwidth = o.quantity("memcpy_dram_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.memcpy_call_overhead = o.quantity("memcpy_call_overhead", Dimension::TIME);
-  p.dma_read_latency = o.quantity("dma_read_latency", Dimension::TIME);
-  p.posted_write_latency = o.quantity("posted_write_latency", Dimension::TIME);
-  p.mmio_write_latency = o.quantity("mmio_write_latency", Dimension::TIME);
-  p.read_completion_size = o.quantity("read_completion_size", Dimension::BYTES, std::nullopt, 16);
-  p.post_overhead = o.quantity("post_overhead", Dimension::TIME);
-  p.completion_overhead = o.quantity("completion_overhead", Dimension::TIME);
-  p.serialize_bandwidth = o.quantity("serialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.deserialize_bandwidth = o.quantity("deserialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.frequency = quantity(o, "frequency", Dimension::FREQUENCY, std::nullopt, 1.0);
+  p.l2_size = quantity(o, "l2_size", Dimension::BYTES);
+  p.l3_size = quantity(o, "l3_size", Dimension::BYTES);
+  p.memcpy_l2_bandwidth = quantity(o, "memcpy_l2_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.memcpy_llc_bandwidth = quantity(o, "memcpy_llc_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.memcpy_dram_bandwidth = quantity(o, "memcpy_dram_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.memcpy_call_overhead = quantity(o, "memcpy_call_overhead", Dimension::TIME);
+  p.dma_read_latency = quantity(o, "dma_read_latency", Dimension::TIME);
+  p.posted_write_latency = quantity(o, "posted_write_latency", Dimension::TIME);
+  p.mmio_write_latency = quantity(o, "mmio_write_latency", Dimension::TIME);
+  p.read_completion_size = quantity(o, "read_completion_size", Dimension::BYTES, std::nullopt, 16);
+  p.post_overhead = quantity(o, "post_overhead", Dimension::TIME);
+  p.completion_overhead = quantity(o, "completion_overhead", Dimension::TIME);
+  p.serialize_bandwidth = quantity(o, "serialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.deserialize_bandwidth = quantity(o, "deserialize_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
   if (p.l3_size < p.l2_size) fail(o.file(), o.field("l3_size"), "l3_size >= l2_size", std::to_string(p.l3_size));
   o.finish();
   return p;
@@ -261,12 +185,12 @@ GpuProfile parse_gpu(Obj o)
   GpuProfile p;
   p.name = o.str("name", "");
   p.pcie = o.str("pcie");
-  p.memory = o.quantity("memory", Dimension::BYTES, std::nullopt, 1.0);
-  p.memory_bandwidth = o.quantity("memory_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.fp32_peak = o.quantity("fp32_peak", Dimension::FLOP_RATE, std::nullopt, 1.0);
-  p.memcpy_launch_overhead = o.quantity("memcpy_launch_overhead", Dimension::TIME);
-  p.kernel_launch_overhead = o.quantity("kernel_launch_overhead", Dimension::TIME);
-  p.p2p_read_bandwidth = o.quantity("p2p_read_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.memory = quantity(o, "memory", Dimension::BYTES, std::nullopt, 1.0);
+  p.memory_bandwidth = quantity(o, "memory_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.fp32_peak = quantity(o, "fp32_peak", Dimension::FLOP_RATE, std::nullopt, 1.0);
+  p.memcpy_launch_overhead = quantity(o, "memcpy_launch_overhead", Dimension::TIME);
+  p.kernel_launch_overhead = quantity(o, "kernel_launch_overhead", Dimension::TIME);
+  p.p2p_read_bandwidth = quantity(o, "p2p_read_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
   o.finish();
   return p;
 }
@@ -276,9 +200,9 @@ SocketLinkProfile parse_socket_link(Obj o)
   check_kind(o, "socket_link");
   SocketLinkProfile p;
   p.name = o.str("name", "");
-  p.bandwidth = o.quantity("bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
-  p.latency = o.quantity("latency", Dimension::TIME);
-  p.gpu_p2p_bandwidth = o.quantity("gpu_p2p_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.bandwidth = quantity(o, "bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.latency = quantity(o, "latency", Dimension::TIME);
+  p.gpu_p2p_bandwidth = quantity(o, "gpu_p2p_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
   o.finish();
   return p;
 }
@@ -288,7 +212,7 @@ SwitchProfile parse_switch(Obj o)
   check_kind(o, "switch");
   SwitchProfile p;
   p.name = o.str("name", "");
-  p.latency = o.quantity("latency", Dimension::TIME);
+  p.latency = quantity(o, "latency", Dimension::TIME);
   o.finish();
   return p;
 }
@@ -298,11 +222,11 @@ RegistrationProfile parse_registration(Obj o)
   check_kind(o, "registration");
   RegistrationProfile p;
   p.name = o.str("name", "");
-  p.register_fixed = o.quantity("register_fixed", Dimension::TIME);
-  p.register_per_page = o.quantity("register_per_page", Dimension::TIME);
-  p.deregister_fixed = o.quantity("deregister_fixed", Dimension::TIME);
-  p.deregister_per_page = o.quantity("deregister_per_page", Dimension::TIME);
-  p.page_size = o.quantity("page_size", Dimension::BYTES, std::nullopt, 512);
+  p.register_fixed = quantity(o, "register_fixed", Dimension::TIME);
+  p.register_per_page = quantity(o, "register_per_page", Dimension::TIME);
+  p.deregister_fixed = quantity(o, "deregister_fixed", Dimension::TIME);
+  p.deregister_per_page = quantity(o, "deregister_per_page", Dimension::TIME);
+  p.page_size = quantity(o, "page_size", Dimension::BYTES, std::nullopt, 512);
   o.finish();
   return p;
 }
@@ -312,10 +236,10 @@ TcpProfile parse_tcp(Obj o)
   check_kind(o, "tcp");
   TcpProfile p;
   p.name = o.str("name", "");
-  p.mss = o.quantity("mss", Dimension::BYTES, std::nullopt, 64);
-  p.segment_overhead = o.quantity("segment_overhead", Dimension::BYTES);
-  p.stack_latency = o.quantity("stack_latency", Dimension::TIME);
-  p.connection_bandwidth = o.quantity("connection_bandwidth", Dimension::BYTE_RATE, 0.0);
+  p.mss = quantity(o, "mss", Dimension::BYTES, std::nullopt, 64);
+  p.segment_overhead = quantity(o, "segment_overhead", Dimension::BYTES);
+  p.stack_latency = quantity(o, "stack_latency", Dimension::TIME);
+  p.connection_bandwidth = quantity(o, "connection_bandwidth", Dimension::BYTE_RATE, 0.0);
   o.finish();
   return p;
 }
@@ -415,7 +339,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
     Obj s(sockets[i], o.file(), o.field("sockets[" + std::to_string(i) + "]"));
     SocketSpec spec;
     spec.cpu = component<CpuProfile>(cat, s, "cpu", "cpu", parse_cpu);
-    spec.memory = s.quantity("memory", Dimension::BYTES, std::nullopt, 1.0);
+    spec.memory = quantity(s, "memory", Dimension::BYTES, std::nullopt, 1.0);
     s.finish();
     h.sockets.push_back(spec);
   }

@@ -718,6 +718,22 @@ private:
     rewind(op, reactor().now() + delay);
   }
 
+  /// Stop whatever `o` has in flight: its pending events become stale, its comm is cancelled, it no longer
+  /// holds the wire or a READ slot.
+  void abort_in_flight(SendOp& o)
+  {
+    ++o.generation;
+    if (o.comm_id) {
+      dev_.ctx().cancel(o.comm_id);
+      o.comm_id = 0;
+    }
+    if (o.read_counted) {
+      o.read_counted = false;
+      --outstanding_reads_;
+    }
+    if (injecting_ == &o) injecting_ = nullptr;
+  }
+
   /// Go-back-N: restart the send queue at `op` no earlier than `when`.
   void rewind(const OpPtr& op, double when)
   {
@@ -725,16 +741,7 @@ private:
     for (size_t j = i; j < sq_.size(); ++j) {
       SendOp& o = *sq_[j];
       if (o.finished) continue;
-      ++o.generation;
-      if (o.comm_id) {
-        dev_.ctx().cancel(o.comm_id);
-        o.comm_id = 0;
-      }
-      if (o.read_counted) {
-        o.read_counted = false;
-        --outstanding_reads_;
-      }
-      if (injecting_ == &o) injecting_ = nullptr;
+      abort_in_flight(o);
       o.started = false;
       o.fetched = false;
       o.injected = false;
@@ -765,14 +772,9 @@ private:
   void fail(const OpPtr& op, WcStatus st)
   {
     if (op->finished) return;
+    abort_in_flight(*op);
     op->finished = true;
     op->status = st;
-    ++op->generation;
-    if (op->comm_id) {
-      dev_.ctx().cancel(op->comm_id);
-      op->comm_id = 0;
-    }
-    if (injecting_ == op.get()) injecting_ = nullptr;
     attr_.qp_state = QpState::ERR;
     enter_error(index_of(op.get()) + 1);
   }
@@ -783,14 +785,9 @@ private:
     for (size_t j = from; j < sq_.size(); ++j) {
       SendOp& o = *sq_[j];
       if (o.finished) continue;
-      ++o.generation;
-      if (o.comm_id) {
-        dev_.ctx().cancel(o.comm_id);
-        o.comm_id = 0;
-      }
+      abort_in_flight(o);
       o.finished = true;
       o.status = WcStatus::WR_FLUSH_ERR;
-      if (injecting_ == &o) injecting_ = nullptr;
     }
     const double now = reactor().now();
     for (const auto& r : rq_)

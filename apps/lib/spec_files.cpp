@@ -5,8 +5,8 @@
 #include "apps/lib/perftest_report.hpp"
 #include "models/catalog.hpp"
 
+#include "models/json_reader.hpp"
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,7 +18,6 @@
 #endif
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 namespace tp::frontend {
 
@@ -29,105 +28,14 @@ std::string default_cases_dir()
 
 namespace {
 
-struct SpecError {
-  Error error;
-};
-
-[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& expected,
-                       const std::string& got)
-{
-  throw SpecError{Error::at(file, field, expected, got)};
-}
-
-class Reader {
-public:
-  Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path))
-  {
-    if (!j_.is_object()) fail(file_, path_.empty() ? "(top level)" : path_, "an object", j_.type_name());
-  }
-  std::string field(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
-  bool has(const std::string& k) const { return j_.contains(k); }
-  const json& raw(const std::string& k)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) fail(file_, field(k), "this field", "nothing (missing)");
-    return j_[k];
-  }
-  std::string str(const std::string& k, std::optional<std::string> def = std::nullopt)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) {
-      if (def) return *def;
-      fail(file_, field(k), "a string", "nothing (missing)");
-    }
-    if (!j_[k].is_string()) fail(file_, field(k), "a string", j_[k].type_name());
-    return j_[k].get<std::string>();
-  }
-  double number(const std::string& k, std::optional<double> def = std::nullopt)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) {
-      if (def) return *def;
-      fail(file_, field(k), "a number", "nothing (missing)");
-    }
-    if (!j_[k].is_number()) fail(file_, field(k), "a number", j_[k].type_name());
-    return j_[k].get<double>();
-  }
-  long integer(const std::string& k, long def, long lo, long hi)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) return def;
-    if (!j_[k].is_number_integer()) fail(file_, field(k), "an integer", j_[k].type_name());
-    long v = j_[k].get<long>();
-    if (v < lo || v > hi)
-      fail(file_, field(k), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(v));
-    return v;
-  }
-  bool boolean(const std::string& k, bool def)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) return def;
-    if (!j_[k].is_boolean()) fail(file_, field(k), "true or false", j_[k].type_name());
-    return j_[k].get<bool>();
-  }
-  uint64_t size(const std::string& k, uint64_t def)
-  {
-    used_.insert(k);
-    if (!j_.contains(k)) return def;
-    const json& v = j_[k];
-    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long>() > 0)) return v.get<uint64_t>();
-    if (v.is_string()) {
-      auto r = parse_size(v.get<std::string>());
-      if (r.ok()) return r.value();
-    }
-    fail(file_, field(k), "a positive size (bytes, or a string like \"64K\")", v.dump());
-  }
-  void finish(std::initializer_list<const char*> also = {})
-  {
-    for (const char* a : also)
-      used_.insert(a);
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!used_.count(it.key())) fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
-  }
-  const std::string& file() const { return file_; }
-
-private:
-  const json& j_;
-  std::string file_;
-  std::string path_;
-  std::set<std::string> used_;
-};
+using json_input::fail;
+using json_input::json;
+using Reader = json_input::Object;
+using SpecError = json_input::LoadError;
 
 json read_json(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in) fail(path, "", "a readable JSON file", "cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::string w = e.what();
-    fail(path, "byte " + std::to_string(e.byte), "valid JSON", w.substr(w.find(':') + 1));
-  }
+  return json_input::read_file(path);
 }
 
 JobSpec parse_job(Reader r, const std::string& default_hw)
@@ -141,19 +49,12 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     j.kind = JobSpec::Kind::PERFTEST;
     auto& c = j.perftest.config;
     const std::string op = r.str("op", "write");
-    if (op == "write")
-      c.verb = microbench::Verb::WRITE;
-    else if (op == "read")
-      c.verb = microbench::Verb::READ;
-    else if (op == "send")
-      c.verb = microbench::Verb::SEND;
-    else
-      fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
+    if (!microbench::parse_verb(op, c.verb)) fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
     const std::string metric = r.str("metric", "bw");
     if (metric != "bw" && metric != "lat") fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
     c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
     if (r.has("sizes")) {
-      const json& s = r.raw("sizes");
+      const json& s = r.get("sizes");
       if (s.is_string() && s.get<std::string>() == "all")
         c.sizes = microbench::PerftestConfig::all_sizes();
       else if (s.is_array() && !s.empty()) {
@@ -168,11 +69,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     } else {
       c.sizes = {r.size("size", 65536)};
     }
-    c.iterations = uint64_t(r.integer("iterations", 0, 1, 100000000));
-    c.qps = int(r.integer("qps", 1, 1, 1024));
-    c.tx_depth = int(r.integer("tx_depth", 128, 1, 16384));
-    c.inline_size = int(r.integer("inline", -1, -1, 4096));
-    j.perftest.nic = int(r.integer("nic", 0, 0, 64));
+    c.iterations = uint64_t(r.integer("iterations", 1, 100000000, 0));
+    c.qps = int(r.integer("qps", 1, 1024, 1));
+    c.tx_depth = int(r.integer("tx_depth", 1, 16384, 128));
+    c.inline_size = int(r.integer("inline", -1, 4096, -1));
+    j.perftest.nic = int(r.integer("nic", 0, 64, 0));
     j.perftest.cross_socket = r.boolean("cross_socket", false);
     j.perftest.gpu = r.boolean("gpu", false);
     j.perftest.server = r.str("server", "");
@@ -180,10 +81,10 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
   } else if (kind == "pcie_copy") {
     j.kind = JobSpec::Kind::PCIE_COPY;
     sim::CopyJob cj;
-    cj.config.gpu = int(r.integer("gpu", 0, 0, 1024));
-    cj.config.host_node = int(r.integer("host_node", 0, 0, 7));
+    cj.config.gpu = int(r.integer("gpu", 0, 1024, 0));
+    cj.config.host_node = int(r.integer("host_node", 0, 7, 0));
     cj.config.bytes = r.size("size", 32ull << 20);
-    cj.config.iterations = int(r.integer("iterations", 10, 1, 1000000));
+    cj.config.iterations = int(r.integer("iterations", 1, 1000000, 10));
     cj.config.pinned = r.boolean("pinned", true);
     cj.machine = r.str("machine", "");
     j.copies.push_back(cj);
@@ -287,7 +188,7 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
       Reader top(j, f, "");
       const std::string prefix = top.str("group", "");
       const std::string default_hw = top.str("hw", "");
-      const json& cases = top.raw("cases");
+      const json& cases = top.get("cases");
       if (!cases.is_array() || cases.empty()) fail(f, "cases", "a non-empty array of cases", cases.type_name());
       top.finish({"description", "notes"});
       for (size_t i = 0; i < cases.size(); ++i) {
@@ -306,7 +207,7 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
           fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
         if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
         c.note = r.str("note", "");
-        c.job = parse_job(Reader(r.raw("setup"), f, r.field("setup")), default_hw);
+        c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
         r.finish();
         out.push_back(std::move(c));
       }
@@ -331,7 +232,7 @@ Result<Scenario> load_scenario(const std::string& path)
     s.name = r.str("name", fs::path(path).stem().string());
     s.description = r.str("description", "");
     const std::string hw = r.str("hw", "");
-    const json& jobs = r.raw("jobs");
+    const json& jobs = r.get("jobs");
     if (!jobs.is_array() || jobs.empty()) fail(path, "jobs", "a non-empty array of jobs", jobs.type_name());
     for (size_t i = 0; i < jobs.size(); ++i)
       s.jobs.push_back(parse_job(Reader(jobs[i], path, "jobs[" + std::to_string(i) + "]"), hw));

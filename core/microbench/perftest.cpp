@@ -24,6 +24,19 @@ const char* to_string(Verb v)
   return "?";
 }
 
+bool parse_verb(const std::string& text, Verb& out)
+{
+  if (text == "write")
+    out = Verb::WRITE;
+  else if (text == "read")
+    out = Verb::READ;
+  else if (text == "send")
+    out = Verb::SEND;
+  else
+    return false;
+  return true;
+}
+
 std::vector<uint64_t> PerftestConfig::all_sizes()
 {
   std::vector<uint64_t> s;

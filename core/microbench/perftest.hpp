@@ -22,6 +22,8 @@ namespace tp::microbench {
 enum class Verb { WRITE, READ, SEND };
 enum class Metric { BW, LAT };
 const char* to_string(Verb v);
+/// "write", "read" or "send"; false for anything else.
+bool parse_verb(const std::string& text, Verb& out);
 
 struct PerftestConfig {
   Verb verb = Verb::WRITE;

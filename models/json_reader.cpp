@@ -1,0 +1,128 @@
+// Strict JSON reading helpers.
+#include "models/json_reader.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+
+namespace tp::json_input {
+
+void fail(const std::string& file, const std::string& field, const std::string& expected, const std::string& got)
+{
+  throw LoadError{Error::at(file, field, expected, got)};
+}
+
+json read_file(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in) fail(path, "", "a readable JSON file", "cannot open");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    fail(path, "byte " + std::to_string(e.byte), "valid JSON", what.substr(what.find(':') + 1));
+  }
+}
+
+Object::Object(const json& j, std::string file, std::string path)
+    : j_(j), file_(std::move(file)), path_(std::move(path))
+{
+  if (!j_.is_object()) fail(file_, path_.empty() ? "(top level)" : path_, "an object", j_.type_name());
+}
+
+const json& Object::get(const std::string& key)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) fail(file_, field(key), "this field", "nothing (missing)");
+  return j_.at(key);
+}
+
+std::string Object::str(const std::string& key, std::optional<std::string> def)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) {
+    if (def) return *def;
+    fail(file_, field(key), "a string", "nothing (missing)");
+  }
+  const json& v = j_.at(key);
+  if (!v.is_string()) fail(file_, field(key), "a string", v.type_name());
+  return v.get<std::string>();
+}
+
+double Object::number(const std::string& key, std::optional<double> def)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) {
+    if (def) return *def;
+    fail(file_, field(key), "a number", "nothing (missing)");
+  }
+  const json& v = j_.at(key);
+  if (!v.is_number()) fail(file_, field(key), "a number", v.type_name());
+  return v.get<double>();
+}
+
+long Object::integer(const std::string& key, long lo, long hi, std::optional<long> def)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) {
+    if (def) return *def;
+    fail(file_, field(key), "an integer", "nothing (missing)");
+  }
+  const json& v = j_.at(key);
+  if (!v.is_number_integer()) fail(file_, field(key), "an integer", v.type_name());
+  const long x = v.get<long>();
+  if (x < lo || x > hi)
+    fail(file_, field(key), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(x));
+  return x;
+}
+
+bool Object::boolean(const std::string& key, bool def)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) return def;
+  const json& v = j_.at(key);
+  if (!v.is_boolean()) fail(file_, field(key), "true or false", v.type_name());
+  return v.get<bool>();
+}
+
+uint64_t Object::size(const std::string& key, uint64_t def)
+{
+  used_.insert(key);
+  if (!j_.contains(key)) return def;
+  const json& v = j_.at(key);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > 0) return v.get<uint64_t>();
+  if (v.is_string()) {
+    const std::string t = v.get<std::string>();
+    size_t i = 0;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])))
+      ++i;
+    const std::string suffix = t.substr(i);
+    uint64_t mult = 0;
+    if (suffix.empty() || suffix == "B")
+      mult = 1;
+    else if (suffix == "K" || suffix == "KiB")
+      mult = 1ull << 10;
+    else if (suffix == "M" || suffix == "MiB")
+      mult = 1ull << 20;
+    else if (suffix == "G" || suffix == "GiB")
+      mult = 1ull << 30;
+    if (i > 0 && mult > 0) {
+      const uint64_t n = std::strtoull(t.substr(0, i).c_str(), nullptr, 10) * mult;
+      if (n > 0) return n;
+    }
+  }
+  fail(file_, field(key), "a positive size (bytes, or a string like \"64K\")", v.dump());
+}
+
+void Object::finish(std::initializer_list<const char*> also) const
+{
+  static const std::set<std::string> always = {"kind", "name", "description", "notes", "$schema"};
+  std::set<std::string> known = used_;
+  for (const char* a : also)
+    known.insert(a);
+  for (auto it = j_.begin(); it != j_.end(); ++it)
+    if (!known.count(it.key()) && !always.count(it.key()))
+      fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
+}
+
+} // namespace tp::json_input
