@@ -66,16 +66,28 @@ int run_validate(const frontend::ParsedArgs& a)
         continue;
       }
       const double err = (r.got - r.c->expected) / r.c->expected * 100;
+      const bool xfail = !r.c->expected_to_fail.empty();
+      const char* verdict = r.pass ? (xfail ? "XPASS" : "PASS") : (xfail ? "XFAIL" : "FAIL");
       std::printf("%-34s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s\n", r.c->name.c_str(), r.c->expected, r.got, err,
-                  r.c->tolerance * 100, r.pass ? "PASS" : "FAIL", r.c->unit.c_str());
+                  r.c->tolerance * 100, verdict, r.c->unit.c_str());
     }
-    int passed = 0;
-    for (const auto& r : rows)
+    int passed = 0, xfailed = 0;
+    for (const auto& r : rows) {
       passed += r.pass ? 1 : 0;
-    std::printf("\n%d of %zu cases pass.\n", passed, rows.size());
-    for (const auto& r : rows)
-      if (!r.pass && r.error.empty() && !r.c->note.empty())
+      xfailed += (!r.pass && r.error.empty() && !r.c->expected_to_fail.empty()) ? 1 : 0;
+    }
+    std::printf("\n%d of %zu cases pass", passed, rows.size());
+    if (xfailed)
+      std::printf(", %d known miss%s (XFAIL)", xfailed, xfailed == 1 ? "" : "es");
+    std::printf(".\n");
+    for (const auto& r : rows) {
+      if (r.pass && !r.c->expected_to_fail.empty())
+        std::printf("  %s: XPASS: the case now passes; remove its expected_to_fail mark.\n", r.c->name.c_str());
+      if (!r.pass && r.error.empty() && !r.c->expected_to_fail.empty())
+        std::printf("  %s: XFAIL: %s\n", r.c->name.c_str(), r.c->expected_to_fail.c_str());
+      else if (!r.pass && r.error.empty() && !r.c->note.empty())
         std::printf("  %s: %s\n", r.c->name.c_str(), r.c->note.c_str());
+    }
   }
   if (a.has("json")) {
     nlohmann::json out = nlohmann::json::array();
@@ -89,6 +101,8 @@ int run_validate(const frontend::ParsedArgs& a)
       j["unit"] = r.c->unit;
       j["measure"] = r.c->measure;
       j["source"] = r.c->source;
+      if (!r.c->expected_to_fail.empty())
+        j["expected_to_fail"] = r.c->expected_to_fail;
       if (!r.error.empty()) j["error"] = r.error;
       out.push_back(j);
     }
@@ -101,8 +115,9 @@ int run_validate(const frontend::ParsedArgs& a)
       f << out.dump(2) << "\n";
     }
   }
+  // A known miss (expected_to_fail) does not fail the run; a case that could not run always does.
   for (const auto& r : rows)
-    if (!r.pass) return 1;
+    if (!r.pass && (r.c->expected_to_fail.empty() || !r.error.empty())) return 1;
   return 0;
 }
 
@@ -121,7 +136,8 @@ Command validate_command()
       {"verbose", 'v', false, "", "print each job's report (perftest tables, copy results)"},
   };
   s.details = "Without arguments the cases in validation/cases/ are run. Each case runs in its own process.\n"
-              "Exit status: 0 if every case passes, 1 if one fails, 2 on bad input.";
+              "A case marked expected_to_fail (a known, explained miss of the model) is reported XFAIL.\n"
+              "Exit status: 0 if every case passes or is a known miss, 1 if one fails, 2 on bad input.";
   return {s, &run_validate};
 }
 

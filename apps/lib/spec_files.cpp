@@ -207,6 +207,7 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
           fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
         if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
         c.note = r.str("note", "");
+        c.expected_to_fail = r.str("expected_to_fail", "");
         c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
         r.finish();
         out.push_back(std::move(c));

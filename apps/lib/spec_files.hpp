@@ -42,6 +42,8 @@ struct ValidationCase {
   double expected = 0;
   double tolerance = 0; ///< relative, e.g. 0.05
   std::string note;     ///< known caveats
+  /// Non-empty: the model is known to miss this case for the given reason (reported XFAIL, not a failure).
+  std::string expected_to_fail;
   std::string file;
   JobSpec job;
 };

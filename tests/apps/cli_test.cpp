@@ -99,3 +99,27 @@ TEST_CASE("validate exits 1 and prints the case's note when a case misses", "[qu
   CHECK(v.out.find("FAIL") != std::string::npos);
   CHECK(v.out.find("this case cannot pass") != std::string::npos);
 }
+
+TEST_CASE("A known miss marked expected_to_fail is reported XFAIL and does not fail the run", "[quick]")
+{
+  const std::string path = "/tmp/tp_cli_xfail_" + std::to_string(::getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(R"({"cases": [{"case": "known-miss", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.05,
+    "source": "a deliberately wrong expectation", "expected_to_fail": "the model cannot meet this",
+    "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 100}}]})", f);
+  std::fclose(f);
+  Run v = run("validate " + path + " --json -");
+  std::remove(path.c_str());
+  CHECK(v.status == 0);
+  auto j = nlohmann::json::parse(v.out);
+  CHECK_FALSE(j.at(0).at("pass").get<bool>());
+  CHECK(j.at(0).at("expected_to_fail").get<std::string>() == "the model cannot meet this");
+}
+
+TEST_CASE("The shipped validation cases all pass or are known misses", "[quick]")
+{
+  Run v = run("validate");
+  INFO(v.out);
+  CHECK(v.status == 0);
+}
