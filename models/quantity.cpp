@@ -71,8 +71,8 @@ Result<double> to_si(double value, const std::string& unit, Dimension dim)
       {"%", {Dimension::FRACTION, 0.01}},
   };
   auto it = table.find(unit);
-  if (it == table.end() || it->second.first != dim) return Error{{}, {}, to_string(dim), "unit \"" + unit + "\"", {}};
-  if (!std::isfinite(value)) return Error{{}, {}, "a finite number", "non-finite value", {}};
+  if (it == table.end() || it->second.first != dim) return Error::at({}, {}, to_string(dim), "unit \"" + unit + "\"");
+  if (!std::isfinite(value)) return Error::at({}, {}, "a finite number", "non-finite value");
   return value * it->second.second;
 }
 

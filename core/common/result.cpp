@@ -25,7 +25,9 @@ std::string Error::message() const
     else
       out += " (" + detail + ")";
   }
-  return out.empty() ? std::string("unknown error") : out;
+  if (out.empty())
+    out = "unknown error";
+  return code.empty() ? out : code + ": " + out;
 }
 
 } // namespace tp

@@ -17,15 +17,18 @@ struct Error {
   std::string expected; ///< what was expected
   std::string got;      ///< what was found
   std::string detail;   ///< free text when the four fields above do not say it all
+  std::string code;     ///< optional status class for protocol errors ("Aborted", "Cancelled", "Unavailable", ...)
 
   /// One line: "file: field: expected X, got Y (detail)"; empty parts are skipped.
   std::string message() const;
 
   static Error at(std::string file, std::string field, std::string expected, std::string got)
   {
-    return Error{std::move(file), std::move(field), std::move(expected), std::move(got), {}};
+    return Error{std::move(file), std::move(field), std::move(expected), std::move(got), {}, {}};
   }
-  static Error msg(std::string text) { return Error{{}, {}, {}, {}, std::move(text)}; }
+  static Error msg(std::string text) { return Error{{}, {}, {}, {}, std::move(text), {}}; }
+  /// A protocol error with a status class, as TensorFlow's Status (code + message).
+  static Error status(std::string code, std::string text) { return Error{{}, {}, {}, {}, std::move(text), std::move(code)}; }
   /// Prefix the file and a field path (used when a nested parser returns an error).
   Error& in_file(const std::string& f)
   {

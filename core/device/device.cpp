@@ -99,7 +99,7 @@ bool QpEndpoint::decode(const uint8_t* data, size_t len, QpEndpoint& out)
 
 static Error not_supported(const char* op)
 {
-  return Error{{}, op, "an operation this device supports", "not supported", {}};
+  return Error::at({}, op, "an operation this device supports", "not supported");
 }
 
 Result<MemoryRegion> Device::reg_mr(uint64_t, uint64_t, Access)

@@ -82,23 +82,23 @@ Status apply_qp_transition(QpAttr& current, const QpAttr& attr, QpAttrMask mask)
   const QpState to = has(mask, QpAttrMask::STATE) ? attr.qp_state : from;
   const std::string where = std::string("modify_qp ") + to_string(from) + "->" + to_string(to);
   if (!transition_allowed(from, to))
-    return Error{{}, where, "a valid RC state transition", "not allowed from " + std::string(to_string(from)), {}};
+    return Error::at({}, where, "a valid RC state transition", "not allowed from " + std::string(to_string(from)));
   const QpAttrMask need = required_mask(from, to);
   for (uint32_t bit = 1; bit != 0 && bit <= uint32_t(QpAttrMask::DEST_QPN); bit <<= 1) {
     auto b = QpAttrMask(bit);
     if (has(need, b) && !has(mask, b))
-      return Error{{}, where, std::string("attribute mask bit ") + mask_bit_name(b), "missing", {}};
+      return Error::at({}, where, std::string("attribute mask bit ") + mask_bit_name(b), "missing");
   }
   if (has(mask, QpAttrMask::DEST_QPN) && (attr.dest_qp_num >> 24) != 0)
-    return Error{{}, where, "a 24-bit dest_qp_num", std::to_string(attr.dest_qp_num), {}};
+    return Error::at({}, where, "a 24-bit dest_qp_num", std::to_string(attr.dest_qp_num));
   if (has(mask, QpAttrMask::RETRY_CNT) && attr.retry_cnt > 7)
-    return Error{{}, where, "retry_cnt in 0..7", std::to_string(attr.retry_cnt), {}};
+    return Error::at({}, where, "retry_cnt in 0..7", std::to_string(attr.retry_cnt));
   if (has(mask, QpAttrMask::RNR_RETRY) && attr.rnr_retry > 7)
-    return Error{{}, where, "rnr_retry in 0..7", std::to_string(attr.rnr_retry), {}};
+    return Error::at({}, where, "rnr_retry in 0..7", std::to_string(attr.rnr_retry));
   if (has(mask, QpAttrMask::MIN_RNR_TIMER) && attr.min_rnr_timer > 31)
-    return Error{{}, where, "min_rnr_timer in 0..31", std::to_string(attr.min_rnr_timer), {}};
+    return Error::at({}, where, "min_rnr_timer in 0..31", std::to_string(attr.min_rnr_timer));
   if (has(mask, QpAttrMask::TIMEOUT) && attr.timeout > 31)
-    return Error{{}, where, "timeout in 0..31", std::to_string(attr.timeout), {}};
+    return Error::at({}, where, "timeout in 0..31", std::to_string(attr.timeout));
 
   QpAttr next = current;
   next.qp_state = to;

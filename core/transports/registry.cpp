@@ -1,0 +1,59 @@
+// Transport registry: names, descriptions and factories of the built-in transports.
+#include "core/transports/grpc/grpc.hpp"
+#include "core/transports/transport.hpp"
+
+#include <mutex>
+
+namespace tp::transports {
+
+namespace {
+std::vector<TransportInfo>& table()
+{
+  static std::vector<TransportInfo> t;
+  return t;
+}
+} // namespace
+
+void register_transport(TransportInfo info)
+{
+  for (auto& t : table())
+    if (t.name == info.name) {
+      t = std::move(info);
+      return;
+    }
+  table().push_back(std::move(info));
+}
+
+void register_builtin_transports()
+{
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_transport({"grpc", "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)", false,
+                        make_grpc_transport});
+  });
+}
+
+const TransportInfo* find_transport(const std::string& name)
+{
+  register_builtin_transports();
+  for (const auto& t : table())
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+std::vector<std::string> transport_names()
+{
+  register_builtin_transports();
+  std::vector<std::string> n;
+  for (const auto& t : table())
+    n.push_back(t.name);
+  return n;
+}
+
+Location device_location(const rendezvous::DeviceName& d, int cpu_numa_node)
+{
+  return d.type == "GPU" ? Location::gpu(d.id) : Location::host(cpu_numa_node);
+}
+
+} // namespace tp::transports

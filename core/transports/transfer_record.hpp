@@ -1,0 +1,52 @@
+// Per-transfer records: where the time of one tensor transfer went (serialization, copies, registration,
+// PCIe copies, wire, waiting) and how many copies and registrations it took. Each side (producer, consumer)
+// writes its own record into its process's TransferLog; reports join them by (step, key).
+// JSON and CSV output. Tests: tests/core/transfer_record_test.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::transports {
+
+enum class Phase : uint8_t { SERIALIZE, COPY, REGISTRATION, PCIE, WIRE, COUNT };
+const char* to_string(Phase p);
+
+struct TransferRecord {
+  std::string transport;
+  std::string side; ///< "consumer" or "producer"
+  int64_t step = 0;
+  std::string key;
+  std::string local_task, peer_task;
+  uint64_t bytes = 0;
+  std::string src_location, dst_location;
+  bool is_dead = false;
+  bool ok = true;
+  std::string error;
+  double t_start = 0, t_end = 0;
+  std::array<double, size_t(Phase::COUNT)> seconds{};
+  uint32_t copies = 0;
+  uint32_t registrations = 0;
+
+  double total() const { return t_end - t_start; }
+  /// Time not attributed to a phase (waiting for the producer, control round trips, queueing).
+  double wait() const;
+  void add(Phase p, double s) { seconds[size_t(p)] += s; }
+};
+
+class TransferLog {
+public:
+  void add(TransferRecord r) { records_.push_back(std::move(r)); }
+  const std::vector<TransferRecord>& records() const { return records_; }
+  void clear() { records_.clear(); }
+  std::string to_json() const;
+  static std::string csv_header();
+  std::string to_csv() const;
+
+private:
+  std::vector<TransferRecord> records_;
+};
+
+} // namespace tp::transports

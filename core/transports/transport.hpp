@@ -1,0 +1,80 @@
+// The transport interface and what a transport gets to work with. A transport implements TF's
+// RecvFromRemoteAsync for one task (process) and serves the producer side for its peers; it is written only
+// against core/ interfaces (Device, Runtime, StreamNetwork, TensorMemory), so the simulator and the emulator
+// run it unchanged. Transports register by name in register_builtin_transports() (no static constructors).
+// How to write one: docs/adding-a-transport.md.
+#pragma once
+
+#include "core/device/device.hpp"
+#include "core/memory/tensor_memory.hpp"
+#include "core/rendezvous/rendezvous_mgr.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/stream/stream.hpp"
+#include "core/transports/transfer_record.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp::transports {
+
+/// Task name ("/job:worker/replica:0/task:1") -> the process (stream peer name) that runs it.
+using ClusterSpec = std::map<std::string, std::string>;
+
+/// Knobs every transport may read; each transport documents which it uses. Defaults follow the sources.
+struct TransportOptions {
+  uint16_t rpc_port = 2222;          ///< gRPC server port (RecvTensor, channel set-up)
+  uint64_t grpc_inline_bytes = 1024; ///< gRPC: payloads up to this are copied into the header slice (kLargeTensorBytes)
+  uint64_t gdr_min_bytes = 1024;     ///< GDR: tensors above this go by RDMA READ, the rest inline in the RPC
+  uint32_t queue_depth = 1024;       ///< verbs: QP depth (RDMA_QP_QUEUE_DEPTH)
+  uint64_t ar_eager_threshold = 16 << 10; ///< AR-gRPC: largest eagerly sent iovec (0: tune per fabric)
+  uint64_t ar_chunk_bytes = 1 << 20;      ///< AR-gRPC: rendezvous chunk size (0: tune per fabric)
+  bool mpi_optimal_path = false;     ///< MPI: MPI_OPTIMAL_PATH=1 (zero-copy data message for POD >= 1 KiB)
+};
+
+/// Everything a transport instance works with, for one task.
+struct TaskContext {
+  std::string task;    ///< this task's name
+  std::string process; ///< this process's stream name
+  Runtime* runtime = nullptr;
+  verbs::Device* device = nullptr; ///< null where the transport needs no RDMA
+  StreamNetwork* streams = nullptr;
+  memory::TensorMemory* memory = nullptr;
+  rendezvous::RendezvousMgr* rendezvous = nullptr;
+  ClusterSpec cluster;
+  TransferLog* log = nullptr;
+  uint64_t incarnation = 1; ///< this task's device incarnation (a request with another one is Aborted)
+  int cpu_numa_node = 0;    ///< where this task's CPU tensors and buffers live
+  TransportOptions options;
+};
+
+class Transport : public rendezvous::RemoteRecvHook {
+public:
+  ~Transport() override = default;
+  virtual const char* name() const = 0;
+  /// Start servers and listeners. Called once before any receive; `done` when ready.
+  virtual void start(std::function<void(Status)> done) = 0;
+  virtual void shutdown() {}
+};
+
+using TransportFactory = std::function<std::unique_ptr<Transport>(const TaskContext&)>;
+
+struct TransportInfo {
+  std::string name;
+  std::string description;
+  bool needs_rdma = false;
+  TransportFactory make;
+};
+
+/// Register the built-in transports (idempotent). Explicit, not static constructors (static libraries drop them).
+void register_builtin_transports();
+void register_transport(TransportInfo info);
+const TransportInfo* find_transport(const std::string& name);
+std::vector<std::string> transport_names();
+
+/// Location a device name's tensors live in ("GPU:k" -> gpu k, "CPU" -> the task's NUMA node).
+Location device_location(const rendezvous::DeviceName& d, int cpu_numa_node);
+
+} // namespace tp::transports
