@@ -1,6 +1,8 @@
 // Transport registry: names, descriptions and factories of the built-in transports.
+#include "core/transports/gdr/gdr.hpp"
 #include "core/transports/grpc/grpc.hpp"
 #include "core/transports/transport.hpp"
+#include "core/transports/verbs_v2/verbs_v2.hpp"
 
 #include <mutex>
 
@@ -30,6 +32,12 @@ void register_builtin_transports()
   std::call_once(once, [] {
     register_transport({"grpc", "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)", false,
                         make_grpc_transport});
+    register_transport({"verbs_v2",
+                        "TF verbs with 0 copies: TENSOR_REQUEST with the destination, WRITE_WITH_IMM into it (Mellanox, TF >= 1.8)",
+                        true, make_verbs_v2_transport});
+    register_transport({"gdr",
+                        "TF contrib GDR (HKUST): metadata over gRPC, one RDMA READ of NIC-registered (GPUDirect) memory",
+                        true, make_gdr_transport});
   });
 }
 

@@ -4,11 +4,52 @@
 // GPU tensors staged through pinned host memory. Tests: tests/core/transports/transports_test.cpp.
 #pragma once
 
+#include "core/rpc/rpc.hpp"
 #include "core/transports/transport.hpp"
+#include "core/transports/wire_common.hpp"
 
 #include <memory>
 
 namespace tp::transports {
+
+/// The gRPC transport; GDR extends it (metadata over RecvTensor, bytes by RDMA READ) through produce/consume.
+class GrpcTransport : public Transport {
+public:
+  explicit GrpcTransport(const TaskContext& ctx, const char* name = "grpc");
+  const char* name() const override { return name_; }
+  void start(std::function<void(Status)> done) override;
+  void shutdown() override;
+  void recv_from_remote_async(int64_t step, const rendezvous::ParsedKey& key, const rendezvous::RecvArgs& args,
+                              rendezvous::RecvCallback done) override;
+
+protected:
+  using Finish = std::function<void(Result<rendezvous::RecvOutcome>)>;
+  /// Whether requests set dma_ok (a transport that can move the bytes out of band).
+  virtual bool dma_ok() const { return false; }
+  /// Producer: answer a RecvTensor once the local Send is there (default: gRPC encoding).
+  virtual void produce(std::shared_ptr<TransferRecord> rec, rendezvous::RecvOutcome got, double t_arrived, bool dma_ok,
+                       const std::string& consumer_task, rpc::Responder respond);
+  /// Consumer: handle a response of `kind` (0 = tensor content) whose meta-data has been read from `r`.
+  virtual void consume(uint8_t kind, const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp,
+                       std::shared_ptr<TransferRecord> rec, const rendezvous::RecvArgs& args,
+                       const std::string& producer_process, Finish finish);
+  /// gRPC encoding of a tensor (copies, GPU staging, serialization) and the reply.
+  void encode(std::shared_ptr<TransferRecord> rec, rendezvous::RecvOutcome got, double t_arrived, rpc::Responder respond);
+  /// gRPC decoding of tensor content into the destination.
+  void receive_content(const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp, std::shared_ptr<TransferRecord> rec,
+                       const rendezvous::RecvArgs& args, Finish finish);
+  rpc::Writer response_header(uint8_t kind, const TensorMeta& meta, double t_arrived);
+  std::shared_ptr<TransferRecord> new_record(const char* side, int64_t step, const std::string& key, const std::string& peer);
+  void log_producer(const std::shared_ptr<TransferRecord>& rec, const std::string& error);
+
+  TaskContext ctx_;
+  rpc::RpcNode rpc_;
+
+private:
+  void serve(rpc::Payload req, rpc::Responder respond);
+  const char* name_;
+  uint64_t next_request_id_ = 1;
+};
 
 std::unique_ptr<Transport> make_grpc_transport(const TaskContext& ctx);
 

@@ -1,0 +1,239 @@
+// `tensorpath transfer`: one tensor or a size sweep between two simulated hosts, per transport side by side:
+// first-use and steady-state latency, bandwidth, and where the time went (consumer and producer records).
+#include "apps/commands.hpp"
+#include "apps/lib/hw_resolve.hpp"
+#include "core/common/isolated_run.hpp"
+#include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
+#include "sim/transfer_job.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace tp::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+Result<Location> parse_place(const std::string& s)
+{
+  if (s == "cpu" || s == "host")
+    return Location::host(0);
+  if (s.rfind("numa", 0) == 0 && s.size() > 4 && std::isdigit(static_cast<unsigned char>(s[4])))
+    return Location::host(std::stoi(s.substr(4)));
+  if (s.rfind("gpu", 0) == 0 && s.size() > 3 && std::isdigit(static_cast<unsigned char>(s[3])))
+    return Location::gpu(std::stoi(s.substr(3)));
+  return Error::at("", "placement", "cpu, numaN or gpuN", "\"" + s + "\"");
+}
+
+json record_json(const transports::TransferRecord& r)
+{
+  json j;
+  for (size_t p = 0; p < size_t(transports::Phase::COUNT); ++p)
+    j[transports::to_string(transports::Phase(p))] = r.seconds[p];
+  j["wait"] = r.wait();
+  j["total"] = r.total();
+  j["copies"] = r.copies;
+  j["registrations"] = r.registrations;
+  return j;
+}
+
+json result_json(const sim::TransferResult& r)
+{
+  json j;
+  j["transport"] = r.transport;
+  j["strategy"] = r.strategy;
+  j["transfers"] = r.transfers;
+  j["wall_seconds"] = r.wall_seconds;
+  j["points"] = json::array();
+  for (const auto& p : r.points)
+    j["points"].push_back({{"bytes", p.bytes},
+                           {"first_latency", p.first_latency},
+                           {"steady_latency", p.steady_latency},
+                           {"bandwidth", p.bandwidth},
+                           {"consumer", record_json(p.consumer)},
+                           {"producer", record_json(p.producer)}});
+  j["registrations"] = r.consumer_memory.registrations + r.producer_memory.registrations;
+  j["copies"] = r.consumer_memory.copies + r.producer_memory.copies;
+  return j;
+}
+
+int run_transfer(const frontend::ParsedArgs& a)
+{
+  transports::register_builtin_transports();
+  models::Catalog cat;
+  auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx3-40gbe-roce"), 2, a.get("switch"));
+  if (!cluster.ok())
+    return report_error(cluster.error());
+  if (a.has("fabric")) {
+    auto tcp = cat.tcp(a.get("fabric"));
+    if (!tcp.ok())
+      return report_error(tcp.error());
+    for (auto& g : cluster->groups)
+      g.host.tcp = tcp.value();
+  }
+  std::vector<std::string> names;
+  {
+    std::string list = a.get("transport", "all");
+    if (list == "all")
+      names = transports::transport_names();
+    else {
+      std::stringstream ss(list);
+      std::string n;
+      while (std::getline(ss, n, ','))
+        names.push_back(n);
+    }
+  }
+  for (const auto& n : names)
+    if (!transports::find_transport(n))
+      return report_error(Error::at("", "tensorpath transfer --transport", "a known transport", "\"" + n + "\""));
+  sim::TransferJob job;
+  auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
+  if (!strat.ok())
+    return report_error(strat.error());
+  job.strategy = strat.value();
+  auto src = parse_place(a.get("src", "cpu"));
+  auto dst = parse_place(a.get("dst", "cpu"));
+  if (!src.ok())
+    return report_error(src.error());
+  if (!dst.ok())
+    return report_error(dst.error());
+  job.src = src.value();
+  job.dst = dst.value();
+  auto steps = a.get_int("steps", 3, 1, 1000);
+  auto tensors = a.get_int("tensors", 1, 1, 100000);
+  if (!steps.ok())
+    return report_error(steps.error());
+  if (!tensors.ok())
+    return report_error(tensors.error());
+  job.steps = int(steps.value());
+  job.tensors_per_step = int(tensors.value());
+  if (a.has("sweep")) {
+    job.sizes.clear();
+    for (uint64_t s = 4096; s <= (256ull << 20); s *= 4)
+      job.sizes.push_back(s);
+  } else {
+    auto size = a.get_size("size", 1 << 20);
+    if (!size.ok())
+      return report_error(size.error());
+    job.sizes = {size.value()};
+  }
+  std::vector<sim::TransferResult> results;
+  std::vector<std::pair<std::string, std::string>> errors;
+  for (const auto& n : names) {
+    sim::TransferJob j = job;
+    j.transport = n;
+    const models::ClusterProfile cl = cluster.value();
+    auto child = run_isolated([&]() -> Result<std::string> {
+      auto r = sim::run_transfer_job(cl, j);
+      if (!r.ok())
+        return r.error();
+      return result_json(r.value()).dump();
+    });
+    if (!child.ok()) {
+      errors.emplace_back(n, child.error().message());
+      continue;
+    }
+    json rj = json::parse(child.value());
+    sim::TransferResult r;
+    r.transport = rj["transport"];
+    r.strategy = rj["strategy"];
+    for (const auto& p : rj["points"]) {
+      sim::TransferPoint pt;
+      pt.bytes = p["bytes"];
+      pt.first_latency = p["first_latency"];
+      pt.steady_latency = p["steady_latency"];
+      pt.bandwidth = p["bandwidth"];
+      for (auto* side : {&pt.consumer, &pt.producer}) {
+        const json& s = p[side == &pt.consumer ? "consumer" : "producer"];
+        for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
+          side->seconds[ph] = s[transports::to_string(transports::Phase(ph))];
+        side->t_end = s["total"];
+        side->copies = s["copies"];
+        side->registrations = s["registrations"];
+      }
+      r.points.push_back(pt);
+    }
+    results.push_back(r);
+  }
+  if (a.has("json")) {
+    json out = json::array();
+    for (const auto& r : results)
+      out.push_back(result_json(r));
+    for (const auto& [n, e] : errors)
+      out.push_back({{"transport", n}, {"error", e}});
+    std::printf("%s\n", out.dump(2).c_str());
+    return errors.empty() ? 0 : 1;
+  }
+  const auto& host = cluster->host(0);
+  std::printf("Transfer %s -> %s between two %s hosts (%s NIC, %s), strategy %s, %d step(s) per size\n\n",
+              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), host.name.c_str(), host.nics[0].nic.name.c_str(),
+              host.tcp.name.c_str(), memory::to_string(job.strategy), job.steps);
+  if (job.sizes.size() == 1) {
+    std::printf("%-10s %11s %12s %12s %9s | consumer us: %6s %6s %6s %6s %8s %8s | copies regs\n", "transport", "bytes",
+                "first[us]", "steady[us]", "GB/s", "ser", "copy", "reg", "pcie", "wire", "wait");
+    for (const auto& r : results)
+      for (const auto& p : r.points) {
+        const auto& c = p.consumer;
+        std::printf("%-10s %11llu %12.2f %12.2f %9.3f | %19.1f %6.1f %6.1f %6.1f %8.1f %8.1f | %3u+%-3u %u+%u\n",
+                    r.transport.c_str(), static_cast<unsigned long long>(p.bytes), p.first_latency * 1e6,
+                    p.steady_latency * 1e6, p.bandwidth * 1e-9, c.seconds[0] * 1e6, c.seconds[1] * 1e6,
+                    c.seconds[2] * 1e6, c.seconds[3] * 1e6, c.seconds[4] * 1e6,
+                    std::max(0.0, c.t_end - [&] {
+                      double s = 0;
+                      for (double x : c.seconds)
+                        s += x;
+                      return s;
+                    }()) * 1e6,
+                    p.consumer.copies, p.producer.copies, p.consumer.registrations, p.producer.registrations);
+      }
+    std::printf("\ncopies/regs: consumer+producer for one steady-state transfer. wait = time not in a phase "
+                "(the producer's work and waits, control round trips).\n");
+  } else {
+    std::printf("%11s", "bytes");
+    for (const auto& r : results)
+      std::printf(" | %-10s %9s %8s", r.transport.c_str(), "lat[us]", "GB/s");
+    std::printf("\n");
+    for (size_t i = 0; i < job.sizes.size(); ++i) {
+      std::printf("%11llu", static_cast<unsigned long long>(job.sizes[i]));
+      for (const auto& r : results)
+        std::printf(" | %-10s %9.1f %8.3f", "", r.points[i].steady_latency * 1e6, r.points[i].bandwidth * 1e-9);
+      std::printf("\n");
+    }
+  }
+  for (const auto& [n, e] : errors)
+    std::printf("%s: ERROR %s\n", n.c_str(), e.c_str());
+  return errors.empty() ? 0 : 1;
+}
+
+} // namespace
+
+Command transfer_command()
+{
+  frontend::CommandSpec s;
+  s.name = "transfer";
+  s.summary = "one tensor (or a size sweep) between two simulated hosts, per transport side by side";
+  s.usage = "[--transport NAME[,NAME..]|all] [--size N | --sweep] [--hw PROFILE] [--src P] [--dst P] [options]";
+  s.options = {
+      {"transport", 0, true, "NAMES", "comma-separated transports, or all (default)"},
+      {"size", 's', true, "N", "tensor size in bytes, K/M/G suffixes (default 1M)"},
+      {"sweep", 0, false, "", "sizes 4 KiB to 256 MiB, x4 steps; prints latency and bandwidth per transport"},
+      {"hw", 0, true, "PROFILE", "NIC, host or cluster profile (default connectx3-40gbe-roce)"},
+      {"switch", 0, true, "NAME", "switch profile (default back-to-back)"},
+      {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths: tcp-ethernet, tcp-ipoib-datagram, tcp-ipoib-connected"},
+      {"src", 0, true, "P", "producer tensor placement: cpu, numaN or gpuN (default cpu)"},
+      {"dst", 0, true, "P", "consumer tensor placement (default cpu)"},
+      {"strategy", 0, true, "S", "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
+      {"steps", 0, true, "K", "steps per size; the first is first use, the last is reported as steady state (default 3)"},
+      {"tensors", 0, true, "N", "concurrent tensors per step (default 1)"},
+      {"json", 0, false, "", "machine-readable output"},
+  };
+  s.details = "Each transport runs in its own process. Example: tensorpath transfer --sweep --hw connectx4-edr-ib";
+  return {s, &run_transfer};
+}
+
+} // namespace tp::cli
