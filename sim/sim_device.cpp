@@ -566,19 +566,33 @@ private:
     finish_at(op, WcStatus::SUCCESS, cqe);
   }
 
-  static void gather(SimDevice& dev, const std::vector<Sge>& sges, uint64_t len, std::vector<uint8_t>& out, bool& ok)
+  using Pieces = std::vector<std::pair<uint64_t, uint64_t>>; // (addr, length)
+
+  static Pieces pieces(const std::vector<Sge>& sges)
   {
-    out.resize(len);
-    uint64_t off = 0;
-    for (const auto& s : sges) {
-      if (s.length == 0) continue;
-      uint8_t* src = dev.memory().resolve(s.addr, s.length);
-      if (!src) {
-        ok = false;
-        return;
-      }
-      std::memcpy(out.data() + off, src, s.length);
-      off += s.length;
+    Pieces p;
+    for (const auto& s : sges)
+      if (s.length) p.emplace_back(s.addr, s.length);
+    return p;
+  }
+
+  /// Copy `len` bytes from the `src` pieces (in `from`) to the `dst` pieces (in `to`), moving whatever is
+  /// materialized on both sides: everything in materialized runs, only the leading header bytes of buffers that
+  /// back just a prefix, nothing for virtual buffers.
+  static void move_bytes(MemorySpace& from, const Pieces& src, MemorySpace& to, const Pieces& dst, uint64_t len)
+  {
+    size_t i = 0, j = 0;
+    uint64_t oi = 0, oj = 0;
+    while (len > 0 && i < src.size() && j < dst.size()) {
+      const uint64_t n = std::min({len, src[i].second - oi, dst[j].second - oj});
+      const uint64_t a = src[i].first + oi, b = dst[j].first + oj;
+      const uint64_t m = std::min(from.backed_length(a, n), to.backed_length(b, n));
+      if (m > 0) std::memcpy(to.resolve(b, m), from.resolve(a, m), m);
+      len -= n;
+      oi += n;
+      oj += n;
+      if (oi == src[i].second) ++i, oi = 0;
+      if (oj == dst[j].second) ++j, oj = 0;
     }
   }
 
@@ -590,22 +604,11 @@ private:
       if (res->cancelled || !rqp) return;
       rqp->forget_reservation(res);
     }
-    // Move the bytes when both ends are materialized.
-    std::vector<uint8_t> bytes;
-    bool ok = len > 0;
-    if (ok) gather(requester, wr.sg_list, len, bytes, ok);
     if (wr.opcode == WrOpcode::RDMA_WRITE || wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM) {
-      if (ok)
-        if (uint8_t* dst = responder.memory().resolve(wr.remote_addr, len)) std::memcpy(dst, bytes.data(), len);
+      move_bytes(requester.memory(), pieces(wr.sg_list), responder.memory(), Pieces{{wr.remote_addr, len}}, len);
       if (len > 0) responder.notify_write(wr.remote_addr, len);
-    } else if (ok && res) {
-      uint64_t off = 0;
-      for (const auto& s : res->wr.sg_list) {
-        if (off >= len) break;
-        const uint64_t n = std::min<uint64_t>(s.length, len - off);
-        if (uint8_t* dst = responder.memory().resolve(s.addr, n)) std::memcpy(dst, bytes.data() + off, n);
-        off += n;
-      }
+    } else if (res) {
+      move_bytes(requester.memory(), pieces(wr.sg_list), responder.memory(), pieces(res->wr.sg_list), len);
     }
     if (res && rqp) {
       const auto& cpu =
@@ -665,14 +668,8 @@ private:
       if (!self || op->generation != gen) return;
       // Place the bytes: remote memory -> our SGEs.
       if (op->length > 0) {
-        if (const uint8_t* src = rdev->memory().resolve(op->wr.remote_addr, op->length)) {
-          uint64_t off = 0;
-          for (const auto& s : op->wr.sg_list) {
-            if (s.length == 0) continue;
-            if (uint8_t* d = self->dev_.memory().resolve(s.addr, s.length)) std::memcpy(d, src + off, s.length);
-            off += s.length;
-          }
-        }
+        move_bytes(rdev->memory(), Pieces{{op->wr.remote_addr, op->length}}, self->dev_.memory(), pieces(op->wr.sg_list),
+                   op->length);
         for (const auto& s : op->wr.sg_list)
           if (s.length > 0) self->dev_.notify_write(s.addr, s.length);
       }

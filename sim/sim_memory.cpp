@@ -56,13 +56,15 @@ Result<Buffer> SimMemory::allocate(uint64_t size, const AllocAttr& attr)
   a.buffer.location = attr.location;
   a.buffer.host_kind = attr.host_kind;
   const bool mat = attr.materialize.value_or(materialize_default_);
-  if (mat && size > 0) {
-    a.bytes.reset(new (std::nothrow) uint8_t[size]);
+  const uint64_t backed = mat ? size : std::min<uint64_t>(attr.materialize_prefix, size);
+  if (backed > 0) {
+    a.bytes.reset(new (std::nothrow) uint8_t[backed]);
     if (!a.bytes)
-      return Error::at(owner_, "allocate (materialized)", "host memory for " + std::to_string(size) + " bytes",
+      return Error::at(owner_, "allocate (materialized)", "host memory for " + std::to_string(backed) + " bytes",
                        "allocation failure");
-    std::memset(a.bytes.get(), 0, size);
+    std::memset(a.bytes.get(), 0, backed);
     a.buffer.data = a.bytes.get();
+    a.backed = backed;
   }
   s->next += span;
   s->used += double(size);
@@ -91,10 +93,30 @@ std::optional<Buffer> SimMemory::find(uint64_t addr) const
 
 uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
 {
-  auto b = find(addr);
-  if (!b || !b->data) return nullptr;
-  if (addr - b->addr > b->size || len > b->size - (addr - b->addr)) return nullptr;
-  return b->data + (addr - b->addr);
+  if (len == 0) return allocation_data(addr);
+  return backed_length(addr, len) == len ? allocation_data(addr) : nullptr;
+}
+
+uint8_t* SimMemory::allocation_data(uint64_t addr)
+{
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  const Allocation& a = it->second;
+  if (!a.bytes || addr < a.buffer.addr || addr - a.buffer.addr >= a.backed) return nullptr;
+  return a.bytes.get() + (addr - a.buffer.addr);
+}
+
+uint64_t SimMemory::backed_length(uint64_t addr, uint64_t len)
+{
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return 0;
+  --it;
+  const Allocation& a = it->second;
+  if (!a.bytes || addr < a.buffer.addr) return 0;
+  const uint64_t off = addr - a.buffer.addr;
+  if (off >= a.backed) return 0;
+  return std::min(len, a.backed - off);
 }
 
 double SimMemory::used(Location loc) const

@@ -23,6 +23,7 @@ public:
   Result<Buffer> allocate(uint64_t size, const AllocAttr& attr) override;
   void free(const Buffer& buffer) override;
   uint8_t* resolve(uint64_t addr, uint64_t len) override;
+  uint64_t backed_length(uint64_t addr, uint64_t len) override;
   std::optional<Buffer> find(uint64_t addr) const override;
   bool materialize_by_default() const override { return materialize_default_; }
   /// Bytes currently allocated in a location.
@@ -38,8 +39,10 @@ private:
   struct Allocation {
     Buffer buffer;
     std::unique_ptr<uint8_t[]> bytes;
+    uint64_t backed = 0; ///< materialized leading bytes
   };
   Space* space_for(Location loc);
+  uint8_t* allocation_data(uint64_t addr);
   const Space* space_for(Location loc) const;
 
   std::string owner_;

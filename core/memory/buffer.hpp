@@ -41,6 +41,9 @@ struct AllocAttr {
   HostMemoryKind host_kind = HostMemoryKind::PAGEABLE;
   /// Back the range with real bytes. nullopt: follow the MemorySpace's default mode.
   std::optional<bool> materialize;
+  /// When the range is not materialized: still back its first `materialize_prefix` bytes (a protocol header in
+  /// front of a simulated payload, as TF verbs v1 writes them in one buffer).
+  uint64_t materialize_prefix = 0;
 
   static AllocAttr at(Location loc, HostMemoryKind kind = HostMemoryKind::PAGEABLE)
   {
@@ -61,6 +64,8 @@ public:
   virtual void free(const Buffer& buffer) = 0;
   /// Pointer to the bytes of [addr, addr+len), or nullptr when that range is not materialized.
   virtual uint8_t* resolve(uint64_t addr, uint64_t len) = 0;
+  /// How many leading bytes of [addr, addr+len) are materialized (all of them, a prefix, or none).
+  virtual uint64_t backed_length(uint64_t addr, uint64_t len) { return resolve(addr, len) ? len : 0; }
   /// The buffer (allocation) containing addr, if any.
   virtual std::optional<Buffer> find(uint64_t addr) const = 0;
   /// Whether new allocations are materialized by default.

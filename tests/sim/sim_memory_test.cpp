@@ -42,3 +42,17 @@ TEST_CASE("Materialized buffers carry zeroed bytes that resolve() exposes", "[qu
   auto w = m.allocate(100, v);
   CHECK(m.resolve(w->addr, 1) == nullptr);
 }
+
+TEST_CASE("A buffer can back only its first bytes (a header in front of a simulated payload)", "[quick]")
+{
+  sim::SimMemory m("p", {{Location::host(0), 1e12}}, false);
+  AllocAttr a = AllocAttr::at(Location::host(0));
+  a.materialize_prefix = 600;
+  auto b = m.allocate(100ull << 20, a);
+  REQUIRE(b.ok());
+  CHECK(m.backed_length(b->addr, 1000) == 600);
+  CHECK(m.backed_length(b->addr + 100, 1000) == 500);
+  CHECK(m.backed_length(b->addr + 600, 10) == 0);
+  CHECK(m.resolve(b->addr, 600) != nullptr);
+  CHECK(m.resolve(b->addr, 601) == nullptr);
+}

@@ -71,6 +71,7 @@ struct Request {
   memory::NicBuffer view;
   bool has_view = false;
   TensorMeta meta;
+  double t_requested = -1; ///< when the (re-)request carrying the destination went out
 };
 
 /// Producer side of one response, parked while waiting for a TENSOR_RE_REQUEST.
@@ -301,6 +302,7 @@ private:
       t.dtype = meta.dtype;
       t.shape = meta.shape;
       req->result = t;
+      req->t_requested = ctx_.runtime->now();
       send_msg(ch, m);
       return;
     }
@@ -322,6 +324,7 @@ private:
                            req->has_view = true;
                            m.remote_addr = req->view.nic.addr;
                            m.rkey = req->view.mr.rkey;
+                           req->t_requested = ctx_.runtime->now();
                            send_msg(ch, m);
                          });
   }
@@ -346,7 +349,10 @@ private:
     auto req = it->second;
     s->requests.erase(it);
     req->rec->bytes = req->meta.total_bytes();
-    req->rec->add(Phase::WIRE, 0); // the wire time is inside the wait: the consumer only sees the arrival
+    // From the request that carried the destination to the content's arrival: the request's trip, the
+    // producer's write and the data on the wire (the producer's own copies are in its record).
+    if (req->t_requested >= 0)
+      req->rec->add(Phase::WIRE, ctx_.runtime->now() - req->t_requested);
     if (!req->has_view)
       return finish(req, rendezvous::RecvOutcome{req->result, req->meta.is_dead});
     // A proxy (staged) destination: copy into the real result (host copy or H2D).
