@@ -2,6 +2,7 @@
 #include "core/transports/gdr/gdr.hpp"
 #include "core/transports/grpc/grpc.hpp"
 #include "core/transports/transport.hpp"
+#include "core/transports/verbs_v1/verbs_v1.hpp"
 #include "core/transports/verbs_v2/verbs_v2.hpp"
 
 #include <mutex>
@@ -32,6 +33,9 @@ void register_builtin_transports()
   std::call_once(once, [] {
     register_transport({"grpc", "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)", false,
                         make_grpc_transport});
+    register_transport({"verbs_v1",
+                        "TF contrib verbs (Yahoo, r1.2-r1.5): pinned buffer per (peer, tensor), copy in and out, BUFFER_IDLE",
+                        true, make_verbs_v1_transport});
     register_transport({"verbs_v2",
                         "TF verbs with 0 copies: TENSOR_REQUEST with the destination, WRITE_WITH_IMM into it (Mellanox, TF >= 1.8)",
                         true, make_verbs_v2_transport});

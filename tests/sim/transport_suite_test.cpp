@@ -205,5 +205,6 @@ void restarted_worker_is_aborted(const std::string& transport)
   TEST_CASE(NAME ": a restarted producer is Aborted", "[quick][transport]") { restarted_worker_is_aborted(NAME); }
 
 TRANSPORT_SUITE("grpc")
+TRANSPORT_SUITE("verbs_v1")
 TRANSPORT_SUITE("verbs_v2")
 TRANSPORT_SUITE("gdr")
