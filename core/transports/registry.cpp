@@ -1,6 +1,7 @@
 // Transport registry: names, descriptions and factories of the built-in transports.
 #include "core/transports/gdr/gdr.hpp"
 #include "core/transports/grpc/grpc.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
 #include "core/transports/verbs_v1/verbs_v1.hpp"
 #include "core/transports/verbs_v2/verbs_v2.hpp"
@@ -42,6 +43,9 @@ void register_builtin_transports()
     register_transport({"gdr",
                         "TF contrib GDR (HKUST): metadata over gRPC, one RDMA READ of NIC-registered (GPUDirect) memory",
                         true, make_gdr_transport});
+    register_transport({"mpi",
+                        "TF contrib MPI rendezvous (grpc+mpi): tagged MPI messages from one MPI thread over an MPI library model",
+                        true, make_mpi_transport});
   });
 }
 

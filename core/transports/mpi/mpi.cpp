@@ -1,0 +1,418 @@
+// MPI rendezvous: request/response/data messages, tag matching, MPI thread.
+#include "core/transports/mpi/mpi.hpp"
+#include "core/transports/rdma/messenger.hpp"
+#include "core/transports/wire_common.hpp"
+
+#include <deque>
+#include <map>
+
+namespace tp::transports {
+
+namespace {
+
+constexpr uint32_t TAG_REQUEST = 1010, TAG_RESPONSE = 2020, TAG_DATA = 3030;
+// Costs of the MPI library calls made by the transport's MPI thread. No measurement of TF's MPI thread was
+// found; an MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
+constexpr double MPI_CALL_SECONDS = 1e-6;
+
+/// The transport's MPI thread: one MPI call at a time, each costing MPI_CALL_SECONDS; a job may hold the thread
+/// until it calls its `release` (a blocking MPI_Recv).
+class MpiThread {
+public:
+  explicit MpiThread(Runtime& rt) : rt_(rt) {}
+  void submit(std::function<void(std::function<void()> release)> job)
+  {
+    jobs_.push_back(std::move(job));
+    pump();
+  }
+
+private:
+  void pump()
+  {
+    if (busy_ || jobs_.empty())
+      return;
+    busy_ = true;
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    rt_.after(MPI_CALL_SECONDS, [this, job = std::move(job)] {
+      job([this] {
+        busy_ = false;
+        pump();
+      });
+    });
+  }
+  Runtime& rt_;
+  bool busy_ = false;
+  std::deque<std::function<void(std::function<void()>)>> jobs_;
+};
+
+struct Matching {
+  Incoming msg;
+  Messenger::Deliver deliver;
+};
+
+class MpiTransport final : public Transport {
+public:
+  explicit MpiTransport(const TaskContext& ctx)
+      : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port), thread_(*ctx.runtime),
+        reg_cache_(memory::make_tensor_memory(*ctx.runtime, ctx.device, cache_options(ctx))),
+        messenger_(mpi_context(ctx, reg_cache_.get()), rpc_, messenger_options(),
+                   [this](Incoming m, Messenger::Deliver d) { arrived(std::move(m), std::move(d)); })
+  {
+    messenger_.on_failure([this](const std::string& peer, const Error& e) { peer_failed(peer, e); });
+  }
+  const char* name() const override { return "mpi"; }
+  void start(std::function<void(Status)> done) override
+  {
+    Status st = rpc_.start();
+    ctx_.runtime->post([st, done] { done(st); });
+  }
+  void shutdown() override { rpc_.shutdown(); }
+
+  void recv_from_remote_async(int64_t step, const rendezvous::ParsedKey& key, const rendezvous::RecvArgs& args,
+                              rendezvous::RecvCallback done) override
+  {
+    auto rec = std::make_shared<TransferRecord>();
+    rec->transport = "mpi";
+    rec->side = "consumer";
+    rec->step = step;
+    rec->key = key.full;
+    rec->local_task = ctx_.task;
+    rec->peer_task = key.src.task_name();
+    rec->dst_location = args.dst_location.to_string();
+    rec->t_start = ctx_.runtime->now();
+    const std::string id = std::to_string(step) + ";" + key.full;
+    pending_[id] = Pending{args, std::move(done), rec, key.src.task_name()};
+    rpc::Writer w;
+    w.u64(uint64_t(step));
+    w.str(key.full);
+    w.u64(next_request_id_++);
+    auto header = w.take();
+    const std::string peer = key.src.task_name();
+    // The request closure runs on the MPI thread: serialize, MPI_Alloc_mem, Isend(1010).
+    thread_.submit([this, peer, header, rec](std::function<void()> release) {
+      isend(peer, TAG_REQUEST, header, nullptr, 0, rec, [](Status) {});
+      release();
+    });
+  }
+
+private:
+  struct Pending {
+    rendezvous::RecvArgs args;
+    rendezvous::RecvCallback done;
+    std::shared_ptr<TransferRecord> rec;
+    std::string producer;
+  };
+
+  static memory::StrategyOptions cache_options(const TaskContext& ctx)
+  {
+    memory::StrategyOptions o;
+    o.kind = memory::StrategyKind::ON_DEMAND_CACHED; // the MPI library's own registration cache
+    o.nic_socket = ctx.cpu_numa_node;
+    o.gpudirect_gpus = {}; // CUDA-aware MPI is not assumed: GPU buffers go through host staging
+    return o;
+  }
+  static TaskContext mpi_context(TaskContext ctx, memory::TensorMemory* cache)
+  {
+    ctx.memory = cache;
+    return ctx;
+  }
+  static MessengerOptions messenger_options()
+  {
+    MessengerOptions o;
+    o.service = "MpiBootstrap.Connect";
+    o.eager_threshold = 12 << 10; // assumption: MVAPICH2/OpenMPI IB eager limits are of the order of 8-17 KiB
+    o.chunk_bytes = 0;            // one RDMA READ per rendezvous message
+    return o;
+  }
+
+  // ---- MPI library: tagged messages with matching ----
+  void isend(const std::string& peer, uint32_t tag, std::vector<uint8_t> body, const Buffer* payload, uint64_t len,
+             std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent)
+  {
+    rpc::Writer w;
+    w.u32(tag);
+    w.bytes(body);
+    messenger_.send(peer, w.take(), payload, len, std::move(rec), std::move(sent));
+  }
+
+  void arrived(Incoming m, Messenger::Deliver deliver)
+  {
+    rpc::Reader r(m.header);
+    uint32_t tag = 0;
+    std::vector<uint8_t> body;
+    if (!r.u32(tag) || !r.bytes(body, 1 << 20) || !r.done())
+      return; // not an MPI envelope: dropped (a malformed peer)
+    m.header = std::move(body);
+    if (tag == TAG_DATA) {
+      // Matched by the MPI thread's blocking Recv(3030), in order per source.
+      auto& posted = data_recvs_[m.peer_task];
+      if (!posted.empty()) {
+        auto recv = std::move(posted.front());
+        posted.pop_front();
+        return recv(std::move(m), std::move(deliver));
+      }
+      unexpected_data_[m.peer_task].push_back(Matching{std::move(m), std::move(deliver)});
+      return;
+    }
+    // Iprobe(1010) / Iprobe(2020) succeed in the MPI thread's loop.
+    thread_.submit([this, tag, m = std::move(m), deliver = std::move(deliver)](std::function<void()> release) mutable {
+      if (tag == TAG_REQUEST)
+        serve_request(std::move(m), std::move(deliver), std::move(release));
+      else if (tag == TAG_RESPONSE)
+        handle_response(std::move(m), std::move(deliver), std::move(release));
+      else
+        release();
+    });
+  }
+
+  void recv_data(const std::string& peer, std::function<void(Incoming, Messenger::Deliver)> on)
+  {
+    auto& q = unexpected_data_[peer];
+    if (!q.empty()) {
+      auto mm = std::move(q.front());
+      q.pop_front();
+      return on(std::move(mm.msg), std::move(mm.deliver));
+    }
+    data_recvs_[peer].push_back(std::move(on));
+  }
+
+  // ---- producer ----
+  void serve_request(Incoming m, Messenger::Deliver deliver, std::function<void()> release)
+  {
+    // Blocking Recv of the (eager) request into an MPI_Alloc_mem buffer, then parse.
+    deliver(Buffer{}, [](Status) {});
+    rpc::Reader r(m.header);
+    uint64_t step = 0, request_id = 0;
+    std::string key_text;
+    release();
+    if (!r.u64(step) || !r.str(key_text, 4096) || !r.u64(request_id))
+      return;
+    auto key = rendezvous::parse_key(key_text);
+    auto rec = std::make_shared<TransferRecord>();
+    rec->transport = "mpi";
+    rec->side = "producer";
+    rec->step = int64_t(step);
+    rec->key = key_text;
+    rec->local_task = ctx_.task;
+    rec->peer_task = m.peer_task;
+    rec->t_start = ctx_.runtime->now();
+    const std::string consumer = m.peer_task;
+    if (!key.ok() || key->src_incarnation != ctx_.incarnation) {
+      Error e = key.ok() ? Error::status("Aborted", "device incarnation mismatch: worker was probably restarted") : key.error();
+      return respond_error(consumer, int64_t(step), key_text, e);
+    }
+    ctx_.rendezvous->recv_local_async(int64_t(step), key.value(), [this, consumer, step, key_text, rec](Result<rendezvous::RecvOutcome> got) {
+      if (!got.ok())
+        return respond_error(consumer, int64_t(step), key_text, got.error());
+      respond(consumer, int64_t(step), key_text, got.value(), rec);
+    });
+  }
+
+  void respond_error(const std::string& consumer, int64_t step, const std::string& key, const Error& e)
+  {
+    rpc::Writer w;
+    w.u64(uint64_t(step));
+    w.str(key);
+    w.u8(2); // error
+    w.str(e.code.empty() ? "Internal" : e.code);
+    w.str(e.message());
+    auto body = w.take();
+    thread_.submit([this, consumer, body](std::function<void()> release) {
+      isend(consumer, TAG_RESPONSE, body, nullptr, 0, nullptr, [](Status) {});
+      release();
+    });
+  }
+
+  void respond(const std::string& consumer, int64_t step, const std::string& key, rendezvous::RecvOutcome got,
+               std::shared_ptr<TransferRecord> rec)
+  {
+    const Tensor t = got.tensor;
+    const uint64_t n = got.is_dead ? 0 : t.total_bytes();
+    rec->bytes = n;
+    rec->src_location = t.location().to_string();
+    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= 1024 && !got.is_dead;
+    auto header = [&](uint8_t single) {
+      rpc::Writer w;
+      w.u64(uint64_t(step));
+      w.str(key);
+      w.u8(single);
+      write_meta(w, TensorMeta::of(t, got.is_dead));
+      return w.take();
+    };
+    auto log = [this, rec](Status) {
+      rec->t_end = ctx_.runtime->now();
+      if (ctx_.log)
+        ctx_.log->add(*rec);
+    };
+    if (optimal) {
+      // Metadata on 2020, the payload from the tensor's own buffer on 3030 (zero copy at the sender).
+      auto body = header(0);
+      thread_.submit([this, consumer, body, t, n, rec, log](std::function<void()> release) {
+        isend(consumer, TAG_RESPONSE, body, nullptr, 0, nullptr, [](Status) {});
+        isend(consumer, TAG_DATA, {}, t.buffer(), n, rec, [t, log](Status st) { log(st); }); // keeps t alive
+        release();
+      });
+      return;
+    }
+    // Default: the whole TensorProto (host copy; GPU tensors copied to the host first) in the response.
+    auto proto = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node), AllocatorAttributes{true, true, false},
+                                       t.proto_bytes);
+    if (n > 0 && !proto.ok())
+      return respond_error(consumer, step, key, proto.error());
+    auto body = header(1);
+    auto send = [this, consumer, body, n, rec, log](Tensor p) {
+      thread_.submit([this, consumer, body, p, n, rec, log](std::function<void()> release) {
+        isend(consumer, TAG_RESPONSE, body, p.buffer(), n, rec, [p, log](Status st) { log(st); });
+        release();
+      });
+    };
+    if (n == 0)
+      return send(Tensor{});
+    Tensor p = proto.value();
+    ++rec->copies;
+    const bool pcie = t.location().is_gpu();
+    ctx_.memory->copy(*p.buffer(), *t.buffer(), n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, p, n, rec, send](Status) {
+      // AsProtoTensorContent + SerializeToString
+      ctx_.runtime->execute(Work::serialize(*p.buffer(), n), timed(*ctx_.runtime, rec, Phase::SERIALIZE, [p, send](Status) { send(p); }));
+    }));
+  }
+
+  // ---- consumer ----
+  void handle_response(Incoming m, Messenger::Deliver deliver, std::function<void()> release)
+  {
+    rpc::Reader r(m.header);
+    uint64_t step = 0;
+    std::string key;
+    uint8_t single = 0;
+    if (!r.u64(step) || !r.str(key, 4096) || !r.u8(single) || single > 2) {
+      deliver(Buffer{}, [](Status) {});
+      return release();
+    }
+    const std::string id = std::to_string(step) + ";" + key;
+    auto it = pending_.find(id);
+    if (it == pending_.end()) {
+      deliver(Buffer{}, [](Status) {});
+      return release();
+    }
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    if (single == 2) {
+      std::string code, text;
+      r.str(code, 64);
+      r.str(text, 4096);
+      deliver(Buffer{}, [](Status) {});
+      release();
+      return finish(std::move(p), Error::status(code, text));
+    }
+    TensorMeta meta;
+    if (!read_meta(r, meta)) {
+      deliver(Buffer{}, [](Status) {});
+      release();
+      return finish(std::move(p), Error::status("Internal", "malformed MPI response"));
+    }
+    const uint64_t n = meta.is_dead ? 0 : meta.total_bytes();
+    p.rec->bytes = n;
+    if (meta.is_dead || n == 0) {
+      deliver(Buffer{}, [](Status) {});
+      release();
+      Tensor t;
+      t.dtype = meta.dtype;
+      t.shape = meta.shape;
+      return finish(std::move(p), rendezvous::RecvOutcome{t, meta.is_dead});
+    }
+    auto dst = ctx_.memory->allocate(meta.dtype, meta.shape, p.args.dst_location, p.args.alloc_attrs, meta.proto_bytes);
+    if (!dst.ok()) {
+      deliver(Buffer{}, [](Status) {});
+      release();
+      return finish(std::move(p), dst.error());
+    }
+    Tensor out = dst.value();
+    auto pp = std::make_shared<Pending>(std::move(p));
+    if (single == 1) {
+      // The proto came with the response: receive it into an MPI_Alloc_mem buffer, then MakeTensorFromProto.
+      auto proto = ctx_.memory->allocate(meta.dtype, meta.shape, Location::host(ctx_.cpu_numa_node),
+                                         AllocatorAttributes{true, true, false}, meta.proto_bytes);
+      if (!proto.ok()) {
+        deliver(Buffer{}, [](Status) {});
+        release();
+        return finish(std::move(*pp), proto.error());
+      }
+      Tensor pr = proto.value();
+      const double t0 = ctx_.runtime->now();
+      deliver(*pr.buffer(), [this, pp, pr, out, n, t0, release](Status st) {
+        pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
+        release(); // the blocking receive is over
+        if (!st.ok())
+          return finish(std::move(*pp), st.error());
+        pp->rec->copies += 1;
+        const bool pcie = out.location().is_gpu();
+        ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true), timed(*ctx_.runtime, pp->rec, Phase::SERIALIZE, [this, pp, pr, out, n, pcie](Status) {
+          ctx_.memory->copy(*out.buffer(), *pr.buffer(), n, timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, out](Status s2) {
+            if (!s2.ok())
+              return finish(std::move(*pp), s2.error());
+            finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
+          }));
+        }));
+      });
+      return;
+    }
+    // Optimal path: the 2020 message was metadata only; a blocking Recv(3030) straight into the tensor. The MPI
+    // thread is held until the data has landed.
+    deliver(Buffer{}, [](Status) {});
+    const std::string producer = m.peer_task;
+    recv_data(producer, [this, pp, out, release](Incoming, Messenger::Deliver d) {
+      const double t0 = ctx_.runtime->now();
+      d(*out.buffer(), [this, pp, out, release, t0](Status st) {
+        pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
+        release();
+        if (!st.ok())
+          return finish(std::move(*pp), st.error());
+        finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
+      });
+    });
+  }
+
+  void finish(Pending p, Result<rendezvous::RecvOutcome> r)
+  {
+    p.rec->t_end = ctx_.runtime->now();
+    p.rec->ok = r.ok();
+    if (!r.ok())
+      p.rec->error = r.error().message();
+    else
+      p.rec->is_dead = r->is_dead;
+    if (ctx_.log)
+      ctx_.log->add(*p.rec);
+    if (p.done)
+      p.done(std::move(r));
+  }
+
+  void peer_failed(const std::string& peer, const Error& e)
+  {
+    std::vector<std::string> ids;
+    for (auto& [id, p] : pending_)
+      if (p.producer == peer)
+        ids.push_back(id);
+    for (const auto& id : ids) {
+      Pending p = std::move(pending_.at(id));
+      pending_.erase(id);
+      finish(std::move(p), e);
+    }
+  }
+
+  TaskContext ctx_;
+  rpc::RpcNode rpc_;
+  MpiThread thread_;
+  std::unique_ptr<memory::TensorMemory> reg_cache_;
+  Messenger messenger_;
+  std::map<std::string, Pending> pending_;
+  std::map<std::string, std::deque<std::function<void(Incoming, Messenger::Deliver)>>> data_recvs_;
+  std::map<std::string, std::deque<Matching>> unexpected_data_;
+  uint64_t next_request_id_ = 1;
+};
+
+} // namespace
+
+std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx) { return std::make_unique<MpiTransport>(ctx); }
+
+} // namespace tp::transports

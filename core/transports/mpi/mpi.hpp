@@ -1,0 +1,16 @@
+// TF contrib MPI rendezvous (grpc+mpi; protocols.md 5.1) over a model of an MPI library on the RDMA fabric:
+// tagged point-to-point messages (tag 1010 request, 2020 response, 3030 raw tensor bytes) with MPI matching
+// (per source and tag, unexpected-message queue), the library's eager/rendezvous protocols and registration
+// cache (rdma/messenger), and the transport's single MPI thread that performs every MPI call in turn (a serial
+// worker with a per-call cost) and blocks in the data Recv. Default path: the full tensor proto (a copy, GPU
+// tensors through the host) in the 2020 response; MPI_OPTIMAL_PATH: metadata in 2020, the POD payload
+// >= 1 KiB sent from the tensor's own buffer on 3030. Tests: tests/sim/transport_suite_test.cpp.
+#pragma once
+
+#include "core/transports/transport.hpp"
+
+namespace tp::transports {
+
+std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx);
+
+} // namespace tp::transports

@@ -1,0 +1,391 @@
+// Eager (bounce buffers) and rendezvous (RTS, chunked RDMA READ, FIN) messaging.
+#include "core/transports/rdma/messenger.hpp"
+#include "core/transports/wire_common.hpp"
+
+namespace tp::transports {
+
+namespace {
+
+constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3;
+constexpr uint64_t RECV_FLAG = 1ull << 62;
+
+struct Prefix {
+  uint8_t type = 0;
+  uint64_t msg_id = 0;
+  std::vector<uint8_t> header;
+  uint64_t payload_len = 0;
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint64_t chunk = 0;
+  uint32_t fin_chunk = 0;
+};
+
+std::vector<uint8_t> encode(const Prefix& p)
+{
+  rpc::Writer w;
+  w.u8(p.type);
+  w.u64(p.msg_id);
+  w.bytes(p.header);
+  w.u64(p.payload_len);
+  w.u64(p.addr);
+  w.u32(p.rkey);
+  w.u64(p.chunk);
+  w.u32(p.fin_chunk);
+  return w.take();
+}
+
+bool decode(const uint8_t* d, size_t n, Prefix& p, uint64_t max_header)
+{
+  rpc::Reader r(d, n);
+  return r.u8(p.type) && p.type >= EAGER && p.type <= FIN && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
+         r.u64(p.payload_len) && r.u64(p.addr) && r.u32(p.rkey) && r.u64(p.chunk) && r.u32(p.fin_chunk);
+}
+
+} // namespace
+
+Messenger::Messenger(const TaskContext& ctx, rpc::RpcNode& rpc, MessengerOptions opt, Handler on_message)
+    : ctx_(ctx), opt_(std::move(opt)), handler_(std::move(on_message)),
+      channels_(ctx, rpc,
+                [this] {
+                  RdmaChannels::Options o;
+                  o.service = opt_.service;
+                  o.queue_depth = std::max<uint32_t>(1024, 2 * opt_.bounce_slots);
+                  o.recv_wrs = 0; // our own bounce buffers are posted in init_channel
+                  o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ;
+                  o.rc.rnr_retry = 7;     // a receiver short of bounce buffers slows the sender down
+                  o.rc.min_rnr_timer = 1; // 10 us
+                  return o;
+                }(),
+                [this](Channel& ch) { return init_channel(ch); }, nullptr,
+                [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
+{
+}
+
+Status Messenger::init_channel(Channel& ch)
+{
+  auto s = std::make_shared<ChannelState>();
+  const uint64_t region = opt_.max_header + 64;
+  const uint64_t slot = region + opt_.eager_threshold;
+  auto make = [&](std::vector<Slot>& v, verbs::Access access) -> Status {
+    for (uint32_t i = 0; i < opt_.bounce_slots; ++i) {
+      AllocAttr a = AllocAttr::at(Location::host(ctx_.cpu_numa_node), HostMemoryKind::PINNED);
+      a.materialize_prefix = region; // protocol bytes are always real
+      auto m = ctx_.runtime->memory().allocate(slot, a);
+      if (!m.ok())
+        return m.error();
+      auto mr = ctx_.device->reg_mr(m->addr, m->size, access);
+      if (!mr.ok())
+        return mr.error();
+      v.push_back(Slot{m.value(), mr.value()});
+    }
+    return ok_status();
+  };
+  TP_TRY(make(s->rx, verbs::Access::LOCAL_WRITE));
+  TP_TRY(make(s->tx, verbs::Access::LOCAL_WRITE));
+  for (size_t i = 0; i < s->tx.size(); ++i)
+    s->free_tx.push_back(i);
+  for (size_t i = 0; i < s->rx.size(); ++i) {
+    verbs::RecvWr r;
+    r.wr_id = RECV_FLAG | i;
+    r.sg_list.push_back({s->rx[i].mem.addr, uint32_t(s->rx[i].mem.size), s->rx[i].mr.lkey});
+    TP_TRY(ch.qp->post_recv(r));
+  }
+  ch.state = s;
+  return ok_status();
+}
+
+void Messenger::with_tx_slot(Channel& ch, std::function<void(size_t)> use)
+{
+  ChannelState* s = state(ch);
+  if (s->free_tx.empty()) {
+    s->waiting_tx.push_back([this, &ch, use] {
+      size_t i = state(ch)->free_tx.front();
+      state(ch)->free_tx.pop_front();
+      use(i);
+    });
+    return;
+  }
+  size_t i = s->free_tx.front();
+  s->free_tx.pop_front();
+  use(i);
+}
+
+void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done)
+{
+  ChannelState* s = state(ch);
+  verbs::SendWr w;
+  w.wr_id = next_wr_++;
+  w.opcode = verbs::WrOpcode::SEND;
+  w.sg_list.push_back({s->tx[slot].mem.addr, uint32_t(len), s->tx[slot].mr.lkey});
+  Channel* chp = &ch;
+  wr_done_[w.wr_id] = [this, chp, slot, done](const verbs::WorkCompletion& wc) {
+    ChannelState* st = state(*chp);
+    st->free_tx.push_back(slot);
+    if (!st->waiting_tx.empty()) {
+      auto next = std::move(st->waiting_tx.front());
+      st->waiting_tx.pop_front();
+      next();
+    }
+    done(wc);
+  };
+  if (auto st = ch.qp->post_send(w); !st.ok()) {
+    wr_done_.erase(w.wr_id);
+    fail_channel(ch, st.error());
+  }
+}
+
+void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload,
+                     uint64_t payload_len, std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent)
+{
+  if (header.size() > opt_.max_header) {
+    ctx_.runtime->post([sent] { sent(Error::at("", "messenger header", "at most max_header bytes", "more")); });
+    return;
+  }
+  Buffer pl = payload ? *payload : Buffer{};
+  channels_.get(peer_task, [=, this, header = std::move(header)](Result<Channel*> chr) mutable {
+    if (!chr.ok())
+      return sent(chr.error());
+    Channel& ch = *chr.value();
+    if (state(ch)->failed)
+      return sent(*state(ch)->failed);
+    const uint64_t region = opt_.max_header + 64;
+    if (payload_len <= opt_.eager_threshold) {
+      with_tx_slot(ch, [=, this, &ch](size_t slot) {
+        Prefix p;
+        p.type = EAGER;
+        p.msg_id = next_msg_++;
+        p.header = header;
+        p.payload_len = payload_len;
+        const Buffer& sb = state(ch)->tx[slot].mem;
+        put_bytes(ctx_.runtime->memory(), sb, encode(p));
+        auto post = [=, this, &ch](Status) {
+          const double t0 = ctx_.runtime->now();
+          post_send_slot(ch, slot, region + payload_len, [=, this](const verbs::WorkCompletion& wc) {
+            if (rec)
+              rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
+            sent(wc.ok() ? ok_status() : Status(Error::status("Unavailable", std::string("eager send failed: ") +
+                                                                                     verbs::to_string(wc.status))));
+          });
+        };
+        if (payload_len == 0)
+          return post(ok_status());
+        if (rec)
+          ++rec->copies;
+        ctx_.memory->copy(sb.slice(region, payload_len), pl, payload_len,
+                          rec ? timed(*ctx_.runtime, rec, Phase::COPY, post) : WorkDone(post));
+      });
+      return;
+    }
+    // Rendezvous: make the payload readable by the NIC, announce it, wait for the FINs.
+    const double t0 = ctx_.runtime->now();
+    const uint64_t reg0 = ctx_.memory->stats().registrations;
+    ctx_.memory->acquire(pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ,
+                         [=, this, &ch](Result<memory::NicBuffer> v) {
+                           if (!v.ok())
+                             return sent(v.error());
+                           if (rec) {
+                             rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
+                             rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
+                             if (v->staged)
+                               ++rec->copies;
+                           }
+                           auto view = v.value();
+                           ctx_.memory->copy_in(view, payload_len, [=, this, &ch](Status st) {
+                             if (!st.ok())
+                               return sent(st.error());
+                             const uint64_t chunk = opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
+                             Prefix p;
+                             p.type = RTS;
+                             p.msg_id = next_msg_++;
+                             p.header = header;
+                             p.payload_len = payload_len;
+                             p.addr = view.nic.addr;
+                             p.rkey = view.mr.rkey;
+                             p.chunk = chunk;
+                             Outgoing o;
+                             o.view = view;
+                             o.has_view = true;
+                             o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
+                             o.sent = sent;
+                             o.rec = rec;
+                             outgoing_[p.msg_id] = std::move(o);
+                             const auto bytes = encode(p);
+                             with_tx_slot(ch, [=, this, &ch](size_t slot) {
+                               put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
+                               post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+                             });
+                           });
+                         });
+  });
+}
+
+void Messenger::on_completion(Channel& ch, const verbs::WorkCompletion& wc)
+{
+  if (wc.opcode == verbs::WcOpcode::RECV || (wc.wr_id & RECV_FLAG)) {
+    if (!wc.ok())
+      return fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
+                                                               " failed: " + verbs::to_string(wc.status)));
+    return on_receive(ch, size_t(wc.wr_id & ~RECV_FLAG), wc.byte_len);
+  }
+  auto it = wr_done_.find(wc.wr_id);
+  if (it != wr_done_.end()) {
+    auto cb = std::move(it->second);
+    wr_done_.erase(it);
+    cb(wc);
+  }
+  if (!wc.ok())
+    fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " +
+                                                      verbs::to_string(wc.status)));
+}
+
+void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
+{
+  ChannelState* s = state(ch);
+  const Slot& rx = s->rx.at(slot);
+  const uint64_t region = opt_.max_header + 64;
+  Prefix p;
+  const uint8_t* d = ctx_.runtime->memory().resolve(rx.mem.addr, std::min<uint64_t>(region, len));
+  if (!d || !decode(d, std::min<uint64_t>(region, len), p, opt_.max_header))
+    return fail_channel(ch, Error::status("Internal", "malformed message from " + ch.peer_task));
+  Channel* chp = &ch;
+  auto repost = [this, chp, slot] {
+    ChannelState* st = state(*chp);
+    verbs::RecvWr r;
+    r.wr_id = RECV_FLAG | slot;
+    r.sg_list.push_back({st->rx[slot].mem.addr, uint32_t(st->rx[slot].mem.size), st->rx[slot].mr.lkey});
+    (void)chp->qp->post_recv(r);
+  };
+  if (p.type == FIN) {
+    repost();
+    auto it = outgoing_.find(p.msg_id);
+    if (it == outgoing_.end())
+      return;
+    if (--it->second.chunks_left > 0)
+      return;
+    Outgoing o = std::move(it->second);
+    outgoing_.erase(it);
+    if (o.has_view)
+      ctx_.memory->release(o.view);
+    return o.sent(ok_status());
+  }
+  Incoming in{ch.peer_task, p.header, p.payload_len, p.type == EAGER};
+  if (p.type == EAGER) {
+    const Buffer src = rx.mem.slice(region, p.payload_len);
+    handler_(std::move(in), [this, src, repost, p](const Buffer& dst, std::function<void(Status)> landed) {
+      if (p.payload_len == 0) {
+        repost();
+        return landed(ok_status());
+      }
+      ctx_.memory->copy(dst, src, p.payload_len, [repost, landed](Status st) {
+        repost();
+        landed(st);
+      });
+    });
+    return;
+  }
+  // RTS: read the payload when the receiver has a destination.
+  repost();
+  handler_(std::move(in), [this, chp, p](const Buffer& dst, std::function<void(Status)> landed) {
+    auto r = std::make_shared<Reading>();
+    r->ch = chp;
+    r->msg_id = p.msg_id;
+    r->addr = p.addr;
+    r->rkey = p.rkey;
+    r->len = p.payload_len;
+    r->chunks = uint32_t((p.payload_len + p.chunk - 1) / p.chunk);
+    r->landed = std::move(landed);
+    const uint64_t chunk = p.chunk;
+    ctx_.memory->acquire(dst, verbs::Access::LOCAL_WRITE, [this, r, chunk](Result<memory::NicBuffer> v) {
+      if (!v.ok())
+        return r->landed(v.error());
+      r->view = v.value();
+      r->chunks = uint32_t((r->len + chunk - 1) / chunk);
+      read_chunk_size_[r.get()] = chunk;
+      read_more(r);
+    });
+  });
+}
+
+uint64_t Messenger::chunk_len(const Reading& r, uint32_t k) const
+{
+  const uint64_t c = read_chunk_size_.at(&r);
+  const uint64_t off = uint64_t(k) * c;
+  return std::min(c, r.len - off);
+}
+
+void Messenger::read_more(const std::shared_ptr<Reading>& r)
+{
+  while (!r->failed && r->next_chunk < r->chunks && r->in_flight < opt_.max_chunks_in_flight) {
+    const uint32_t k = r->next_chunk++;
+    const uint64_t off = uint64_t(k) * read_chunk_size_.at(r.get());
+    const uint64_t n = chunk_len(*r, k);
+    verbs::SendWr w;
+    w.wr_id = next_wr_++;
+    w.opcode = verbs::WrOpcode::RDMA_READ;
+    w.sg_list.push_back({r->view.nic.addr + off, uint32_t(n), r->view.mr.lkey});
+    w.remote_addr = r->addr + off;
+    w.rkey = r->rkey;
+    ++r->in_flight;
+    wr_done_[w.wr_id] = [this, r, k](const verbs::WorkCompletion& wc) {
+      --r->in_flight;
+      if (r->failed)
+        return;
+      if (!wc.ok()) {
+        r->failed = true;
+        ctx_.memory->release(r->view);
+        read_chunk_size_.erase(r.get());
+        return r->landed(Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
+      }
+      // FIN for this chunk
+      Prefix f;
+      f.type = FIN;
+      f.msg_id = r->msg_id;
+      f.fin_chunk = k;
+      const auto bytes = encode(f);
+      Channel* ch = r->ch;
+      with_tx_slot(*ch, [this, ch, bytes](size_t slot) {
+        put_bytes(ctx_.runtime->memory(), state(*ch)->tx[slot].mem, bytes);
+        post_send_slot(*ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+      });
+      if (++r->done_chunks == r->chunks) {
+        read_chunk_size_.erase(r.get());
+        ctx_.memory->copy_out(r->view, r->len, [this, r](Status st) {
+          ctx_.memory->release(r->view);
+          r->landed(st);
+        });
+        return;
+      }
+      read_more(r);
+    };
+    if (auto st = r->ch->qp->post_send(w); !st.ok()) {
+      wr_done_.erase(w.wr_id);
+      r->failed = true;
+      ctx_.memory->release(r->view);
+      read_chunk_size_.erase(r.get());
+      return r->landed(st.error());
+    }
+  }
+}
+
+void Messenger::fail_channel(Channel& ch, const Error& e)
+{
+  ChannelState* s = state(ch);
+  if (!s || s->failed)
+    return;
+  s->failed = e;
+  // Fail what waits on this channel: rendezvous sends (their FINs will not come).
+  std::vector<uint64_t> ids;
+  for (auto& [id, o] : outgoing_)
+    ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto o = std::move(outgoing_.at(id));
+    outgoing_.erase(id);
+    if (o.has_view)
+      ctx_.memory->release(o.view);
+    o.sent(e);
+  }
+  if (handler_on_failure_)
+    handler_on_failure_(ch.peer_task, e);
+}
+
+} // namespace tp::transports

@@ -1,0 +1,106 @@
+// Two-sided messaging over RC channels, the way MPI libraries and AR-gRPC's RDMA endpoint move bytes:
+// messages up to the eager threshold are copied into a pre-registered bounce buffer and SENT into one of the
+// peer's pre-posted bounce buffers (the receiver copies them out); larger payloads go by rendezvous: an RTS
+// carries the registered source (addr, rkey), the receiver RDMA-READs it into its destination (in chunks, several
+// in flight) and returns a FIN per chunk; the sender's buffer is released after the last FIN.
+// Every message carries a small real header (the protocol's own bytes) and an optional payload that may be
+// simulated. Used by the mpi and ar_grpc transports. Tests: tests/sim/transport_suite_test.cpp.
+#pragma once
+
+#include "core/transports/rdma/rdma_channels.hpp"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+
+namespace tp::transports {
+
+struct MessengerOptions {
+  std::string service = "Messenger.Connect";
+  uint64_t eager_threshold = 16 << 10; ///< payloads up to this go eagerly
+  uint64_t chunk_bytes = 0;            ///< rendezvous chunk size (0: one chunk)
+  uint32_t max_chunks_in_flight = 8;
+  uint32_t bounce_slots = 64;          ///< pre-posted receive buffers per channel
+  uint64_t max_header = 1024;          ///< largest header a message may carry
+};
+
+/// What a receiver learns about an incoming message.
+struct Incoming {
+  std::string peer_task;
+  std::vector<uint8_t> header;
+  uint64_t payload_len = 0;
+  bool eager = true;
+};
+
+class Messenger {
+public:
+  /// Deliver the payload into `dst` (at least payload_len bytes) and call `landed`; with payload_len == 0 call it with
+  /// any buffer (it is ignored).
+  using Deliver = std::function<void(const Buffer& dst, std::function<void(Status)> landed)>;
+  using Handler = std::function<void(Incoming msg, Deliver deliver)>;
+
+  Messenger(const TaskContext& ctx, rpc::RpcNode& rpc, MessengerOptions opt, Handler on_message);
+
+  /// Send `header` (+ `payload_len` bytes of `payload`) to `peer_task`. `sent` runs when the sender may reuse the
+  /// payload (eager: after the copy into the bounce buffer; rendezvous: after the last FIN). `rec` gets the time.
+  void send(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload, uint64_t payload_len,
+            std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent);
+  const MessengerOptions& options() const { return opt_; }
+  /// Called when a channel fails (its pending receives must be failed by the caller's protocol).
+  void on_failure(std::function<void(const std::string& peer_task, const Error&)> f) { handler_on_failure_ = std::move(f); }
+
+private:
+  struct Slot {
+    Buffer mem;
+    verbs::MemoryRegion mr;
+  };
+  struct ChannelState {
+    std::vector<Slot> rx;       ///< pre-posted bounce buffers (wr_id = index)
+    std::vector<Slot> tx;       ///< send bounce buffers
+    std::deque<size_t> free_tx;
+    std::deque<std::function<void()>> waiting_tx;
+    std::optional<Error> failed;
+  };
+  struct Outgoing {
+    memory::NicBuffer view;
+    bool has_view = false;
+    uint32_t chunks_left = 0;
+    std::function<void(Status)> sent;
+    std::shared_ptr<TransferRecord> rec;
+  };
+  struct Reading {
+    Channel* ch = nullptr;
+    uint64_t msg_id = 0;
+    uint64_t addr = 0;
+    uint32_t rkey = 0;
+    uint64_t len = 0;
+    uint32_t chunks = 0, next_chunk = 0, done_chunks = 0, in_flight = 0;
+    memory::NicBuffer view;
+    std::function<void(Status)> landed;
+    bool failed = false;
+  };
+
+  Status init_channel(Channel& ch);
+  ChannelState* state(Channel& ch) { return static_cast<ChannelState*>(ch.state.get()); }
+  void with_tx_slot(Channel& ch, std::function<void(size_t)> use);
+  void post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done);
+  void on_completion(Channel& ch, const verbs::WorkCompletion& wc);
+  void on_receive(Channel& ch, size_t slot, uint32_t len);
+  void read_more(const std::shared_ptr<Reading>& r);
+  void fail_channel(Channel& ch, const Error& e);
+  uint64_t chunk_len(const Reading& r, uint32_t k) const;
+
+  TaskContext ctx_;
+  MessengerOptions opt_;
+  Handler handler_;
+  RdmaChannels channels_;
+  uint64_t next_msg_ = 1;
+  uint64_t next_wr_ = 1ull << 32;
+  std::unordered_map<uint64_t, Outgoing> outgoing_; ///< rendezvous sends waiting for FINs
+  std::unordered_map<uint64_t, std::function<void(const verbs::WorkCompletion&)>> wr_done_;
+  std::unordered_map<const Reading*, uint64_t> read_chunk_size_;
+  std::function<void(const std::string&, const Error&)> handler_on_failure_;
+};
+
+} // namespace tp::transports
