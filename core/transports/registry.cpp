@@ -1,4 +1,5 @@
 // Transport registry: names, descriptions and factories of the built-in transports.
+#include "core/transports/ar_grpc/ar_grpc.hpp"
 #include "core/transports/gdr/gdr.hpp"
 #include "core/transports/grpc/grpc.hpp"
 #include "core/transports/mpi/mpi.hpp"
@@ -46,6 +47,9 @@ void register_builtin_transports()
     register_transport({"mpi",
                         "TF contrib MPI rendezvous (grpc+mpi): tagged MPI messages from one MPI thread over an MPI library model",
                         true, make_mpi_transport});
+    register_transport({"ar_grpc",
+                        "OSU AR-gRPC: gRPC over an RDMA endpoint, eager SEND (coalesced) or chunked RDMA READ rendezvous, auto-tuned",
+                        true, make_ar_grpc_transport});
   });
 }
 

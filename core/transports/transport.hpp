@@ -29,8 +29,8 @@ struct TransportOptions {
   uint64_t grpc_inline_bytes = 1024; ///< gRPC: payloads up to this are copied into the header slice (kLargeTensorBytes)
   uint64_t gdr_min_bytes = 1024;     ///< GDR: tensors above this go by RDMA READ, the rest inline in the RPC
   uint32_t queue_depth = 1024;       ///< verbs: QP depth (RDMA_QP_QUEUE_DEPTH)
-  uint64_t ar_eager_threshold = 16 << 10; ///< AR-gRPC: largest eagerly sent iovec (0: tune per fabric)
-  uint64_t ar_chunk_bytes = 1 << 20;      ///< AR-gRPC: rendezvous chunk size (0: tune per fabric)
+  uint64_t ar_eager_threshold = 0; ///< AR-gRPC: largest eagerly sent message, <= 64 KiB (0: tune per peer)
+  uint64_t ar_chunk_bytes = 0;     ///< AR-gRPC: rendezvous chunk size (0: tune per peer)
   bool mpi_optimal_path = false;     ///< MPI: MPI_OPTIMAL_PATH=1 (zero-copy data message for POD >= 1 KiB)
 };
 

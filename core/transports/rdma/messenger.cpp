@@ -6,7 +6,7 @@ namespace tp::transports {
 
 namespace {
 
-constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3;
+constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3, PING = 4, PONG = 5;
 constexpr uint64_t RECV_FLAG = 1ull << 62;
 
 struct Prefix {
@@ -37,7 +37,7 @@ std::vector<uint8_t> encode(const Prefix& p)
 bool decode(const uint8_t* d, size_t n, Prefix& p, uint64_t max_header)
 {
   rpc::Reader r(d, n);
-  return r.u8(p.type) && p.type >= EAGER && p.type <= FIN && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
+  return r.u8(p.type) && p.type >= EAGER && p.type <= PONG && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
          r.u64(p.payload_len) && r.u64(p.addr) && r.u32(p.rkey) && r.u64(p.chunk) && r.u32(p.fin_chunk);
 }
 
@@ -134,8 +134,27 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len, std::func
   }
 }
 
+void Messenger::ping(const std::string& peer_task, std::function<void(Result<double>)> done)
+{
+  channels_.get(peer_task, [this, done](Result<Channel*> chr) {
+    if (!chr.ok())
+      return done(chr.error());
+    Channel& ch = *chr.value();
+    Prefix p;
+    p.type = PING;
+    p.msg_id = next_msg_++;
+    pings_[p.msg_id] = {ctx_.runtime->now(), done};
+    const auto bytes = encode(p);
+    with_tx_slot(ch, [this, &ch, bytes](size_t slot) {
+      put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
+      post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+    });
+  });
+}
+
 void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload,
-                     uint64_t payload_len, std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent)
+                     uint64_t payload_len, std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent,
+                     uint64_t eager_limit, uint64_t chunk_override)
 {
   if (header.size() > opt_.max_header) {
     ctx_.runtime->post([sent] { sent(Error::at("", "messenger header", "at most max_header bytes", "more")); });
@@ -149,7 +168,8 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     if (state(ch)->failed)
       return sent(*state(ch)->failed);
     const uint64_t region = opt_.max_header + 64;
-    if (payload_len <= opt_.eager_threshold) {
+    const uint64_t eager = eager_limit ? std::min(eager_limit, opt_.eager_threshold) : opt_.eager_threshold;
+    if (payload_len <= eager) {
       with_tx_slot(ch, [=, this, &ch](size_t slot) {
         Prefix p;
         p.type = EAGER;
@@ -193,7 +213,9 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
                            ctx_.memory->copy_in(view, payload_len, [=, this, &ch](Status st) {
                              if (!st.ok())
                                return sent(st.error());
-                             const uint64_t chunk = opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
+                             const uint64_t chunk = chunk_override ? chunk_override
+                                                    : opt_.chunk_bytes ? opt_.chunk_bytes
+                                                                       : payload_len;
                              Prefix p;
                              p.type = RTS;
                              p.msg_id = next_msg_++;
@@ -255,6 +277,26 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     r.sg_list.push_back({st->rx[slot].mem.addr, uint32_t(st->rx[slot].mem.size), st->rx[slot].mr.lkey});
     (void)chp->qp->post_recv(r);
   };
+  if (p.type == PING || p.type == PONG) {
+    repost();
+    if (p.type == PING) {
+      Prefix q;
+      q.type = PONG;
+      q.msg_id = p.msg_id;
+      const auto bytes = encode(q);
+      with_tx_slot(*chp, [this, chp, bytes](size_t sl) {
+        put_bytes(ctx_.runtime->memory(), state(*chp)->tx[sl].mem, bytes);
+        post_send_slot(*chp, sl, bytes.size(), [](const verbs::WorkCompletion&) {});
+      });
+      return;
+    }
+    auto it = pings_.find(p.msg_id);
+    if (it == pings_.end())
+      return;
+    auto [t0, done] = std::move(it->second);
+    pings_.erase(it);
+    return done(ctx_.runtime->now() - t0);
+  }
   if (p.type == FIN) {
     repost();
     auto it = outgoing_.find(p.msg_id);

@@ -44,8 +44,13 @@ public:
 
   /// Send `header` (+ `payload_len` bytes of `payload`) to `peer_task`. `sent` runs when the sender may reuse the
   /// payload (eager: after the copy into the bounce buffer; rendezvous: after the last FIN). `rec` gets the time.
+  /// `eager_limit` / `chunk` (non-zero) override the options for this message (per-peer tuning); eager_limit is
+  /// capped by the bounce buffer size (options().eager_threshold).
   void send(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload, uint64_t payload_len,
-            std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent);
+            std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent, uint64_t eager_limit = 0,
+            uint64_t chunk = 0);
+  /// Round trip of an empty message to `peer_task` and back (measured on the simulated or real fabric).
+  void ping(const std::string& peer_task, std::function<void(Result<double>)> done);
   const MessengerOptions& options() const { return opt_; }
   /// Called when a channel fails (its pending receives must be failed by the caller's protocol).
   void on_failure(std::function<void(const std::string& peer_task, const Error&)> f) { handler_on_failure_ = std::move(f); }
@@ -100,6 +105,7 @@ private:
   std::unordered_map<uint64_t, Outgoing> outgoing_; ///< rendezvous sends waiting for FINs
   std::unordered_map<uint64_t, std::function<void(const verbs::WorkCompletion&)>> wr_done_;
   std::unordered_map<const Reading*, uint64_t> read_chunk_size_;
+  std::unordered_map<uint64_t, std::pair<double, std::function<void(Result<double>)>>> pings_;
   std::function<void(const std::string&, const Error&)> handler_on_failure_;
 };
 

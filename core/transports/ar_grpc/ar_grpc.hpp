@@ -1,0 +1,27 @@
+// AR-gRPC (Biswas, Lu, Panda, HiPC'18; protocols.md 6): gRPC with its socket endpoint replaced by an RDMA
+// endpoint, so RecvTensor runs entirely over RDMA (no TCP side channel). Small iovecs are coalesced into one
+// eager message (SEND into pre-pinned buffers, up to T_eager); a large payload goes by rendezvous (RTS, chunked
+// RDMA READ of C_chunk pieces with several in flight, FIN per chunk), zero-copy when the tensor comes from the
+// registered pool. TensorFlow above it is unchanged: GPU tensors are still copied to the host by TF's gRPC
+// code, and a GPU destination is filled from the host.
+// Auto-tuning (T_eager = C_chunk = 0 in TransportOptions), per peer at the first call: T_eager is the largest
+// power of two whose two eager copies cost no more than one extra round trip (RTT x copy bandwidth / 2, within
+// 2-64 KiB); C_chunk the smallest power of two that keeps the READ pipeline busy (2 x RTT x link rate, within
+// 64 KiB-4 MiB). RTT is measured with an empty message, the copy bandwidth with a 64 KiB memcpy, the link rate
+// read from the device. Tests: tests/sim/transport_suite_test.cpp, tests/sim/ar_grpc_tuning_test.cpp.
+#pragma once
+
+#include "core/transports/transport.hpp"
+
+namespace tp::transports {
+
+std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx);
+
+struct ArGrpcTuning {
+  uint64_t eager_threshold = 0;
+  uint64_t chunk_bytes = 0;
+};
+/// The tuning rule above, from a measured round trip (s), copy bandwidth and link rate (bytes/s).
+ArGrpcTuning tune_ar_grpc(double rtt, double copy_bandwidth, double link_bandwidth);
+
+} // namespace tp::transports
