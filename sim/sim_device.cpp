@@ -381,10 +381,33 @@ private:
       if (op->finished || op->injected) continue;
       if (!op->started || !op->fetched) return; // keep WR order on the wire
       op->injected = true;
+      if (op->wr.opcode == WrOpcode::RDMA_READ) {
+        send_read_request(op); // a request packet: it does not hold the wire, the next op may follow
+        continue;
+      }
       injecting_ = op.get();
       inject(op);
       return;
     }
+  }
+
+  void send_read_request(const OpPtr& op)
+  {
+    Peer p = peer();
+    const double now = reactor().now();
+    op->t_inject = now;
+    if (!p.dev) {
+      schedule_timeout(op);
+      return;
+    }
+    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
+    const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic());
+    const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(now + wire + req, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen) self->read_request_arrives(op);
+    });
   }
 
   void start(const OpPtr& op)
@@ -412,16 +435,8 @@ private:
       try_inject();
       return;
     }
-    const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic());
-    const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     if (op->wr.opcode == WrOpcode::RDMA_READ) {
-      op->t_inject = now;
-      op->fetched = true;
-      op->injected = true; // a read request carries no payload: it does not wait for the wire
-      const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
-      reactor().at(now + wire + req, [weak, op, gen] {
-        if (auto self = weak.lock(); self && op->generation == gen) self->read_request_arrives(op);
-      });
+      op->fetched = true; // no payload to fetch: the request goes out in WR order (try_inject)
       try_inject();
       return;
     }

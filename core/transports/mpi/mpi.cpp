@@ -270,11 +270,16 @@ private:
     if (n == 0)
       return send(Tensor{});
     Tensor p = proto.value();
-    ++rec->copies;
     const bool pcie = t.location().is_gpu();
-    ctx_.memory->copy(*p.buffer(), *t.buffer(), n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, p, n, rec, send](Status) {
-      // AsProtoTensorContent + SerializeToString
-      ctx_.runtime->execute(Work::serialize(*p.buffer(), n), timed(*ctx_.runtime, rec, Phase::SERIALIZE, [p, send](Status) { send(p); }));
+    // AsProtoTensorContent (a copy; GPU tensors come over PCIe), then SerializeToString into the MPI_Alloc_mem
+    // buffer: a second copy for POD content (a bytes field), the encoder for other dtypes.
+    rec->copies += 2;
+    ctx_.memory->copy(*p.buffer(), *t.buffer(), n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, p, t, n, rec, send](Status) {
+      if (!is_pod(t.dtype)) {
+        ctx_.runtime->execute(Work::serialize(*p.buffer(), n), timed(*ctx_.runtime, rec, Phase::SERIALIZE, [p, send](Status) { send(p); }));
+        return;
+      }
+      ctx_.memory->copy(*p.buffer(), *p.buffer(), n, timed(*ctx_.runtime, rec, Phase::COPY, [p, send](Status) { send(p); }));
     }));
   }
 
@@ -345,15 +350,21 @@ private:
         release(); // the blocking receive is over
         if (!st.ok())
           return finish(std::move(*pp), st.error());
-        pp->rec->copies += 1;
+        // ParseFromString (a copy of the bytes field, or the decoder for non-POD), then MakeTensorFromProto (a copy
+        // into the destination; H2D for a GPU).
+        pp->rec->copies += 2;
         const bool pcie = out.location().is_gpu();
-        ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true), timed(*ctx_.runtime, pp->rec, Phase::SERIALIZE, [this, pp, pr, out, n, pcie](Status) {
+        auto make = [this, pp, pr, out, n, pcie](Status) {
           ctx_.memory->copy(*out.buffer(), *pr.buffer(), n, timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, out](Status s2) {
             if (!s2.ok())
               return finish(std::move(*pp), s2.error());
             finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
           }));
-        }));
+        };
+        if (!is_pod(out.dtype))
+          ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true), timed(*ctx_.runtime, pp->rec, Phase::SERIALIZE, make));
+        else
+          ctx_.memory->copy(*pr.buffer(), *pr.buffer(), n, timed(*ctx_.runtime, pp->rec, Phase::COPY, make));
       });
       return;
     }
