@@ -21,8 +21,7 @@ using json = nlohmann::json;
 
 Result<Location> parse_place(const std::string& s)
 {
-  if (s == "cpu" || s == "host")
-    return Location::host(0);
+  if (s == "cpu" || s == "host") return Location::host(0);
   if (s.rfind("numa", 0) == 0 && s.size() > 4 && std::isdigit(static_cast<unsigned char>(s[4])))
     return Location::host(std::stoi(s.substr(4)));
   if (s.rfind("gpu", 0) == 0 && s.size() > 3 && std::isdigit(static_cast<unsigned char>(s[3])))
@@ -67,12 +66,10 @@ int run_transfer(const frontend::ParsedArgs& a)
   transports::register_builtin_transports();
   models::Catalog cat;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx3-40gbe-roce"), 2, a.get("switch"));
-  if (!cluster.ok())
-    return report_error(cluster.error());
+  if (!cluster.ok()) return report_error(cluster.error());
   if (a.has("fabric")) {
     auto tcp = cat.tcp(a.get("fabric"));
-    if (!tcp.ok())
-      return report_error(tcp.error());
+    if (!tcp.ok()) return report_error(tcp.error());
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
@@ -93,23 +90,18 @@ int run_transfer(const frontend::ParsedArgs& a)
       return report_error(Error::at("", "tensorpath transfer --transport", "a known transport", "\"" + n + "\""));
   sim::TransferJob job;
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
-  if (!strat.ok())
-    return report_error(strat.error());
+  if (!strat.ok()) return report_error(strat.error());
   job.strategy = strat.value();
   auto src = parse_place(a.get("src", "cpu"));
   auto dst = parse_place(a.get("dst", "cpu"));
-  if (!src.ok())
-    return report_error(src.error());
-  if (!dst.ok())
-    return report_error(dst.error());
+  if (!src.ok()) return report_error(src.error());
+  if (!dst.ok()) return report_error(dst.error());
   job.src = src.value();
   job.dst = dst.value();
   auto steps = a.get_int("steps", 3, 1, 1000);
   auto tensors = a.get_int("tensors", 1, 1, 100000);
-  if (!steps.ok())
-    return report_error(steps.error());
-  if (!tensors.ok())
-    return report_error(tensors.error());
+  if (!steps.ok()) return report_error(steps.error());
+  if (!tensors.ok()) return report_error(tensors.error());
   job.steps = int(steps.value());
   job.tensors_per_step = int(tensors.value());
   if (a.has("sweep")) {
@@ -118,8 +110,7 @@ int run_transfer(const frontend::ParsedArgs& a)
       job.sizes.push_back(s);
   } else {
     auto size = a.get_size("size", 1 << 20);
-    if (!size.ok())
-      return report_error(size.error());
+    if (!size.ok()) return report_error(size.error());
     job.sizes = {size.value()};
   }
   std::vector<sim::TransferResult> results;
@@ -130,8 +121,7 @@ int run_transfer(const frontend::ParsedArgs& a)
     const models::ClusterProfile cl = cluster.value();
     auto child = run_isolated([&]() -> Result<std::string> {
       auto r = sim::run_transfer_job(cl, j);
-      if (!r.ok())
-        return r.error();
+      if (!r.ok()) return r.error();
       return result_json(r.value()).dump();
     });
     if (!child.ok()) {
@@ -171,8 +161,8 @@ int run_transfer(const frontend::ParsedArgs& a)
   }
   const auto& host = cluster->host(0);
   std::printf("Transfer %s -> %s between two %s hosts (%s NIC, %s), strategy %s, %d step(s) per size\n\n",
-              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), host.name.c_str(), host.nics[0].nic.name.c_str(),
-              host.tcp.name.c_str(), memory::to_string(job.strategy), job.steps);
+              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), host.name.c_str(),
+              host.nics[0].nic.name.c_str(), host.tcp.name.c_str(), memory::to_string(job.strategy), job.steps);
   if (job.sizes.size() == 1) {
     std::printf("%-10s %11s %12s %12s %9s | consumer us: %6s %6s %6s %6s %8s %8s | copies regs\n", "transport", "bytes",
                 "first[us]", "steady[us]", "GB/s", "ser", "copy", "reg", "pcie", "wire", "wait");
@@ -183,12 +173,15 @@ int run_transfer(const frontend::ParsedArgs& a)
                     r.transport.c_str(), static_cast<unsigned long long>(p.bytes), p.first_latency * 1e6,
                     p.steady_latency * 1e6, p.bandwidth * 1e-9, c.seconds[0] * 1e6, c.seconds[1] * 1e6,
                     c.seconds[2] * 1e6, c.seconds[3] * 1e6, c.seconds[4] * 1e6,
-                    std::max(0.0, c.t_end - [&] {
-                      double s = 0;
-                      for (double x : c.seconds)
-                        s += x;
-                      return s;
-                    }()) * 1e6,
+                    std::max(
+                        0.0, c.t_end -
+                                 [&] {
+                                   double s = 0;
+                                   for (double x : c.seconds)
+                                     s += x;
+                                   return s;
+                                 }()) *
+                        1e6,
                     p.consumer.copies, p.producer.copies, p.consumer.registrations, p.producer.registrations);
       }
     std::printf("\ncopies/regs: consumer+producer for one steady-state transfer. wait = time not in a phase "
@@ -224,11 +217,14 @@ Command transfer_command()
       {"sweep", 0, false, "", "sizes 4 KiB to 256 MiB, x4 steps; prints latency and bandwidth per transport"},
       {"hw", 0, true, "PROFILE", "NIC, host or cluster profile (default connectx3-40gbe-roce)"},
       {"switch", 0, true, "NAME", "switch profile (default back-to-back)"},
-      {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths: tcp-ethernet, tcp-ipoib-datagram, tcp-ipoib-connected"},
+      {"fabric", 0, true, "TCP",
+       "TCP stack profile for the gRPC paths: tcp-ethernet, tcp-ipoib-datagram, tcp-ipoib-connected"},
       {"src", 0, true, "P", "producer tensor placement: cpu, numaN or gpuN (default cpu)"},
       {"dst", 0, true, "P", "consumer tensor placement (default cpu)"},
-      {"strategy", 0, true, "S", "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
-      {"steps", 0, true, "K", "steps per size; the first is first use, the last is reported as steady state (default 3)"},
+      {"strategy", 0, true, "S",
+       "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
+      {"steps", 0, true, "K",
+       "steps per size; the first is first use, the last is reported as steady state (default 3)"},
       {"tensors", 0, true, "N", "concurrent tensors per step (default 1)"},
       {"json", 0, false, "", "machine-readable output"},
   };

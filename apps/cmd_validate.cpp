@@ -77,8 +77,7 @@ int run_validate(const frontend::ParsedArgs& a)
       xfailed += (!r.pass && r.error.empty() && !r.c->expected_to_fail.empty()) ? 1 : 0;
     }
     std::printf("\n%d of %zu cases pass", passed, rows.size());
-    if (xfailed)
-      std::printf(", %d known miss%s (XFAIL)", xfailed, xfailed == 1 ? "" : "es");
+    if (xfailed) std::printf(", %d known miss%s (XFAIL)", xfailed, xfailed == 1 ? "" : "es");
     std::printf(".\n");
     for (const auto& r : rows) {
       if (r.pass && !r.c->expected_to_fail.empty())
@@ -101,8 +100,7 @@ int run_validate(const frontend::ParsedArgs& a)
       j["unit"] = r.c->unit;
       j["measure"] = r.c->measure;
       j["source"] = r.c->source;
-      if (!r.c->expected_to_fail.empty())
-        j["expected_to_fail"] = r.c->expected_to_fail;
+      if (!r.c->expected_to_fail.empty()) j["expected_to_fail"] = r.c->expected_to_fail;
       if (!r.error.empty()) j["error"] = r.error;
       out.push_back(j);
     }

@@ -683,8 +683,8 @@ private:
       if (!self || op->generation != gen) return;
       // Place the bytes: remote memory -> our SGEs.
       if (op->length > 0) {
-        move_bytes(rdev->memory(), Pieces{{op->wr.remote_addr, op->length}}, self->dev_.memory(), pieces(op->wr.sg_list),
-                   op->length);
+        move_bytes(rdev->memory(), Pieces{{op->wr.remote_addr, op->length}}, self->dev_.memory(),
+                   pieces(op->wr.sg_list), op->length);
         for (const auto& s : op->wr.sg_list)
           if (s.length > 0) self->dev_.notify_write(s.addr, s.length);
       }
@@ -979,6 +979,15 @@ QpCore* SimDevice::find_qp(uint32_t qpn) const
 void SimDevice::unregister_qp(uint32_t qpn)
 {
   qps_.erase(qpn);
+}
+
+void SimDevice::force_error_all_qps()
+{
+  for (auto& [qpn, core] : qps_) {
+    QpAttr a;
+    a.qp_state = QpState::ERR;
+    (void)core->modify(a, QpAttrMask::STATE);
+  }
 }
 
 double SimDevice::reserve_message_slot(double t)

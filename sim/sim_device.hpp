@@ -34,6 +34,9 @@ public:
   /// Precondition: `addr` is memory allocated by this process.
   Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write) override;
 
+  /// Fault injection: move every QP of this device to ERR (outstanding and posted WRs are flushed).
+  void force_error_all_qps();
+
   // ---- internal, used by QpCore ----
   SimContext& ctx() { return ctx_; }
   SimMemory& memory() { return memory_; }

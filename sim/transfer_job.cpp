@@ -10,7 +10,10 @@ namespace {
 const char* const PRODUCER = "/job:worker/replica:0/task:0";
 const char* const CONSUMER = "/job:ps/replica:0/task:0";
 
-std::string dev(Location l) { return l.is_gpu() ? "GPU:" + std::to_string(l.index) : "CPU:0"; }
+std::string dev(Location l)
+{
+  return l.is_gpu() ? "GPU:" + std::to_string(l.index) : "CPU:0";
+}
 } // namespace
 
 Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, const TransferJob& job)
@@ -20,8 +23,7 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
   SimOptions so;
   so.materialize = job.materialize;
   auto simr = Simulation::create(cluster, so);
-  if (!simr.ok())
-    return simr.error();
+  if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
   auto names = cluster.host_names();
   auto* pp = sim.add_process(names[0], "producer").value();
@@ -37,15 +39,15 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
     ts.memory.gpudirect_gpus = job.gpudirect_gpus;
     if (job.gpudirect_gpus.empty())
       for (size_t g = 0; g < host.gpus.size(); ++g)
-        if (host.gpus[g].socket == host.nics[0].socket)
-          ts.memory.gpudirect_gpus.push_back(int(g));
+        if (host.gpus[g].socket == host.nics[0].socket) ts.memory.gpudirect_gpus.push_back(int(g));
     ts.options = job.options;
     ts.cpu_numa_node = loc.is_host() ? loc.index : host.nics.at(0).socket;
     if (auto st = [&]() -> Status {
           if (loc.is_gpu() && loc.index >= int(host.gpus.size()))
             return Error::at(host.file, "gpus", "a GPU " + std::to_string(loc.index) + " on " + host.name, "none");
           if (loc.is_host() && loc.index >= int(host.sockets.size()))
-            return Error::at(host.file, "sockets", "NUMA node " + std::to_string(loc.index) + " on " + host.name, "none");
+            return Error::at(host.file, "sockets", "NUMA node " + std::to_string(loc.index) + " on " + host.name,
+                             "none");
           return ok_status();
         }();
         !st.ok())
@@ -53,19 +55,20 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
     return transports::TaskRuntime::create(ts, p->name(), p->runtime(), &p->device(), p->streams(), spec);
   };
   auto prod = make(PRODUCER, pp, job.src);
-  if (!prod.ok())
-    return prod.error();
+  if (!prod.ok()) return prod.error();
   auto cons = make(CONSUMER, cp, job.dst);
-  if (!cons.ok())
-    return cons.error();
+  if (!cons.ok()) return cons.error();
   transports::TaskRuntime& P = *prod.value();
   transports::TaskRuntime& C = *cons.value();
   std::optional<Error> failure;
-  P.transport().start([&](Status st) { if (!st.ok()) failure = st.error(); });
-  C.transport().start([&](Status st) { if (!st.ok()) failure = st.error(); });
+  P.transport().start([&](Status st) {
+    if (!st.ok()) failure = st.error();
+  });
+  C.transport().start([&](Status st) {
+    if (!st.ok()) failure = st.error();
+  });
   sim.run();
-  if (failure)
-    return *failure;
+  if (failure) return *failure;
 
   TransferResult out;
   out.transport = job.transport;
@@ -84,8 +87,7 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
       int received = 0;
       for (int k = 0; k < job.tensors_per_step; ++k) {
         auto t = P.make_tensor(DataType::FLOAT, TensorShape{{elems}}, job.src, AllocatorAttributes{false, false, true});
-        if (!t.ok())
-          return t.error();
+        if (!t.ok()) return t.error();
         const std::string key =
             rendezvous::create_key(std::string(PRODUCER) + "/device:" + dev(job.src), 1,
                                    std::string(CONSUMER) + "/device:" + dev(job.dst), "tensor" + std::to_string(k));
@@ -94,23 +96,19 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
         args.dst_location = job.dst;
         args.alloc_attrs.nic_compatible = true;
         C.rendezvous().recv_async(step, parsed, args, [&](Result<rendezvous::RecvOutcome> r) {
-          if (!r.ok() && !failure)
-            failure = r.error();
+          if (!r.ok() && !failure) failure = r.error();
           ++received;
         });
-        if (auto st = P.rendezvous().send(step, parsed, t.value(), false); !st.ok())
-          return st.error();
+        if (auto st = P.rendezvous().send(step, parsed, t.value(), false); !st.ok()) return st.error();
       }
       sim.run();
-      if (failure)
-        return *failure;
+      if (failure) return *failure;
       if (received != job.tensors_per_step)
         return Error::msg(job.transport + ": " + std::to_string(job.tensors_per_step - received) +
                           " transfers never completed (protocol stalled)");
       const double latency = sim.now() - t0;
       out.transfers += uint64_t(job.tensors_per_step);
-      if (s == 0)
-        pt.first_latency = latency;
+      if (s == 0) pt.first_latency = latency;
       pt.steady_latency = latency;
       P.rendezvous().cleanup(step);
       C.rendezvous().cleanup(step);

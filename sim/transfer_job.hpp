@@ -18,7 +18,7 @@ struct TransferJob {
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   transports::TransportOptions options;
   std::vector<uint64_t> sizes{1 << 20};
-  int steps = 3;            ///< per size; the first is "first use"
+  int steps = 3; ///< per size; the first is "first use"
   Location src = Location::host(0);
   Location dst = Location::host(0);
   int tensors_per_step = 1; ///< concurrent tensors per step (all of the same size)
@@ -28,9 +28,9 @@ struct TransferJob {
 
 struct TransferPoint {
   uint64_t bytes = 0;
-  double first_latency = 0;  ///< seconds, first step (cold caches, first registrations)
-  double steady_latency = 0; ///< seconds, last step
-  double bandwidth = 0;      ///< bytes/s in steady state (tensors_per_step x bytes / latency)
+  double first_latency = 0;            ///< seconds, first step (cold caches, first registrations)
+  double steady_latency = 0;           ///< seconds, last step
+  double bandwidth = 0;                ///< bytes/s in steady state (tensors_per_step x bytes / latency)
   transports::TransferRecord consumer; ///< of the last step (first tensor)
   transports::TransferRecord producer;
 };

@@ -25,8 +25,7 @@ std::string Error::message() const
     else
       out += " (" + detail + ")";
   }
-  if (out.empty())
-    out = "unknown error";
+  if (out.empty()) out = "unknown error";
   return code.empty() ? out : code + ": " + out;
 }
 

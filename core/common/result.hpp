@@ -28,7 +28,10 @@ struct Error {
   }
   static Error msg(std::string text) { return Error{{}, {}, {}, {}, std::move(text), {}}; }
   /// A protocol error with a status class, as TensorFlow's Status (code + message).
-  static Error status(std::string code, std::string text) { return Error{{}, {}, {}, {}, std::move(text), std::move(code)}; }
+  static Error status(std::string code, std::string text)
+  {
+    return Error{{}, {}, {}, {}, std::move(text), std::move(code)};
+  }
   /// Prefix the file and a field path (used when a nested parser returns an error).
   Error& in_file(const std::string& f)
   {

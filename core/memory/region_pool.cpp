@@ -6,7 +6,10 @@ namespace tp::memory {
 namespace {
 constexpr uint64_t CHUNK_ALIGN = 256;
 constexpr uint64_t REGION_ALIGN = 2ull << 20;
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a)
+{
+  return (v + a - 1) / a * a;
+}
 } // namespace
 
 Result<Buffer> RegionPool::allocate(uint64_t bytes)
@@ -18,8 +21,7 @@ Result<Buffer> RegionPool::allocate(uint64_t bytes)
         const uint64_t off = it->first;
         const uint64_t left = it->second - need;
         r.free.erase(it);
-        if (left)
-          r.free[off + need] = left;
+        if (left) r.free[off + need] = left;
         return r.buffer.slice(off, bytes);
       }
   // Grow: the next region doubles; an oversized request gets a region of its own size (rounded to 2 MiB).
@@ -28,16 +30,13 @@ Result<Buffer> RegionPool::allocate(uint64_t bytes)
     size *= 2;
   size = round_up(size, REGION_ALIGN);
   auto b = space_.allocate(size, attr_);
-  if (!b.ok())
-    return b.error();
+  if (!b.ok()) return b.error();
   next_region_ = size * 2;
   Region r;
   r.buffer = b.value();
-  if (size > need)
-    r.free[need] = size - need;
+  if (size > need) r.free[need] = size - need;
   regions_.push_back(std::move(r));
-  if (hook_)
-    hook_(regions_.size() - 1, regions_.back().buffer);
+  if (hook_) hook_(regions_.size() - 1, regions_.back().buffer);
   return regions_.back().buffer.slice(0, bytes);
 }
 
@@ -45,8 +44,7 @@ int RegionPool::region_of(uint64_t addr) const
 {
   for (size_t i = 0; i < regions_.size(); ++i) {
     const Buffer& b = regions_[i].buffer;
-    if (addr >= b.addr && addr < b.addr + b.size)
-      return int(i);
+    if (addr >= b.addr && addr < b.addr + b.size) return int(i);
   }
   return -1;
 }
@@ -54,8 +52,7 @@ int RegionPool::region_of(uint64_t addr) const
 bool RegionPool::free(const Buffer& chunk)
 {
   const int ri = region_of(chunk.addr);
-  if (ri < 0)
-    return false;
+  if (ri < 0) return false;
   Region& r = regions_[size_t(ri)];
   uint64_t off = chunk.addr - r.buffer.addr;
   uint64_t len = round_up(std::max<uint64_t>(chunk.size, 1), CHUNK_ALIGN);

@@ -12,8 +12,7 @@ RegisteredPool::RegisteredPool(Runtime& rt, verbs::Device* dev, AllocAttr attr, 
           mrs_.resize(i + 1);
           owed_.resize(i + 1, false);
         }
-        if (!dev_)
-          return;
+        if (!dev_) return;
         auto mr = dev_->reg_mr(region.addr, region.size, access_);
         if (!mr.ok()) {
           last_error_ = mr.error();
@@ -31,16 +30,14 @@ Result<Buffer> RegisteredPool::allocate(uint64_t bytes)
 {
   last_error_.reset();
   auto b = pool_.allocate(bytes);
-  if (b.ok() && last_error_)
-    return *last_error_;
+  if (b.ok() && last_error_) return *last_error_;
   return b;
 }
 
 std::optional<verbs::MemoryRegion> RegisteredPool::lookup(uint64_t addr) const
 {
   const int r = pool_.region_of(addr);
-  if (r < 0 || size_t(r) >= mrs_.size())
-    return std::nullopt;
+  if (r < 0 || size_t(r) >= mrs_.size()) return std::nullopt;
   return mrs_[size_t(r)];
 }
 

@@ -9,11 +9,16 @@ namespace tp::memory {
 const char* to_string(StrategyKind k)
 {
   switch (k) {
-  case StrategyKind::ON_DEMAND: return "on_demand";
-  case StrategyKind::ON_DEMAND_CACHED: return "on_demand_cached";
-  case StrategyKind::STAGING_COPY: return "staging_copy";
-  case StrategyKind::POOL_VISITOR: return "pool_visitor";
-  case StrategyKind::GRAPH_AWARE: return "graph_aware";
+  case StrategyKind::ON_DEMAND:
+    return "on_demand";
+  case StrategyKind::ON_DEMAND_CACHED:
+    return "on_demand_cached";
+  case StrategyKind::STAGING_COPY:
+    return "staging_copy";
+  case StrategyKind::POOL_VISITOR:
+    return "pool_visitor";
+  case StrategyKind::GRAPH_AWARE:
+    return "graph_aware";
   }
   return "?";
 }
@@ -27,8 +32,7 @@ Result<StrategyKind> parse_strategy(const std::string& name)
 {
   for (StrategyKind k : {StrategyKind::ON_DEMAND, StrategyKind::ON_DEMAND_CACHED, StrategyKind::STAGING_COPY,
                          StrategyKind::POOL_VISITOR, StrategyKind::GRAPH_AWARE})
-    if (name == to_string(k))
-      return k;
+    if (name == to_string(k)) return k;
   return Error::at("", "memory strategy", "one of on_demand, on_demand_cached, staging_copy, pool_visitor, graph_aware",
                    "\"" + name + "\"");
 }
@@ -96,11 +100,9 @@ void TensorMemory::register_buffer(const Buffer& b, verbs::Access access,
   const double t0 = rt_.now();
   rt_.execute(Work::registration(b), [this, b, access, t0, done = std::move(done)](Status st) {
     stats_.registration_seconds += rt_.now() - t0;
-    if (!st.ok())
-      return done(st.error());
+    if (!st.ok()) return done(st.error());
     auto mr = dev_->reg_mr(b.addr, std::max<uint64_t>(b.size, 1), access);
-    if (!mr.ok())
-      return done(mr.error());
+    if (!mr.ok()) return done(mr.error());
     ++stats_.registrations;
     stats_.registered_bytes += double(b.size);
     done(mr.value());
@@ -109,8 +111,7 @@ void TensorMemory::register_buffer(const Buffer& b, verbs::Access access,
 
 void TensorMemory::deregister_buffer(const verbs::MemoryRegion& mr)
 {
-  if (!dev_)
-    return;
+  if (!dev_) return;
   (void)dev_->dereg_mr(mr);
   ++stats_.deregistrations;
   stats_.registered_bytes -= double(mr.length);
@@ -125,10 +126,14 @@ std::unique_ptr<TensorMemory> make_tensor_memory(Runtime& rt, verbs::Device* dev
 {
   switch (opt.kind) {
   case StrategyKind::ON_DEMAND:
-  case StrategyKind::ON_DEMAND_CACHED: return make_on_demand(rt, dev, opt);
-  case StrategyKind::STAGING_COPY: return make_staging_copy(rt, dev, opt);
-  case StrategyKind::POOL_VISITOR: return make_pool_visitor(rt, dev, opt, false);
-  case StrategyKind::GRAPH_AWARE: return make_pool_visitor(rt, dev, opt, true);
+  case StrategyKind::ON_DEMAND_CACHED:
+    return make_on_demand(rt, dev, opt);
+  case StrategyKind::STAGING_COPY:
+    return make_staging_copy(rt, dev, opt);
+  case StrategyKind::POOL_VISITOR:
+    return make_pool_visitor(rt, dev, opt, false);
+  case StrategyKind::GRAPH_AWARE:
+    return make_pool_visitor(rt, dev, opt, true);
   }
   return nullptr;
 }

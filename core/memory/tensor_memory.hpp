@@ -52,11 +52,11 @@ struct MemoryStats {
 
 /// What the NIC reads or writes for a buffer: the buffer itself (registered) or a registered staging copy.
 struct NicBuffer {
-  Buffer nic;              ///< the bytes the NIC touches
-  verbs::MemoryRegion mr;  ///< covers `nic`
-  bool staged = false;     ///< `nic` is a staging buffer; copy_in/copy_out move the data
+  Buffer nic;             ///< the bytes the NIC touches
+  verbs::MemoryRegion mr; ///< covers `nic`
+  bool staged = false;    ///< `nic` is a staging buffer; copy_in/copy_out move the data
   Buffer original;
-  uint64_t token = 0;      ///< identifies the acquisition for release()
+  uint64_t token = 0; ///< identifies the acquisition for release()
 };
 
 class TensorMemory {

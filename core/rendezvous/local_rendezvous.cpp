@@ -5,8 +5,7 @@ namespace tp::rendezvous {
 
 Status LocalRendezvous::send(const ParsedKey& key, const Tensor& tensor, bool is_dead)
 {
-  if (abort_)
-    return *abort_;
+  if (abort_) return *abort_;
   auto& q = table_[key.full];
   if (q.empty() || q.front().is_send) {
     Item it;
@@ -19,8 +18,7 @@ Status LocalRendezvous::send(const ParsedKey& key, const Tensor& tensor, bool is
   Item waiter = std::move(q.front());
   q.pop_front();
   waiter_keys_.erase(waiter.id);
-  if (q.empty())
-    table_.erase(key.full);
+  if (q.empty()) table_.erase(key.full);
   waiter.done(RecvOutcome{tensor, is_dead});
   return ok_status();
 }
@@ -35,8 +33,7 @@ uint64_t LocalRendezvous::recv_async(const ParsedKey& key, RecvCallback done)
   if (!q.empty() && q.front().is_send) {
     Item s = std::move(q.front());
     q.pop_front();
-    if (q.empty())
-      table_.erase(key.full);
+    if (q.empty()) table_.erase(key.full);
     done(RecvOutcome{std::move(s.tensor), s.is_dead});
     return 0;
   }
@@ -52,15 +49,13 @@ uint64_t LocalRendezvous::recv_async(const ParsedKey& key, RecvCallback done)
 bool LocalRendezvous::cancel(uint64_t waiter_id)
 {
   auto k = waiter_keys_.find(waiter_id);
-  if (k == waiter_keys_.end())
-    return false;
+  if (k == waiter_keys_.end()) return false;
   auto& q = table_[k->second];
   for (auto it = q.begin(); it != q.end(); ++it)
     if (!it->is_send && it->id == waiter_id) {
       RecvCallback done = std::move(it->done);
       q.erase(it);
-      if (q.empty())
-        table_.erase(k->second);
+      if (q.empty()) table_.erase(k->second);
       waiter_keys_.erase(k);
       done(Error::status("Cancelled", "RecvAsync was cancelled"));
       return true;
@@ -70,16 +65,14 @@ bool LocalRendezvous::cancel(uint64_t waiter_id)
 
 void LocalRendezvous::start_abort(const Error& status)
 {
-  if (abort_)
-    return;
+  if (abort_) return;
   abort_ = status;
   auto table = std::move(table_);
   table_.clear();
   waiter_keys_.clear();
   for (auto& [key, q] : table)
     for (auto& item : q)
-      if (!item.is_send)
-        item.done(status);
+      if (!item.is_send) item.done(status);
 }
 
 size_t LocalRendezvous::pending_sends() const

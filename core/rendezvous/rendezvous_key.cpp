@@ -16,16 +16,14 @@ std::vector<std::string> split(const std::string& s, char sep)
   for (;;) {
     size_t p = s.find(sep, start);
     out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos)
-      return out;
+    if (p == std::string::npos) return out;
     start = p + 1;
   }
 }
 
 bool parse_uint(const std::string& s, uint64_t& out, int base = 10)
 {
-  if (s.empty())
-    return false;
+  if (s.empty()) return false;
   uint64_t v = 0;
   for (char c : s) {
     int d;
@@ -35,8 +33,7 @@ bool parse_uint(const std::string& s, uint64_t& out, int base = 10)
       d = std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
     else
       return false;
-    if (v > (UINT64_MAX - uint64_t(d)) / uint64_t(base))
-      return false;
+    if (v > (UINT64_MAX - uint64_t(d)) / uint64_t(base)) return false;
     v = v * uint64_t(base) + uint64_t(d);
   }
   out = v;
@@ -68,27 +65,23 @@ Result<DeviceName> parse_device_name(const std::string& text)
 {
   auto parts = split(text, '/');
   // "", "job:x", "replica:0", "task:1", "device:GPU:0"
-  if (parts.size() != 5 || !parts[0].empty())
-    return key_error("device name", DEVICE_FORM, text);
+  if (parts.size() != 5 || !parts[0].empty()) return key_error("device name", DEVICE_FORM, text);
   DeviceName d;
   auto field = [&](const std::string& p, const std::string& prefix, std::string& value) {
-    if (p.rfind(prefix, 0) != 0)
-      return false;
+    if (p.rfind(prefix, 0) != 0) return false;
     value = p.substr(prefix.size());
     return !value.empty();
   };
   std::string replica, task, device;
   uint64_t n = 0;
-  if (!field(parts[1], "job:", d.job))
-    return key_error("device name job", DEVICE_FORM, text);
+  if (!field(parts[1], "job:", d.job)) return key_error("device name job", DEVICE_FORM, text);
   if (!field(parts[2], "replica:", replica) || !parse_uint(replica, n) || n > 1000000)
     return key_error("device name replica", DEVICE_FORM, text);
   d.replica = int(n);
   if (!field(parts[3], "task:", task) || !parse_uint(task, n) || n > 1000000)
     return key_error("device name task", DEVICE_FORM, text);
   d.task = int(n);
-  if (!field(parts[4], "device:", device))
-    return key_error("device name device", DEVICE_FORM, text);
+  if (!field(parts[4], "device:", device)) return key_error("device name device", DEVICE_FORM, text);
   auto dev = split(device, ':');
   if (dev.size() != 2 || (dev[0] != "CPU" && dev[0] != "GPU") || !parse_uint(dev[1], n) || n > 1000000)
     return key_error("device name device", DEVICE_FORM, text);
@@ -105,17 +98,14 @@ Result<ParsedKey> parse_key(const std::string& key)
   ParsedKey k;
   k.full = key;
   auto src = parse_device_name(parts[0]);
-  if (!src.ok())
-    return key_error("rendezvous key src_device", DEVICE_FORM, parts[0]);
+  if (!src.ok()) return key_error("rendezvous key src_device", DEVICE_FORM, parts[0]);
   k.src = src.value();
   if (!parse_uint(parts[1], k.src_incarnation, 16) || parts[1].size() > 16)
     return key_error("rendezvous key src_incarnation", "up to 16 hex digits", parts[1]);
   auto dst = parse_device_name(parts[2]);
-  if (!dst.ok())
-    return key_error("rendezvous key dst_device", DEVICE_FORM, parts[2]);
+  if (!dst.ok()) return key_error("rendezvous key dst_device", DEVICE_FORM, parts[2]);
   k.dst = dst.value();
-  if (parts[3].empty())
-    return key_error("rendezvous key edge_name", "a non-empty edge name", parts[3]);
+  if (parts[3].empty()) return key_error("rendezvous key edge_name", "a non-empty edge name", parts[3]);
   k.edge_name = parts[3];
   auto fi = split(parts[4], ':');
   uint64_t f = 0, i = 0;

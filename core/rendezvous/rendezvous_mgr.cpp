@@ -7,8 +7,7 @@ namespace tp::rendezvous {
 LocalRendezvous& RendezvousMgr::find(int64_t step_id)
 {
   auto& p = steps_[step_id];
-  if (!p)
-    p = std::make_unique<LocalRendezvous>();
+  if (!p) p = std::make_unique<LocalRendezvous>();
   return *p;
 }
 
@@ -51,24 +50,24 @@ void RendezvousMgr::recv_async(int64_t step_id, const ParsedKey& key, const Recv
       return done(std::move(r));
     const Tensor src = r->tensor;
     auto dst = mem->allocate(src.dtype, src.shape, a.dst_location, a.alloc_attrs, src.proto_bytes);
-    if (!dst.ok())
-      return done(dst.error());
+    if (!dst.ok()) return done(dst.error());
     Tensor out = dst.value();
     mem->copy(*out.buffer(), *src.buffer(), src.total_bytes(), [out, src, done](Status st) {
-      if (!st.ok())
-        return done(st.error());
+      if (!st.ok()) return done(st.error());
       done(RecvOutcome{out, false});
     });
   });
 }
 
-void RendezvousMgr::abort_step(int64_t step_id, const Error& status) { find(step_id).start_abort(status); }
+void RendezvousMgr::abort_step(int64_t step_id, const Error& status)
+{
+  find(step_id).start_abort(status);
+}
 
 void RendezvousMgr::cleanup(int64_t step_id)
 {
   auto it = steps_.find(step_id);
-  if (it == steps_.end())
-    return;
+  if (it == steps_.end()) return;
   auto table = std::move(it->second);
   steps_.erase(it);
   table->start_abort(Error::status("Aborted", "step " + std::to_string(step_id) + " was cleaned up"));

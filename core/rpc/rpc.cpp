@@ -26,8 +26,7 @@ void Writer::bytes(const std::vector<uint8_t>& b)
 
 bool Reader::get(uint64_t& v, int n)
 {
-  if (n_ - off_ < size_t(n))
-    return false;
+  if (n_ - off_ < size_t(n)) return false;
   v = 0;
   for (int i = 0; i < n; ++i)
     v |= uint64_t(p_[off_ + size_t(i)]) << (8 * i);
@@ -38,33 +37,32 @@ bool Reader::get(uint64_t& v, int n)
 bool Reader::u8(uint8_t& v)
 {
   uint64_t x;
-  if (!get(x, 1))
-    return false;
+  if (!get(x, 1)) return false;
   v = uint8_t(x);
   return true;
 }
 bool Reader::u16(uint16_t& v)
 {
   uint64_t x;
-  if (!get(x, 2))
-    return false;
+  if (!get(x, 2)) return false;
   v = uint16_t(x);
   return true;
 }
 bool Reader::u32(uint32_t& v)
 {
   uint64_t x;
-  if (!get(x, 4))
-    return false;
+  if (!get(x, 4)) return false;
   v = uint32_t(x);
   return true;
 }
-bool Reader::u64(uint64_t& v) { return get(v, 8); }
+bool Reader::u64(uint64_t& v)
+{
+  return get(v, 8);
+}
 bool Reader::f64(double& v)
 {
   uint64_t u;
-  if (!get(u, 8))
-    return false;
+  if (!get(u, 8)) return false;
   std::memcpy(&v, &u, 8);
   return true;
 }
@@ -72,8 +70,7 @@ bool Reader::f64(double& v)
 bool Reader::str(std::string& s, size_t max_len)
 {
   uint32_t n;
-  if (!u32(n) || n > max_len || n > n_ - off_)
-    return false;
+  if (!u32(n) || n > max_len || n > n_ - off_) return false;
   s.assign(reinterpret_cast<const char*>(p_ + off_), n);
   off_ += n;
   return true;
@@ -82,8 +79,7 @@ bool Reader::str(std::string& s, size_t max_len)
 bool Reader::bytes(std::vector<uint8_t>& b, size_t max_len)
 {
   uint32_t n;
-  if (!u32(n) || n > max_len || n > n_ - off_)
-    return false;
+  if (!u32(n) || n > max_len || n > n_ - off_) return false;
   b.assign(p_ + off_, p_ + off_ + n);
   off_ += n;
   return true;
@@ -113,17 +109,12 @@ Result<Frame> decode_frame(const uint8_t* data, size_t len)
   auto bad = [](const char* what) {
     return Error::at("", "RPC frame", std::string("a well-formed ") + what, "a truncated or malformed frame");
   };
-  if (!r.u8(f.kind) || (f.kind != 1 && f.kind != 2))
-    return bad("kind");
-  if (!r.u64(f.call_id) || !r.str(f.method, 256))
-    return bad("header");
-  if (!r.u8(has_err) || has_err > 1)
-    return bad("status flag");
+  if (!r.u8(f.kind) || (f.kind != 1 && f.kind != 2)) return bad("kind");
+  if (!r.u64(f.call_id) || !r.str(f.method, 256)) return bad("header");
+  if (!r.u8(has_err) || has_err > 1) return bad("status flag");
   f.has_error = has_err == 1;
-  if (f.has_error && (!r.str(f.error_code, 256) || !r.str(f.error_text, 1 << 16)))
-    return bad("status");
-  if (!r.bytes(f.body) || !r.done())
-    return bad("body");
+  if (f.has_error && (!r.str(f.error_code, 256) || !r.str(f.error_text, 1 << 16))) return bad("status");
+  if (!r.bytes(f.body) || !r.done()) return bad("body");
   return f;
 }
 
@@ -138,8 +129,7 @@ std::shared_ptr<RpcEndpoint> RpcEndpoint::attach(StreamPtr conn, Runtime& rt,
   std::shared_ptr<RpcEndpoint> ep(new RpcEndpoint(conn, rt, std::move(handlers)));
   std::weak_ptr<RpcEndpoint> weak = ep;
   conn->set_receive_handler([weak](Message m) {
-    if (auto e = weak.lock())
-      e->on_message(std::move(m));
+    if (auto e = weak.lock()) e->on_message(std::move(m));
   });
   conn->set_close_handler([weak](Status st) {
     if (auto e = weak.lock()) {
@@ -161,8 +151,7 @@ void RpcEndpoint::call(const std::string& method, Payload request, std::function
   Message m{encode_frame(1, id, method, nullptr, request.bytes), request.extra_wire_bytes};
   std::weak_ptr<RpcEndpoint> weak = weak_from_this();
   conn_->send(std::move(m), [weak, id](Status st) {
-    if (st.ok())
-      return;
+    if (st.ok()) return;
     if (auto e = weak.lock()) {
       auto it = e->pending_.find(id);
       if (it != e->pending_.end()) {
@@ -183,12 +172,10 @@ void RpcEndpoint::on_message(Message m)
   }
   if (f->kind == 2) {
     auto it = pending_.find(f->call_id);
-    if (it == pending_.end())
-      return; // a response nobody waits for (cancelled call): ignore
+    if (it == pending_.end()) return; // a response nobody waits for (cancelled call): ignore
     auto done = std::move(it->second);
     pending_.erase(it);
-    if (f->has_error)
-      return done(Error::status(f->error_code, f->error_text));
+    if (f->has_error) return done(Error::status(f->error_code, f->error_text));
     done(Payload{std::move(f->body), m.extra_wire_bytes});
     return;
   }
@@ -198,8 +185,7 @@ void RpcEndpoint::on_message(Message m)
   std::weak_ptr<RpcEndpoint> weak = weak_from_this();
   Responder respond = [weak, id, method](Result<Payload> r) {
     auto e = weak.lock();
-    if (!e || e->closed_)
-      return;
+    if (!e || e->closed_) return;
     if (!r.ok()) {
       e->conn_->send(Message{encode_frame(2, id, method, &r.error(), {}), 0});
       return;
@@ -223,8 +209,7 @@ void RpcEndpoint::fail_all(const Error& e)
 
 void RpcEndpoint::close()
 {
-  if (closed_)
-    return;
+  if (closed_) return;
   closed_ = true;
   conn_->close();
   fail_all(Error::status("Cancelled", "RPC endpoint closed"));
@@ -250,12 +235,10 @@ void RpcNode::call(const std::string& peer, const std::string& method, Payload r
   }
   auto req = std::make_shared<Payload>(std::move(request));
   ps.waiting.push_back([method, req, done](Result<std::shared_ptr<RpcEndpoint>> ep) {
-    if (!ep.ok())
-      return done(ep.error());
+    if (!ep.ok()) return done(ep.error());
     ep.value()->call(method, std::move(*req), done);
   });
-  if (ps.connecting)
-    return;
+  if (ps.connecting) return;
   ps.connecting = true;
   net_.connect(peer, port_, [this, peer](Result<StreamPtr> conn) {
     PeerState& st = peers_[peer];
@@ -263,8 +246,7 @@ void RpcNode::call(const std::string& peer, const std::string& method, Payload r
     Result<std::shared_ptr<RpcEndpoint>> ep =
         conn.ok() ? Result<std::shared_ptr<RpcEndpoint>>(RpcEndpoint::attach(conn.value(), rt_, handlers_))
                   : Result<std::shared_ptr<RpcEndpoint>>(Error::status("Unavailable", conn.error().message()));
-    if (ep.ok())
-      st.ep = ep.value();
+    if (ep.ok()) st.ep = ep.value();
     auto waiting = std::move(st.waiting);
     st.waiting.clear();
     for (auto& w : waiting)
@@ -275,8 +257,7 @@ void RpcNode::call(const std::string& peer, const std::string& method, Payload r
 void RpcNode::shutdown()
 {
   for (auto& [name, ps] : peers_)
-    if (ps.ep)
-      ps.ep->close();
+    if (ps.ep) ps.ep->close();
   for (auto& ep : accepted_)
     ep->close();
 }

@@ -6,13 +6,20 @@ namespace tp {
 const char* to_string(DataType t)
 {
   switch (t) {
-  case DataType::FLOAT: return "float32";
-  case DataType::DOUBLE: return "float64";
-  case DataType::HALF: return "float16";
-  case DataType::INT32: return "int32";
-  case DataType::INT64: return "int64";
-  case DataType::STRING: return "string";
-  case DataType::INVALID: return "invalid";
+  case DataType::FLOAT:
+    return "float32";
+  case DataType::DOUBLE:
+    return "float64";
+  case DataType::HALF:
+    return "float16";
+  case DataType::INT32:
+    return "int32";
+  case DataType::INT64:
+    return "int64";
+  case DataType::STRING:
+    return "string";
+  case DataType::INVALID:
+    return "invalid";
   }
   return "?";
 }
@@ -20,13 +27,19 @@ const char* to_string(DataType t)
 size_t dtype_size(DataType t)
 {
   switch (t) {
-  case DataType::FLOAT: return 4;
-  case DataType::DOUBLE: return 8;
-  case DataType::HALF: return 2;
-  case DataType::INT32: return 4;
-  case DataType::INT64: return 8;
+  case DataType::FLOAT:
+    return 4;
+  case DataType::DOUBLE:
+    return 8;
+  case DataType::HALF:
+    return 2;
+  case DataType::INT32:
+    return 4;
+  case DataType::INT64:
+    return 8;
   case DataType::STRING:
-  case DataType::INVALID: return 0;
+  case DataType::INVALID:
+    return 0;
   }
   return 0;
 }

@@ -18,7 +18,10 @@ enum class DataType : uint8_t { FLOAT, DOUBLE, HALF, INT32, INT64, STRING, INVAL
 const char* to_string(DataType t);
 /// Bytes per element (0 for STRING and INVALID).
 size_t dtype_size(DataType t);
-inline bool is_pod(DataType t) { return t != DataType::STRING && t != DataType::INVALID; }
+inline bool is_pod(DataType t)
+{
+  return t != DataType::STRING && t != DataType::INVALID;
+}
 
 struct TensorShape {
   std::vector<int64_t> dims;
@@ -46,8 +49,7 @@ public:
   TensorStorage(Buffer b, std::function<void(const Buffer&)> release) : buffer_(b), release_(std::move(release)) {}
   ~TensorStorage()
   {
-    if (release_)
-      release_(buffer_);
+    if (release_) release_(buffer_);
   }
   TensorStorage(const TensorStorage&) = delete;
   TensorStorage& operator=(const TensorStorage&) = delete;

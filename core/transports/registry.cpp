@@ -33,23 +33,27 @@ void register_builtin_transports()
 {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_transport({"grpc", "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)", false,
-                        make_grpc_transport});
-    register_transport({"verbs_v1",
-                        "TF contrib verbs (Yahoo, r1.2-r1.5): pinned buffer per (peer, tensor), copy in and out, BUFFER_IDLE",
-                        true, make_verbs_v1_transport});
-    register_transport({"verbs_v2",
-                        "TF verbs with 0 copies: TENSOR_REQUEST with the destination, WRITE_WITH_IMM into it (Mellanox, TF >= 1.8)",
-                        true, make_verbs_v2_transport});
-    register_transport({"gdr",
-                        "TF contrib GDR (HKUST): metadata over gRPC, one RDMA READ of NIC-registered (GPUDirect) memory",
-                        true, make_gdr_transport});
-    register_transport({"mpi",
-                        "TF contrib MPI rendezvous (grpc+mpi): tagged MPI messages from one MPI thread over an MPI library model",
-                        true, make_mpi_transport});
-    register_transport({"ar_grpc",
-                        "OSU AR-gRPC: gRPC over an RDMA endpoint, eager SEND (coalesced) or chunked RDMA READ rendezvous, auto-tuned",
-                        true, make_ar_grpc_transport});
+    register_transport(
+        {"grpc", "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)", false, make_grpc_transport});
+    register_transport(
+        {"verbs_v1",
+         "TF contrib verbs (Yahoo, r1.2-r1.5): pinned buffer per (peer, tensor), copy in and out, BUFFER_IDLE", true,
+         make_verbs_v1_transport});
+    register_transport(
+        {"verbs_v2",
+         "TF verbs with 0 copies: TENSOR_REQUEST with the destination, WRITE_WITH_IMM into it (Mellanox, TF >= 1.8)",
+         true, make_verbs_v2_transport});
+    register_transport(
+        {"gdr", "TF contrib GDR (HKUST): metadata over gRPC, one RDMA READ of NIC-registered (GPUDirect) memory", true,
+         make_gdr_transport});
+    register_transport(
+        {"mpi",
+         "TF contrib MPI rendezvous (grpc+mpi): tagged MPI messages from one MPI thread over an MPI library model",
+         true, make_mpi_transport});
+    register_transport(
+        {"ar_grpc",
+         "OSU AR-gRPC: gRPC over an RDMA endpoint, eager SEND (coalesced) or chunked RDMA READ rendezvous, auto-tuned",
+         true, make_ar_grpc_transport});
   });
 }
 
@@ -57,8 +61,7 @@ const TransportInfo* find_transport(const std::string& name)
 {
   register_builtin_transports();
   for (const auto& t : table())
-    if (t.name == name)
-      return &t;
+    if (t.name == name) return &t;
   return nullptr;
 }
 

@@ -37,8 +37,8 @@ Result<std::unique_ptr<TaskRuntime>> TaskRuntime::create(const TaskSpec& spec, c
   return t;
 }
 
-Result<Tensor> TaskRuntime::make_tensor(DataType dtype, const TensorShape& shape, Location loc, AllocatorAttributes attrs,
-                                        uint64_t proto_bytes)
+Result<Tensor> TaskRuntime::make_tensor(DataType dtype, const TensorShape& shape, Location loc,
+                                        AllocatorAttributes attrs, uint64_t proto_bytes)
 {
   return memory_->allocate(dtype, shape, loc, attrs, proto_bytes);
 }

@@ -22,7 +22,8 @@ class TaskRuntime {
 public:
   /// Error for an unknown transport, or one that needs RDMA on a process without a device.
   static Result<std::unique_ptr<TaskRuntime>> create(const TaskSpec& spec, const std::string& process, Runtime& rt,
-                                                     verbs::Device* dev, StreamNetwork& streams, const ClusterSpec& cluster);
+                                                     verbs::Device* dev, StreamNetwork& streams,
+                                                     const ClusterSpec& cluster);
   Transport& transport() { return *transport_; }
   rendezvous::RendezvousMgr& rendezvous() { return *rendezvous_; }
   memory::TensorMemory& memory() { return *memory_; }

@@ -8,12 +8,18 @@ namespace tp::transports {
 const char* to_string(Phase p)
 {
   switch (p) {
-  case Phase::SERIALIZE: return "serialize";
-  case Phase::COPY: return "copy";
-  case Phase::REGISTRATION: return "registration";
-  case Phase::PCIE: return "pcie";
-  case Phase::WIRE: return "wire";
-  case Phase::COUNT: break;
+  case Phase::SERIALIZE:
+    return "serialize";
+  case Phase::COPY:
+    return "copy";
+  case Phase::REGISTRATION:
+    return "registration";
+  case Phase::PCIE:
+    return "pcie";
+  case Phase::WIRE:
+    return "wire";
+  case Phase::COUNT:
+    break;
   }
   return "?";
 }
@@ -33,8 +39,7 @@ std::string escape(const std::string& s)
 {
   std::string o;
   for (char c : s) {
-    if (c == '"' || c == '\\')
-      o += '\\';
+    if (c == '"' || c == '\\') o += '\\';
     if (static_cast<unsigned char>(c) < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
@@ -61,13 +66,13 @@ std::string TransferLog::to_json() const
   for (size_t i = 0; i < records_.size(); ++i) {
     const auto& r = records_[i];
     o += i ? ",\n " : "\n ";
-    o += "{\"transport\": \"" + escape(r.transport) + "\", \"side\": \"" + r.side + "\", \"step\": " +
-         std::to_string(r.step) + ", \"key\": \"" + escape(r.key) + "\", \"local_task\": \"" + escape(r.local_task) +
-         "\", \"peer_task\": \"" + escape(r.peer_task) + "\", \"bytes\": " + std::to_string(r.bytes) +
-         ", \"src_location\": \"" + r.src_location + "\", \"dst_location\": \"" + r.dst_location +
-         "\", \"is_dead\": " + (r.is_dead ? "true" : "false") + ", \"ok\": " + (r.ok ? "true" : "false") +
-         ", \"error\": \"" + escape(r.error) + "\", \"t_start\": " + num(r.t_start) + ", \"t_end\": " + num(r.t_end) +
-         ", \"seconds\": {";
+    o += "{\"transport\": \"" + escape(r.transport) + "\", \"side\": \"" + r.side +
+         "\", \"step\": " + std::to_string(r.step) + ", \"key\": \"" + escape(r.key) + "\", \"local_task\": \"" +
+         escape(r.local_task) + "\", \"peer_task\": \"" + escape(r.peer_task) +
+         "\", \"bytes\": " + std::to_string(r.bytes) + ", \"src_location\": \"" + r.src_location +
+         "\", \"dst_location\": \"" + r.dst_location + "\", \"is_dead\": " + (r.is_dead ? "true" : "false") +
+         ", \"ok\": " + (r.ok ? "true" : "false") + ", \"error\": \"" + escape(r.error) +
+         "\", \"t_start\": " + num(r.t_start) + ", \"t_end\": " + num(r.t_end) + ", \"seconds\": {";
     for (size_t p = 0; p < size_t(Phase::COUNT); ++p)
       o += std::string(p ? ", " : "") + "\"" + to_string(Phase(p)) + "\": " + num(r.seconds[p]);
     o += ", \"wait\": " + num(r.wait()) + "}, \"copies\": " + std::to_string(r.copies) +

@@ -29,10 +29,19 @@ struct TransportOptions {
   uint64_t grpc_inline_bytes = 1024; ///< gRPC: payloads up to this are copied into the header slice (kLargeTensorBytes)
   uint64_t gdr_min_bytes = 1024;     ///< GDR: tensors above this go by RDMA READ, the rest inline in the RPC
   uint32_t queue_depth = 1024;       ///< verbs: QP depth (RDMA_QP_QUEUE_DEPTH)
-  uint64_t ar_eager_threshold = 0; ///< AR-gRPC: largest eagerly sent message, <= 64 KiB (0: tune per peer)
-  uint64_t ar_chunk_bytes = 0;     ///< AR-gRPC: rendezvous chunk size (0: tune per peer)
+  uint64_t ar_eager_threshold = 0;   ///< AR-gRPC: largest eagerly sent message, <= 64 KiB (0: tune per peer)
+  uint64_t ar_chunk_bytes = 0;       ///< AR-gRPC: rendezvous chunk size (0: tune per peer)
   bool mpi_optimal_path = false;     ///< MPI: MPI_OPTIMAL_PATH=1 (zero-copy data message for POD >= 1 KiB)
+  /// Fault injection: corrupt the rkey of every remote buffer this task advertises (the peer's RDMA access to it
+  /// then fails with a remote access error).
+  bool inject_bad_rkey = false;
 };
+
+/// The rkey to advertise for `rkey` (corrupted when the task injects bad rkeys).
+inline uint32_t advertised_rkey(const TransportOptions& o, uint32_t rkey)
+{
+  return o.inject_bad_rkey ? rkey ^ 0x00A5A500u : rkey;
+}
 
 /// Everything a transport instance works with, for one task.
 struct TaskContext {

@@ -26,10 +26,8 @@ bool read_meta(rpc::Reader& r, TensorMeta& m)
   uint64_t elements = 1;
   for (uint8_t i = 0; i < ndims; ++i) {
     uint64_t d;
-    if (!r.u64(d) || d > (1ull << 40))
-      return false;
-    if (d != 0 && elements > (1ull << 50) / d)
-      return false;
+    if (!r.u64(d) || d > (1ull << 40)) return false;
+    if (d != 0 && elements > (1ull << 50) / d) return false;
     elements *= d;
     m.shape.dims.push_back(int64_t(d));
   }
@@ -38,20 +36,16 @@ bool read_meta(rpc::Reader& r, TensorMeta& m)
 
 std::vector<uint8_t> real_bytes(MemorySpace& space, const Buffer& b, uint64_t len)
 {
-  if (len == 0)
-    return {};
+  if (len == 0) return {};
   const uint8_t* p = space.resolve(b.addr, len);
-  if (!p)
-    return {};
+  if (!p) return {};
   return std::vector<uint8_t>(p, p + len);
 }
 
 void put_bytes(MemorySpace& space, const Buffer& b, const std::vector<uint8_t>& bytes)
 {
-  if (bytes.empty())
-    return;
-  if (uint8_t* p = space.resolve(b.addr, bytes.size()))
-    std::memcpy(p, bytes.data(), bytes.size());
+  if (bytes.empty()) return;
+  if (uint8_t* p = space.resolve(b.addr, bytes.size())) std::memcpy(p, bytes.data(), bytes.size());
 }
 
 } // namespace tp::transports

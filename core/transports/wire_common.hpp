@@ -41,11 +41,13 @@ void put_bytes(MemorySpace& space, const Buffer& b, const std::vector<uint8_t>& 
 /// Run `work`-like steps and add the elapsed simulated time to a record phase.
 class PhaseClock {
 public:
-  PhaseClock(Runtime& rt, std::shared_ptr<TransferRecord> rec, Phase p) : rt_(rt), rec_(std::move(rec)), p_(p), t0_(rt.now()) {}
+  PhaseClock(Runtime& rt, std::shared_ptr<TransferRecord> rec, Phase p)
+      : rt_(rt), rec_(std::move(rec)), p_(p), t0_(rt.now())
+  {
+  }
   void stop()
   {
-    if (rec_)
-      rec_->add(p_, rt_.now() - t0_);
+    if (rec_) rec_->add(p_, rt_.now() - t0_);
     rec_.reset();
   }
 

@@ -107,7 +107,8 @@ TEST_CASE("A known miss marked expected_to_fail is reported XFAIL and does not f
   REQUIRE(f);
   std::fputs(R"({"cases": [{"case": "known-miss", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.05,
     "source": "a deliberately wrong expectation", "expected_to_fail": "the model cannot meet this",
-    "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 100}}]})", f);
+    "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 100}}]})",
+             f);
   std::fclose(f);
   Run v = run("validate " + path + " --json -");
   std::remove(path.c_str());

@@ -9,8 +9,8 @@ using namespace tp::rendezvous;
 namespace {
 ParsedKey key(const std::string& edge)
 {
-  return parse_key(create_key("/job:worker/replica:0/task:0/device:GPU:0", 0xabc, "/job:ps/replica:0/task:0/device:CPU:0",
-                              edge))
+  return parse_key(create_key("/job:worker/replica:0/task:0/device:GPU:0", 0xabc,
+                              "/job:ps/replica:0/task:0/device:CPU:0", edge))
       .value();
 }
 Tensor tensor(int64_t n)
@@ -24,9 +24,10 @@ Tensor tensor(int64_t n)
 
 TEST_CASE("Rendezvous keys parse into their five fields and round-trip", "[quick]")
 {
-  const std::string k = create_key("/job:worker/replica:0/task:1/device:GPU:0", 0x0f3a, "/job:ps/replica:0/task:0/device:CPU:0",
-                                   "edge_42_grad/w", 3, 7);
-  CHECK(k == "/job:worker/replica:0/task:1/device:GPU:0;0000000000000f3a;/job:ps/replica:0/task:0/device:CPU:0;edge_42_grad/w;3:7");
+  const std::string k = create_key("/job:worker/replica:0/task:1/device:GPU:0", 0x0f3a,
+                                   "/job:ps/replica:0/task:0/device:CPU:0", "edge_42_grad/w", 3, 7);
+  CHECK(k == "/job:worker/replica:0/task:1/device:GPU:0;0000000000000f3a;/job:ps/replica:0/task:0/"
+             "device:CPU:0;edge_42_grad/w;3:7");
   auto p = parse_key(k);
   REQUIRE(p.ok());
   CHECK(p->src.job == "worker");

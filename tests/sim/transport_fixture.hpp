@@ -55,8 +55,9 @@ struct TransportFixture {
     });
   }
 
-  static std::string key(const std::string& edge, const std::string& src_task = WORKER, const std::string& src_dev = "CPU:0",
-                         const std::string& dst_task = PS, const std::string& dst_dev = "CPU:0", uint64_t inc = 1)
+  static std::string key(const std::string& edge, const std::string& src_task = WORKER,
+                         const std::string& src_dev = "CPU:0", const std::string& dst_task = PS,
+                         const std::string& dst_dev = "CPU:0", uint64_t inc = 1)
   {
     return rendezvous::create_key(src_task + "/device:" + src_dev, inc, dst_task + "/device:" + dst_dev, edge);
   }
@@ -78,10 +79,8 @@ struct TransportFixture {
 
   static bool same_bytes(const Tensor& a, const Tensor& b)
   {
-    if (!a.buffer() || !b.buffer() || a.total_bytes() != b.total_bytes())
-      return false;
-    if (!a.buffer()->data || !b.buffer()->data)
-      return false;
+    if (!a.buffer() || !b.buffer() || a.total_bytes() != b.total_bytes()) return false;
+    if (!a.buffer()->data || !b.buffer()->data) return false;
     return std::memcmp(a.buffer()->data, b.buffer()->data, a.total_bytes()) == 0;
   }
 };

@@ -5,10 +5,10 @@
 #include "transport_fixture.hpp"
 
 using namespace tp;
+using rendezvous::RecvOutcome;
 using tp::test::PS;
 using tp::test::TransportFixture;
 using tp::test::WORKER;
-using rendezvous::RecvOutcome;
 
 namespace {
 
@@ -185,7 +185,8 @@ void restarted_worker_is_aborted(const std::string& transport)
   // The consumer asks with an incarnation the producer does not have (the worker was restarted).
   const auto k = rendezvous::parse_key(TransportFixture::key("x", WORKER, "CPU:0", PS, "CPU:0", 77)).value();
   std::string code;
-  f.ps->rendezvous().recv_async(1, k, rendezvous::RecvArgs{}, [&](Result<RecvOutcome> r) { code = r.ok() ? "ok" : r.error().code; });
+  f.ps->rendezvous().recv_async(1, k, rendezvous::RecvArgs{},
+                                [&](Result<RecvOutcome> r) { code = r.ok() ? "ok" : r.error().code; });
   f.sim->run();
   CHECK(code == "Aborted");
 }
@@ -193,16 +194,46 @@ void restarted_worker_is_aborted(const std::string& transport)
 } // namespace
 
 #define TRANSPORT_SUITE(NAME)                                                                                          \
-  TEST_CASE(NAME ": first use then steady state", "[quick][transport]") { first_use_and_steady_state(NAME); }         \
-  TEST_CASE(NAME ": shape changes between steps", "[quick][transport]") { shape_change(NAME); }                       \
-  TEST_CASE(NAME ": GPU sources and destinations", "[quick][transport]") { gpu_source_and_destination(NAME); }        \
-  TEST_CASE(NAME ": dead tensor", "[quick][transport]") { dead_tensor(NAME); }                                        \
-  TEST_CASE(NAME ": tensor larger than any earlier buffer", "[quick][transport]") { larger_than_any_buffer(NAME); }   \
-  TEST_CASE(NAME ": many concurrent tensors", "[quick][transport]") { many_concurrent(NAME); }                        \
-  TEST_CASE(NAME ": both directions at once", "[quick][transport]") { both_directions(NAME); }                        \
-  TEST_CASE(NAME ": the request arrives before the Send", "[quick][transport]") { request_before_send(NAME); }        \
-  TEST_CASE(NAME ": small and string tensors", "[quick][transport]") { small_and_string_tensors(NAME); }              \
-  TEST_CASE(NAME ": a restarted producer is Aborted", "[quick][transport]") { restarted_worker_is_aborted(NAME); }
+  TEST_CASE(NAME ": first use then steady state", "[quick][transport]")                                                \
+  {                                                                                                                    \
+    first_use_and_steady_state(NAME);                                                                                  \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": shape changes between steps", "[quick][transport]")                                                \
+  {                                                                                                                    \
+    shape_change(NAME);                                                                                                \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": GPU sources and destinations", "[quick][transport]")                                               \
+  {                                                                                                                    \
+    gpu_source_and_destination(NAME);                                                                                  \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": dead tensor", "[quick][transport]")                                                                \
+  {                                                                                                                    \
+    dead_tensor(NAME);                                                                                                 \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": tensor larger than any earlier buffer", "[quick][transport]")                                      \
+  {                                                                                                                    \
+    larger_than_any_buffer(NAME);                                                                                      \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": many concurrent tensors", "[quick][transport]")                                                    \
+  {                                                                                                                    \
+    many_concurrent(NAME);                                                                                             \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": both directions at once", "[quick][transport]")                                                    \
+  {                                                                                                                    \
+    both_directions(NAME);                                                                                             \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": the request arrives before the Send", "[quick][transport]")                                        \
+  {                                                                                                                    \
+    request_before_send(NAME);                                                                                         \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": small and string tensors", "[quick][transport]")                                                   \
+  {                                                                                                                    \
+    small_and_string_tensors(NAME);                                                                                    \
+  }                                                                                                                    \
+  TEST_CASE(NAME ": a restarted producer is Aborted", "[quick][transport]")                                            \
+  {                                                                                                                    \
+    restarted_worker_is_aborted(NAME);                                                                                 \
+  }
 
 TRANSPORT_SUITE("grpc")
 TRANSPORT_SUITE("verbs_v1")

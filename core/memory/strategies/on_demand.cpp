@@ -24,8 +24,7 @@ public:
 
   void acquire(const Buffer& buffer, verbs::Access access, std::function<void(Result<NicBuffer>)> done) override
   {
-    if (buffer.location.is_gpu() && !gpudirect(buffer.location))
-      return acquire_staged(buffer, std::move(done));
+    if (buffer.location.is_gpu() && !gpudirect(buffer.location)) return acquire_staged(buffer, std::move(done));
     if (cached_) {
       for (auto it = lru_.begin(); it != lru_.end(); ++it)
         if (it->mr.addr <= buffer.addr && buffer.addr + buffer.size <= it->mr.addr + it->mr.length &&
@@ -41,8 +40,7 @@ public:
     const uint64_t token = next_token_++;
     register_buffer(buffer, access | verbs::Access::LOCAL_WRITE,
                     [this, buffer, token, done = std::move(done)](Result<verbs::MemoryRegion> mr) {
-                      if (!mr.ok())
-                        return done(mr.error());
+                      if (!mr.ok()) return done(mr.error());
                       if (cached_) {
                         lru_.push_front(Entry{mr.value()});
                         while (lru_.size() > opt_.cache_entries) {
@@ -56,8 +54,7 @@ public:
 
   void release(const NicBuffer& nb) override
   {
-    if (release_staged(nb) || cached_)
-      return;
+    if (release_staged(nb) || cached_) return;
     deregister_buffer(nb.mr);
   }
 

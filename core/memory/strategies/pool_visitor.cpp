@@ -25,12 +25,10 @@ public:
                           uint64_t proto_bytes) override
   {
     const bool registered_pool = (loc.is_host() || gpudirect(loc)) && (!graph_aware_ || attrs.nic_compatible);
-    if (!registered_pool)
-      return allocate_plain(dtype, shape, loc, attrs, proto_bytes);
+    if (!registered_pool) return allocate_plain(dtype, shape, loc, attrs, proto_bytes);
     RegisteredPool& pool = pool_for(loc);
     auto b = pool.allocate(bytes_for(dtype, shape, proto_bytes));
-    if (!b.ok())
-      return b.error();
+    if (!b.ok()) return b.error();
     return make_tensor(dtype, shape, proto_bytes, b.value(), [&pool](const Buffer& buf) { pool.free(buf); });
   }
 
@@ -38,12 +36,10 @@ public:
   {
     for (auto& [key, pool] : pools_) {
       auto mr = pool->lookup(buffer.addr);
-      if (!mr)
-        continue;
+      if (!mr) continue;
       NicBuffer nb{buffer, *mr, false, buffer, next_token_++};
       pool->pay(buffer.addr, [nb, done = std::move(done)](Status st) {
-        if (!st.ok())
-          return done(st.error());
+        if (!st.ok()) return done(st.error());
         done(nb);
       });
       return;
@@ -60,8 +56,8 @@ private:
     auto it = pools_.find(key);
     if (it == pools_.end())
       it = pools_
-               .emplace(key, std::make_unique<RegisteredPool>(
-                                 rt_, dev_, AllocAttr::at(loc, HostMemoryKind::PINNED), opt_.first_region, ALL_ACCESS, stats_))
+               .emplace(key, std::make_unique<RegisteredPool>(rt_, dev_, AllocAttr::at(loc, HostMemoryKind::PINNED),
+                                                              opt_.first_region, ALL_ACCESS, stats_))
                .first;
     return *it->second;
   }

@@ -4,6 +4,7 @@
 #include "core/memory/registered_pool.hpp"
 #include "core/memory/tensor_memory.hpp"
 
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -23,6 +24,8 @@ public:
 
 protected:
   RegisteredPool staging_;
+  /// Unregistered pools per (location, pinned): TF's BFC allocators, so that addresses recur across steps.
+  std::map<std::pair<int, bool>, std::unique_ptr<RegionPool>> plain_;
 };
 
 std::unique_ptr<TensorMemory> make_on_demand(Runtime& rt, verbs::Device* dev, const StrategyOptions& opt);

@@ -35,8 +35,7 @@ void StrategyBase::acquire_staged(const Buffer& buffer, std::function<void(Resul
   nb.original = buffer;
   nb.token = next_token_++;
   staging_.pay(nb.nic.addr, [nb, done = std::move(done)](Status st) {
-    if (!st.ok())
-      return done(st.error());
+    if (!st.ok()) return done(st.error());
     done(nb);
   });
 }
@@ -50,13 +49,17 @@ Result<Tensor> StrategyBase::allocate_plain(DataType dtype, const TensorShape& s
                                             AllocatorAttributes attrs, uint64_t proto_bytes)
 {
   const uint64_t bytes = bytes_for(dtype, shape, proto_bytes);
-  AllocAttr a = AllocAttr::at(loc, (attrs.gpu_compatible || attrs.nic_compatible) ? HostMemoryKind::PINNED
-                                                                                     : HostMemoryKind::PAGEABLE);
-  MemorySpace* space = &rt_.memory();
-  auto b = space->allocate(bytes, a);
-  if (!b.ok())
-    return b.error();
-  return make_tensor(dtype, shape, proto_bytes, b.value(), [space](const Buffer& buf) { space->free(buf); });
+  const bool pinned = loc.is_host() && (attrs.gpu_compatible || attrs.nic_compatible);
+  const int key = loc.is_gpu() ? 1000 + loc.index : loc.index;
+  auto& pool = plain_[{key, pinned}];
+  if (!pool)
+    pool = std::make_unique<RegionPool>(rt_.memory(),
+                                        AllocAttr::at(loc, pinned ? HostMemoryKind::PINNED : HostMemoryKind::PAGEABLE),
+                                        opt_.first_region);
+  auto b = pool->allocate(bytes);
+  if (!b.ok()) return b.error();
+  RegionPool* p = pool.get();
+  return make_tensor(dtype, shape, proto_bytes, b.value(), [p](const Buffer& buf) { p->free(buf); });
 }
 
 } // namespace tp::memory

@@ -37,7 +37,8 @@ class ArGrpc final : public Transport {
 public:
   explicit ArGrpc(const TaskContext& ctx)
       : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port),
-        messenger_(ctx, rpc_, options(), [this](Incoming m, Messenger::Deliver d) { arrived(std::move(m), std::move(d)); })
+        messenger_(ctx, rpc_, options(),
+                   [this](Incoming m, Messenger::Deliver d) { arrived(std::move(m), std::move(d)); })
   {
     messenger_.on_failure([this](const std::string& peer, const Error& e) { peer_failed(peer, e); });
   }
@@ -93,13 +94,14 @@ public:
     const std::string peer = key.src.task_name();
     with_tuning(peer, [this, peer, header, id](const ArGrpcTuning& t) {
       auto it = calls_.find(id);
-      if (it == calls_.end())
-        return;
+      if (it == calls_.end()) return;
       it->second.t_sent = ctx_.runtime->now();
-      messenger_.send(peer, header, nullptr, 0, nullptr, [this, id](Status st) {
-        if (!st.ok())
-          fail_call(id, st.error());
-      }, t.eager_threshold, t.chunk_bytes);
+      messenger_.send(
+          peer, header, nullptr, 0, nullptr,
+          [this, id](Status st) {
+            if (!st.ok()) fail_call(id, st.error());
+          },
+          t.eager_threshold, t.chunk_bytes);
     });
   }
 
@@ -127,19 +129,15 @@ private:
     if (ctx_.options.ar_eager_threshold && ctx_.options.ar_chunk_bytes)
       return use(ArGrpcTuning{ctx_.options.ar_eager_threshold, ctx_.options.ar_chunk_bytes});
     auto it = tuning_.find(peer);
-    if (it != tuning_.end())
-      return use(it->second);
+    if (it != tuning_.end()) return use(it->second);
     auto& waiting = tuning_waiters_[peer];
     waiting.push_back(std::move(use));
-    if (waiting.size() > 1)
-      return;
+    if (waiting.size() > 1) return;
     messenger_.ping(peer, [this, peer](Result<double> rtt) {
       const double link = ctx_.device ? ctx_.device->query().port_rate_bps / 8 : 1e9;
       ArGrpcTuning t = tune_ar_grpc(rtt.ok() ? rtt.value() : 5e-6, copy_bandwidth_, link);
-      if (ctx_.options.ar_eager_threshold)
-        t.eager_threshold = ctx_.options.ar_eager_threshold;
-      if (ctx_.options.ar_chunk_bytes)
-        t.chunk_bytes = ctx_.options.ar_chunk_bytes;
+      if (ctx_.options.ar_eager_threshold) t.eager_threshold = ctx_.options.ar_eager_threshold;
+      if (ctx_.options.ar_chunk_bytes) t.chunk_bytes = ctx_.options.ar_chunk_bytes;
       t.eager_threshold = std::min(t.eager_threshold, MAX_EAGER);
       tuning_[peer] = t;
       auto list = std::move(tuning_waiters_[peer]);
@@ -154,12 +152,9 @@ private:
     rpc::Reader r(m.header);
     uint8_t type = 0;
     uint64_t id = 0;
-    if (!r.u8(type) || !r.u64(id))
-      return deliver(Buffer{}, [](Status) {});
-    if (type == REQUEST)
-      return serve(m, r, id, std::move(deliver));
-    if (type == RESPONSE)
-      return response(m, r, id, std::move(deliver));
+    if (!r.u8(type) || !r.u64(id)) return deliver(Buffer{}, [](Status) {});
+    if (type == REQUEST) return serve(m, r, id, std::move(deliver));
+    if (type == RESPONSE) return response(m, r, id, std::move(deliver));
     deliver(Buffer{}, [](Status) {});
   }
 
@@ -170,13 +165,12 @@ private:
     uint64_t step = 0;
     std::string key_text;
     const std::string consumer = m.peer_task;
-    if (!r.u64(step) || !r.str(key_text, 4096))
-      return;
+    if (!r.u64(step) || !r.str(key_text, 4096)) return;
     auto key = rendezvous::parse_key(key_text);
-    if (!key.ok())
-      return reply_error(consumer, id, key.error());
+    if (!key.ok()) return reply_error(consumer, id, key.error());
     if (key->src_incarnation != ctx_.incarnation)
-      return reply_error(consumer, id, Error::status("Aborted", "device incarnation mismatch: worker was probably restarted"));
+      return reply_error(consumer, id,
+                         Error::status("Aborted", "device incarnation mismatch: worker was probably restarted"));
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "ar_grpc";
     rec->side = "producer";
@@ -185,44 +179,45 @@ private:
     rec->local_task = ctx_.task;
     rec->peer_task = consumer;
     rec->t_start = ctx_.runtime->now();
-    ctx_.rendezvous->recv_local_async(int64_t(step), key.value(), [this, consumer, id, rec](Result<rendezvous::RecvOutcome> got) {
-      if (!got.ok())
-        return reply_error(consumer, id, got.error());
-      const Tensor t = got->tensor;
-      const uint64_t n = got->is_dead ? 0 : t.total_bytes();
-      rec->bytes = n;
-      rec->src_location = t.location().to_string();
-      auto send = [this, consumer, id, rec, n, got](Tensor src) {
-        rpc::Writer w;
-        w.u8(RESPONSE);
-        w.u64(id);
-        w.u8(0); // ok
-        write_meta(w, TensorMeta::of(got->tensor, got->is_dead));
-        auto header = w.take();
-        with_tuning(consumer, [this, consumer, header, src, n, rec](const ArGrpcTuning& tu) {
-          messenger_.send(consumer, header, src.buffer(), n, rec, [this, rec, src](Status st) {
-            rec->t_end = ctx_.runtime->now();
-            rec->ok = st.ok();
-            if (!st.ok())
-              rec->error = st.error().message();
-            if (ctx_.log)
-              ctx_.log->add(*rec);
-          }, tu.eager_threshold, tu.chunk_bytes);
+    ctx_.rendezvous->recv_local_async(
+        int64_t(step), key.value(), [this, consumer, id, rec](Result<rendezvous::RecvOutcome> got) {
+          if (!got.ok()) return reply_error(consumer, id, got.error());
+          const Tensor t = got->tensor;
+          const uint64_t n = got->is_dead ? 0 : t.total_bytes();
+          rec->bytes = n;
+          rec->src_location = t.location().to_string();
+          auto send = [this, consumer, id, rec, n, got](Tensor src) {
+            rpc::Writer w;
+            w.u8(RESPONSE);
+            w.u64(id);
+            w.u8(0); // ok
+            write_meta(w, TensorMeta::of(got->tensor, got->is_dead));
+            auto header = w.take();
+            with_tuning(consumer, [this, consumer, header, src, n, rec](const ArGrpcTuning& tu) {
+              messenger_.send(
+                  consumer, header, src.buffer(), n, rec,
+                  [this, rec, src](Status st) {
+                    rec->t_end = ctx_.runtime->now();
+                    rec->ok = st.ok();
+                    if (!st.ok()) rec->error = st.error().message();
+                    if (ctx_.log) ctx_.log->add(*rec);
+                  },
+                  tu.eager_threshold, tu.chunk_bytes);
+            });
+          };
+          if (n > 0 && t.location().is_gpu()) {
+            // TF's gRPC code copies a GPU tensor to pinned host memory (from the registered pool) before gRPC sees it.
+            auto host = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
+                                              AllocatorAttributes{true, true, true}, t.proto_bytes);
+            if (!host.ok()) return reply_error(consumer, id, host.error());
+            Tensor h = host.value();
+            ++rec->copies;
+            ctx_.memory->copy(*h.buffer(), *t.buffer(), n,
+                              timed(*ctx_.runtime, rec, Phase::PCIE, [send, h](Status) { send(h); }));
+            return;
+          }
+          send(t);
         });
-      };
-      if (n > 0 && t.location().is_gpu()) {
-        // TF's gRPC code copies a GPU tensor to pinned host memory (from the registered pool) before gRPC sees it.
-        auto host = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
-                                          AllocatorAttributes{true, true, true}, t.proto_bytes);
-        if (!host.ok())
-          return reply_error(consumer, id, host.error());
-        Tensor h = host.value();
-        ++rec->copies;
-        ctx_.memory->copy(*h.buffer(), *t.buffer(), n, timed(*ctx_.runtime, rec, Phase::PCIE, [send, h](Status) { send(h); }));
-        return;
-      }
-      send(t);
-    });
   }
 
   void reply_error(const std::string& consumer, uint64_t id, const Error& e)
@@ -284,20 +279,18 @@ private:
     auto cp = std::make_shared<Call>(std::move(c));
     deliver(*t.buffer(), [this, cp, t, to_gpu, meta, n](Status st) {
       cp->rec->add(Phase::WIRE, ctx_.runtime->now() - cp->t_sent);
-      if (!st.ok())
-        return finish(std::move(*cp), st.error());
-      if (!to_gpu)
-        return finish(std::move(*cp), rendezvous::RecvOutcome{t, false});
-      auto g = ctx_.memory->allocate(meta.dtype, meta.shape, cp->args.dst_location, cp->args.alloc_attrs, meta.proto_bytes);
-      if (!g.ok())
-        return finish(std::move(*cp), g.error());
+      if (!st.ok()) return finish(std::move(*cp), st.error());
+      if (!to_gpu) return finish(std::move(*cp), rendezvous::RecvOutcome{t, false});
+      auto g =
+          ctx_.memory->allocate(meta.dtype, meta.shape, cp->args.dst_location, cp->args.alloc_attrs, meta.proto_bytes);
+      if (!g.ok()) return finish(std::move(*cp), g.error());
       Tensor gt = g.value();
       ++cp->rec->copies;
-      ctx_.memory->copy(*gt.buffer(), *t.buffer(), n, timed(*ctx_.runtime, cp->rec, Phase::PCIE, [this, cp, gt, t](Status s2) {
-        if (!s2.ok())
-          return finish(std::move(*cp), s2.error());
-        finish(std::move(*cp), rendezvous::RecvOutcome{gt, false});
-      }));
+      ctx_.memory->copy(*gt.buffer(), *t.buffer(), n,
+                        timed(*ctx_.runtime, cp->rec, Phase::PCIE, [this, cp, gt, t](Status s2) {
+                          if (!s2.ok()) return finish(std::move(*cp), s2.error());
+                          finish(std::move(*cp), rendezvous::RecvOutcome{gt, false});
+                        }));
     });
   }
 
@@ -309,17 +302,14 @@ private:
       c.rec->error = r.error().message();
     else
       c.rec->is_dead = r->is_dead;
-    if (ctx_.log)
-      ctx_.log->add(*c.rec);
-    if (c.done)
-      c.done(std::move(r));
+    if (ctx_.log) ctx_.log->add(*c.rec);
+    if (c.done) c.done(std::move(r));
   }
 
   void fail_call(uint64_t id, const Error& e)
   {
     auto it = calls_.find(id);
-    if (it == calls_.end())
-      return;
+    if (it == calls_.end()) return;
     Call c = std::move(it->second);
     calls_.erase(it);
     finish(std::move(c), e);
@@ -329,8 +319,7 @@ private:
   {
     std::vector<uint64_t> ids;
     for (auto& [id, c] : calls_)
-      if (c.producer == peer)
-        ids.push_back(id);
+      if (c.producer == peer) ids.push_back(id);
     for (uint64_t id : ids)
       fail_call(id, e);
   }
@@ -347,6 +336,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx) { return std::make_unique<ArGrpc>(ctx); }
+std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx)
+{
+  return std::make_unique<ArGrpc>(ctx);
+}
 
 } // namespace tp::transports

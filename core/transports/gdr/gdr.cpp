@@ -34,37 +34,37 @@ protected:
     rec->src_location = t.location().to_string();
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
-    ctx_.memory->acquire(*t.buffer(), verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ,
-                         [this, rec, t, n, t_arrived, respond, t0, reg0](Result<memory::NicBuffer> v) {
-                           if (!v.ok()) {
-                             log_producer(rec, v.error().message());
-                             return respond(Error::status("Unavailable", "Cannot find pinned memory region: " +
-                                                                             v.error().message()));
-                           }
-                           rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
-                           rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
-                           auto view = v.value();
-                           if (view.staged)
-                             ++rec->copies;
-                           const bool pcie = view.staged && t.location().is_gpu();
-                           ctx_.memory->copy_in(view, n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY,
-                                                               [this, rec, t, n, t_arrived, respond, view](Status st) {
-                             if (!st.ok()) {
-                               log_producer(rec, st.error().message());
-                               return respond(st.error());
-                             }
-                             // Keep the tensor (and its NIC view) alive until the consumer releases the key.
-                             const uint32_t key = next_key_++;
-                             held_[key] = Held{t, view, rec};
-                             rpc::Writer w = response_header(KIND_GDR, TensorMeta::of(t, false), t_arrived);
-                             w.u64(view.nic.addr);
-                             w.u32(view.mr.rkey);
-                             w.u32(key);
-                             rpc::Payload p{w.take(), 0};
-                             p.extra_wire_bytes = grpc_wire_bytes(p.bytes.size(), 60) - p.bytes.size();
-                             respond(std::move(p));
-                           }));
-                         });
+    ctx_.memory->acquire(
+        *t.buffer(), verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ,
+        [this, rec, t, n, t_arrived, respond, t0, reg0](Result<memory::NicBuffer> v) {
+          if (!v.ok()) {
+            log_producer(rec, v.error().message());
+            return respond(Error::status("Unavailable", "Cannot find pinned memory region: " + v.error().message()));
+          }
+          rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
+          rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
+          auto view = v.value();
+          if (view.staged) ++rec->copies;
+          const bool pcie = view.staged && t.location().is_gpu();
+          ctx_.memory->copy_in(view, n,
+                               timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY,
+                                     [this, rec, t, n, t_arrived, respond, view](Status st) {
+                                       if (!st.ok()) {
+                                         log_producer(rec, st.error().message());
+                                         return respond(st.error());
+                                       }
+                                       // Keep the tensor (and its NIC view) alive until the consumer releases the key.
+                                       const uint32_t key = next_key_++;
+                                       held_[key] = Held{t, view, rec};
+                                       rpc::Writer w = response_header(KIND_GDR, TensorMeta::of(t, false), t_arrived);
+                                       w.u64(view.nic.addr);
+                                       w.u32(advertised_rkey(ctx_.options, view.mr.rkey));
+                                       w.u32(key);
+                                       rpc::Payload p{w.take(), 0};
+                                       p.extra_wire_bytes = grpc_wire_bytes(p.bytes.size(), 60) - p.bytes.size();
+                                       respond(std::move(p));
+                                     }));
+        });
   }
 
   void consume(uint8_t kind, const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp,
@@ -81,15 +81,13 @@ protected:
     AllocatorAttributes attrs = args.alloc_attrs;
     attrs.nic_compatible = true;
     auto dst = ctx_.memory->allocate(meta.dtype, meta.shape, args.dst_location, attrs, meta.proto_bytes);
-    if (!dst.ok())
-      return finish(dst.error());
+    if (!dst.ok()) return finish(dst.error());
     Tensor out = dst.value();
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
     const std::string producer_task = rec->peer_task;
     ctx_.memory->acquire(*out.buffer(), verbs::Access::LOCAL_WRITE, [=, this](Result<memory::NicBuffer> v) {
-      if (!v.ok())
-        return finish(v.error());
+      if (!v.ok()) return finish(v.error());
       rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
       rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
       const memory::NicBuffer view = v.value();
@@ -110,7 +108,8 @@ protected:
           rec->add(Phase::WIRE, ctx_.runtime->now() - t_read);
           if (!wc.ok()) {
             ctx_.memory->release(view);
-            return finish(Error::status("Unavailable", std::string("GDR RDMA READ failed: ") + verbs::to_string(wc.status)));
+            return finish(
+                Error::status("Unavailable", std::string("GDR RDMA READ failed: ") + verbs::to_string(wc.status)));
           }
           // Release the producer's buffer: zero-length WRITE_WITH_IMM carrying the key.
           verbs::SendWr rel;
@@ -119,15 +118,14 @@ protected:
           rel.imm_data = key;
           rel.signaled = false;
           (void)c->qp->post_send(rel);
-          if (view.staged)
-            ++rec->copies;
+          if (view.staged) ++rec->copies;
           const bool pcie = view.staged && out.location().is_gpu();
-          ctx_.memory->copy_out(view, n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [=, this](Status st) {
-            ctx_.memory->release(view);
-            if (!st.ok())
-              return finish(st.error());
-            finish(rendezvous::RecvOutcome{out, false});
-          }));
+          ctx_.memory->copy_out(view, n,
+                                timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [=, this](Status st) {
+                                  ctx_.memory->release(view);
+                                  if (!st.ok()) return finish(st.error());
+                                  finish(rendezvous::RecvOutcome{out, false});
+                                }));
         };
         if (auto st = c->qp->post_send(w); !st.ok()) {
           reads_.erase(w.wr_id);
@@ -160,8 +158,7 @@ private:
     if (wc.opcode == verbs::WcOpcode::RECV_RDMA_WITH_IMM && wc.ok()) {
       (void)channels_.post_receives(ch, 1);
       auto it = held_.find(wc.imm_data);
-      if (it == held_.end())
-        return;
+      if (it == held_.end()) return;
       Held h = std::move(it->second);
       held_.erase(it);
       ctx_.memory->release(h.view);
@@ -193,6 +190,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Transport> make_gdr_transport(const TaskContext& ctx) { return std::make_unique<GdrTransport>(ctx); }
+std::unique_ptr<Transport> make_gdr_transport(const TaskContext& ctx)
+{
+  return std::make_unique<GdrTransport>(ctx);
+}
 
 } // namespace tp::transports

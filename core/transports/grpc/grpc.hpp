@@ -34,12 +34,14 @@ protected:
                        std::shared_ptr<TransferRecord> rec, const rendezvous::RecvArgs& args,
                        const std::string& producer_process, Finish finish);
   /// gRPC encoding of a tensor (copies, GPU staging, serialization) and the reply.
-  void encode(std::shared_ptr<TransferRecord> rec, rendezvous::RecvOutcome got, double t_arrived, rpc::Responder respond);
+  void encode(std::shared_ptr<TransferRecord> rec, rendezvous::RecvOutcome got, double t_arrived,
+              rpc::Responder respond);
   /// gRPC decoding of tensor content into the destination.
   void receive_content(const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp, std::shared_ptr<TransferRecord> rec,
                        const rendezvous::RecvArgs& args, Finish finish);
   rpc::Writer response_header(uint8_t kind, const TensorMeta& meta, double t_arrived);
-  std::shared_ptr<TransferRecord> new_record(const char* side, int64_t step, const std::string& key, const std::string& peer);
+  std::shared_ptr<TransferRecord> new_record(const char* side, int64_t step, const std::string& key,
+                                             const std::string& peer);
   void log_producer(const std::shared_ptr<TransferRecord>& rec, const std::string& error);
 
   TaskContext ctx_;

@@ -29,8 +29,7 @@ public:
 private:
   void pump()
   {
-    if (busy_ || jobs_.empty())
-      return;
+    if (busy_ || jobs_.empty()) return;
     busy_ = true;
     auto job = std::move(jobs_.front());
     jobs_.pop_front();
@@ -141,8 +140,7 @@ private:
     rpc::Reader r(m.header);
     uint32_t tag = 0;
     std::vector<uint8_t> body;
-    if (!r.u32(tag) || !r.bytes(body, 1 << 20) || !r.done())
-      return; // not an MPI envelope: dropped (a malformed peer)
+    if (!r.u32(tag) || !r.bytes(body, 1 << 20) || !r.done()) return; // not an MPI envelope: dropped (a malformed peer)
     m.header = std::move(body);
     if (tag == TAG_DATA) {
       // Matched by the MPI thread's blocking Recv(3030), in order per source.
@@ -186,8 +184,7 @@ private:
     uint64_t step = 0, request_id = 0;
     std::string key_text;
     release();
-    if (!r.u64(step) || !r.str(key_text, 4096) || !r.u64(request_id))
-      return;
+    if (!r.u64(step) || !r.str(key_text, 4096) || !r.u64(request_id)) return;
     auto key = rendezvous::parse_key(key_text);
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "mpi";
@@ -199,14 +196,16 @@ private:
     rec->t_start = ctx_.runtime->now();
     const std::string consumer = m.peer_task;
     if (!key.ok() || key->src_incarnation != ctx_.incarnation) {
-      Error e = key.ok() ? Error::status("Aborted", "device incarnation mismatch: worker was probably restarted") : key.error();
+      Error e = key.ok() ? Error::status("Aborted", "device incarnation mismatch: worker was probably restarted")
+                         : key.error();
       return respond_error(consumer, int64_t(step), key_text, e);
     }
-    ctx_.rendezvous->recv_local_async(int64_t(step), key.value(), [this, consumer, step, key_text, rec](Result<rendezvous::RecvOutcome> got) {
-      if (!got.ok())
-        return respond_error(consumer, int64_t(step), key_text, got.error());
-      respond(consumer, int64_t(step), key_text, got.value(), rec);
-    });
+    ctx_.rendezvous->recv_local_async(int64_t(step), key.value(),
+                                      [this, consumer, step, key_text, rec](Result<rendezvous::RecvOutcome> got) {
+                                        if (!got.ok())
+                                          return respond_error(consumer, int64_t(step), key_text, got.error());
+                                        respond(consumer, int64_t(step), key_text, got.value(), rec);
+                                      });
   }
 
   void respond_error(const std::string& consumer, int64_t step, const std::string& key, const Error& e)
@@ -242,8 +241,7 @@ private:
     };
     auto log = [this, rec](Status) {
       rec->t_end = ctx_.runtime->now();
-      if (ctx_.log)
-        ctx_.log->add(*rec);
+      if (ctx_.log) ctx_.log->add(*rec);
     };
     if (optimal) {
       // Metadata on 2020, the payload from the tensor's own buffer on 3030 (zero copy at the sender).
@@ -256,10 +254,9 @@ private:
       return;
     }
     // Default: the whole TensorProto (host copy; GPU tensors copied to the host first) in the response.
-    auto proto = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node), AllocatorAttributes{true, true, false},
-                                       t.proto_bytes);
-    if (n > 0 && !proto.ok())
-      return respond_error(consumer, step, key, proto.error());
+    auto proto = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
+                                       AllocatorAttributes{true, true, false}, t.proto_bytes);
+    if (n > 0 && !proto.ok()) return respond_error(consumer, step, key, proto.error());
     auto body = header(1);
     auto send = [this, consumer, body, n, rec, log](Tensor p) {
       thread_.submit([this, consumer, body, p, n, rec, log](std::function<void()> release) {
@@ -267,20 +264,23 @@ private:
         release();
       });
     };
-    if (n == 0)
-      return send(Tensor{});
+    if (n == 0) return send(Tensor{});
     Tensor p = proto.value();
     const bool pcie = t.location().is_gpu();
     // AsProtoTensorContent (a copy; GPU tensors come over PCIe), then SerializeToString into the MPI_Alloc_mem
     // buffer: a second copy for POD content (a bytes field), the encoder for other dtypes.
     rec->copies += 2;
-    ctx_.memory->copy(*p.buffer(), *t.buffer(), n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, p, t, n, rec, send](Status) {
-      if (!is_pod(t.dtype)) {
-        ctx_.runtime->execute(Work::serialize(*p.buffer(), n), timed(*ctx_.runtime, rec, Phase::SERIALIZE, [p, send](Status) { send(p); }));
-        return;
-      }
-      ctx_.memory->copy(*p.buffer(), *p.buffer(), n, timed(*ctx_.runtime, rec, Phase::COPY, [p, send](Status) { send(p); }));
-    }));
+    ctx_.memory->copy(*p.buffer(), *t.buffer(), n,
+                      timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, p, t, n, rec, send](Status) {
+                        if (!is_pod(t.dtype)) {
+                          ctx_.runtime->execute(
+                              Work::serialize(*p.buffer(), n),
+                              timed(*ctx_.runtime, rec, Phase::SERIALIZE, [p, send](Status) { send(p); }));
+                          return;
+                        }
+                        ctx_.memory->copy(*p.buffer(), *p.buffer(), n,
+                                          timed(*ctx_.runtime, rec, Phase::COPY, [p, send](Status) { send(p); }));
+                      }));
   }
 
   // ---- consumer ----
@@ -348,21 +348,21 @@ private:
       deliver(*pr.buffer(), [this, pp, pr, out, n, t0, release](Status st) {
         pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
         release(); // the blocking receive is over
-        if (!st.ok())
-          return finish(std::move(*pp), st.error());
+        if (!st.ok()) return finish(std::move(*pp), st.error());
         // ParseFromString (a copy of the bytes field, or the decoder for non-POD), then MakeTensorFromProto (a copy
         // into the destination; H2D for a GPU).
         pp->rec->copies += 2;
         const bool pcie = out.location().is_gpu();
         auto make = [this, pp, pr, out, n, pcie](Status) {
-          ctx_.memory->copy(*out.buffer(), *pr.buffer(), n, timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, out](Status s2) {
-            if (!s2.ok())
-              return finish(std::move(*pp), s2.error());
-            finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
-          }));
+          ctx_.memory->copy(*out.buffer(), *pr.buffer(), n,
+                            timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, out](Status s2) {
+                              if (!s2.ok()) return finish(std::move(*pp), s2.error());
+                              finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
+                            }));
         };
         if (!is_pod(out.dtype))
-          ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true), timed(*ctx_.runtime, pp->rec, Phase::SERIALIZE, make));
+          ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true),
+                                timed(*ctx_.runtime, pp->rec, Phase::SERIALIZE, make));
         else
           ctx_.memory->copy(*pr.buffer(), *pr.buffer(), n, timed(*ctx_.runtime, pp->rec, Phase::COPY, make));
       });
@@ -377,8 +377,7 @@ private:
       d(*out.buffer(), [this, pp, out, release, t0](Status st) {
         pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
         release();
-        if (!st.ok())
-          return finish(std::move(*pp), st.error());
+        if (!st.ok()) return finish(std::move(*pp), st.error());
         finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
       });
     });
@@ -392,18 +391,15 @@ private:
       p.rec->error = r.error().message();
     else
       p.rec->is_dead = r->is_dead;
-    if (ctx_.log)
-      ctx_.log->add(*p.rec);
-    if (p.done)
-      p.done(std::move(r));
+    if (ctx_.log) ctx_.log->add(*p.rec);
+    if (p.done) p.done(std::move(r));
   }
 
   void peer_failed(const std::string& peer, const Error& e)
   {
     std::vector<std::string> ids;
     for (auto& [id, p] : pending_)
-      if (p.producer == peer)
-        ids.push_back(id);
+      if (p.producer == peer) ids.push_back(id);
     for (const auto& id : ids) {
       Pending p = std::move(pending_.at(id));
       pending_.erase(id);
@@ -424,6 +420,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx) { return std::make_unique<MpiTransport>(ctx); }
+std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx)
+{
+  return std::make_unique<MpiTransport>(ctx);
+}
 
 } // namespace tp::transports

@@ -45,19 +45,20 @@ bool decode(const uint8_t* d, size_t n, Prefix& p, uint64_t max_header)
 
 Messenger::Messenger(const TaskContext& ctx, rpc::RpcNode& rpc, MessengerOptions opt, Handler on_message)
     : ctx_(ctx), opt_(std::move(opt)), handler_(std::move(on_message)),
-      channels_(ctx, rpc,
-                [this] {
-                  RdmaChannels::Options o;
-                  o.service = opt_.service;
-                  o.queue_depth = std::max<uint32_t>(1024, 2 * opt_.bounce_slots);
-                  o.recv_wrs = 0; // our own bounce buffers are posted in init_channel
-                  o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ;
-                  o.rc.rnr_retry = 7;     // a receiver short of bounce buffers slows the sender down
-                  o.rc.min_rnr_timer = 1; // 10 us
-                  return o;
-                }(),
-                [this](Channel& ch) { return init_channel(ch); }, nullptr,
-                [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
+      channels_(
+          ctx, rpc,
+          [this] {
+            RdmaChannels::Options o;
+            o.service = opt_.service;
+            o.queue_depth = std::max<uint32_t>(1024, 2 * opt_.bounce_slots);
+            o.recv_wrs = 0; // our own bounce buffers are posted in init_channel
+            o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ;
+            o.rc.rnr_retry = 7;     // a receiver short of bounce buffers slows the sender down
+            o.rc.min_rnr_timer = 1; // 10 us
+            return o;
+          }(),
+          [this](Channel& ch) { return init_channel(ch); }, nullptr,
+          [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
 {
 }
 
@@ -71,11 +72,9 @@ Status Messenger::init_channel(Channel& ch)
       AllocAttr a = AllocAttr::at(Location::host(ctx_.cpu_numa_node), HostMemoryKind::PINNED);
       a.materialize_prefix = region; // protocol bytes are always real
       auto m = ctx_.runtime->memory().allocate(slot, a);
-      if (!m.ok())
-        return m.error();
+      if (!m.ok()) return m.error();
       auto mr = ctx_.device->reg_mr(m->addr, m->size, access);
-      if (!mr.ok())
-        return mr.error();
+      if (!mr.ok()) return mr.error();
       v.push_back(Slot{m.value(), mr.value()});
     }
     return ok_status();
@@ -110,7 +109,8 @@ void Messenger::with_tx_slot(Channel& ch, std::function<void(size_t)> use)
   use(i);
 }
 
-void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done)
+void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
+                               std::function<void(const verbs::WorkCompletion&)> done)
 {
   ChannelState* s = state(ch);
   verbs::SendWr w;
@@ -137,8 +137,7 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len, std::func
 void Messenger::ping(const std::string& peer_task, std::function<void(Result<double>)> done)
 {
   channels_.get(peer_task, [this, done](Result<Channel*> chr) {
-    if (!chr.ok())
-      return done(chr.error());
+    if (!chr.ok()) return done(chr.error());
     Channel& ch = *chr.value();
     Prefix p;
     p.type = PING;
@@ -162,11 +161,9 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
   }
   Buffer pl = payload ? *payload : Buffer{};
   channels_.get(peer_task, [=, this, header = std::move(header)](Result<Channel*> chr) mutable {
-    if (!chr.ok())
-      return sent(chr.error());
+    if (!chr.ok()) return sent(chr.error());
     Channel& ch = *chr.value();
-    if (state(ch)->failed)
-      return sent(*state(ch)->failed);
+    if (state(ch)->failed) return sent(*state(ch)->failed);
     const uint64_t region = opt_.max_header + 64;
     const uint64_t eager = eager_limit ? std::min(eager_limit, opt_.eager_threshold) : opt_.eager_threshold;
     if (payload_len <= eager) {
@@ -181,16 +178,14 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
         auto post = [=, this, &ch](Status) {
           const double t0 = ctx_.runtime->now();
           post_send_slot(ch, slot, region + payload_len, [=, this](const verbs::WorkCompletion& wc) {
-            if (rec)
-              rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
-            sent(wc.ok() ? ok_status() : Status(Error::status("Unavailable", std::string("eager send failed: ") +
-                                                                                     verbs::to_string(wc.status))));
+            if (rec) rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
+            sent(wc.ok() ? ok_status()
+                         : Status(Error::status("Unavailable",
+                                                std::string("eager send failed: ") + verbs::to_string(wc.status))));
           });
         };
-        if (payload_len == 0)
-          return post(ok_status());
-        if (rec)
-          ++rec->copies;
+        if (payload_len == 0) return post(ok_status());
+        if (rec) ++rec->copies;
         ctx_.memory->copy(sb.slice(region, payload_len), pl, payload_len,
                           rec ? timed(*ctx_.runtime, rec, Phase::COPY, post) : WorkDone(post));
       });
@@ -199,45 +194,40 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     // Rendezvous: make the payload readable by the NIC, announce it, wait for the FINs.
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
-    ctx_.memory->acquire(pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ,
-                         [=, this, &ch](Result<memory::NicBuffer> v) {
-                           if (!v.ok())
-                             return sent(v.error());
-                           if (rec) {
-                             rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
-                             rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
-                             if (v->staged)
-                               ++rec->copies;
-                           }
-                           auto view = v.value();
-                           ctx_.memory->copy_in(view, payload_len, [=, this, &ch](Status st) {
-                             if (!st.ok())
-                               return sent(st.error());
-                             const uint64_t chunk = chunk_override ? chunk_override
-                                                    : opt_.chunk_bytes ? opt_.chunk_bytes
-                                                                       : payload_len;
-                             Prefix p;
-                             p.type = RTS;
-                             p.msg_id = next_msg_++;
-                             p.header = header;
-                             p.payload_len = payload_len;
-                             p.addr = view.nic.addr;
-                             p.rkey = view.mr.rkey;
-                             p.chunk = chunk;
-                             Outgoing o;
-                             o.view = view;
-                             o.has_view = true;
-                             o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
-                             o.sent = sent;
-                             o.rec = rec;
-                             outgoing_[p.msg_id] = std::move(o);
-                             const auto bytes = encode(p);
-                             with_tx_slot(ch, [=, this, &ch](size_t slot) {
-                               put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
-                               post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
-                             });
-                           });
-                         });
+    ctx_.memory->acquire(
+        pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ, [=, this, &ch](Result<memory::NicBuffer> v) {
+          if (!v.ok()) return sent(v.error());
+          if (rec) {
+            rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
+            rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
+            if (v->staged) ++rec->copies;
+          }
+          auto view = v.value();
+          ctx_.memory->copy_in(view, payload_len, [=, this, &ch](Status st) {
+            if (!st.ok()) return sent(st.error());
+            const uint64_t chunk = chunk_override ? chunk_override : opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
+            Prefix p;
+            p.type = RTS;
+            p.msg_id = next_msg_++;
+            p.header = header;
+            p.payload_len = payload_len;
+            p.addr = view.nic.addr;
+            p.rkey = advertised_rkey(ctx_.options, view.mr.rkey);
+            p.chunk = chunk;
+            Outgoing o;
+            o.view = view;
+            o.has_view = true;
+            o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
+            o.sent = sent;
+            o.rec = rec;
+            outgoing_[p.msg_id] = std::move(o);
+            const auto bytes = encode(p);
+            with_tx_slot(ch, [=, this, &ch](size_t slot) {
+              put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
+              post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+            });
+          });
+        });
   });
 }
 
@@ -256,8 +246,8 @@ void Messenger::on_completion(Channel& ch, const verbs::WorkCompletion& wc)
     cb(wc);
   }
   if (!wc.ok())
-    fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " +
-                                                      verbs::to_string(wc.status)));
+    fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
+                                                      " failed: " + verbs::to_string(wc.status)));
 }
 
 void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
@@ -291,8 +281,7 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
       return;
     }
     auto it = pings_.find(p.msg_id);
-    if (it == pings_.end())
-      return;
+    if (it == pings_.end()) return;
     auto [t0, done] = std::move(it->second);
     pings_.erase(it);
     return done(ctx_.runtime->now() - t0);
@@ -300,14 +289,11 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
   if (p.type == FIN) {
     repost();
     auto it = outgoing_.find(p.msg_id);
-    if (it == outgoing_.end())
-      return;
-    if (--it->second.chunks_left > 0)
-      return;
+    if (it == outgoing_.end()) return;
+    if (--it->second.chunks_left > 0) return;
     Outgoing o = std::move(it->second);
     outgoing_.erase(it);
-    if (o.has_view)
-      ctx_.memory->release(o.view);
+    if (o.has_view) ctx_.memory->release(o.view);
     return o.sent(ok_status());
   }
   Incoming in{ch.peer_task, p.header, p.payload_len, p.type == EAGER};
@@ -338,8 +324,7 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     r->landed = std::move(landed);
     const uint64_t chunk = p.chunk;
     ctx_.memory->acquire(dst, verbs::Access::LOCAL_WRITE, [this, r, chunk](Result<memory::NicBuffer> v) {
-      if (!v.ok())
-        return r->landed(v.error());
+      if (!v.ok()) return r->landed(v.error());
       r->view = v.value();
       r->chunks = uint32_t((r->len + chunk - 1) / chunk);
       read_chunk_size_[r.get()] = chunk;
@@ -370,13 +355,13 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
     ++r->in_flight;
     wr_done_[w.wr_id] = [this, r, k](const verbs::WorkCompletion& wc) {
       --r->in_flight;
-      if (r->failed)
-        return;
+      if (r->failed) return;
       if (!wc.ok()) {
         r->failed = true;
         ctx_.memory->release(r->view);
         read_chunk_size_.erase(r.get());
-        return r->landed(Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
+        return r->landed(
+            Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
       }
       // FIN for this chunk
       Prefix f;
@@ -412,8 +397,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
 void Messenger::fail_channel(Channel& ch, const Error& e)
 {
   ChannelState* s = state(ch);
-  if (!s || s->failed)
-    return;
+  if (!s || s->failed) return;
   s->failed = e;
   // Fail what waits on this channel: rendezvous sends (their FINs will not come).
   std::vector<uint64_t> ids;
@@ -422,12 +406,10 @@ void Messenger::fail_channel(Channel& ch, const Error& e)
   for (uint64_t id : ids) {
     auto o = std::move(outgoing_.at(id));
     outgoing_.erase(id);
-    if (o.has_view)
-      ctx_.memory->release(o.view);
+    if (o.has_view) ctx_.memory->release(o.view);
     o.sent(e);
   }
-  if (handler_on_failure_)
-    handler_on_failure_(ch.peer_task, e);
+  if (handler_on_failure_) handler_on_failure_(ch.peer_task, e);
 }
 
 } // namespace tp::transports

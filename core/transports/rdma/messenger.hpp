@@ -21,8 +21,8 @@ struct MessengerOptions {
   uint64_t eager_threshold = 16 << 10; ///< payloads up to this go eagerly
   uint64_t chunk_bytes = 0;            ///< rendezvous chunk size (0: one chunk)
   uint32_t max_chunks_in_flight = 8;
-  uint32_t bounce_slots = 64;          ///< pre-posted receive buffers per channel
-  uint64_t max_header = 1024;          ///< largest header a message may carry
+  uint32_t bounce_slots = 64; ///< pre-posted receive buffers per channel
+  uint64_t max_header = 1024; ///< largest header a message may carry
 };
 
 /// What a receiver learns about an incoming message.
@@ -53,7 +53,10 @@ public:
   void ping(const std::string& peer_task, std::function<void(Result<double>)> done);
   const MessengerOptions& options() const { return opt_; }
   /// Called when a channel fails (its pending receives must be failed by the caller's protocol).
-  void on_failure(std::function<void(const std::string& peer_task, const Error&)> f) { handler_on_failure_ = std::move(f); }
+  void on_failure(std::function<void(const std::string& peer_task, const Error&)> f)
+  {
+    handler_on_failure_ = std::move(f);
+  }
 
 private:
   struct Slot {
@@ -61,8 +64,8 @@ private:
     verbs::MemoryRegion mr;
   };
   struct ChannelState {
-    std::vector<Slot> rx;       ///< pre-posted bounce buffers (wr_id = index)
-    std::vector<Slot> tx;       ///< send bounce buffers
+    std::vector<Slot> rx; ///< pre-posted bounce buffers (wr_id = index)
+    std::vector<Slot> tx; ///< send bounce buffers
     std::deque<size_t> free_tx;
     std::deque<std::function<void()>> waiting_tx;
     std::optional<Error> failed;

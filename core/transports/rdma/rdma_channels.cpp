@@ -8,29 +8,30 @@ RdmaChannels::RdmaChannels(const TaskContext& ctx, rpc::RpcNode& rpc, Options op
     : ctx_(ctx), rpc_(rpc), opt_(std::move(opt)), init_(std::move(init)), buffers_(std::move(buffers)),
       on_wc_(std::move(on_wc)), alive_(std::make_shared<bool>(true))
 {
-  rpc_.add_method(opt_.service, [this](rpc::Payload req, rpc::Responder respond) { serve(std::move(req), std::move(respond)); });
+  rpc_.add_method(opt_.service,
+                  [this](rpc::Payload req, rpc::Responder respond) { serve(std::move(req), std::move(respond)); });
   if (ctx_.device) {
     auto cq = ctx_.device->create_cq(int(2 * opt_.queue_depth));
     if (cq.ok()) {
       cq_ = std::move(cq.value());
       std::weak_ptr<bool> alive = alive_;
       cq_->set_handler([this, alive](const verbs::WorkCompletion& wc) {
-        if (alive.expired())
-          return;
-        if (Channel* ch = by_qp(wc.qp_num))
-          on_wc_(*ch, wc);
+        if (alive.expired()) return;
+        if (Channel* ch = by_qp(wc.qp_num)) on_wc_(*ch, wc);
       });
     }
   }
 }
 
-RdmaChannels::~RdmaChannels() { *alive_ = false; }
+RdmaChannels::~RdmaChannels()
+{
+  *alive_ = false;
+}
 
 Channel* RdmaChannels::by_qp(uint32_t qpn)
 {
   for (auto& [name, ch] : channels_)
-    if (ch->qp && ch->qp->qp_num() == qpn)
-      return ch.get();
+    if (ch->qp && ch->qp->qp_num() == qpn) return ch.get();
   return nullptr;
 }
 
@@ -55,13 +56,10 @@ Status RdmaChannels::post_receives(Channel& ch, uint32_t n)
 Result<Channel*> RdmaChannels::ensure(const std::string& peer_task)
 {
   auto it = channels_.find(peer_task);
-  if (it != channels_.end())
-    return it->second.get();
-  if (!ctx_.device || !cq_)
-    return Error::status("Unavailable", "no RDMA device in " + ctx_.process);
+  if (it != channels_.end()) return it->second.get();
+  if (!ctx_.device || !cq_) return Error::status("Unavailable", "no RDMA device in " + ctx_.process);
   auto proc = ctx_.cluster.find(peer_task);
-  if (proc == ctx_.cluster.end())
-    return Error::status("Unavailable", "no process runs task " + peer_task);
+  if (proc == ctx_.cluster.end()) return Error::status("Unavailable", "no process runs task " + peer_task);
   auto ch = std::make_unique<Channel>();
   ch->peer_task = peer_task;
   ch->peer_process = proc->second;
@@ -73,8 +71,7 @@ Result<Channel*> RdmaChannels::ensure(const std::string& peer_task)
   ia.cap.max_send_sge = 1;
   ia.cap.max_recv_sge = 1;
   auto qp = ctx_.device->create_qp(ia);
-  if (!qp.ok())
-    return qp.error();
+  if (!qp.ok()) return qp.error();
   ch->qp = std::move(qp.value());
   ch->local = verbs::QpEndpoint{ctx_.device->port_address(), ch->qp->qp_num(), (next_psn_++) & 0xFFFFFF};
   // INIT now so that receives can be posted before the peer can send.
@@ -83,8 +80,7 @@ Result<Channel*> RdmaChannels::ensure(const std::string& peer_task)
   a.qp_access_flags = opt_.rc.access;
   TP_TRY(ch->qp->modify(a, verbs::RESET_TO_INIT_MASK));
   TP_TRY(post_receives(*ch, opt_.recv_wrs));
-  if (init_)
-    TP_TRY(init_(*ch));
+  if (init_) TP_TRY(init_(*ch));
   Channel* raw = ch.get();
   channels_[peer_task] = std::move(ch);
   return raw;
@@ -107,7 +103,8 @@ std::vector<uint8_t> RdmaChannels::encode_hello(Channel& ch)
 }
 
 namespace {
-bool decode_hello(const std::vector<uint8_t>& in, std::string& task, verbs::QpEndpoint& ep, std::vector<RemoteBuffer>& bufs)
+bool decode_hello(const std::vector<uint8_t>& in, std::string& task, verbs::QpEndpoint& ep,
+                  std::vector<RemoteBuffer>& bufs)
 {
   rpc::Reader r(in);
   std::vector<uint8_t> epb;
@@ -118,8 +115,7 @@ bool decode_hello(const std::vector<uint8_t>& in, std::string& task, verbs::QpEn
   bufs.clear();
   for (uint32_t i = 0; i < n; ++i) {
     RemoteBuffer b;
-    if (!r.u64(b.addr) || !r.u32(b.rkey) || !r.u64(b.length))
-      return false;
+    if (!r.u64(b.addr) || !r.u32(b.rkey) || !r.u64(b.length)) return false;
     bufs.push_back(b);
   }
   return r.done();
@@ -128,8 +124,7 @@ bool decode_hello(const std::vector<uint8_t>& in, std::string& task, verbs::QpEn
 
 Status RdmaChannels::connect(Channel& ch, const verbs::QpEndpoint& remote, std::vector<RemoteBuffer> remote_buffers)
 {
-  if (ch.connected)
-    return ok_status();
+  if (ch.connected) return ok_status();
   ch.remote_buffers = std::move(remote_buffers);
   verbs::QpAttr a;
   a.qp_state = verbs::QpState::RTR;
@@ -159,10 +154,8 @@ void RdmaChannels::serve(rpc::Payload req, rpc::Responder respond)
   if (!decode_hello(req.bytes, peer, ep, bufs))
     return respond(Error::status("InvalidArgument", "malformed channel set-up request"));
   auto ch = ensure(peer);
-  if (!ch.ok())
-    return respond(ch.error());
-  if (auto st = connect(*ch.value(), ep, std::move(bufs)); !st.ok())
-    return respond(st.error());
+  if (!ch.ok()) return respond(ch.error());
+  if (auto st = connect(*ch.value(), ep, std::move(bufs)); !st.ok()) return respond(st.error());
   respond(rpc::Payload{encode_hello(*ch.value()), 0});
   // Anyone waiting locally for this channel can go now.
   auto w = waiting_.find(peer);
@@ -189,17 +182,14 @@ void RdmaChannels::get(const std::string& peer_task, std::function<void(Result<C
   }
   auto& list = waiting_[peer_task];
   list.push_back(std::move(done));
-  if (list.size() > 1)
-    return; // an exchange is already under way
+  if (list.size() > 1) return; // an exchange is already under way
   Channel* c = ch.value();
   std::weak_ptr<bool> alive = alive_;
   rpc_.call(c->peer_process, opt_.service, rpc::Payload{encode_hello(*c), 0},
             [this, alive, peer_task](Result<rpc::Payload> resp) {
-              if (alive.expired())
-                return;
+              if (alive.expired()) return;
               auto w = waiting_.find(peer_task);
-              if (w == waiting_.end())
-                return; // connected meanwhile by the peer's own request
+              if (w == waiting_.end()) return; // connected meanwhile by the peer's own request
               auto list = std::move(w->second);
               waiting_.erase(w);
               Result<Channel*> out = Error::msg("unset");

@@ -36,12 +36,12 @@ struct Channel {
 class RdmaChannels {
 public:
   struct Options {
-    std::string service;          ///< RPC method name of the exchange (e.g. "VerbsService.GetRemoteAddress")
+    std::string service; ///< RPC method name of the exchange (e.g. "VerbsService.GetRemoteAddress")
     uint32_t queue_depth = 1024;
-    uint32_t recv_wrs = 100;      ///< zero-length receives pre-posted per QP
+    uint32_t recv_wrs = 100; ///< zero-length receives pre-posted per QP
     verbs::RcConnectOptions rc;
   };
-  using ChannelInit = std::function<Status(Channel&)>;            ///< create the channel's fixed buffers
+  using ChannelInit = std::function<Status(Channel&)>; ///< create the channel's fixed buffers
   using LocalBuffers = std::function<std::vector<RemoteBuffer>(Channel&)>;
   using CompletionHandler = std::function<void(Channel&, const verbs::WorkCompletion&)>;
 

@@ -29,7 +29,15 @@ const char* const RX_ACK = "rx_ack_buffer";
 
 // ERROR_STATUS is tensorpath's: TF v1 CHECK-fails the producer instead (the process dies and the master aborts
 // the step); the message makes the consumer's Recv report that outcome without killing a simulated process.
-enum class MsgType : uint8_t { ACK = 1, TENSOR_REQUEST, BUFFER_REQUEST, BUFFER_RESPONSE, BUFFER_IDLE, TENSOR_WRITE, ERROR_STATUS };
+enum class MsgType : uint8_t {
+  ACK = 1,
+  TENSOR_REQUEST,
+  BUFFER_REQUEST,
+  BUFFER_RESPONSE,
+  BUFFER_IDLE,
+  TENSOR_WRITE,
+  ERROR_STATUS
+};
 enum class BufStatus : uint8_t { NONE, IDLE, BUSY };
 
 struct Msg {
@@ -87,8 +95,8 @@ struct RdmaBuffer {
     int64_t step = 0;
     std::shared_ptr<TransferRecord> rec;
   };
-  std::optional<Stash> resend; ///< tensor waiting for a BUFFER_RESPONSE or for BUFFER_IDLE
-  bool producing = false;      ///< a request is between recv_local_async and the write
+  std::optional<Stash> resend;               ///< tensor waiting for a BUFFER_RESPONSE or for BUFFER_IDLE
+  bool producing = false;                    ///< a request is between recv_local_async and the write
   std::deque<std::vector<uint8_t>> messages; ///< message buffer: queued messages
 };
 
@@ -109,19 +117,23 @@ struct V1Channel {
   std::optional<Error> failed;
 };
 
-std::string job_key(const std::string& k, int64_t step) { return k + ";" + std::to_string(step); }
+std::string job_key(const std::string& k, int64_t step)
+{
+  return k + ";" + std::to_string(step);
+}
 
 class VerbsV1 final : public Transport {
 public:
   explicit VerbsV1(const TaskContext& ctx)
       : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port),
-        channels_(ctx, rpc_, channel_options(), [this](Channel& ch) { return init_channel(ch); },
-                  [](Channel& ch) {
-                    auto* s = state(ch);
-                    return std::vector<RemoteBuffer>{{s->rx_message.mem.addr, s->rx_message.mr.rkey, HEADER},
-                                                     {s->rx_ack.mem.addr, s->rx_ack.mr.rkey, HEADER}};
-                  },
-                  [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
+        channels_(
+            ctx, rpc_, channel_options(), [this](Channel& ch) { return init_channel(ch); },
+            [](Channel& ch) {
+              auto* s = state(ch);
+              return std::vector<RemoteBuffer>{{s->rx_message.mem.addr, s->rx_message.mr.rkey, HEADER},
+                                               {s->rx_ack.mem.addr, s->rx_ack.mr.rkey, HEADER}};
+            },
+            [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
   {
   }
   const char* name() const override { return "verbs_v1"; }
@@ -146,11 +158,9 @@ public:
     rec->t_start = ctx_.runtime->now();
     const std::string name = key.full;
     channels_.get(key.src.task_name(), [this, step, name, args, done, rec](Result<Channel*> ch) {
-      if (!ch.ok())
-        return finish(Pending{args, done, rec}, ch.error());
+      if (!ch.ok()) return finish(Pending{args, done, rec}, ch.error());
       auto* s = state(*ch.value());
-      if (s->failed)
-        return finish(Pending{args, done, rec}, *s->failed);
+      if (s->failed) return finish(Pending{args, done, rec}, *s->failed);
       s->callbacks[job_key(name, step)] = Pending{args, done, rec};
       Msg m;
       m.type = MsgType::TENSOR_REQUEST;
@@ -178,11 +188,9 @@ private:
     AllocAttr a = AllocAttr::at(Location::host(ctx_.cpu_numa_node), HostMemoryKind::PINNED);
     a.materialize = true;
     auto m = ctx_.runtime->memory().allocate(HEADER, a);
-    if (!m.ok())
-      return m.error();
+    if (!m.ok()) return m.error();
     auto mr = ctx_.device->reg_mr(m->addr, m->size, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE);
-    if (!mr.ok())
-      return mr.error();
+    if (!mr.ok()) return mr.error();
     b.name = name;
     b.mem = m.value();
     b.mr = mr.value();
@@ -225,8 +233,7 @@ private:
   {
     V1Channel* s = state(ch);
     RdmaBuffer& tx = s->tx_message;
-    if (s->failed || tx.messages.empty() || tx.local != BufStatus::IDLE || tx.remote_status != BufStatus::IDLE)
-      return;
+    if (s->failed || tx.messages.empty() || tx.local != BufStatus::IDLE || tx.remote_status != BufStatus::IDLE) return;
     auto bytes = std::move(tx.messages.front());
     tx.messages.pop_front();
     tx.local = tx.remote_status = BufStatus::BUSY;
@@ -244,8 +251,8 @@ private:
     post_write(ch, WR_ACK, s->tx_ack, HEADER, ch.remote_buffers.at(1), verbs_v1_buffer_hash(RX_ACK), false);
   }
 
-  void post_write(Channel& ch, uint64_t wr_id, const RdmaBuffer& from, uint64_t len, const RemoteBuffer& to, uint32_t imm,
-                  bool signaled)
+  void post_write(Channel& ch, uint64_t wr_id, const RdmaBuffer& from, uint64_t len, const RemoteBuffer& to,
+                  uint32_t imm, bool signaled)
   {
     verbs::SendWr w;
     w.wr_id = wr_id;
@@ -255,16 +262,15 @@ private:
     w.rkey = to.rkey;
     w.imm_data = imm;
     w.signaled = signaled;
-    if (auto st = ch.qp->post_send(w); !st.ok())
-      fail_channel(ch, st.error());
+    if (auto st = ch.qp->post_send(w); !st.ok()) fail_channel(ch, st.error());
   }
 
   void on_completion(Channel& ch, const verbs::WorkCompletion& wc)
   {
     V1Channel* s = state(ch);
     if (!wc.ok()) {
-      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " +
-                                                        verbs::to_string(wc.status)));
+      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
+                                                        " failed: " + verbs::to_string(wc.status)));
       return;
     }
     if (wc.opcode == verbs::WcOpcode::RECV_RDMA_WITH_IMM) {
@@ -304,8 +310,7 @@ private:
   void fail_channel(Channel& ch, const Error& e)
   {
     V1Channel* s = state(ch);
-    if (!s->failed)
-      s->failed = e;
+    if (!s->failed) s->failed = e;
     auto cbs = std::move(s->callbacks);
     s->callbacks.clear();
     for (auto& [k, p] : cbs)
@@ -320,8 +325,7 @@ private:
       p.rec->error = r.error().message();
     else
       p.rec->is_dead = r->is_dead;
-    if (ctx_.log)
-      ctx_.log->add(*p.rec);
+    if (ctx_.log) ctx_.log->add(*p.rec);
     p.done(std::move(r));
   }
 
@@ -346,15 +350,14 @@ private:
       const std::string name = m.name;
       const int64_t step = m.step;
       ensure_buffer(b, m.buffer_size, [this, chp, bp, name, step](Status st) {
-        if (!st.ok())
-          return fail_channel(*chp, st.error());
+        if (!st.ok()) return fail_channel(*chp, st.error());
         Msg resp;
         resp.type = MsgType::BUFFER_RESPONSE;
         resp.name = name;
         resp.step = step;
         resp.buffer_size = bp->mem.size;
         resp.remote_addr = bp->mem.addr;
-        resp.rkey = bp->mr.rkey;
+        resp.rkey = advertised_rkey(ctx_.options, bp->mr.rkey);
         send_msg(*chp, resp);
       });
       return;
@@ -374,8 +377,7 @@ private:
     }
     case MsgType::ERROR_STATUS: {
       auto it = s->callbacks.find(job_key(m.name, m.step));
-      if (it == s->callbacks.end())
-        return;
+      if (it == s->callbacks.end()) return;
       Pending p = std::move(it->second);
       s->callbacks.erase(it);
       return finish(std::move(p), Error::status(m.error_code, m.error_text));
@@ -409,8 +411,7 @@ private:
     RdmaBuffer* bp = &b;
     ctx_.memory->register_buffer(b.mem, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE,
                                  [bp, done](Result<verbs::MemoryRegion> mr) {
-                                   if (!mr.ok())
-                                     return done(mr.error());
+                                   if (!mr.ok()) return done(mr.error());
                                    bp->mr = mr.value();
                                    bp->has_memory = true;
                                    done(ok_status());
@@ -420,8 +421,7 @@ private:
   // ---- producer: tensor buffer logic ----
   void send_next(Channel& ch, RdmaBuffer& b)
   {
-    if (b.producing || b.resend || b.queue.empty() || state(ch)->failed)
-      return;
+    if (b.producing || b.resend || b.queue.empty() || state(ch)->failed) return;
     auto [name, step] = b.queue.front();
     b.queue.pop_front();
     b.producing = true;
@@ -449,33 +449,34 @@ private:
     }
     Channel* chp = &ch;
     RdmaBuffer* bp = &b;
-    ctx_.rendezvous->recv_local_async(step, key.value(), [this, chp, bp, step, rec](Result<rendezvous::RecvOutcome> got) {
-      if (!got.ok()) {
-        bp->producing = false;
-        return fail_channel(*chp, got.error());
-      }
-      rec->src_location = got->tensor.location().to_string();
-      // GPU tensors are first copied to pinned host memory.
-      if (!got->is_dead && got->tensor.location().is_gpu() && got->tensor.total_bytes() > 0) {
-        const Tensor t = got->tensor;
-        auto host = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
-                                          AllocatorAttributes{true, true, false}, t.proto_bytes);
-        if (!host.ok()) {
+    ctx_.rendezvous->recv_local_async(
+        step, key.value(), [this, chp, bp, step, rec](Result<rendezvous::RecvOutcome> got) {
+          if (!got.ok()) {
+            bp->producing = false;
+            return fail_channel(*chp, got.error());
+          }
+          rec->src_location = got->tensor.location().to_string();
+          // GPU tensors are first copied to pinned host memory.
+          if (!got->is_dead && got->tensor.location().is_gpu() && got->tensor.total_bytes() > 0) {
+            const Tensor t = got->tensor;
+            auto host = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
+                                              AllocatorAttributes{true, true, false}, t.proto_bytes);
+            if (!host.ok()) {
+              bp->producing = false;
+              return fail_channel(*chp, host.error());
+            }
+            Tensor h = host.value();
+            ++rec->copies;
+            ctx_.memory->copy(*h.buffer(), *t.buffer(), t.total_bytes(),
+                              timed(*ctx_.runtime, rec, Phase::PCIE, [this, chp, bp, h, step, rec](Status) {
+                                bp->producing = false;
+                                post_copy(*chp, *bp, RdmaBuffer::Stash{h, false, step, rec});
+                              }));
+            return;
+          }
           bp->producing = false;
-          return fail_channel(*chp, host.error());
-        }
-        Tensor h = host.value();
-        ++rec->copies;
-        ctx_.memory->copy(*h.buffer(), *t.buffer(), t.total_bytes(),
-                          timed(*ctx_.runtime, rec, Phase::PCIE, [this, chp, bp, h, step, rec](Status) {
-                            bp->producing = false;
-                            post_copy(*chp, *bp, RdmaBuffer::Stash{h, false, step, rec});
-                          }));
-        return;
-      }
-      bp->producing = false;
-      post_copy(*chp, *bp, RdmaBuffer::Stash{got->tensor, got->is_dead, step, rec});
-    });
+          post_copy(*chp, *bp, RdmaBuffer::Stash{got->tensor, got->is_dead, step, rec});
+        });
   }
 
   void post_copy(Channel& ch, RdmaBuffer& b, RdmaBuffer::Stash job)
@@ -494,8 +495,7 @@ private:
       ++rec->registrations;
       ensure_buffer(b, size, [this, chp, bp, t0, rec](Status st) {
         rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
-        if (!st.ok())
-          return fail_channel(*chp, st.error());
+        if (!st.ok()) return fail_channel(*chp, st.error());
         Msg m;
         m.type = MsgType::BUFFER_REQUEST;
         m.name = bp->name;
@@ -536,26 +536,24 @@ private:
       w.remote_addr = bp->remote.addr;
       w.rkey = bp->remote.rkey;
       w.imm_data = verbs_v1_buffer_hash(bp->name);
-      if (auto st = chp->qp->post_send(w); !st.ok())
-        return fail_channel(*chp, st.error());
+      if (auto st = chp->qp->post_send(w); !st.ok()) return fail_channel(*chp, st.error());
       rec->add(Phase::WIRE, 0);
       rec->t_end = t0;
-      if (ctx_.log)
-        ctx_.log->add(*rec);
+      if (ctx_.log) ctx_.log->add(*rec);
     };
-    if (bytes == 0)
-      return write();
+    if (bytes == 0) return write();
     // memcpy (POD) or serialization (other dtypes) into the pinned buffer, after the header.
     ++job.rec->copies;
     const Buffer payload = b.mem.slice(HEADER, bytes);
     if (!is_pod(job.tensor.dtype)) {
-      ctx_.runtime->execute(Work::serialize(*job.tensor.buffer(), bytes), timed(*ctx_.runtime, job.rec, Phase::SERIALIZE,
-                                                                                   [this, payload, job, bytes, write](Status) {
-        ctx_.memory->copy(payload, *job.tensor.buffer(), bytes, [write](Status) { write(); });
-      }));
+      ctx_.runtime->execute(Work::serialize(*job.tensor.buffer(), bytes),
+                            timed(*ctx_.runtime, job.rec, Phase::SERIALIZE, [this, payload, job, bytes, write](Status) {
+                              ctx_.memory->copy(payload, *job.tensor.buffer(), bytes, [write](Status) { write(); });
+                            }));
       return;
     }
-    ctx_.memory->copy(payload, *job.tensor.buffer(), bytes, timed(*ctx_.runtime, job.rec, Phase::COPY, [write](Status) { write(); }));
+    ctx_.memory->copy(payload, *job.tensor.buffer(), bytes,
+                      timed(*ctx_.runtime, job.rec, Phase::COPY, [write](Status) { write(); }));
   }
 
   void resend_next(Channel& ch, RdmaBuffer& b)
@@ -565,8 +563,7 @@ private:
       b.resend.reset();
       return post_copy(ch, b, std::move(job));
     }
-    if (!b.resend)
-      send_next(ch, b);
+    if (!b.resend) send_next(ch, b);
   }
 
   // ---- consumer: tensor data arrived ----
@@ -611,8 +608,7 @@ private:
     ctx_.memory->copy(*t.buffer(), b.mem.slice(HEADER, n), n,
                       timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [this, t, pp, idle](Status st) {
                         idle(); // the producer may overwrite our buffer now
-                        if (!st.ok())
-                          return finish(std::move(*pp), st.error());
+                        if (!st.ok()) return finish(std::move(*pp), st.error());
                         finish(std::move(*pp), rendezvous::RecvOutcome{t, false});
                       }));
   }
@@ -624,6 +620,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Transport> make_verbs_v1_transport(const TaskContext& ctx) { return std::make_unique<VerbsV1>(ctx); }
+std::unique_ptr<Transport> make_verbs_v1_transport(const TaskContext& ctx)
+{
+  return std::make_unique<VerbsV1>(ctx);
+}
 
 } // namespace tp::transports

@@ -98,12 +98,13 @@ class VerbsV2 final : public Transport {
 public:
   explicit VerbsV2(const TaskContext& ctx)
       : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port),
-        channels_(ctx, rpc_, channel_options(ctx), [this](Channel& ch) { return init_channel(ch); },
-                  [](Channel& ch) {
-                    auto* s = static_cast<V2Channel*>(ch.state.get());
-                    return std::vector<RemoteBuffer>{{s->rx.addr, s->rx_mr.rkey, s->rx.size}};
-                  },
-                  [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
+        channels_(
+            ctx, rpc_, channel_options(ctx), [this](Channel& ch) { return init_channel(ch); },
+            [](Channel& ch) {
+              auto* s = static_cast<V2Channel*>(ch.state.get());
+              return std::vector<RemoteBuffer>{{s->rx.addr, s->rx_mr.rkey, s->rx.size}};
+            },
+            [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
   {
   }
   const char* name() const override { return "verbs_v2"; }
@@ -133,11 +134,9 @@ public:
     rec.dst_location = args.dst_location.to_string();
     rec.t_start = ctx_.runtime->now();
     channels_.get(key.src.task_name(), [this, req](Result<Channel*> ch) {
-      if (!ch.ok())
-        return finish(req, ch.error());
+      if (!ch.ok()) return finish(req, ch.error());
       auto* st = state(*ch.value());
-      if (st->failed)
-        return finish(req, *st->failed);
+      if (st->failed) return finish(req, *st->failed);
       uint32_t idx = st->next_index;
       st->next_index = st->next_index >= MAX_INDEX ? 0 : st->next_index + 1;
       st->requests[idx] = req;
@@ -177,18 +176,14 @@ private:
     a.materialize = true; // control messages are real bytes in every mode
     auto tx = ctx_.runtime->memory().allocate(MESSAGE_BUFFER, a);
     auto rx = ctx_.runtime->memory().allocate(MESSAGE_BUFFER, a);
-    if (!tx.ok())
-      return tx.error();
-    if (!rx.ok())
-      return rx.error();
+    if (!tx.ok()) return tx.error();
+    if (!rx.ok()) return rx.error();
     s->tx = tx.value();
     s->rx = rx.value();
     auto txm = ctx_.device->reg_mr(s->tx.addr, s->tx.size, verbs::Access::LOCAL_WRITE);
     auto rxm = ctx_.device->reg_mr(s->rx.addr, s->rx.size, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE);
-    if (!txm.ok())
-      return txm.error();
-    if (!rxm.ok())
-      return rxm.error();
+    if (!txm.ok()) return txm.error();
+    if (!rxm.ok()) return rxm.error();
     s->tx_mr = txm.value();
     s->rx_mr = rxm.value();
     ch.state = s;
@@ -205,8 +200,7 @@ private:
   void pump(Channel& ch)
   {
     V2Channel* s = state(ch);
-    if (s->failed || !s->local_idle || !s->remote_idle || s->queue.empty())
-      return;
+    if (s->failed || !s->local_idle || !s->remote_idle || s->queue.empty()) return;
     std::vector<uint8_t> bytes = std::move(s->queue.front());
     s->queue.pop_front();
     s->local_idle = s->remote_idle = false;
@@ -219,8 +213,7 @@ private:
     w.imm_data = IMM_MESSAGE;
     w.remote_addr = ch.remote_buffers.at(0).addr;
     w.rkey = ch.remote_buffers.at(0).rkey;
-    if (auto st = ch.qp->post_send(w); !st.ok())
-      fail_channel(ch, st.error());
+    if (auto st = ch.qp->post_send(w); !st.ok()) fail_channel(ch, st.error());
   }
 
   void send_ack(Channel& ch)
@@ -232,16 +225,15 @@ private:
     w.signaled = false;
     w.remote_addr = ch.remote_buffers.at(0).addr;
     w.rkey = ch.remote_buffers.at(0).rkey;
-    if (auto st = ch.qp->post_send(w); !st.ok())
-      fail_channel(ch, st.error());
+    if (auto st = ch.qp->post_send(w); !st.ok()) fail_channel(ch, st.error());
   }
 
   void on_completion(Channel& ch, const verbs::WorkCompletion& wc)
   {
     V2Channel* s = state(ch);
     if (!wc.ok()) {
-      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " +
-                                                        verbs::to_string(wc.status)));
+      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
+                                                        " failed: " + verbs::to_string(wc.status)));
       return;
     }
     if (wc.opcode == verbs::WcOpcode::RECV_RDMA_WITH_IMM) {
@@ -279,8 +271,7 @@ private:
   void fail_channel(Channel& ch, const Error& e)
   {
     V2Channel* s = state(ch);
-    if (!s->failed)
-      s->failed = e;
+    if (!s->failed) s->failed = e;
     auto reqs = std::move(s->requests);
     s->requests.clear();
     for (auto& [idx, r] : reqs)
@@ -309,21 +300,19 @@ private:
     AllocatorAttributes attrs = req->args.alloc_attrs;
     attrs.nic_compatible = true;
     auto t = ctx_.memory->allocate(meta.dtype, meta.shape, req->args.dst_location, attrs, meta.proto_bytes);
-    if (!t.ok())
-      return fail_request(ch, idx, t.error());
+    if (!t.ok()) return fail_request(ch, idx, t.error());
     req->result = t.value();
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
     ctx_.memory->acquire(*req->result.buffer(), verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE,
                          [this, &ch, idx, req, m, t0, reg0](Result<memory::NicBuffer> v) mutable {
-                           if (!v.ok())
-                             return fail_request(ch, idx, v.error());
+                           if (!v.ok()) return fail_request(ch, idx, v.error());
                            req->rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
                            req->rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
                            req->view = v.value();
                            req->has_view = true;
                            m.remote_addr = req->view.nic.addr;
-                           m.rkey = req->view.mr.rkey;
+                           m.rkey = advertised_rkey(ctx_.options, req->view.mr.rkey);
                            req->t_requested = ctx_.runtime->now();
                            send_msg(ch, m);
                          });
@@ -333,8 +322,7 @@ private:
   {
     auto* s = state(ch);
     auto it = s->requests.find(idx);
-    if (it == s->requests.end())
-      return;
+    if (it == s->requests.end()) return;
     auto r = it->second;
     s->requests.erase(it);
     finish(r, e);
@@ -344,27 +332,22 @@ private:
   {
     auto* s = state(ch);
     auto it = s->requests.find(idx);
-    if (it == s->requests.end())
-      return;
+    if (it == s->requests.end()) return;
     auto req = it->second;
     s->requests.erase(it);
     req->rec->bytes = req->meta.total_bytes();
     // From the request that carried the destination to the content's arrival: the request's trip, the
     // producer's write and the data on the wire (the producer's own copies are in its record).
-    if (req->t_requested >= 0)
-      req->rec->add(Phase::WIRE, ctx_.runtime->now() - req->t_requested);
-    if (!req->has_view)
-      return finish(req, rendezvous::RecvOutcome{req->result, req->meta.is_dead});
+    if (req->t_requested >= 0) req->rec->add(Phase::WIRE, ctx_.runtime->now() - req->t_requested);
+    if (!req->has_view) return finish(req, rendezvous::RecvOutcome{req->result, req->meta.is_dead});
     // A proxy (staged) destination: copy into the real result (host copy or H2D).
     const bool pcie = req->view.staged && req->result.location().is_gpu();
-    if (req->view.staged)
-      ++req->rec->copies;
+    if (req->view.staged) ++req->rec->copies;
     ctx_.memory->copy_out(req->view, req->meta.total_bytes(),
                           timed(*ctx_.runtime, req->rec, pcie ? Phase::PCIE : Phase::COPY, [this, req](Status st) {
                             ctx_.memory->release(req->view);
                             req->has_view = false;
-                            if (!st.ok())
-                              return finish(req, st.error());
+                            if (!st.ok()) return finish(req, st.error());
                             finish(req, rendezvous::RecvOutcome{req->result, req->meta.is_dead});
                           }));
   }
@@ -378,13 +361,10 @@ private:
     req->rec->t_end = ctx_.runtime->now();
     req->rec->ok = r.ok();
     req->rec->is_dead = r.ok() && r->is_dead;
-    if (!r.ok())
-      req->rec->error = r.error().message();
-    if (ctx_.log)
-      ctx_.log->add(*req->rec);
+    if (!r.ok()) req->rec->error = r.error().message();
+    if (ctx_.log) ctx_.log->add(*req->rec);
     auto done = std::move(req->done);
-    if (done)
-      done(std::move(r));
+    if (done) done(std::move(r));
   }
 
   // ---- both sides: incoming control messages ----
@@ -392,11 +372,11 @@ private:
   {
     auto* s = state(ch);
     switch (m.type) {
-    case MsgType::TENSOR_REQUEST: return serve_request(ch, m);
+    case MsgType::TENSOR_REQUEST:
+      return serve_request(ch, m);
     case MsgType::TENSOR_RE_REQUEST: {
       auto it = s->responses.find(m.index);
-      if (it == s->responses.end())
-        return;
+      if (it == s->responses.end()) return;
       auto resp = it->second;
       s->responses.erase(it);
       send_content(ch, m, resp->tensor, resp->is_dead, resp->rec);
@@ -404,8 +384,7 @@ private:
     }
     case MsgType::META_DATA_UPDATE: {
       auto it = s->requests.find(m.index);
-      if (it == s->requests.end())
-        return;
+      if (it == s->requests.end()) return;
       auto req = it->second;
       meta_cache_[req->key.name_without_frame()] = m.meta;
       if (req->has_view) {
@@ -439,11 +418,11 @@ private:
   void serve_request(Channel& ch, const Msg& m)
   {
     auto key = rendezvous::parse_key(m.name);
-    if (!key.ok())
-      return send_error(ch, m.index, m.name, m.step, key.error());
+    if (!key.ok()) return send_error(ch, m.index, m.name, m.step, key.error());
     if (key->src_incarnation != ctx_.incarnation)
-      return send_error(ch, m.index, m.name, m.step,
-                        Error::status("Aborted", "verbs request for a different device incarnation: worker was probably restarted"));
+      return send_error(
+          ch, m.index, m.name, m.step,
+          Error::status("Aborted", "verbs request for a different device incarnation: worker was probably restarted"));
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "verbs_v2";
     rec->side = "producer";
@@ -463,8 +442,7 @@ private:
       const Tensor t = got->tensor;
       const TensorMeta have = TensorMeta::of(t, got->is_dead);
       rec->src_location = t.location().to_string();
-      if (have.same(m.meta))
-        return send_content(*chp, m, t, got->is_dead, rec);
+      if (have.same(m.meta)) return send_content(*chp, m, t, got->is_dead, rec);
       // Stale or missing meta-data: clone (the source buffer may be reused before the re-request) and tell.
       auto park = [this, chp, m, have, rec](Tensor clone, bool dead) {
         auto resp = std::make_shared<Response>();
@@ -480,17 +458,16 @@ private:
         up.meta = have;
         send_msg(*chp, up);
       };
-      if (got->is_dead || have.total_bytes() == 0)
-        return park(t, got->is_dead);
+      if (got->is_dead || have.total_bytes() == 0) return park(t, got->is_dead);
       auto clone = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
                                          AllocatorAttributes{true, true, true}, t.proto_bytes);
-      if (!clone.ok())
-        return send_error(*chp, m.index, m.name, m.step, clone.error());
+      if (!clone.ok()) return send_error(*chp, m.index, m.name, m.step, clone.error());
       Tensor c = clone.value();
       ++rec->copies;
       const bool pcie = t.location().is_gpu();
-      ctx_.memory->copy(*c.buffer(), *t.buffer(), have.total_bytes(),
-                        timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [park, c](Status) { park(c, false); }));
+      ctx_.memory->copy(
+          *c.buffer(), *t.buffer(), have.total_bytes(),
+          timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [park, c](Status) { park(c, false); }));
     });
   }
 
@@ -508,47 +485,40 @@ private:
       w.imm_data = req.index;
       w.remote_addr = req.remote_addr;
       w.rkey = req.rkey;
-      if (view)
-        w.sg_list.push_back({view->nic.addr, uint32_t(n), view->mr.lkey});
+      if (view) w.sg_list.push_back({view->nic.addr, uint32_t(n), view->mr.lkey});
       memory::NicBuffer v = view ? *view : memory::NicBuffer{};
       const bool release = view != nullptr;
       const double t0 = ctx_.runtime->now();
       s->content_writes[w.wr_id] = [this, rec, t, v, release, t0](const verbs::WorkCompletion& wc) {
         rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
-        if (release)
-          ctx_.memory->release(v);
+        if (release) ctx_.memory->release(v);
         rec->ok = wc.ok();
-        if (!wc.ok())
-          rec->error = verbs::to_string(wc.status);
+        if (!wc.ok()) rec->error = verbs::to_string(wc.status);
         log(rec);
       };
-      if (auto st = chp->qp->post_send(w); !st.ok())
-        fail_channel(*chp, st.error());
+      if (auto st = chp->qp->post_send(w); !st.ok()) fail_channel(*chp, st.error());
     };
-    if (n == 0)
-      return post(nullptr);
+    if (n == 0) return post(nullptr);
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
     ctx_.memory->acquire(*t.buffer(), verbs::Access::LOCAL_WRITE,
                          [this, chp, req, rec, t, n, post, t0, reg0](Result<memory::NicBuffer> v) {
-                           if (!v.ok())
-                             return send_error(*chp, req.index, req.name, req.step, v.error());
+                           if (!v.ok()) return send_error(*chp, req.index, req.name, req.step, v.error());
                            rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
                            rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
                            auto view = std::make_shared<memory::NicBuffer>(v.value());
-                           if (view->staged)
-                             ++rec->copies;
+                           if (view->staged) ++rec->copies;
                            const bool pcie = view->staged && t.location().is_gpu();
-                           ctx_.memory->copy_in(*view, n, timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY,
-                                                                [post, view](Status) { post(view.get()); }));
+                           ctx_.memory->copy_in(*view, n,
+                                                timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY,
+                                                      [post, view](Status) { post(view.get()); }));
                          });
   }
 
   void log(const std::shared_ptr<TransferRecord>& rec)
   {
     rec->t_end = ctx_.runtime->now();
-    if (ctx_.log)
-      ctx_.log->add(*rec);
+    if (ctx_.log) ctx_.log->add(*rec);
   }
 
   TaskContext ctx_;
@@ -559,6 +529,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Transport> make_verbs_v2_transport(const TaskContext& ctx) { return std::make_unique<VerbsV2>(ctx); }
+std::unique_ptr<Transport> make_verbs_v2_transport(const TaskContext& ctx)
+{
+  return std::make_unique<VerbsV2>(ctx);
+}
 
 } // namespace tp::transports
