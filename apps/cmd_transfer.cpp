@@ -58,6 +58,8 @@ json result_json(const sim::TransferResult& r)
                            {"producer", record_json(p.producer)}});
   j["registrations"] = r.consumer_memory.registrations + r.producer_memory.registrations;
   j["copies"] = r.consumer_memory.copies + r.producer_memory.copies;
+  j["records_json"] = r.records.to_json();
+  j["records_csv"] = r.records.to_csv();
   return j;
 }
 
@@ -115,6 +117,7 @@ int run_transfer(const frontend::ParsedArgs& a)
   }
   std::vector<sim::TransferResult> results;
   std::vector<std::pair<std::string, std::string>> errors;
+  std::string records_json = "[", records_csv = transports::TransferLog::csv_header();
   for (const auto& n : names) {
     sim::TransferJob j = job;
     j.transport = n;
@@ -129,6 +132,13 @@ int run_transfer(const frontend::ParsedArgs& a)
       continue;
     }
     json rj = json::parse(child.value());
+    {
+      std::string rjson = rj["records_json"];
+      const auto a0 = rjson.find('['), a1 = rjson.rfind(']');
+      const std::string inner = a0 != std::string::npos && a1 > a0 ? rjson.substr(a0 + 1, a1 - a0 - 1) : "";
+      if (inner.find('{') != std::string::npos) records_json += (records_json.size() > 1 ? "," : "") + inner;
+      records_csv += rj["records_csv"].get<std::string>();
+    }
     sim::TransferResult r;
     r.transport = rj["transport"];
     r.strategy = rj["strategy"];
@@ -150,10 +160,23 @@ int run_transfer(const frontend::ParsedArgs& a)
     }
     results.push_back(r);
   }
+  if (a.has("records")) {
+    const std::string path = a.get("records");
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
+    const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
+    const std::string text = csv ? records_csv : records_json + "\n]\n";
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
   if (a.has("json")) {
     json out = json::array();
-    for (const auto& r : results)
-      out.push_back(result_json(r));
+    for (auto r : results) {
+      auto j = result_json(r);
+      j.erase("records_json");
+      j.erase("records_csv");
+      out.push_back(j);
+    }
     for (const auto& [n, e] : errors)
       out.push_back({{"transport", n}, {"error", e}});
     std::printf("%s\n", out.dump(2).c_str());
@@ -227,6 +250,7 @@ Command transfer_command()
        "steps per size; the first is first use, the last is reported as steady state (default 3)"},
       {"tensors", 0, true, "N", "concurrent tensors per step (default 1)"},
       {"json", 0, false, "", "machine-readable output"},
+      {"records", 0, true, "FILE", "write every per-transfer record (both sides, all steps): FILE.json or FILE.csv"},
   };
   s.details = "Each transport runs in its own process. Example: tensorpath transfer --sweep --hw connectx4-edr-ib";
   return {s, &run_transfer};

@@ -107,6 +107,9 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
         return Error::msg(job.transport + ": " + std::to_string(job.tensors_per_step - received) +
                           " transfers never completed (protocol stalled)");
       const double latency = sim.now() - t0;
+      for (auto* log : {&P.log(), &C.log()})
+        for (const auto& r : log->records())
+          out.records.add(r);
       out.transfers += uint64_t(job.tensors_per_step);
       if (s == 0) pt.first_latency = latency;
       pt.steady_latency = latency;

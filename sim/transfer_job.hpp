@@ -42,6 +42,7 @@ struct TransferResult {
   uint64_t transfers = 0;
   double wall_seconds = 0;
   memory::MemoryStats consumer_memory, producer_memory;
+  transports::TransferLog records; ///< every record of both sides, all steps
 };
 
 Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, const TransferJob& job);

@@ -19,8 +19,7 @@ RegisteredPool::RegisteredPool(Runtime& rt, verbs::Device* dev, AllocAttr attr, 
           return;
         }
         mrs_[i] = mr.value();
-        owed_[i] = true;
-        ++stats_.registrations;
+        owed_[i] = true; // counted (stats_.registrations) when its time is paid
         stats_.registered_bytes += double(region.size);
       })
 {
@@ -49,6 +48,7 @@ void RegisteredPool::pay(uint64_t addr, WorkDone done)
     return;
   }
   owed_[size_t(r)] = false;
+  ++stats_.registrations;
   const Buffer region = pool_.region(size_t(r)).buffer;
   const double t0 = rt_.now();
   MemoryStats* stats = &stats_;

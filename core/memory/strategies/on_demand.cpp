@@ -30,6 +30,7 @@ public:
         if (it->mr.addr <= buffer.addr && buffer.addr + buffer.size <= it->mr.addr + it->mr.length &&
             verbs::has(it->mr.access, access)) {
           ++stats_.cache_hits;
+          ++it->refs;
           lru_.splice(lru_.begin(), lru_, it);
           NicBuffer nb{buffer, lru_.front().mr, false, buffer, next_token_++};
           rt_.post([nb, done = std::move(done)] { done(nb); });
@@ -42,11 +43,8 @@ public:
                     [this, buffer, token, done = std::move(done)](Result<verbs::MemoryRegion> mr) {
                       if (!mr.ok()) return done(mr.error());
                       if (cached_) {
-                        lru_.push_front(Entry{mr.value()});
-                        while (lru_.size() > opt_.cache_entries) {
-                          deregister_buffer(lru_.back().mr);
-                          lru_.pop_back();
-                        }
+                        lru_.push_front(Entry{mr.value(), 1});
+                        evict();
                       }
                       done(NicBuffer{buffer, mr.value(), false, buffer, token});
                     });
@@ -54,14 +52,34 @@ public:
 
   void release(const NicBuffer& nb) override
   {
-    if (release_staged(nb) || cached_) return;
-    deregister_buffer(nb.mr);
+    if (release_staged(nb)) return;
+    if (!cached_) return deregister_buffer(nb.mr);
+    for (auto& e : lru_)
+      if (e.mr.lkey == nb.mr.lkey && e.refs > 0) {
+        --e.refs;
+        break;
+      }
+    evict();
   }
 
 private:
   struct Entry {
     verbs::MemoryRegion mr;
+    uint32_t refs = 0; ///< acquisitions not yet released: never evicted while in use
   };
+
+  /// Deregister least recently used entries beyond the capacity, skipping entries in use.
+  void evict()
+  {
+    auto it = lru_.end();
+    while (lru_.size() > opt_.cache_entries && it != lru_.begin()) {
+      --it;
+      if (it->refs == 0) {
+        deregister_buffer(it->mr);
+        it = lru_.erase(it);
+      }
+    }
+  }
   bool cached_;
   std::list<Entry> lru_;
 };

@@ -60,6 +60,7 @@ Messenger::Messenger(const TaskContext& ctx, rpc::RpcNode& rpc, MessengerOptions
           [this](Channel& ch) { return init_channel(ch); }, nullptr,
           [this](Channel& ch, const verbs::WorkCompletion& wc) { on_completion(ch, wc); })
 {
+  queue_depth_ = std::max<uint32_t>(1024, 2 * opt_.bounce_slots); // as the channels' QPs
 }
 
 Status Messenger::init_channel(Channel& ch)
@@ -118,7 +119,7 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
   w.opcode = verbs::WrOpcode::SEND;
   w.sg_list.push_back({s->tx[slot].mem.addr, uint32_t(len), s->tx[slot].mr.lkey});
   Channel* chp = &ch;
-  wr_done_[w.wr_id] = [this, chp, slot, done](const verbs::WorkCompletion& wc) {
+  post(ch, w, [this, chp, slot, done](const verbs::WorkCompletion& wc) {
     ChannelState* st = state(*chp);
     st->free_tx.push_back(slot);
     if (!st->waiting_tx.empty()) {
@@ -127,9 +128,33 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
       next();
     }
     done(wc);
+  });
+}
+
+void Messenger::post(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done)
+{
+  ChannelState* s = state(ch);
+  if (s->outstanding + 8 >= queue_depth_) {
+    s->backlog.emplace_back(std::move(w), std::move(done));
+    return;
+  }
+  ++s->outstanding;
+  w.signaled = true;
+  Channel* chp = &ch;
+  const uint64_t id = w.wr_id;
+  wr_done_[id] = [this, chp, done = std::move(done)](const verbs::WorkCompletion& wc) {
+    ChannelState* st = state(*chp);
+    --st->outstanding;
+    done(wc);
+    if (!st->backlog.empty() && st->outstanding + 8 < queue_depth_) {
+      auto [next, cb] = std::move(st->backlog.front());
+      st->backlog.pop_front();
+      post(*chp, std::move(next), std::move(cb));
+    }
   };
   if (auto st = ch.qp->post_send(w); !st.ok()) {
-    wr_done_.erase(w.wr_id);
+    wr_done_.erase(id);
+    --s->outstanding;
     fail_channel(ch, st.error());
   }
 }
@@ -353,7 +378,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
     w.remote_addr = r->addr + off;
     w.rkey = r->rkey;
     ++r->in_flight;
-    wr_done_[w.wr_id] = [this, r, k](const verbs::WorkCompletion& wc) {
+    post(*r->ch, w, [this, r, k](const verbs::WorkCompletion& wc) {
       --r->in_flight;
       if (r->failed) return;
       if (!wc.ok()) {
@@ -383,14 +408,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
         return;
       }
       read_more(r);
-    };
-    if (auto st = r->ch->qp->post_send(w); !st.ok()) {
-      wr_done_.erase(w.wr_id);
-      r->failed = true;
-      ctx_.memory->release(r->view);
-      read_chunk_size_.erase(r.get());
-      return r->landed(st.error());
-    }
+    });
   }
 }
 

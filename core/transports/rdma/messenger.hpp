@@ -69,6 +69,9 @@ private:
     std::deque<size_t> free_tx;
     std::deque<std::function<void()>> waiting_tx;
     std::optional<Error> failed;
+    uint32_t outstanding = 0; ///< work requests on the send queue
+    std::deque<std::pair<verbs::SendWr, std::function<void(const verbs::WorkCompletion&)>>>
+        backlog; ///< waiting for room
   };
   struct Outgoing {
     memory::NicBuffer view;
@@ -93,6 +96,9 @@ private:
   ChannelState* state(Channel& ch) { return static_cast<ChannelState*>(ch.state.get()); }
   void with_tx_slot(Channel& ch, std::function<void(size_t)> use);
   void post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done);
+  /// Post a signaled WR, or keep it until the send queue has room (MPI libraries queue internally, they do not fail).
+  void post(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done);
+  uint32_t queue_depth_ = 1024;
   void on_completion(Channel& ch, const verbs::WorkCompletion& wc);
   void on_receive(Channel& ch, size_t slot, uint32_t len);
   void read_more(const std::shared_ptr<Reading>& r);
