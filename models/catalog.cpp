@@ -28,6 +28,8 @@ const char* to_string(LinkLayerKind k)
     return "roce_v1";
   case LinkLayerKind::ROCE_V2:
     return "roce_v2";
+  case LinkLayerKind::ETHERNET:
+    return "ethernet";
   }
   return "?";
 }
@@ -111,8 +113,10 @@ NicProfile parse_nic(Obj o)
     p.link_layer = LinkLayerKind::ROCE_V1;
   else if (ll == "roce_v2")
     p.link_layer = LinkLayerKind::ROCE_V2;
+  else if (ll == "ethernet")
+    p.link_layer = LinkLayerKind::ETHERNET;
   else
-    fail(o.file(), o.field("link_layer"), "one of infiniband, roce_v1, roce_v2", "\"" + ll + "\"");
+    fail(o.file(), o.field("link_layer"), "one of infiniband, roce_v1, roce_v2, ethernet (no RDMA)", "\"" + ll + "\"");
   p.line_rate = quantity(o, "line_rate", Dimension::BYTE_RATE, std::nullopt, 1.0);
   double mtu = quantity(o, "mtu", Dimension::BYTES);
   if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)

@@ -7,7 +7,8 @@
 
 namespace tp::models {
 
-enum class LinkLayerKind { INFINIBAND, ROCE_V1, ROCE_V2 };
+/// ETHERNET: a plain Ethernet NIC (TCP only, no RDMA offload).
+enum class LinkLayerKind { INFINIBAND, ROCE_V1, ROCE_V2, ETHERNET };
 const char* to_string(LinkLayerKind k);
 
 struct NicProfile {
@@ -29,6 +30,7 @@ struct NicProfile {
   uint32_t max_inline_data = 0;   ///< bytes that may be posted inline (no WQE fetch, no payload DMA read)
 
   /// Packets needed for a message of n bytes (a zero-length message is one packet).
+  bool rdma_capable() const { return link_layer != LinkLayerKind::ETHERNET; }
   uint64_t packets(uint64_t n) const { return n == 0 ? 1 : (n + mtu - 1) / mtu; }
   /// Fraction of the line rate that carries payload with full-MTU packets.
   double payload_efficiency() const { return double(mtu) / (double(mtu) + packet_overhead); }

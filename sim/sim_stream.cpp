@@ -105,7 +105,9 @@ private:
     const Platform& pf = *ctx.platform;
     const auto& tcp = pf.machine(net_.machine()).tcp;
     const double size = double(msg.wire_size());
-    const double wire_bytes = tcp.wire_bytes(size);
+    // Port links are rated in RDMA payload goodput (line rate x MTU / (MTU + headers)); TCP's own framing is in
+    // tcp.wire_bytes, so express the line bytes in the links' units.
+    const double wire_bytes = tcp.wire_bytes(size) * pf.nic(net_.machine(), 0).nic.payload_efficiency();
     // CPU-bound throughput of one connection: the time beyond what the links allow.
     const double cpu_time = tcp.connection_bandwidth > 0 ? size / tcp.connection_bandwidth : 0.0;
     const size_t ma = net_.machine();

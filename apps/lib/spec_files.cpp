@@ -3,12 +3,17 @@
 #include "apps/lib/args.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
+#include "core/common/isolated_run.hpp"
+#include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 
 #include "models/json_reader.hpp"
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -88,11 +93,82 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     cj.config.pinned = r.boolean("pinned", true);
     cj.machine = r.str("machine", "");
     j.copies.push_back(cj);
+  } else if (kind == "transfer") {
+    j.kind = JobSpec::Kind::TRANSFER;
+    auto read_transfer = [&](Reader& t, sim::TransferJob& tj, std::string& fabric) {
+      tj.transport = t.str("transport");
+      if (!transports::find_transport(tj.transport))
+        fail(t.file(), t.field("transport"), "a registered transport", "\"" + tj.transport + "\"");
+      auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
+      if (!st.ok())
+        fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
+      tj.strategy = st.value();
+      tj.sizes = {t.size("size", 1 << 20)};
+      tj.steps = int(t.integer("steps", 1, 100, 3));
+      tj.tensors_per_step = int(t.integer("tensors", 1, 100000, 1));
+      auto place = [&](const std::string& key) {
+        const std::string v = t.str(key, "cpu");
+        if (v == "cpu")
+          return Location::host(0);
+        if (v.rfind("numa", 0) == 0 && v.size() == 5 && std::isdigit(static_cast<unsigned char>(v[4])))
+          return Location::host(v[4] - '0');
+        if (v.rfind("gpu", 0) == 0 && v.size() >= 4 && std::isdigit(static_cast<unsigned char>(v[3])))
+          return Location::gpu(std::stoi(v.substr(3)));
+        fail(t.file(), t.field(key), "cpu, numaN or gpuN", "\"" + v + "\"");
+      };
+      tj.src = place("src");
+      tj.dst = place("dst");
+      fabric = t.str("fabric", "");
+    };
+    read_transfer(r, j.transfer, j.fabric);
+    if (r.has("baseline")) {
+      j.has_baseline = true;
+      Reader b(r.get("baseline"), r.file(), r.field("baseline"));
+      read_transfer(b, j.baseline, j.baseline_fabric);
+      b.finish();
+    }
   } else {
-    fail(r.file(), r.field("kind"), "perftest or pcie_copy", "\"" + kind + "\"");
+    fail(r.file(), r.field("kind"), "perftest, pcie_copy or transfer", "\"" + kind + "\"");
   }
   r.finish();
   return j;
+}
+
+} // namespace
+
+namespace {
+
+/// One transfer run in a child process (one simulation each); returns steady latency, first latency, bandwidth.
+Result<std::array<double, 3>> isolated_transfer(const models::ClusterProfile& cluster, const sim::TransferJob& tj)
+{
+  auto child = run_isolated([&]() -> Result<std::string> {
+    auto r = sim::run_transfer_job(cluster, tj);
+    if (!r.ok())
+      return r.error();
+    const auto& p = r->points.at(0);
+    return fmt::format("{:.12e} {:.12e} {:.12e}", p.steady_latency, p.first_latency, p.bandwidth);
+  });
+  if (!child.ok())
+    return child.error();
+  std::array<double, 3> v{};
+  if (std::sscanf(child.value().c_str(), "%lf %lf %lf", &v[0], &v[1], &v[2]) != 3)
+    return Error::msg("malformed transfer result from the child process");
+  return v;
+}
+
+Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, const JobSpec& job, const std::string& fabric)
+{
+  auto cluster = cluster_for(cat, job.hw, 2, job.switch_name);
+  if (!cluster.ok())
+    return cluster.error();
+  if (!fabric.empty()) {
+    auto tcp = cat.tcp(fabric);
+    if (!tcp.ok())
+      return tcp.error();
+    for (auto& g : cluster->groups)
+      g.host.tcp = tcp.value();
+  }
+  return cluster;
 }
 
 } // namespace
@@ -101,6 +177,37 @@ Result<JobOutcome> run_job(const JobSpec& job)
 {
   models::Catalog cat;
   JobOutcome out;
+  if (job.kind == JobSpec::Kind::TRANSFER) {
+    auto cl = transfer_cluster(cat, job, job.fabric);
+    if (!cl.ok())
+      return cl.error();
+    auto v = isolated_transfer(cl.value(), job.transfer);
+    if (!v.ok())
+      return v.error();
+    out.metrics["latency_us"] = v.value()[0] * 1e6;
+    out.metrics["first_latency_us"] = v.value()[1] * 1e6;
+    out.metrics["bandwidth_GBps"] = v.value()[2] * 1e-9;
+    out.metrics["bandwidth_MBps"] = v.value()[2] * 1e-6;
+    out.report = fmt::format(" transfer {} ({}), {} bytes {} -> {}: latency {:.2f} us, bandwidth {:.3f} GB/s\n",
+                             job.transfer.transport, job.fabric.empty() ? "host tcp" : job.fabric, job.transfer.sizes[0],
+                             job.transfer.src.to_string(), job.transfer.dst.to_string(), v.value()[0] * 1e6,
+                             v.value()[2] * 1e-9);
+    if (job.has_baseline) {
+      auto bc = transfer_cluster(cat, job, job.baseline_fabric);
+      if (!bc.ok())
+        return bc.error();
+      auto b = isolated_transfer(bc.value(), job.baseline);
+      if (!b.ok())
+        return b.error();
+      out.metrics["baseline_latency_us"] = b.value()[0] * 1e6;
+      out.metrics["speedup_vs_baseline"] = b.value()[0] / v.value()[0];
+      out.metrics["latency_reduction_vs_baseline"] = 1.0 - v.value()[0] / b.value()[0];
+      out.report += fmt::format(" baseline {} ({}): latency {:.2f} us -> speed-up {:.2f}x\n", job.baseline.transport,
+                                job.baseline_fabric.empty() ? "host tcp" : job.baseline_fabric, b.value()[0] * 1e6,
+                                b.value()[0] / v.value()[0]);
+    }
+    return out;
+  }
   if (job.kind == JobSpec::Kind::PERFTEST) {
     auto cluster = cluster_for(cat, job.hw, 2, job.switch_name);
     if (!cluster.ok()) return cluster.error();

@@ -5,6 +5,7 @@
 
 #include "core/common/result.hpp"
 #include "sim/microbench_jobs.hpp"
+#include "sim/transfer_job.hpp"
 
 #include <map>
 #include <string>
@@ -13,12 +14,18 @@
 namespace tp::frontend {
 
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY } kind = Kind::PERFTEST;
+  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
   sim::PerftestJob perftest;
   std::vector<sim::CopyJob> copies;
+  sim::TransferJob transfer;
+  std::string fabric; ///< transfer: TCP profile override for the gRPC paths ("" keeps the host's)
+  /// transfer: an optional baseline run (another transport or fabric) for ratio metrics.
+  bool has_baseline = false;
+  sim::TransferJob baseline;
+  std::string baseline_fabric;
 };
 
 /// Metrics of a finished job, by name (e.g. "bw_average_gbps", "h2d_GBps"), plus a human-readable report.
