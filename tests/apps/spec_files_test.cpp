@@ -61,3 +61,29 @@ TEST_CASE("Bad case files are refused with file and field", "[quick]")
   for (const auto& f : {f1, f2, f3, f4})
     fs::remove(f);
 }
+
+TEST_CASE("Every example scenario loads", "[quick]")
+{
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/examples")) {
+    auto sc = load_scenario(e.path().string());
+    INFO(e.path().string() << ": " << (sc.ok() ? "" : sc.error().message()));
+    CHECK(sc.ok());
+    ++n;
+  }
+  CHECK(n >= 6);
+}
+
+TEST_CASE("A transfer job names an unknown transport or placement with its field", "[quick]")
+{
+  auto f = write_tmp("t.json", R"({"jobs": [{"kind": "transfer", "transport": "carrier-pigeon", "hw": "connectx3-40gbe-roce"}]})");
+  auto r = load_scenario(f);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "jobs[0].transport");
+  auto g = write_tmp("u.json", R"({"jobs": [{"kind": "transfer", "transport": "gdr", "src": "tpu0", "hw": "connectx3-40gbe-roce"}]})");
+  auto r2 = load_scenario(g);
+  REQUIRE_FALSE(r2.ok());
+  CHECK(r2.error().field == "jobs[0].src");
+  fs::remove(f);
+  fs::remove(g);
+}
