@@ -244,6 +244,7 @@ TcpProfile parse_tcp(Obj o)
   p.segment_overhead = quantity(o, "segment_overhead", Dimension::BYTES);
   p.stack_latency = quantity(o, "stack_latency", Dimension::TIME);
   p.connection_bandwidth = quantity(o, "connection_bandwidth", Dimension::BYTE_RATE, 0.0);
+  p.rpc_connection_bandwidth = quantity(o, "rpc_connection_bandwidth", Dimension::BYTE_RATE, 0.0);
   o.finish();
   return p;
 }

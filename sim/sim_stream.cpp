@@ -109,7 +109,8 @@ private:
     // tcp.wire_bytes, so express the line bytes in the links' units.
     const double wire_bytes = tcp.wire_bytes(size) * pf.nic(net_.machine(), 0).nic.payload_efficiency();
     // CPU-bound throughput of one connection: the time beyond what the links allow.
-    const double cpu_time = tcp.connection_bandwidth > 0 ? size / tcp.connection_bandwidth : 0.0;
+    const double cap = tcp.stream_bandwidth_cap();
+    const double cpu_time = cap > 0 ? size / cap : 0.0;
     const size_t ma = net_.machine();
     const size_t mb = other->net_.machine();
     const int sa = pf.nic(ma, 0).socket;

@@ -38,7 +38,23 @@ void RendezvousMgr::recv_async(int64_t step_id, const ParsedKey& key, const Recv
       find(step_id).recv_async(key, std::move(done)); // reports the sticky abort status
       return;
     }
-    hook_->recv_from_remote_async(step_id, key, args, std::move(done));
+    // Registered so that an abort of the step reaches it; whichever comes first (answer or abort) wins.
+    auto once = std::make_shared<RecvCallback>(std::move(done));
+    const uint64_t id = next_call_++;
+    remote_calls_[step_id][id] = RemoteCall{once};
+    hook_->recv_from_remote_async(step_id, key, args, [this, step_id, id, once](Result<RecvOutcome> r) {
+      auto s = remote_calls_.find(step_id);
+      if (s != remote_calls_.end()) {
+        s->second.erase(id);
+        if (s->second.empty())
+          remote_calls_.erase(s);
+      }
+      if (!*once)
+        return; // aborted meanwhile: the caller already has its error
+      auto cb = std::move(*once);
+      *once = nullptr;
+      cb(std::move(r));
+    });
     return;
   }
   // Same address space: take the tensor from the local table, then copy it to the destination device when
@@ -59,9 +75,24 @@ void RendezvousMgr::recv_async(int64_t step_id, const ParsedKey& key, const Recv
   });
 }
 
+void RendezvousMgr::abort_remote_calls(int64_t step_id, const Error& status)
+{
+  auto s = remote_calls_.find(step_id);
+  if (s == remote_calls_.end()) return;
+  auto calls = std::move(s->second);
+  remote_calls_.erase(s);
+  for (auto& [id, c] : calls)
+    if (*c.done) {
+      auto cb = std::move(*c.done);
+      *c.done = nullptr;
+      cb(status);
+    }
+}
+
 void RendezvousMgr::abort_step(int64_t step_id, const Error& status)
 {
   find(step_id).start_abort(status);
+  abort_remote_calls(step_id, status);
 }
 
 void RendezvousMgr::cleanup(int64_t step_id)
@@ -70,7 +101,9 @@ void RendezvousMgr::cleanup(int64_t step_id)
   if (it == steps_.end()) return;
   auto table = std::move(it->second);
   steps_.erase(it);
-  table->start_abort(Error::status("Aborted", "step " + std::to_string(step_id) + " was cleaned up"));
+  const Error e = Error::status("Aborted", "step " + std::to_string(step_id) + " was cleaned up");
+  table->start_abort(e);
+  abort_remote_calls(step_id, e);
 }
 
 } // namespace tp::rendezvous

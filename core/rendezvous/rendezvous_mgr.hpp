@@ -59,6 +59,14 @@ private:
   memory::TensorMemory* memory_;
   RemoteRecvHook* hook_ = nullptr;
   std::map<int64_t, std::unique_ptr<LocalRendezvous>> steps_;
+  /// Remote receives in flight per step (TF's RegisterCall): an abort fails them at once; the transport's late
+  /// answer is then dropped.
+  struct RemoteCall {
+    std::shared_ptr<RecvCallback> done;
+  };
+  std::map<int64_t, std::map<uint64_t, RemoteCall>> remote_calls_;
+  uint64_t next_call_ = 1;
+  void abort_remote_calls(int64_t step_id, const Error& status);
 };
 
 } // namespace tp::rendezvous

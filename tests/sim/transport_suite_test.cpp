@@ -241,3 +241,27 @@ TRANSPORT_SUITE("verbs_v2")
 TRANSPORT_SUITE("gdr")
 TRANSPORT_SUITE("mpi")
 TRANSPORT_SUITE("ar_grpc")
+
+namespace {
+void abort_reaches_remote_receive(const std::string& transport)
+{
+  TransportFixture f(transport);
+  const auto k = rendezvous::parse_key(TransportFixture::key("never")).value();
+  std::string code;
+  double at = -1;
+  f.ps->rendezvous().recv_async(1, k, rendezvous::RecvArgs{}, [&](Result<RecvOutcome> r) {
+    code = r.ok() ? "ok" : r.error().code;
+    at = f.pp->runtime().now();
+  });
+  // The producer never sends; the consumer's step is aborted after 1 ms.
+  f.pp->runtime().after(1e-3, [&] { f.ps->rendezvous().abort_step(1, Error::status("Aborted", "step failed elsewhere")); });
+  f.wp->runtime().after(2e-3, [&] { f.worker->rendezvous().cleanup(1); }); // the producer's side goes away too
+  f.sim->run();
+  CHECK(code == "Aborted");
+  CHECK(at == Approx(1e-3).epsilon(0.01));
+}
+} // namespace
+
+TEST_CASE("grpc: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("grpc"); }
+TEST_CASE("verbs_v2: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("verbs_v2"); }
+TEST_CASE("ar_grpc: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("ar_grpc"); }
