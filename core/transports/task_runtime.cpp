@@ -17,7 +17,8 @@ Result<std::unique_ptr<TaskRuntime>> TaskRuntime::create(const TaskSpec& spec, c
   if (info->needs_rdma && !dev)
     return Error::at("", "transport " + spec.transport, "a process with an RDMA device", "none");
   std::unique_ptr<TaskRuntime> t(new TaskRuntime(spec, rt));
-  t->memory_ = memory::make_tensor_memory(rt, dev, spec.memory);
+  // A transport without RDMA never registers memory: its allocator gets no device.
+  t->memory_ = memory::make_tensor_memory(rt, info->needs_rdma ? dev : nullptr, spec.memory);
   t->rendezvous_ = std::make_unique<rendezvous::RendezvousMgr>(spec.task, t->memory_.get());
   TaskContext ctx;
   ctx.task = spec.task;
