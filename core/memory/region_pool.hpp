@@ -1,7 +1,7 @@
 // A BFC-like pool of memory regions in one location: chunks are carved first-fit out of regions that are
 // obtained from the MemorySpace as needed (first region 2 MiB or the request rounded up, then doubling, as
 // TF's BFC allocator with growth). A region-created hook lets the owner register each region once (TF's
-// allocator visitors). Tests: tests/core/tensor_memory_test.cpp.
+// allocator visitors). Tests: tests/sim/tensor_memory_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -7,7 +7,7 @@
 //                     come out of a cross-host Send/Recv) live in registered pools; GPU tensors go GPUDirect when
 //                     the GPU shares the NIC's socket, else through pinned host staging (3.4)
 // Transports ask for a NIC view of a buffer with acquire(); a staged view needs copy_in/copy_out, which are
-// timed and counted here. Tests: tests/core/tensor_memory_test.cpp.
+// timed and counted here. Tests: tests/sim/tensor_memory_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -1,7 +1,7 @@
 // Host<->GPU copy bandwidth, as CUDA's bandwidthTest measures it: repeated cudaMemcpy of one size between
 // a (pinned or pageable) host buffer on a chosen NUMA node and a GPU, timed on the runtime's clock.
 // Written against Runtime only, so the same code times the simulator's PCIe/NUMA model or a real copy.
-// CLI: `tensorpath pcie-copy`. Tests: tests/sim/copy_bench_test.cpp.
+// CLI: `tensorpath pcie-copy`. Tests: tests/sim/microbench_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

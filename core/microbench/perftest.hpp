@@ -2,7 +2,7 @@
 // interfaces only, so it runs on the simulated fabric and on the emulator's devices alike. A server and a
 // client exchange QP endpoints and MR keys over the byte stream (as perftest does over TCP), connect RC
 // QPs and run the bandwidth or latency test for each message size. Output formatting: perftest_report.hpp.
-// Tests: tests/sim/perftest_test.cpp. CLI: `tensorpath perftest`.
+// Tests: tests/sim/microbench_test.cpp. CLI: `tensorpath perftest`.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -87,17 +87,30 @@ std::string TransferLog::csv_header()
          "serialize_s,copy_s,registration_s,pcie_s,wire_s,wait_s,copies,registrations,error\n";
 }
 
+namespace {
+
+/// A CSV field in double quotes, inner quotes doubled (RFC 4180).
+std::string csv_quoted(const std::string& v)
+{
+  std::string o = "\"";
+  for (char c : v)
+    o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+} // namespace
+
 std::string TransferLog::to_csv() const
 {
   std::string o;
   for (const auto& r : records_) {
-    o += r.transport + "," + r.side + "," + std::to_string(r.step) + ",\"" + r.key + "\"," + r.local_task + "," +
+    o += r.transport + "," + r.side + "," + std::to_string(r.step) + "," + csv_quoted(r.key) + "," + r.local_task + "," +
          r.peer_task + "," + std::to_string(r.bytes) + "," + r.src_location + "," + r.dst_location + "," +
          (r.is_dead ? "1" : "0") + "," + (r.ok ? "1" : "0") + "," + num(r.t_start) + "," + num(r.t_end);
     for (double s : r.seconds)
       o += "," + num(s);
-    o += "," + num(r.wait()) + "," + std::to_string(r.copies) + "," + std::to_string(r.registrations) + ",\"" +
-         r.error + "\"\n";
+    o += "," + num(r.wait()) + "," + std::to_string(r.copies) + "," + std::to_string(r.registrations) + "," +
+         csv_quoted(r.error) + "\n";
   }
   return o;
 }

@@ -8,7 +8,7 @@
 // power of two whose two eager copies cost no more than one extra round trip (RTT x copy bandwidth / 2, within
 // 2-64 KiB); C_chunk the smallest power of two that keeps the READ pipeline busy (2 x RTT x link rate, within
 // 64 KiB-4 MiB). RTT is measured with an empty message, the copy bandwidth with a 64 KiB memcpy, the link rate
-// read from the device. Tests: tests/sim/transport_suite_test.cpp, tests/sim/ar_grpc_tuning_test.cpp.
+// read from the device. Tests: tests/sim/transport_suite_test.cpp, tests/core/ar_grpc_tuning_test.cpp.
 #pragma once
 
 #include "core/transports/transport.hpp"

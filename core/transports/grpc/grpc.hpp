@@ -1,7 +1,7 @@
 // The default gRPC transport of TensorFlow (protocols.md 1.4): RecvTensor request/response over the byte
 // stream (TCP over Ethernet or IPoIB, from the host's tcp profile), HTTP/2 framing on the wire, the
 // <= 1 KiB copy / > 1 KiB zero-copy encoding rule at the producer, the consumer's copy out of the slices,
-// GPU tensors staged through pinned host memory. Tests: tests/core/transports/transports_test.cpp.
+// GPU tensors staged through pinned host memory. Tests: tests/sim/transport_suite_test.cpp.
 #pragma once
 
 #include "core/rpc/rpc.hpp"
