@@ -52,38 +52,7 @@ std::string type_name(const json& j)
   return std::string(j.type_name());
 }
 
-/// {"value": v, "unit": u, "source": s[, "status", "note"]}, converted to SI. `min_si` guards against nonsense.
-double quantity(Obj& o, const std::string& key, Dimension dim, std::optional<double> def = std::nullopt,
-                double min_si = 0.0)
-{
-  if (!o.has(key)) {
-    o.accept(key);
-    if (def) return *def;
-    fail(o.file(), o.field(key), std::string("a quantity {value, unit, source}: ") + to_string(dim),
-         "nothing (missing)");
-  }
-  const json& v = o.get(key);
-  const std::string f = o.field(key);
-  Obj q(v, o.file(), f);
-  const double value = q.number("value");
-  const std::string unit = q.str("unit");
-  const std::string source = q.str("source");
-  if (source.size() < 3)
-    fail(o.file(), f + ".source", "a non-empty source (paper, manual, repository file) for this number",
-         "\"" + source + "\"");
-  if (q.has("status")) {
-    static const std::set<std::string> statuses = {"confirmed", "secondary", "derived", "assumption", "standard"};
-    const std::string st = q.str("status");
-    if (!statuses.count(st))
-      fail(o.file(), f + ".status", "one of confirmed, secondary, derived, assumption, standard", "\"" + st + "\"");
-  }
-  q.str("note", "");
-  q.finish();
-  auto si = to_si(value, unit, dim);
-  if (!si.ok()) fail(o.file(), f + ".unit", si.error().expected, si.error().got);
-  if (*si < min_si) fail(o.file(), f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
-  return *si;
-}
+using json_input::quantity;
 
 json read_json_file(const std::string& path)
 {

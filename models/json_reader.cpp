@@ -1,6 +1,8 @@
 // Strict JSON reading helpers.
 #include "models/json_reader.hpp"
 
+#include <set>
+
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -123,6 +125,38 @@ void Object::finish(std::initializer_list<const char*> also) const
   for (auto it = j_.begin(); it != j_.end(); ++it)
     if (!known.count(it.key()) && !always.count(it.key()))
       fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
+}
+
+/// {"value": v, "unit": u, "source": s[, "status", "note"]}, converted to SI. `min_si` guards against nonsense.
+double quantity(Object& o, const std::string& key, models::Dimension dim, std::optional<double> def, double min_si)
+{
+  if (!o.has(key)) {
+    o.accept(key);
+    if (def) return *def;
+    fail(o.file(), o.field(key), std::string("a quantity {value, unit, source}: ") + models::to_string(dim),
+         "nothing (missing)");
+  }
+  const json& v = o.get(key);
+  const std::string f = o.field(key);
+  Object q(v, o.file(), f);
+  const double value = q.number("value");
+  const std::string unit = q.str("unit");
+  const std::string source = q.str("source");
+  if (source.size() < 3)
+    fail(o.file(), f + ".source", "a non-empty source (paper, manual, repository file) for this number",
+         "\"" + source + "\"");
+  if (q.has("status")) {
+    static const std::set<std::string> statuses = {"confirmed", "secondary", "derived", "assumption", "standard"};
+    const std::string st = q.str("status");
+    if (!statuses.count(st))
+      fail(o.file(), f + ".status", "one of confirmed, secondary, derived, assumption, standard", "\"" + st + "\"");
+  }
+  q.str("note", "");
+  q.finish();
+  auto si = models::to_si(value, unit, dim);
+  if (!si.ok()) fail(o.file(), f + ".unit", si.error().expected, si.error().got);
+  if (*si < min_si) fail(o.file(), f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
+  return *si;
 }
 
 } // namespace tp::json_input

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/common/result.hpp"
+#include "models/quantity.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -54,5 +55,10 @@ private:
   std::string path_;
   std::set<std::string> used_;
 };
+
+/// A quantity {"value": v, "unit": u, "source": s[, "status", "note"]} converted to SI (a missing key gives `def`,
+/// or a LoadError without one); `min_si` guards against nonsense.
+double quantity(Object& o, const std::string& key, models::Dimension dim, std::optional<double> def = std::nullopt,
+                double min_si = 0.0);
 
 } // namespace tp::json_input

@@ -24,6 +24,8 @@ const char* to_string(Dimension d)
     return "a compute rate (GFLOP/s, TFLOP/s)";
   case Dimension::MESSAGE_RATE:
     return "a message rate (msg/s, Mmsg/s)";
+  case Dimension::IMAGE_RATE:
+    return "an image rate (img/s)";
   case Dimension::COUNT:
     return "a count (unit \"1\")";
   case Dimension::FRACTION:
@@ -65,6 +67,7 @@ Result<double> to_si(double value, const std::string& unit, Dimension dim)
       {"TFLOP/s", {Dimension::FLOP_RATE, 1e12}},
       {"msg/s", {Dimension::MESSAGE_RATE, 1}},
       {"Mmsg/s", {Dimension::MESSAGE_RATE, 1e6}},
+      {"img/s", {Dimension::IMAGE_RATE, 1}},
       {"1", {Dimension::COUNT, 1}},
       {"count", {Dimension::COUNT, 1}},
       {"fraction", {Dimension::FRACTION, 1}},

@@ -17,6 +17,7 @@ enum class Dimension {
   FREQUENCY,     ///< Hz, MHz, GHz
   FLOP_RATE,     ///< FLOP/s, GFLOP/s, TFLOP/s
   MESSAGE_RATE,  ///< msg/s, Mmsg/s
+  IMAGE_RATE,    ///< img/s (training throughput)
   COUNT,         ///< unit "1" or "count"
   FRACTION,      ///< unit "fraction" (0..1) or "%"
 };
