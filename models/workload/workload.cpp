@@ -49,6 +49,23 @@ size_t Workload::variable_count() const
   return n;
 }
 
+training::TrainingModel to_training_model(const Workload& w)
+{
+  training::TrainingModel m;
+  m.name = w.model;
+  m.batch = w.batch;
+  for (const auto& l : w.layers) {
+    training::ModelLayer ml;
+    ml.name = l.name;
+    ml.forward_seconds = l.forward_seconds;
+    ml.backward_seconds = l.backward_seconds;
+    for (const auto& v : l.variables)
+      ml.variables.push_back({v.name, v.bytes(), v.trainable});
+    m.layers.push_back(std::move(ml));
+  }
+  return m;
+}
+
 std::string default_workloads_dir()
 {
   if (const char* env = std::getenv("TENSORPATH_WORKLOADS_DIR"))

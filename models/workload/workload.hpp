@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/common/result.hpp"
+#include "core/training/training_model.hpp"
 #include "models/catalog.hpp"
 #include "models/workload/architectures.hpp"
 
@@ -71,6 +72,9 @@ private:
   std::vector<ThroughputEntry> entries_;
   Status load_status_ = ok_status();
 };
+
+/// The engine's view of a workload (layers, seconds, variables).
+training::TrainingModel to_training_model(const Workload& w);
 
 /// Architecture family used for throughput tables and profiles ("resnet50-keras" -> "resnet50").
 std::string workload_family(const std::string& model);

@@ -1,0 +1,102 @@
+// `tensorpath train`: simulated synchronous training steps of a model on a cluster, per transport side by side:
+// step time, images/s, scaling against one GPU, and where a step's time goes; --trace writes a Chrome trace.
+#include "apps/commands.hpp"
+#include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/training_report.hpp"
+#include "core/common/isolated_run.hpp"
+#include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace tp::cli {
+
+namespace {
+
+int run_train(const frontend::ParsedArgs& a)
+{
+  transports::register_builtin_transports();
+  frontend::TrainingSpec spec;
+  spec.hw = a.get("hw", "hkust-4node");
+  spec.model = a.get("model", "vgg16");
+  spec.fabric = a.get("fabric");
+  spec.switch_name = a.get("switch");
+  spec.mode = a.get("mode", "ps");
+  {
+    spec.transports.clear();
+    std::string list = a.get("transport", "grpc,verbs_v1,verbs_v2,gdr");
+    if (list == "all")
+      spec.transports = transports::transport_names();
+    else {
+      std::stringstream ss(list);
+      for (std::string n; std::getline(ss, n, ',');)
+        spec.transports.push_back(n);
+    }
+  }
+  auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
+  if (!strat.ok())
+    return report_error(strat.error());
+  spec.strategy = strat.value();
+  struct IntOpt {
+    const char* name;
+    int* dst;
+    long def, lo, hi;
+  };
+  IntOpt ints[] = {{"batch", &spec.batch, 32, 1, 4096},   {"workers", &spec.workers, 0, 0, 100000},
+                   {"gpus-per-worker", &spec.gpus_per_worker, 0, 0, 64},
+                   {"ps", &spec.ps_tasks, -1, -1, 100000}, {"steps", &spec.steps, 3, 2, 1000}};
+  for (auto& o : ints) {
+    auto v = a.get_int(o.name, o.def, o.lo, o.hi);
+    if (!v.ok())
+      return report_error(v.error());
+    *o.dst = int(v.value());
+  }
+  spec.one_gpu_reference = !a.has("no-reference");
+  spec.collect_events = a.has("trace");
+  auto res = frontend::run_training(spec);
+  if (!res.ok())
+    return report_error(res.error());
+  if (a.has("trace")) {
+    if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok())
+      return report_error(st.error());
+  }
+  if (a.has("json"))
+    std::printf("%s\n", frontend::training_json(res.value()).c_str());
+  else
+    std::printf("%s", frontend::training_table(res.value()).c_str());
+  return res->all_ok() ? 0 : 1;
+}
+
+} // namespace
+
+Command train_command()
+{
+  frontend::CommandSpec s;
+  s.name = "train";
+  s.summary = "synchronous training steps of a model on a simulated cluster, per transport side by side";
+  s.usage = "[--model NAME] [--hw PROFILE] [--transport NAMES|all] [--mode ps|allreduce] [options]";
+  s.options = {
+      {"model", 0, true, "NAME",
+       "vgg16 (default), alexnet, resnet50, resnet101, resnet152, inception3, googlenet (tensorpath profiles lists GPUs)"},
+      {"batch", 0, true, "N", "images per GPU per step (default 32)"},
+      {"hw", 0, true, "PROFILE", "host or cluster profile (default hkust-4node)"},
+      {"switch", 0, true, "NAME", "switch profile (default: the cluster's)"},
+      {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths (tcp-ethernet, tcp-ipoib-datagram, ...)"},
+      {"transport", 0, true, "NAMES", "comma-separated transports or all (default grpc,verbs_v1,verbs_v2,gdr)"},
+      {"mode", 0, true, "M", "ps (parameter server, default) or allreduce (ring, one rank per GPU)"},
+      {"workers", 0, true, "N", "worker tasks (ps) or ranks (allreduce); default: one per host (ps), every GPU (allreduce)"},
+      {"gpus-per-worker", 0, true, "G", "ps: GPUs (towers) per worker (default: all GPUs of a host)"},
+      {"ps", 0, true, "N", "ps: parameter-server tasks (default: as many as workers)"},
+      {"strategy", 0, true, "S",
+       "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
+      {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},
+      {"no-reference", 0, false, "", "skip the 1-GPU reference run (no scaling efficiency)"},
+      {"trace", 0, true, "FILE", "Chrome trace (Perfetto) of the last step of the first transport"},
+      {"json", 0, false, "", "machine-readable output"},
+  };
+  s.details = "Each run is its own process. Example: tensorpath train --model vgg16 --hw hkust-4node --batch 32";
+  return {s, &run_train};
+}
+
+} // namespace tp::cli

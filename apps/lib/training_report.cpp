@@ -1,0 +1,415 @@
+// Training runs, reports and traces (see training_report.hpp).
+#include "apps/lib/training_report.hpp"
+
+#include "apps/lib/hw_resolve.hpp"
+#include "core/common/isolated_run.hpp"
+#include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
+#include "models/workload/workload.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <map>
+
+namespace tp::frontend {
+
+using json = nlohmann::json;
+
+bool TrainingReport::all_ok() const
+{
+  for (const auto& r : runs)
+    if (!r.error.empty())
+      return false;
+  return true;
+}
+
+double TrainingReport::scaling_efficiency(const sim::TrainingResult& r) const
+{
+  if (!reference || reference->images_per_second <= 0 || r.gpus <= 0)
+    return 0;
+  return r.images_per_second / (r.gpus * reference->images_per_second);
+}
+
+double TrainingReport::speedup_over_one_gpu(const sim::TrainingResult& r) const
+{
+  return reference && reference->images_per_second > 0 ? r.images_per_second / reference->images_per_second : 0;
+}
+
+namespace {
+
+json breakdown_json(const sim::StepBreakdown& b)
+{
+  return {{"compute", b.compute}, {"copy", b.copy},       {"registration", b.registration},
+          {"pcie", b.pcie},       {"network", b.network}, {"aggregate_apply", b.aggregate_apply},
+          {"waiting", b.waiting}, {"gpu_busy", b.gpu_busy}};
+}
+
+sim::StepBreakdown breakdown_from(const json& j)
+{
+  sim::StepBreakdown b;
+  b.compute = j.at("compute");
+  b.waiting = j.at("waiting");
+  b.copy = j.at("copy");
+  b.registration = j.at("registration");
+  b.pcie = j.at("pcie");
+  b.network = j.at("network");
+  b.aggregate_apply = j.at("aggregate_apply");
+  b.gpu_busy = j.at("gpu_busy");
+  return b;
+}
+
+json result_json(const sim::TrainingResult& r, bool with_events)
+{
+  json j = {{"transport", r.transport},
+            {"gpus", r.gpus},
+            {"batch", r.batch},
+            {"step_seconds", r.step_seconds},
+            {"step_time", r.step_time},
+            {"images_per_second", r.images_per_second},
+            {"breakdown", breakdown_json(r.breakdown)},
+            {"remote_transfers_per_step", r.remote_transfers_per_step},
+            {"remote_bytes_per_step", r.remote_bytes_per_step},
+            {"ps_bytes", r.ps_bytes},
+            {"wall_seconds", r.wall_seconds},
+            {"simgrid_activities", r.simgrid_activities}};
+  json pl = json::array();
+  for (const auto& p : r.placement)
+    pl.push_back({{"task", p.task}, {"process", p.process}, {"host", p.host}, {"gpus", p.gpus}});
+  j["placement"] = pl;
+  if (with_events) {
+    json ev = json::array();
+    for (const auto& e : r.events)
+      ev.push_back({e.name, e.kind, e.device, e.start, e.end, e.bytes});
+    j["events"] = ev;
+    j["records"] = json::parse(r.records.to_json());
+  }
+  return j;
+}
+
+sim::TrainingResult result_from(const json& j)
+{
+  sim::TrainingResult r;
+  r.transport = j.at("transport");
+  r.gpus = j.at("gpus");
+  r.batch = j.at("batch");
+  r.step_seconds = j.at("step_seconds").get<std::vector<double>>();
+  r.step_time = j.at("step_time");
+  r.images_per_second = j.at("images_per_second");
+  r.breakdown = breakdown_from(j.at("breakdown"));
+  r.remote_transfers_per_step = j.at("remote_transfers_per_step");
+  r.remote_bytes_per_step = j.at("remote_bytes_per_step");
+  r.ps_bytes = j.at("ps_bytes").get<std::vector<uint64_t>>();
+  r.wall_seconds = j.at("wall_seconds");
+  r.simgrid_activities = j.at("simgrid_activities");
+  for (const auto& p : j.at("placement"))
+    r.placement.push_back({p.at("task"), p.at("process"), p.at("host"), p.at("gpus").get<std::vector<int>>()});
+  if (j.contains("events")) {
+    for (const auto& e : j.at("events"))
+      r.events.push_back({e[0], e[1], e[2], e[3], e[4], e[5]});
+    for (const auto& x : j.at("records")) {
+      transports::TransferRecord t;
+      t.transport = x.at("transport");
+      t.side = x.at("side");
+      t.step = x.at("step");
+      t.key = x.at("key");
+      t.local_task = x.at("local_task");
+      t.peer_task = x.at("peer_task");
+      t.bytes = x.at("bytes");
+      t.src_location = x.at("src_location");
+      t.dst_location = x.at("dst_location");
+      t.ok = x.at("ok");
+      t.error = x.at("error");
+      t.t_start = x.at("t_start");
+      t.t_end = x.at("t_end");
+      for (size_t p = 0; p < size_t(transports::Phase::COUNT); ++p)
+        t.seconds[p] = x.at("seconds").at(transports::to_string(transports::Phase(p)));
+      t.copies = x.at("copies");
+      t.registrations = x.at("registrations");
+      r.records.add(t);
+    }
+  }
+  return r;
+}
+
+/// Run one job in a child process; the result comes back as JSON.
+Result<sim::TrainingResult> isolated(const models::ClusterProfile& cl, const training::TrainingModel& m,
+                                     const sim::TrainingJob& job)
+{
+  auto child = run_isolated([&]() -> Result<std::string> {
+    auto r = sim::run_training_job(cl, m, job);
+    if (!r.ok())
+      return r.error();
+    return result_json(r.value(), job.collect_events).dump();
+  });
+  if (!child.ok())
+    return child.error();
+  try {
+    return result_from(json::parse(child.value()));
+  } catch (const std::exception& e) {
+    return Error::msg(std::string("malformed training result from the child process: ") + e.what());
+  }
+}
+
+} // namespace
+
+Result<TrainingReport> run_training(const TrainingSpec& spec)
+{
+  transports::register_builtin_transports();
+  models::Catalog cat;
+  TrainingReport rep;
+  rep.spec = spec;
+  if (spec.mode != "ps" && spec.mode != "allreduce")
+    return Error::at("", "mode", "ps or allreduce", "\"" + spec.mode + "\"");
+  for (const auto& t : spec.transports)
+    if (!transports::find_transport(t))
+      return Error::at("", "transport", "a known transport", "\"" + t + "\"");
+  // Hosts needed when --hw is a single host profile.
+  auto kind = cat.kind_of(spec.hw);
+  if (!kind.ok())
+    return kind.error();
+  if (*kind == "nic")
+    return Error::at(spec.hw, "hw", "a host or cluster profile (training needs GPUs)", "a NIC profile");
+  int min_hosts = 2;
+  if (*kind == "host") {
+    auto h = cat.host(spec.hw);
+    if (!h.ok())
+      return h.error();
+    const int g = std::max<int>(1, int(h->gpus.size()));
+    if (spec.mode == "ps" && spec.workers > 0)
+      min_hosts = std::max(spec.workers, spec.ps_tasks > 0 ? spec.ps_tasks : 0);
+    if (spec.mode == "allreduce" && spec.workers > 0)
+      min_hosts = (spec.workers + g - 1) / g;
+  }
+  auto cluster = cluster_for(cat, spec.hw, std::max(min_hosts, 1), spec.switch_name);
+  if (!cluster.ok())
+    return cluster.error();
+  if (!spec.fabric.empty()) {
+    auto tcp = cat.tcp(spec.fabric);
+    if (!tcp.ok())
+      return tcp.error();
+    for (auto& g : cluster->groups)
+      g.host.tcp = tcp.value();
+  }
+  const auto& host0 = cluster->host(0);
+  if (host0.gpus.empty())
+    return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
+  rep.gpu = host0.gpus[0].gpu.name;
+  const int hosts = int(cluster->host_count());
+  rep.cluster = fmt::format("{} hosts of {} ({} x {}, {} NIC)", hosts, host0.name, host0.gpus.size(), rep.gpu,
+                            host0.nics.empty() ? "no" : host0.nics[0].nic.name);
+
+  models::WorkloadLibrary lib;
+  auto wl = lib.make(spec.model, rep.gpu, spec.batch);
+  if (!wl.ok())
+    return wl.error();
+  rep.provenance = wl->provenance;
+  rep.compute_seconds = wl->compute_seconds();
+  rep.model_bytes = wl->parameter_bytes();
+  const training::TrainingModel model = models::to_training_model(wl.value());
+
+  sim::TrainingJob job;
+  job.strategy = spec.strategy;
+  job.steps = spec.steps;
+  job.warmup = 1;
+  auto& L = job.layout;
+  if (spec.mode == "ps") {
+    L.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
+    L.workers = spec.workers > 0 ? spec.workers : hosts;
+    L.gpus_per_worker = spec.gpus_per_worker > 0 ? spec.gpus_per_worker : int(host0.gpus.size());
+    L.ps_tasks = spec.ps_tasks >= 0 ? spec.ps_tasks : L.workers;
+  } else {
+    L.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+    L.workers = spec.workers > 0 ? spec.workers : hosts * int(host0.gpus.size());
+    L.gpus_per_worker = 1;
+    L.ps_tasks = 0;
+  }
+  bool events_taken = false;
+  for (const auto& t : spec.transports) {
+    sim::TrainingJob j = job;
+    j.transport = t;
+    j.collect_events = spec.collect_events && !events_taken;
+    auto r = isolated(cluster.value(), model, j);
+    TrainingRun run;
+    run.transport = t;
+    if (r.ok()) {
+      run.result = r.value();
+      events_taken |= j.collect_events;
+    } else
+      run.error = r.error().message();
+    rep.runs.push_back(std::move(run));
+  }
+  if (spec.one_gpu_reference) {
+    auto sw = cat.network_switch("back-to-back");
+    if (!sw.ok())
+      return sw.error();
+    models::ClusterProfile one = models::make_cluster(host0, 1, sw.value(), "node");
+    sim::TrainingJob j = job;
+    j.transport = "grpc";
+    j.collect_events = false;
+    j.layout = sim::TrainingLayout{};
+    j.layout.workers = 1;
+    j.layout.gpus_per_worker = 1;
+    j.layout.ps_tasks = 0;
+    auto r = isolated(one, model, j);
+    if (!r.ok())
+      return Error::msg("1-GPU reference run: " + r.error().message());
+    rep.reference = r.value();
+  }
+  return rep;
+}
+
+std::string training_table(const TrainingReport& r)
+{
+  std::string o;
+  const auto& s = r.spec;
+  o += fmt::format("Training {} (batch {} per GPU, {:.1f} MB of variables) on {}, {} mode\n", s.model, s.batch,
+                   r.model_bytes * 1e-6, r.cluster, s.mode == "ps" ? "parameter-server" : "ring-allreduce");
+  o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
+  if (r.reference)
+    o += fmt::format("1-GPU reference (variables on the host CPU): step {:.1f} ms, {:.1f} images/s\n",
+                     r.reference->step_time * 1e3, r.reference->images_per_second);
+  o += "\n";
+  o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "
+                   "{:>7} {:>7}\n",
+                   "transport", "GPUs", "step[ms]", "images/s", "vs 1GPU", "scaling", "GPU%", "compute", "copy", "reg",
+                   "pcie", "network", "ps/agg", "waiting");
+  for (const auto& run : r.runs) {
+    if (!run.error.empty()) {
+      o += fmt::format("{:<10} ERROR {}\n", run.transport, run.error);
+      continue;
+    }
+    const auto& x = run.result;
+    const auto& b = x.breakdown;
+    o += fmt::format("{:<10} {:>5} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.1f}% {:>5.0f}% | {:>27.1f} {:>6.1f} {:>6.1f} {:>6.1f} "
+                     "{:>8.1f} {:>7.1f} {:>7.1f}\n",
+                     run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
+                     r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
+                     b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3);
+  }
+  // Ratios between transports (step-time speed-ups), first transport as the baseline.
+  if (r.runs.size() > 1 && r.runs[0].error.empty()) {
+    o += "\nspeed-up over " + r.runs[0].transport + ":";
+    for (size_t i = 1; i < r.runs.size(); ++i)
+      if (r.runs[i].error.empty())
+        o += fmt::format(" {} {:.2f}x", r.runs[i].transport, r.runs[0].result.step_time / r.runs[i].result.step_time);
+    o += "\n";
+  }
+  o += "\ncritical path: the chain of ops that set the step time, split by what ran on it (it adds up to the step);\n"
+       "GPU%: mean GPU kernel time over the step time; scaling: images/s over GPUs x the 1-GPU images/s.\n";
+  return o;
+}
+
+std::string training_json(const TrainingReport& r)
+{
+  json j;
+  j["model"] = r.spec.model;
+  j["batch"] = r.spec.batch;
+  j["mode"] = r.spec.mode;
+  j["cluster"] = r.cluster;
+  j["gpu"] = r.gpu;
+  j["compute_seconds"] = r.compute_seconds;
+  j["provenance"] = r.provenance;
+  j["model_bytes"] = r.model_bytes;
+  if (r.reference)
+    j["reference"] = result_json(*r.reference, false);
+  j["runs"] = json::array();
+  for (const auto& run : r.runs) {
+    if (!run.error.empty()) {
+      j["runs"].push_back({{"transport", run.transport}, {"error", run.error}});
+      continue;
+    }
+    json x = result_json(run.result, false);
+    x["scaling_efficiency"] = r.scaling_efficiency(run.result);
+    x["speedup_over_one_gpu"] = r.speedup_over_one_gpu(run.result);
+    j["runs"].push_back(x);
+  }
+  return j.dump(2);
+}
+
+std::string chrome_trace(const sim::TrainingResult& r)
+{
+  // Processes = hosts; threads = one track per device of a task ("worker0 GPU:1", "ps0 CPU:0") and one per
+  // task for its incoming transfers (async spans, they overlap).
+  json ev = json::array();
+  std::map<std::string, int> pid_of_host;
+  std::map<std::string, std::string> host_of_task;
+  for (const auto& [task, host] : r.task_hosts)
+    host_of_task[task] = host;
+  for (const auto& p : r.placement)
+    host_of_task[p.task] = p.host;
+  auto pid = [&](const std::string& host) {
+    auto it = pid_of_host.find(host);
+    if (it != pid_of_host.end())
+      return it->second;
+    const int id = int(pid_of_host.size()) + 1;
+    pid_of_host[host] = id;
+    ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", id}, {"args", {{"name", host}}}});
+    return id;
+  };
+  std::map<std::pair<int, std::string>, int> tid_of;
+  auto tid = [&](int p, const std::string& track) {
+    auto key = std::make_pair(p, track);
+    auto it = tid_of.find(key);
+    if (it != tid_of.end())
+      return it->second;
+    const int id = int(tid_of.size()) + 1;
+    tid_of[key] = id;
+    ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p}, {"tid", id}, {"args", {{"name", track}}}});
+    return id;
+  };
+  auto short_task = [](const std::string& task) {
+    const auto j = task.find("/job:") + 5;
+    return task.substr(j, task.find('/', j) - j) + task.substr(task.rfind(':') + 1);
+  };
+  for (const auto& e : r.events) {
+    const auto d = e.device.find("/device:");
+    const std::string task = e.device.substr(0, d);
+    const int p = pid(host_of_task.count(task) ? host_of_task[task] : task);
+    if (e.kind == "recv" || e.kind == "allreduce")
+      continue; // shown from the transfer records / collective spans below
+    const int t = tid(p, short_task(task) + " " + e.device.substr(d + 8));
+    json args = {{"kind", e.kind}};
+    if (e.bytes)
+      args["bytes"] = e.bytes;
+    ev.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.kind}, {"pid", p}, {"tid", t}, {"ts", e.start * 1e6},
+                  {"dur", (e.end - e.start) * 1e6}, {"args", args}});
+  }
+  uint64_t id = 1;
+  for (const auto& rec : r.records.records()) {
+    if (rec.side != "consumer")
+      continue;
+    const int p = pid(host_of_task.count(rec.local_task) ? host_of_task[rec.local_task] : rec.local_task);
+    const int t = tid(p, short_task(rec.local_task) + " transfers in");
+    json args = {{"bytes", rec.bytes}, {"from", rec.peer_task}, {"key", rec.key}, {"wait", rec.wait()}};
+    for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
+      args[transports::to_string(transports::Phase(ph))] = rec.seconds[ph];
+    const std::string name = rec.key.substr(0, rec.key.rfind(';'));
+    ev.push_back({{"ph", "b"}, {"name", name.substr(name.rfind(';') + 1)}, {"cat", "transfer"}, {"id", id},
+                  {"pid", p}, {"tid", t}, {"ts", rec.t_start * 1e6}, {"args", args}});
+    ev.push_back({{"ph", "e"}, {"name", name.substr(name.rfind(';') + 1)}, {"cat", "transfer"}, {"id", id},
+                  {"pid", p}, {"tid", t}, {"ts", rec.t_end * 1e6}});
+    ++id;
+  }
+  json doc = {{"traceEvents", ev}, {"displayTimeUnit", "ms"},
+              {"otherData", {{"transport", r.transport}, {"step_seconds", r.step_time}}}};
+  return doc.dump();
+}
+
+Status write_trace(const TrainingReport& r, const std::string& path)
+{
+  for (const auto& run : r.runs)
+    if (run.error.empty() && !run.result.events.empty()) {
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (!f)
+        return Error::at(path, "", "a writable file", "cannot open");
+      const std::string text = chrome_trace(run.result);
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+      return ok_status();
+    }
+  return Error::at(path, "trace", "a run that kept its events", "none (every run failed)");
+}
+
+} // namespace tp::frontend

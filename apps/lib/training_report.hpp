@@ -1,0 +1,63 @@
+// Training runs for the CLI and scenarios: resolve the hardware and the workload, run one simulated training
+// job per transport (each in its own process) plus a 1-GPU reference, and report step time, images/s,
+// scaling efficiency and the step breakdown as a table, JSON, or a Chrome trace (trace-event JSON for
+// Perfetto / chrome://tracing). Tests: tests/apps/training_cli_test.cpp, tests/sim/training_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+#include "core/memory/tensor_memory.hpp"
+#include "sim/training_job.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tp::frontend {
+
+struct TrainingSpec {
+  std::string hw = "hkust-4node"; ///< host or cluster profile
+  std::string model = "vgg16";
+  int batch = 32;
+  std::string mode = "ps"; ///< "ps" or "allreduce"
+  std::vector<std::string> transports{"grpc"};
+  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
+  int workers = 0;         ///< 0: default (one per host in ps mode, one per GPU in allreduce mode)
+  int gpus_per_worker = 0; ///< 0: every GPU of the host (ps mode)
+  int ps_tasks = -1;       ///< -1: as many as workers
+  int steps = 3;
+  std::string fabric;      ///< TCP profile override
+  std::string switch_name; ///< switch override
+  bool one_gpu_reference = true;
+  bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
+};
+
+struct TrainingRun {
+  std::string transport;
+  std::string error; ///< non-empty: the run failed
+  sim::TrainingResult result;
+};
+
+struct TrainingReport {
+  TrainingSpec spec;
+  std::string cluster;    ///< cluster description
+  std::string gpu;        ///< GPU profile the compute is taken for
+  std::string provenance; ///< how the per-step compute was obtained
+  double compute_seconds = 0; ///< one GPU's forward + backward per step
+  uint64_t model_bytes = 0;
+  std::optional<sim::TrainingResult> reference; ///< 1 GPU, variables on its host's CPU
+  std::vector<TrainingRun> runs;
+  bool all_ok() const;
+  /// images/s of a run over (GPUs x the 1-GPU reference's images/s); 0 without a reference.
+  double scaling_efficiency(const sim::TrainingResult& r) const;
+  double speedup_over_one_gpu(const sim::TrainingResult& r) const;
+};
+
+Result<TrainingReport> run_training(const TrainingSpec& spec);
+std::string training_table(const TrainingReport& r);
+std::string training_json(const TrainingReport& r);
+/// Chrome trace of the first run that kept its events (spec.collect_events); error if none did.
+Status write_trace(const TrainingReport& r, const std::string& path);
+/// The trace JSON text itself (for tests).
+std::string chrome_trace(const sim::TrainingResult& r);
+
+} // namespace tp::frontend

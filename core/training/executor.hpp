@@ -1,0 +1,75 @@
+// Runs one task's share of a partitioned step graph on the engine interfaces: compute ops as GPU kernels (one
+// compute stream per GPU) or CPU work (an inter-op pool), SEND/RECV through the task's rendezvous and
+// transport, gradient sums as they arrive, variable updates, and ALLREDUCE ops through a collectives hook.
+// Backend independent: the simulator drives it, the emulator can too. Tests: tests/sim/training_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+#include "core/tensor/tensor.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp::transports {
+class TaskRuntime;
+}
+
+namespace tp::training {
+
+struct StepGraph;
+
+/// Collectives as the executor sees them: every rank's ALLREDUCE op with the same name is one collective.
+class CollectiveHook {
+public:
+  virtual ~CollectiveHook() = default;
+  /// Sum `tensor` across ranks (result in place or in a new tensor), then call `done`.
+  virtual void allreduce(int64_t step, const std::string& name, Tensor tensor,
+                         std::function<void(Result<Tensor>)> done) = 0;
+};
+
+/// One executed op (or, for AGGREGATE, one partial sum), for traces and step breakdowns.
+struct OpEvent {
+  std::string name;
+  std::string kind;   ///< "forward", "backward", "aggregate", "apply", "recv", "allreduce"
+  std::string device; ///< full device name
+  double start = 0, end = 0;
+  uint64_t bytes = 0;
+};
+
+/// When one op of a step became ready (all inputs in), started (got its device) and ended; every op has one.
+struct OpTiming {
+  std::string name;
+  double ready = 0, start = 0, end = 0;
+};
+
+struct ExecutorOptions {
+  int cpu_threads = 4; ///< concurrent CPU ops (TF inter-op pool)
+};
+
+class TaskExecutor {
+public:
+  /// `graph` must be partitioned and outlive the executor; `collectives` is needed for ALLREDUCE ops.
+  TaskExecutor(transports::TaskRuntime& task, const StepGraph& graph, ExecutorOptions options = {},
+               CollectiveHook* collectives = nullptr);
+  ~TaskExecutor();
+  TaskExecutor(const TaskExecutor&) = delete;
+  TaskExecutor& operator=(const TaskExecutor&) = delete;
+
+  /// Allocate the task's variables (persistent across steps) and check devices. Call once.
+  Status prepare();
+  /// Run every op of this task for `step`; `done` once all finished or at the first error.
+  void run_step(int64_t step, std::function<void(Status)> done);
+  size_t op_count() const;
+  const std::vector<OpEvent>& events() const;
+  void clear_events();
+  /// Timings of every op of this task in the last step (after it finished).
+  std::vector<OpTiming> timings() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tp::training

@@ -1,0 +1,331 @@
+// Step graph construction and partitioning (see step_graph.hpp).
+#include "core/training/step_graph.hpp"
+
+#include "core/rendezvous/rendezvous_key.hpp"
+
+#include <boost/graph/topological_sort.hpp>
+
+#include <algorithm>
+
+namespace tp::training {
+
+const char* to_string(OpKind k)
+{
+  switch (k) {
+  case OpKind::VARIABLE:
+    return "variable";
+  case OpKind::FORWARD:
+    return "forward";
+  case OpKind::BACKWARD:
+    return "backward";
+  case OpKind::AGGREGATE:
+    return "aggregate";
+  case OpKind::APPLY:
+    return "apply";
+  case OpKind::ALLREDUCE:
+    return "allreduce";
+  case OpKind::SEND:
+    return "send";
+  case OpKind::RECV:
+    return "recv";
+  }
+  return "?";
+}
+
+std::string worker_task(int w)
+{
+  return "/job:worker/replica:0/task:" + std::to_string(w);
+}
+
+std::string ps_task(int s)
+{
+  return "/job:ps/replica:0/task:" + std::to_string(s);
+}
+
+std::string task_of_device(const std::string& device)
+{
+  const auto p = device.find("/device:");
+  return p == std::string::npos ? device : device.substr(0, p);
+}
+
+namespace {
+
+std::string cpu_of(const std::string& task)
+{
+  return task + "/device:CPU:0";
+}
+
+std::string gpu_of(const std::string& task, int gpu)
+{
+  return task + "/device:GPU:" + std::to_string(gpu);
+}
+
+OpId add_op(Graph& g, Op op)
+{
+  return boost::add_vertex(std::move(op), g);
+}
+
+void flow(Graph& g, OpId from, OpId to, const std::string& tensor = {})
+{
+  boost::add_edge(from, to, Flow{tensor}, g);
+}
+
+struct FlatVariable {
+  size_t layer;
+  ModelVariable var;
+};
+
+std::vector<FlatVariable> flatten(const TrainingModel& m)
+{
+  std::vector<FlatVariable> out;
+  for (size_t l = 0; l < m.layers.size(); ++l)
+    for (const auto& v : m.layers[l].variables)
+      out.push_back({l, v});
+  return out;
+}
+
+/// Forward and backward chains of one tower; returns (forward ops, backward ops) per layer.
+std::pair<std::vector<OpId>, std::vector<OpId>> tower(Graph& g, const TrainingModel& m, const std::string& device,
+                                                      const std::string& prefix, const std::string& grad_suffix)
+{
+  std::vector<OpId> fwd, bwd;
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    Op op;
+    op.kind = OpKind::FORWARD;
+    op.name = prefix + "/fwd/" + m.layers[l].name;
+    op.device = device;
+    op.seconds = m.layers[l].forward_seconds;
+    fwd.push_back(add_op(g, op));
+    if (l)
+      flow(g, fwd[l - 1], fwd[l]);
+  }
+  bwd.resize(m.layers.size());
+  for (size_t i = m.layers.size(); i-- > 0;) {
+    Op op;
+    op.kind = OpKind::BACKWARD;
+    op.name = prefix + "/bwd/" + m.layers[i].name;
+    op.device = device;
+    op.seconds = m.layers[i].backward_seconds;
+    for (const auto& v : m.layers[i].variables)
+      op.outputs.push_back({"grad/" + v.name + grad_suffix, v.bytes});
+    bwd[i] = add_op(g, op);
+    flow(g, i + 1 == m.layers.size() ? fwd.back() : bwd[i + 1], bwd[i]);
+  }
+  return {fwd, bwd};
+}
+
+} // namespace
+
+Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout_in)
+{
+  StepLayout layout = layout_in;
+  if (model.layers.empty())
+    return Error::at("", "model", "a model with layers", "none");
+  if (layout.workers < 1)
+    return Error::at("", "workers", "at least 1", std::to_string(layout.workers));
+  if (layout.gpus_per_worker < 1)
+    return Error::at("", "gpus_per_worker", "at least 1", std::to_string(layout.gpus_per_worker));
+  if (layout.mode == SyncMode::PARAMETER_SERVER && layout.ps_tasks < 0)
+    return Error::at("", "ps_tasks", "0 or more", std::to_string(layout.ps_tasks));
+  if (layout.mode == SyncMode::PARAMETER_SERVER && layout.ps_tasks == 0 && layout.workers != 1)
+    return Error::at("", "ps_tasks", "at least 1 with several workers (0 keeps variables on the only worker)", "0");
+  if (layout.mode == SyncMode::ALLREDUCE && layout.gpus_per_worker != 1)
+    return Error::at("", "gpus_per_worker", "1 in allreduce mode (one rank per GPU)",
+                     std::to_string(layout.gpus_per_worker));
+  if (layout.gpu_of.empty())
+    for (int w = 0; w < layout.workers; ++w) {
+      std::vector<int> g(size_t(layout.gpus_per_worker));
+      for (int k = 0; k < layout.gpus_per_worker; ++k)
+        g[size_t(k)] = k;
+      layout.gpu_of.push_back(g);
+    }
+  if (int(layout.gpu_of.size()) != layout.workers)
+    return Error::at("", "gpu_of", std::to_string(layout.workers) + " workers", std::to_string(layout.gpu_of.size()));
+  for (const auto& g : layout.gpu_of)
+    if (int(g.size()) != layout.gpus_per_worker)
+      return Error::at("", "gpu_of", std::to_string(layout.gpus_per_worker) + " GPUs per worker",
+                       std::to_string(g.size()));
+
+  StepGraph sg;
+  sg.layout = layout;
+  Graph& g = sg.graph;
+  const auto vars = flatten(model);
+  for (int w = 0; w < layout.workers; ++w)
+    sg.tasks.push_back(worker_task(w));
+
+  if (layout.mode == SyncMode::ALLREDUCE) {
+    for (int r = 0; r < layout.workers; ++r) {
+      const std::string task = worker_task(r);
+      const std::string dev = gpu_of(task, layout.gpu_of[size_t(r)][0]);
+      const std::string suffix = "/rank" + std::to_string(r);
+      auto [fwd, bwd] = tower(g, model, dev, "rank" + std::to_string(r), suffix);
+      for (const auto& fv : vars) {
+        Op var;
+        var.kind = OpKind::VARIABLE;
+        var.name = "rank" + std::to_string(r) + "/var/" + fv.var.name;
+        var.device = dev;
+        var.outputs.push_back({fv.var.name + suffix, fv.var.bytes});
+        const OpId vid = add_op(g, var);
+        flow(g, vid, fwd[fv.layer], fv.var.name + suffix);
+        Op ar;
+        ar.kind = OpKind::ALLREDUCE;
+        ar.name = "rank" + std::to_string(r) + "/allreduce/" + fv.var.name;
+        ar.device = dev;
+        ar.collective = "allreduce/" + fv.var.name;
+        ar.outputs.push_back({"grad/" + fv.var.name + suffix + "/reduced", fv.var.bytes});
+        const OpId aid = add_op(g, ar);
+        flow(g, bwd[fv.layer], aid, "grad/" + fv.var.name + suffix);
+        Op ap;
+        ap.kind = OpKind::APPLY;
+        ap.name = "rank" + std::to_string(r) + "/apply/" + fv.var.name;
+        ap.device = dev;
+        ap.bytes = fv.var.bytes;
+        ap.tensor = fv.var.name + suffix;
+        flow(g, aid, add_op(g, ap), "grad/" + fv.var.name + suffix + "/reduced");
+      }
+    }
+    return sg;
+  }
+
+  // Parameter-server mode.
+  const int shards = std::max(layout.ps_tasks, 1);
+  sg.ps_bytes.assign(size_t(shards), 0);
+  for (int s = 0; s < layout.ps_tasks; ++s)
+    sg.tasks.push_back(ps_task(s));
+  std::vector<OpId> var_op;
+  for (const auto& fv : vars) {
+    const int s = int(std::min_element(sg.ps_bytes.begin(), sg.ps_bytes.end()) - sg.ps_bytes.begin());
+    sg.ps_bytes[size_t(s)] += fv.var.bytes;
+    sg.variable_ps.push_back(s);
+    Op var;
+    var.kind = OpKind::VARIABLE;
+    var.name = "var/" + fv.var.name;
+    var.device = cpu_of(layout.ps_tasks ? ps_task(s) : worker_task(0));
+    var.outputs.push_back({fv.var.name + "/read", fv.var.bytes});
+    var_op.push_back(add_op(g, var));
+  }
+  // Per variable: the gradients pushed to its device.
+  std::vector<std::vector<std::pair<OpId, std::string>>> pushes(vars.size());
+  for (int w = 0; w < layout.workers; ++w) {
+    const std::string task = worker_task(w);
+    std::vector<std::vector<std::pair<OpId, std::string>>> tower_grads(vars.size());
+    for (int k = 0; k < layout.gpus_per_worker; ++k) {
+      const std::string dev = gpu_of(task, layout.gpu_of[size_t(w)][size_t(k)]);
+      const std::string prefix = "worker" + std::to_string(w) + "/tower" + std::to_string(k);
+      const std::string suffix = "/worker" + std::to_string(w) + "/tower" + std::to_string(k);
+      auto [fwd, bwd] = tower(g, model, dev, prefix, suffix);
+      for (size_t i = 0; i < vars.size(); ++i) {
+        flow(g, var_op[i], fwd[vars[i].layer], vars[i].var.name + "/read");
+        tower_grads[i].push_back({bwd[vars[i].layer], "grad/" + vars[i].var.name + suffix});
+      }
+    }
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (layout.gpus_per_worker > 1 && layout.aggregate_on_worker) {
+        Op agg;
+        agg.kind = OpKind::AGGREGATE;
+        agg.name = "worker" + std::to_string(w) + "/aggregate/" + vars[i].var.name;
+        agg.device = cpu_of(task);
+        agg.arity = layout.gpus_per_worker;
+        const std::string out = "grad/" + vars[i].var.name + "/worker" + std::to_string(w);
+        agg.outputs.push_back({out, vars[i].var.bytes});
+        const OpId a = add_op(g, agg);
+        for (const auto& [op, tensor] : tower_grads[i])
+          flow(g, op, a, tensor);
+        pushes[i].push_back({a, out});
+      } else {
+        for (const auto& p : tower_grads[i])
+          pushes[i].push_back(p);
+      }
+    }
+  }
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const std::string dev = g[var_op[i]].device;
+    OpId grad_src;
+    std::string grad_tensor;
+    if (pushes[i].size() == 1) {
+      grad_src = pushes[i][0].first;
+      grad_tensor = pushes[i][0].second;
+    } else {
+      Op agg;
+      agg.kind = OpKind::AGGREGATE;
+      agg.name = "ps/aggregate/" + vars[i].var.name;
+      agg.device = dev;
+      agg.arity = int(pushes[i].size());
+      grad_tensor = "grad/" + vars[i].var.name + "/sum";
+      agg.outputs.push_back({grad_tensor, vars[i].var.bytes});
+      grad_src = add_op(g, agg);
+      for (const auto& [op, tensor] : pushes[i])
+        flow(g, op, grad_src, tensor);
+    }
+    Op ap;
+    ap.kind = OpKind::APPLY;
+    ap.name = "apply/" + vars[i].var.name;
+    ap.device = dev;
+    ap.bytes = vars[i].var.bytes;
+    ap.tensor = vars[i].var.name + "/read";
+    flow(g, grad_src, add_op(g, ap), grad_tensor);
+  }
+  return sg;
+}
+
+void partition(StepGraph& sg)
+{
+  Graph& g = sg.graph;
+  struct Cut {
+    Graph::edge_descriptor e;
+  };
+  std::vector<Graph::edge_descriptor> cuts;
+  for (auto [it, end] = boost::edges(g); it != end; ++it)
+    if (!g[*it].tensor.empty() && g[boost::source(*it, g)].device != g[boost::target(*it, g)].device)
+      cuts.push_back(*it);
+  std::map<std::pair<std::string, std::string>, std::pair<OpId, OpId>> pairs; // (tensor, dst device) -> send, recv
+  std::vector<std::tuple<OpId, OpId, std::string>> rewired;
+  for (const auto& e : cuts) {
+    const OpId src = boost::source(e, g), dst = boost::target(e, g);
+    const std::string tensor = g[e].tensor;
+    const std::string sdev = g[src].device, ddev = g[dst].device;
+    auto key = std::make_pair(tensor, ddev);
+    auto it = pairs.find(key);
+    if (it == pairs.end()) {
+      uint64_t bytes = 0;
+      for (const auto& o : g[src].outputs)
+        if (o.tensor == tensor)
+          bytes = o.bytes;
+      const std::string rkey = rendezvous::create_key(sdev, 1, ddev, tensor);
+      const bool remote = task_of_device(sdev) != task_of_device(ddev);
+      Op send;
+      send.kind = OpKind::SEND;
+      send.name = "send/" + tensor + "->" + ddev;
+      send.device = sdev;
+      send.key = rkey;
+      send.tensor = tensor;
+      send.bytes = bytes;
+      send.remote = remote;
+      Op recv = send;
+      recv.kind = OpKind::RECV;
+      recv.name = "recv/" + tensor + "@" + ddev;
+      recv.device = ddev;
+      recv.outputs.push_back({tensor, bytes});
+      const OpId s = add_op(g, send), r = add_op(g, recv);
+      rewired.emplace_back(src, s, tensor);
+      it = pairs.emplace(key, std::make_pair(s, r)).first;
+      ++sg.sends;
+      if (remote) {
+        ++sg.remote_sends;
+        sg.remote_bytes += bytes;
+      }
+    }
+    rewired.emplace_back(it->second.second, dst, tensor);
+  }
+  for (const auto& e : cuts)
+    boost::remove_edge(e, g);
+  for (const auto& [a, b, t] : rewired)
+    flow(g, a, b, t);
+  std::vector<OpId> topo;
+  boost::topological_sort(g, std::back_inserter(topo));
+  int order = 0;
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it)
+    g[*it].order = order++;
+}
+
+} // namespace tp::training

@@ -1,0 +1,98 @@
+// One training step as a dataflow graph (Boost.Graph): forward and backward ops per GPU tower, one gradient
+// per variable, gradient aggregation, apply; in parameter-server mode the variables live on PS tasks (placed
+// greedily by bytes in creation order, as tf.train.replica_device_setter with a greedy byte-size strategy does),
+// in allreduce mode every rank keeps its own copy and gradients go through ALLREDUCE ops. partition() then
+// cuts every edge between devices into a SEND/RECV pair with a TensorFlow rendezvous key, exactly where TF's
+// graph partitioner puts them. Include only from .cpp files (Boost.Graph). Tests: tests/core/step_graph_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+#include "core/training/training_model.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tp::training {
+
+enum class OpKind : uint8_t {
+  VARIABLE,  ///< a persistent variable (its value is the output; lives across steps)
+  FORWARD,   ///< a layer's forward compute on a device
+  BACKWARD,  ///< a layer's backward compute; outputs one gradient per variable of the layer
+  AGGREGATE, ///< sum of `arity` inputs of the same size (add_n / ConditionalAccumulator), summed as they arrive
+  APPLY,     ///< variable update (var -= lr * grad) on the variable's device
+  ALLREDUCE, ///< a collective across ranks (the collectives engine runs it)
+  SEND,      ///< rendezvous Send (inserted by partition)
+  RECV,      ///< rendezvous Recv (inserted by partition)
+};
+const char* to_string(OpKind k);
+
+struct OpOutput {
+  std::string tensor; ///< tensor name (unique in the step), e.g. "grad/conv1/kernel/worker0/gpu0"
+  uint64_t bytes = 0;
+};
+
+struct Op {
+  OpKind kind = OpKind::FORWARD;
+  std::string name;   ///< unique op name
+  std::string device; ///< full TF device name, "/job:ps/replica:0/task:0/device:CPU:0"
+  double seconds = 0; ///< FORWARD, BACKWARD
+  std::vector<OpOutput> outputs;
+  int arity = 0;           ///< AGGREGATE: inputs summed
+  std::string collective;  ///< ALLREDUCE: name shared by every rank's op of the same collective
+  std::string key;         ///< SEND, RECV: the rendezvous key
+  std::string tensor;      ///< SEND, RECV: the tensor moved; APPLY: the variable's tensor
+  uint64_t bytes = 0;      ///< SEND, RECV: its size
+  bool remote = false;     ///< SEND, RECV: the peer is another task (a transport moves it)
+  int order = 0;           ///< scheduling priority on a device (lower first): topological position
+};
+
+struct Flow {
+  std::string tensor; ///< the tensor carried; empty for a control dependency (same device only)
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, Flow>;
+using OpId = Graph::vertex_descriptor;
+
+enum class SyncMode { PARAMETER_SERVER, ALLREDUCE };
+
+struct StepLayout {
+  SyncMode mode = SyncMode::PARAMETER_SERVER;
+  int workers = 1;         ///< worker tasks (PS mode) or ranks (allreduce mode)
+  int gpus_per_worker = 1; ///< towers per worker task (PS mode); allreduce: 1
+  /// PS tasks; 0 = the variables live on worker 0's CPU (single-worker reference, tf_cnn's "params on CPU").
+  int ps_tasks = 1;
+  /// PS mode with several towers: sum the towers' gradients on the worker CPU before one push (tf_cnn_benchmarks'
+  /// fetch-from-PS variable manager); false: every tower pushes its own gradient.
+  bool aggregate_on_worker = true;
+  /// GPU index of worker w's tower g (default w's towers are GPUs 0..G-1 of its host).
+  std::vector<std::vector<int>> gpu_of;
+};
+
+std::string worker_task(int w);
+std::string ps_task(int s);
+
+struct StepGraph {
+  Graph graph;
+  StepLayout layout;
+  std::vector<std::string> tasks;            ///< every task that runs ops
+  std::vector<int> variable_ps;              ///< PS shard of each variable (PS mode), in model order
+  std::vector<uint64_t> ps_bytes;            ///< bytes of variables per PS shard
+  size_t sends = 0;                          ///< SEND ops after partition (cross-host and local)
+  size_t remote_sends = 0;
+  uint64_t remote_bytes = 0;                 ///< bytes crossing tasks per step
+};
+
+/// Build the unpartitioned step graph. Errors for an empty model or a layout that does not fit.
+Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout);
+
+/// Insert SEND/RECV pairs on every edge between devices (one pair per tensor and destination device) and
+/// set each op's scheduling order. Idempotent in effect: a partitioned graph has no cross-device edges.
+void partition(StepGraph& g);
+
+/// The task ("/job:worker/replica:0/task:1") of a full device name.
+std::string task_of_device(const std::string& device);
+
+} // namespace tp::training

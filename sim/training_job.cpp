@@ -1,0 +1,245 @@
+// Training job driver (see training_job.hpp).
+#include "sim/training_job.hpp"
+
+#include "core/training/critical_path.hpp"
+#include "core/training/step_graph.hpp"
+#include "sim/simulation.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+
+namespace tp::sim {
+
+namespace {
+
+std::string process_name(const std::string& task)
+{
+  // "/job:worker/replica:0/task:3" -> "worker3"
+  const auto j = task.find("/job:") + 5;
+  const auto r = task.find('/', j);
+  const auto t = task.rfind(':');
+  return task.substr(j, r - j) + task.substr(t + 1);
+}
+
+} // namespace
+
+Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                                        const TrainingJob& job)
+{
+  const auto w0 = std::chrono::steady_clock::now();
+  if (job.steps < 1 || job.warmup < 0 || job.warmup >= job.steps)
+    return Error::at("", "steps", "steps >= 1 and 0 <= warmup < steps",
+                     std::to_string(job.steps) + " steps, " + std::to_string(job.warmup) + " warm-up");
+  const auto& L = job.layout;
+  const size_t H = cluster.host_count();
+  const auto names = cluster.host_names();
+  if (H == 0)
+    return Error::at("", "hw", "a cluster with hosts", "none");
+
+  // Placement of tasks on hosts and GPUs.
+  training::StepLayout sl;
+  sl.mode = L.mode == TrainingLayout::Mode::ALLREDUCE ? training::SyncMode::ALLREDUCE
+                                                      : training::SyncMode::PARAMETER_SERVER;
+  sl.workers = L.workers;
+  sl.gpus_per_worker = L.gpus_per_worker;
+  sl.ps_tasks = L.ps_tasks;
+  sl.aggregate_on_worker = L.aggregate_on_worker;
+  std::vector<int> worker_host(size_t(std::max(L.workers, 0))), ps_host(size_t(std::max(L.ps_tasks, 0)));
+  std::map<int, int> gpus_used;
+  for (int w = 0; w < L.workers; ++w) {
+    int h;
+    if (!L.worker_hosts.empty()) {
+      if (L.worker_hosts.size() != size_t(L.workers))
+        return Error::at("", "worker_hosts", std::to_string(L.workers) + " entries",
+                         std::to_string(L.worker_hosts.size()));
+      h = L.worker_hosts[size_t(w)];
+    } else if (L.mode == TrainingLayout::Mode::ALLREDUCE) {
+      const int rph = L.ranks_per_host > 0 ? L.ranks_per_host : int(cluster.host(0).gpus.size());
+      h = rph > 0 ? w / rph : w;
+    } else {
+      h = w % int(H);
+    }
+    if (h < 0 || size_t(h) >= H)
+      return Error::at("", "workers", "tasks that fit on the cluster's " + std::to_string(H) + " hosts",
+                       "worker " + std::to_string(w) + " on host " + std::to_string(h));
+    worker_host[size_t(w)] = h;
+    std::vector<int> g;
+    for (int k = 0; k < L.gpus_per_worker; ++k)
+      g.push_back(gpus_used[h]++);
+    const int have = int(cluster.host(size_t(h)).gpus.size());
+    if (gpus_used[h] > have)
+      return Error::at(cluster.host(size_t(h)).file, "gpus",
+                       std::to_string(gpus_used[h]) + " GPUs on " + names[size_t(h)] + " for its tasks",
+                       std::to_string(have));
+    sl.gpu_of.push_back(g);
+  }
+  for (int s = 0; s < L.ps_tasks; ++s) {
+    int h = s % int(H);
+    if (!L.ps_hosts.empty()) {
+      if (L.ps_hosts.size() != size_t(L.ps_tasks))
+        return Error::at("", "ps_hosts", std::to_string(L.ps_tasks) + " entries", std::to_string(L.ps_hosts.size()));
+      h = L.ps_hosts[size_t(s)];
+    }
+    if (h < 0 || size_t(h) >= H)
+      return Error::at("", "ps_hosts", "a host index below " + std::to_string(H), std::to_string(h));
+    ps_host[size_t(s)] = h;
+  }
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE)
+    return Error::at("", "mode", "parameter_server (allreduce mode needs the collectives engine)", "allreduce");
+
+  auto sgr = training::build_step_graph(model, sl);
+  if (!sgr.ok())
+    return sgr.error();
+  training::StepGraph sg = std::move(sgr.value());
+  training::partition(sg);
+
+  auto simr = Simulation::create(cluster);
+  if (!simr.ok())
+    return simr.error();
+  Simulation& sim = *simr.value();
+
+  TrainingResult out;
+  out.transport = job.transport;
+  out.batch = model.batch;
+  out.gpus = L.workers * L.gpus_per_worker;
+  out.ps_bytes = sg.ps_bytes;
+  out.remote_transfers_per_step = sg.remote_sends;
+  out.remote_bytes_per_step = sg.remote_bytes;
+
+  transports::ClusterSpec spec;
+  std::map<std::string, int> task_host;
+  for (int w = 0; w < L.workers; ++w)
+    task_host[training::worker_task(w)] = worker_host[size_t(w)];
+  for (int s = 0; s < L.ps_tasks; ++s)
+    task_host[training::ps_task(s)] = ps_host[size_t(s)];
+  for (const auto& [task, h] : task_host)
+    spec[task] = process_name(task);
+
+  std::vector<std::unique_ptr<transports::TaskRuntime>> runtimes;
+  std::vector<std::unique_ptr<training::TaskExecutor>> executors;
+  for (const auto& [task, h] : task_host) {
+    auto p = sim.add_process(names[size_t(h)], process_name(task));
+    if (!p.ok())
+      return p.error();
+    const auto& host = cluster.host(size_t(h));
+    transports::TaskSpec ts;
+    ts.task = task;
+    ts.transport = job.transport;
+    ts.memory.kind = job.strategy;
+    ts.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
+    for (size_t g = 0; g < host.gpus.size(); ++g)
+      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket)
+        ts.memory.gpudirect_gpus.push_back(int(g));
+    ts.options = job.options;
+    ts.cpu_numa_node = ts.memory.nic_socket;
+    verbs::Device* dev = p.value()->device_count() > 0 ? &p.value()->device() : nullptr;
+    auto rt = transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(), dev,
+                                              p.value()->streams(), spec);
+    if (!rt.ok())
+      return rt.error();
+    training::ExecutorOptions eo;
+    eo.cpu_threads = job.cpu_threads;
+    auto ex = std::make_unique<training::TaskExecutor>(*rt.value(), sg, eo, nullptr);
+    if (auto st = ex->prepare(); !st.ok())
+      return st.error();
+    TaskPlacement tp;
+    tp.task = task;
+    tp.process = p.value()->name();
+    tp.host = names[size_t(h)];
+    for (int w = 0; w < L.workers; ++w)
+      if (training::worker_task(w) == task)
+        tp.gpus = sl.gpu_of[size_t(w)];
+    out.placement.push_back(tp);
+    out.task_hosts.emplace_back(task, tp.host);
+    runtimes.push_back(std::move(rt.value()));
+    executors.push_back(std::move(ex));
+  }
+
+  std::optional<Error> failure;
+  for (auto& rt : runtimes)
+    rt->transport().start([&](Status st) {
+      if (!st.ok() && !failure)
+        failure = st.error();
+    });
+  sim.run();
+  if (failure)
+    return *failure;
+
+  int measured = 0;
+  for (int s = 0; s < job.steps; ++s) {
+    const int64_t step = s + 1;
+    const bool last = s + 1 == job.steps;
+    for (auto& rt : runtimes)
+      rt->log().clear();
+    for (auto& ex : executors)
+      ex->clear_events();
+    const double t0 = sim.now();
+    size_t finished = 0;
+    for (auto& ex : executors)
+      ex->run_step(step, [&](Status st) {
+        ++finished;
+        if (!st.ok() && !failure)
+          failure = st.error();
+      });
+    sim.run();
+    if (failure)
+      return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
+    if (finished != executors.size())
+      return Error::msg("training step " + std::to_string(step) + ": " +
+                        std::to_string(executors.size() - finished) + " task(s) never finished (protocol stalled)");
+    const double dt = sim.now() - t0;
+    out.step_seconds.push_back(dt);
+    for (auto& rt : runtimes)
+      rt->rendezvous().cleanup(step);
+    if (s < job.warmup)
+      continue;
+    ++measured;
+    out.step_time += dt;
+    std::vector<training::OpTiming> timings;
+    std::vector<transports::TransferRecord> records;
+    double busy = 0;
+    for (auto& ex : executors) {
+      auto ti = ex->timings();
+      timings.insert(timings.end(), ti.begin(), ti.end());
+      for (const auto& e : ex->events())
+        if (e.kind == "forward" || e.kind == "backward")
+          busy += e.end - e.start;
+    }
+    for (auto& rt : runtimes)
+      for (const auto& r : rt->log().records())
+        records.push_back(r);
+    const auto cp = training::critical_path(sg, timings, records, t0, sim.now());
+    auto& o = out.breakdown;
+    o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
+    o.network += cp.network, o.aggregate_apply += cp.aggregate_apply, o.waiting += cp.waiting;
+    o.gpu_busy += busy / std::max(out.gpus, 1);
+    if (last && job.collect_events) {
+      for (auto& ex : executors)
+        for (auto e : ex->events()) {
+          e.start -= t0;
+          e.end -= t0;
+          out.events.push_back(e);
+        }
+      for (auto& rt : runtimes)
+        for (auto r : rt->log().records()) {
+          r.t_start -= t0;
+          r.t_end -= t0;
+          out.records.add(r);
+        }
+    }
+  }
+  out.step_time /= measured;
+  auto& o = out.breakdown;
+  for (double* v : {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply,
+                    &o.gpu_busy})
+    *v /= measured;
+  out.images_per_second = double(model.batch) * out.gpus / out.step_time;
+  for (auto& rt : runtimes)
+    rt->transport().shutdown();
+  out.simgrid_activities = sim.stats().activities;
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  return out;
+}
+
+} // namespace tp::sim

@@ -1,0 +1,79 @@
+// Training steps on the simulated cluster: every task (workers, parameter servers, or allreduce ranks) is a
+// process on a host with its own transport, memory strategy and rendezvous; the step graph is built from the
+// model, partitioned, and each task's executor runs its share. Steps run one after the other (the sync
+// barrier of synchronous SGD); the first is a warm-up (connections, registrations, pool growth).
+// Returns step times, images/s, a per-step breakdown and, on request, the events for a Chrome trace.
+#pragma once
+
+#include "core/training/executor.hpp"
+#include "core/training/training_model.hpp"
+#include "core/transports/task_runtime.hpp"
+#include "models/host_model.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tp::sim {
+
+struct TrainingLayout {
+  enum class Mode { PARAMETER_SERVER, ALLREDUCE };
+  Mode mode = Mode::PARAMETER_SERVER;
+  int workers = 1;         ///< worker tasks (PS) or ranks (allreduce)
+  int gpus_per_worker = 1; ///< PS: towers per worker; allreduce: 1
+  int ps_tasks = 1;        ///< PS: 0 keeps the variables on the single worker's CPU (1-GPU reference)
+  bool aggregate_on_worker = true;
+  /// Host index of each worker / PS task; empty: worker w on host w mod H (PS mode), rank r on host
+  /// r / ranks_per_host (allreduce); PS s on host s mod H.
+  std::vector<int> worker_hosts, ps_hosts;
+  int ranks_per_host = 0; ///< allreduce: 0 = as many as the host has GPUs
+};
+
+struct TrainingJob {
+  std::string transport = "grpc";
+  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
+  transports::TransportOptions options;
+  TrainingLayout layout;
+  int steps = 3;  ///< total steps, the first `warmup` not counted
+  int warmup = 1;
+  int cpu_threads = 4;
+  bool collect_events = false; ///< keep the last step's op events and transfer records for a trace
+};
+
+/// Where one step's time went, averaged over the measured steps: the step's critical path (its parts add up
+/// to the step time; core/training/critical_path.hpp), plus how busy the GPUs were.
+struct StepBreakdown {
+  double compute = 0, copy = 0, registration = 0, pcie = 0, network = 0, aggregate_apply = 0, waiting = 0;
+  double gpu_busy = 0; ///< mean GPU kernel time per GPU per step
+};
+
+struct TaskPlacement {
+  std::string task;
+  std::string process;
+  std::string host;
+  std::vector<int> gpus;
+};
+
+struct TrainingResult {
+  std::string transport;
+  int gpus = 0;
+  int batch = 0;
+  std::vector<double> step_seconds; ///< every step, warm-up included
+  double step_time = 0;             ///< mean of the measured steps
+  double images_per_second = 0;
+  StepBreakdown breakdown;
+  size_t remote_transfers_per_step = 0;
+  uint64_t remote_bytes_per_step = 0;
+  std::vector<uint64_t> ps_bytes; ///< variable bytes per PS shard
+  std::vector<TaskPlacement> placement;
+  double wall_seconds = 0;
+  uint64_t simgrid_activities = 0;
+  // With collect_events: the last step, times relative to its start.
+  std::vector<training::OpEvent> events;
+  transports::TransferLog records;
+  std::vector<std::pair<std::string, std::string>> task_hosts; ///< task -> host, for trace processes
+};
+
+Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                                        const TrainingJob& job);
+
+} // namespace tp::sim
