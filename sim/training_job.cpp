@@ -1,6 +1,7 @@
 // Training job driver (see training_job.hpp).
 #include "sim/training_job.hpp"
 
+#include "core/collectives/ring.hpp"
 #include "core/training/critical_path.hpp"
 #include "core/training/step_graph.hpp"
 #include "sim/simulation.hpp"
@@ -20,6 +21,25 @@ std::string process_name(const std::string& task)
   const auto r = task.find('/', j);
   const auto t = task.rfind(':');
   return task.substr(j, r - j) + task.substr(t + 1);
+}
+
+/// MaTEx's initial broadcast on one rank: the variables one after the other.
+struct Broadcasts {
+  collectives::Channel* ch = nullptr;
+  std::vector<std::pair<std::string, Tensor>> vars;
+  std::optional<Error>* failure = nullptr;
+};
+
+void broadcast_next(std::shared_ptr<Broadcasts> b, size_t i)
+{
+  if (i == b->vars.size())
+    return;
+  collectives::tree_broadcast(*b->ch, 0, "broadcast/" + b->vars[i].first, b->vars[i].second, 0,
+                              [b, i](Result<Tensor> r) {
+                                if (!r.ok() && !*b->failure)
+                                  *b->failure = r.error();
+                                broadcast_next(b, i + 1);
+                              });
 }
 
 } // namespace
@@ -85,8 +105,6 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       return Error::at("", "ps_hosts", "a host index below " + std::to_string(H), std::to_string(h));
     ps_host[size_t(s)] = h;
   }
-  if (L.mode == TrainingLayout::Mode::ALLREDUCE)
-    return Error::at("", "mode", "parameter_server (allreduce mode needs the collectives engine)", "allreduce");
 
   auto sgr = training::build_step_graph(model, sl);
   if (!sgr.ok())
@@ -118,6 +136,17 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
 
   std::vector<std::unique_ptr<transports::TaskRuntime>> runtimes;
   std::vector<std::unique_ptr<training::TaskExecutor>> executors;
+  std::vector<std::unique_ptr<collectives::CollectiveEngine>> engines;
+  std::vector<size_t> expected; // ALLREDUCE ops per executor and step
+  std::vector<collectives::RankInfo> ranks;
+  std::vector<std::string> rank_process;
+  const bool allreduce = L.mode == TrainingLayout::Mode::ALLREDUCE;
+  if (allreduce)
+    for (int r = 0; r < L.workers; ++r) {
+      ranks.push_back({training::worker_task(r),
+                       training::worker_task(r) + "/device:GPU:" + std::to_string(sl.gpu_of[size_t(r)][0])});
+      rank_process.push_back(process_name(training::worker_task(r)));
+    }
   for (const auto& [task, h] : task_host) {
     auto p = sim.add_process(names[size_t(h)], process_name(task));
     if (!p.ok())
@@ -140,7 +169,23 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       return rt.error();
     training::ExecutorOptions eo;
     eo.cpu_threads = job.cpu_threads;
-    auto ex = std::make_unique<training::TaskExecutor>(*rt.value(), sg, eo, nullptr);
+    collectives::CollectiveEngine* engine = nullptr;
+    if (allreduce) {
+      int rank = 0;
+      while (ranks[size_t(rank)].task != task)
+        ++rank;
+      engines.push_back(std::make_unique<collectives::CollectiveEngine>(*rt.value(), p.value()->streams(), ranks,
+                                                                        rank_process, rank, job.collectives));
+      engine = engines.back().get();
+      if (auto st = engine->start(); !st.ok())
+        return st.error();
+    }
+    auto ex = std::make_unique<training::TaskExecutor>(*rt.value(), sg, eo, engine);
+    size_t n_allreduce = 0;
+    for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
+      n_allreduce += sg.graph[*vi].kind == training::OpKind::ALLREDUCE &&
+                     training::task_of_device(sg.graph[*vi].device) == task;
+    expected.push_back(n_allreduce);
     if (auto st = ex->prepare(); !st.ok())
       return st.error();
     TaskPlacement tp;
@@ -166,6 +211,32 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   if (failure)
     return *failure;
 
+  if (job.initial_broadcast && allreduce && L.workers > 1) {
+    // MaTEx: every variable from rank 0 to all ranks (binomial tree), one after the other, before training.
+    const double b0 = sim.now();
+    std::vector<std::unique_ptr<collectives::Channel>> channels;
+    for (size_t k = 0; k < runtimes.size(); ++k) {
+      int rank = 0;
+      while (ranks[size_t(rank)].task != runtimes[k]->spec().task)
+        ++rank;
+      channels.push_back(std::make_unique<collectives::Channel>(*runtimes[k], ranks, rank));
+    }
+    for (size_t k = 0; k < executors.size(); ++k) {
+      auto b = std::make_shared<Broadcasts>();
+      b->ch = channels[k].get();
+      b->failure = &failure;
+      for (const auto& [name, t] : executors[k]->variables())
+        b->vars.emplace_back(name.substr(0, name.rfind("/rank")), t);
+      broadcast_next(b, 0);
+    }
+    sim.run();
+    if (failure)
+      return Error::at("", "initial broadcast", "the variables on every rank", failure->message());
+    for (auto& rt : runtimes)
+      rt->rendezvous().cleanup(0);
+    out.broadcast_seconds = sim.now() - b0;
+  }
+
   int measured = 0;
   for (int s = 0; s < job.steps; ++s) {
     const int64_t step = s + 1;
@@ -176,6 +247,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       ex->clear_events();
     const double t0 = sim.now();
     size_t finished = 0;
+    for (size_t k = 0; k < engines.size(); ++k)
+      engines[k]->begin_step(step, expected[k]);
     for (auto& ex : executors)
       ex->run_step(step, [&](Status st) {
         ++finished;
@@ -238,6 +311,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   for (auto& rt : runtimes)
     rt->transport().shutdown();
   out.simgrid_activities = sim.stats().activities;
+  if (!engines.empty()) {
+    out.negotiation_rounds = engines[0]->stats().rounds;
+    out.collectives_run = engines[0]->stats().collectives;
+  }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   return out;
 }

@@ -5,6 +5,7 @@
 // Returns step times, images/s, a per-step breakdown and, on request, the events for a Chrome trace.
 #pragma once
 
+#include "core/collectives/engine.hpp"
 #include "core/training/executor.hpp"
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
@@ -37,6 +38,8 @@ struct TrainingJob {
   int warmup = 1;
   int cpu_threads = 4;
   bool collect_events = false; ///< keep the last step's op events and transfer records for a trace
+  collectives::EngineOptions collectives;  ///< allreduce mode: coordinator tick, fusion, response cache
+  bool initial_broadcast = false; ///< allreduce mode: broadcast rank 0's variables before the first step (MaTEx)
 };
 
 /// Where one step's time went, averaged over the measured steps: the step's critical path (its parts add up
@@ -67,6 +70,9 @@ struct TrainingResult {
   std::vector<TaskPlacement> placement;
   double wall_seconds = 0;
   uint64_t simgrid_activities = 0;
+  double broadcast_seconds = 0;       ///< the initial variable broadcast (allreduce mode, when asked)
+  uint64_t negotiation_rounds = 0;    ///< coordinator rounds of rank 0, all steps
+  uint64_t collectives_run = 0;       ///< ring allreduces of rank 0, all steps (a fused batch counts once)
   // With collect_events: the last step, times relative to its start.
   std::vector<training::OpEvent> events;
   transports::TransferLog records;

@@ -398,6 +398,11 @@ void TaskExecutor::run_step(int64_t step, std::function<void(Status)> done)
   impl_->run_step(step, std::move(done));
 }
 
+const std::map<std::string, Tensor>& TaskExecutor::variables() const
+{
+  return impl_->variable_by_tensor;
+}
+
 size_t TaskExecutor::op_count() const
 {
   return impl_->ops.size();

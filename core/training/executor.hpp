@@ -8,6 +8,7 @@
 #include "core/tensor/tensor.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,8 @@ public:
   /// Run every op of this task for `step`; `done` once all finished or at the first error.
   void run_step(int64_t step, std::function<void(Status)> done);
   size_t op_count() const;
+  /// This task's variables (name of the VARIABLE op's output tensor -> tensor), after prepare().
+  const std::map<std::string, Tensor>& variables() const;
   const std::vector<OpEvent>& events() const;
   void clear_events();
   /// Timings of every op of this task in the last step (after it finished).

@@ -199,3 +199,70 @@ TEST_CASE("Chrome trace of a step parses as trace-event JSON with GPU and transf
   CHECK(threads.count("ps0 CPU:0"));
   CHECK(processes == std::set<std::string>{"node0", "node1"});
 }
+
+namespace {
+
+sim::TrainingJob allreduce_job(const std::string& transport, int ranks)
+{
+  sim::TrainingJob j;
+  j.transport = transport;
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.workers = ranks;
+  j.layout.ps_tasks = 0;
+  j.layout.ranks_per_host = 1;
+  j.steps = 2;
+  return j;
+}
+
+void check_allreduce_step(const std::string& transport)
+{
+  transports::register_builtin_transports();
+  auto r = sim::run_training_job(test::test_cluster(3), toy(), allreduce_job(transport, 3));
+  INFO(transport);
+  REQUIRE(r.ok());
+  CHECK(r->gpus == 3);
+  CHECK(r->step_time > toy().compute_seconds());
+  CHECK(r->remote_transfers_per_step == 0); // the graph has no cross-task edges: the ring moves the bytes
+  CHECK(r->collectives_run == 2 * 4);        // 4 variables per step, 2 steps
+  CHECK(r->negotiation_rounds > 0);
+  const auto& b = r->breakdown;
+  CHECK(b.compute + b.copy + b.registration + b.pcie + b.network + b.aggregate_apply + b.waiting ==
+        Approx(r->step_time).epsilon(1e-9));
+  CHECK(b.network > 0);
+}
+
+} // namespace
+
+#define ALLREDUCE_STEP_CASE(NAME) \
+  TEST_CASE(NAME ": ring-allreduce training step", "[training]") { check_allreduce_step(NAME); }
+
+ALLREDUCE_STEP_CASE("grpc")
+ALLREDUCE_STEP_CASE("verbs_v1")
+ALLREDUCE_STEP_CASE("verbs_v2")
+ALLREDUCE_STEP_CASE("gdr")
+ALLREDUCE_STEP_CASE("mpi")
+ALLREDUCE_STEP_CASE("ar_grpc")
+
+TEST_CASE("MaTEx mode broadcasts the variables and allreduces without a coordinator", "[training]")
+{
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("mpi", 3);
+  j.collectives.coordinator = false;
+  j.initial_broadcast = true;
+  auto r = sim::run_training_job(test::test_cluster(3), toy(), j);
+  REQUIRE(r.ok());
+  CHECK(r->broadcast_seconds > 0);
+  CHECK(r->negotiation_rounds == 0);
+  CHECK(r->collectives_run == 2 * 4);
+}
+
+TEST_CASE("tensor fusion runs fewer allreduces per step", "[training]")
+{
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("verbs_v2", 3);
+  j.collectives.fusion_threshold = 64 << 20;
+  j.collectives.tick_seconds = 5e-3; // several gradients ready per tick
+  auto r = sim::run_training_job(test::test_cluster(3), toy(), j);
+  REQUIRE(r.ok());
+  CHECK(r->collectives_run < 2 * 4);
+}

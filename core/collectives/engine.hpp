@@ -1,0 +1,124 @@
+// The collectives engine of one rank: what baidu-allreduce / TF mpi_collectives (protocols.md 5.2), Horovod
+// (5.3) and MaTEx (7) put between the training graph and the ring. Ops enqueue requests; a background loop
+// ticks (1 ms in TF contrib, 5 ms in Baidu's original) and negotiates with rank 0, the coordinator: every rank
+// sends the names it has ready plus DONE, rank 0 answers with the names every rank has requested, in the
+// order they became ready everywhere (or an ERROR for mismatched sizes), and all ranks then run those
+// collectives one after the other. Options: Horovod's fusion buffer (ready tensors packed up to a threshold,
+// one allreduce, copies in and out) and response cache (cached requests travel as bits); or no coordinator
+// at all (MaTEx: one blocking allreduce per gradient in graph order). Negotiation goes over the task's RPC
+// stream (real bytes), tensors over its rendezvous and transport. Tests: tests/sim/collectives_test.cpp.
+#pragma once
+
+#include "core/collectives/channel.hpp"
+#include "core/training/executor.hpp"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp {
+class StreamNetwork;
+}
+namespace tp::rpc {
+class RpcNode;
+}
+
+namespace tp::collectives {
+
+struct EngineOptions {
+  bool coordinator = true;      ///< false: MaTEx, allreduces run in request order without negotiation
+  double tick_seconds = 1e-3;   ///< background loop period (TF contrib 1 ms; Baidu's original 5 ms)
+  uint64_t fusion_threshold = 0; ///< Horovod tensor fusion: bytes per fused allreduce (0: off)
+  bool response_cache = false;  ///< Horovod response cache: requests seen before travel as bits
+  uint16_t rpc_port = 2300;     ///< the coordinator's RPC port
+  uint32_t request_bytes = 64;  ///< serialized size of one request (name, type, dtype, shape)
+};
+
+struct EngineStats {
+  uint64_t rounds = 0;       ///< negotiation rounds this rank took part in
+  uint64_t collectives = 0;  ///< ring allreduces run (a fused batch counts once)
+  uint64_t fused_tensors = 0; ///< tensors that went through the fusion buffer
+  uint64_t cache_hits = 0;
+};
+
+class CollectiveEngine : public training::CollectiveHook {
+public:
+  /// `processes[r]`: the stream name of rank r's process (where its coordinator RPC listens).
+  CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, std::vector<RankInfo> ranks,
+                   std::vector<std::string> processes, int rank, EngineOptions options = {});
+  ~CollectiveEngine() override;
+  Status start();
+  /// Begin a step in which this rank will request `expected` collectives; the loop ticks until every rank has
+  /// run all of its own and rank 0 says SHUTDOWN (the simulation then falls idle).
+  void begin_step(int64_t step, size_t expected);
+  void allreduce(int64_t step, const std::string& name, Tensor tensor,
+                 std::function<void(Result<Tensor>)> done) override;
+  const EngineStats& stats() const { return stats_; }
+  int rank() const { return channel_.rank(); }
+
+private:
+  struct Request {
+    std::string name;
+    Tensor tensor;
+    std::function<void(Result<Tensor>)> done;
+  };
+  struct Response {
+    std::string name;
+    bool error = false;
+    std::string message;
+  };
+  void tick();
+  void negotiate(uint64_t round, std::vector<std::string> names, std::vector<uint64_t> sizes, bool idle);
+  void on_round_complete(uint64_t round);
+  void perform(std::vector<Response> list, std::function<void()> then);
+  void perform_one(std::vector<Response> list, size_t i, std::function<void()> then);
+  struct Fusion {
+    std::vector<std::string> names;
+    std::vector<int64_t> offset;
+    Tensor fused;
+    std::string tag;
+    std::function<void()> then;
+  };
+  void run_fused(std::vector<std::string> names, std::function<void()> then);
+  void fuse_copy_in(std::shared_ptr<Fusion> f, size_t k);
+  void finish(const std::string& name, Result<Tensor> r);
+  void maybe_run_uncoordinated();
+
+  transports::TaskRuntime& task_;
+  StreamNetwork& streams_;
+  Channel channel_;
+  std::vector<std::string> processes_;
+  EngineOptions options_;
+  std::unique_ptr<rpc::RpcNode> rpc_;
+  EngineStats stats_;
+
+  int64_t step_ = 0;
+  size_t expected_ = 0, completed_ = 0;
+  bool active_ = false;
+  uint64_t round_ = 0;
+  std::deque<std::string> new_requests_;    ///< not yet sent to the coordinator
+  std::map<std::string, Request> requests_; ///< waiting for their collective
+  std::map<std::string, bool> seen_;        ///< response cache (names negotiated before)
+  bool busy_ = false;                       ///< uncoordinated mode: a collective is running
+
+  // Coordinator (rank 0) state.
+  struct RoundState {
+    size_t arrived = 0;
+    size_t idle = 0;
+    std::vector<std::function<void(std::vector<Response>, bool)>> reply; ///< to ranks 1..N-1
+    bool own = false;
+  };
+  std::map<uint64_t, RoundState> rounds_;
+  struct TableEntry {
+    std::vector<uint64_t> sizes; ///< by rank, 0 = not requested yet
+    size_t count = 0;
+  };
+  std::map<std::string, TableEntry> table_;
+  std::vector<std::string> ready_order_;
+  std::vector<std::function<void(std::vector<Response>, bool)>> own_reply_;
+  Tensor fusion_buffer_;
+};
+
+} // namespace tp::collectives
