@@ -23,6 +23,7 @@ int run_train(const frontend::ParsedArgs& a)
   spec.fabric = a.get("fabric");
   spec.switch_name = a.get("switch");
   spec.mode = a.get("mode", "ps");
+  spec.fetch = a.get("fetch", "per_tower");
   {
     spec.transports.clear();
     std::string list = a.get("transport", "grpc,verbs_v1,verbs_v2,gdr");
@@ -88,6 +89,9 @@ Command train_command()
       {"workers", 0, true, "N", "worker tasks (ps) or ranks (allreduce); default: one per host (ps), every GPU (allreduce)"},
       {"gpus-per-worker", 0, true, "G", "ps: GPUs (towers) per worker (default: all GPUs of a host)"},
       {"ps", 0, true, "N", "ps: parameter-server tasks (default: as many as workers)"},
+      {"fetch", 0, true, "F",
+       "ps: per_tower (every GPU pulls the variables, tf_cnn parameter_server; default) or per_worker (one pull "
+       "per worker, copied to its GPUs, as distributed_replicated)"},
       {"strategy", 0, true, "S",
        "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
       {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},

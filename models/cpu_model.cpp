@@ -28,11 +28,15 @@ double CpuProfile::memcpy_time(double bytes) const
   return memcpy_call_overhead + bytes / memcpy_bandwidth(bytes);
 }
 
-double CpuProfile::reduce_time(double bytes) const
+double CpuProfile::reduce_time(double bytes, int threads) const
 {
   if (bytes <= 0) return memcpy_call_overhead;
-  // memcpy moves 2 streams (read + write); dst += src moves 3 (2 reads + 1 write) over 1.5x the data.
-  return memcpy_call_overhead + 1.5 * bytes / memcpy_bandwidth(1.5 * bytes);
+  // memcpy moves 2 streams (read + write); dst += src moves 3 (2 reads + 1 write) over 1.5x the data. Threads
+  // split the range; together they cannot exceed the socket's DRAM bandwidth (3 streams of 1.5x: 2 x bytes/...).
+  const int t = threads <= 0 ? cores : std::min(threads, cores);
+  double bw = memcpy_bandwidth(1.5 * bytes / t) * t;
+  if (memory_bandwidth > 0) bw = std::min(bw, memory_bandwidth * 2.0 / 3.0); // memcpy-equivalent rate at the cap
+  return memcpy_call_overhead + 1.5 * bytes / bw;
 }
 
 } // namespace tp::models

@@ -25,13 +25,15 @@ struct CpuProfile {
   double completion_overhead = 0;   ///< CPU time to poll one CQE and dispatch it, seconds
   double serialize_bandwidth = 0;   ///< protobuf-like encode, bytes/s
   double deserialize_bandwidth = 0; ///< protobuf-like decode, bytes/s
+  double memory_bandwidth = 0;      ///< peak DRAM bandwidth of the socket (channels x rate); 0 = not given
 
   /// Single-thread memcpy bandwidth for a copy of `bytes` (working set = 2 x bytes: source + destination).
   double memcpy_bandwidth(double bytes) const;
   /// Time of a memcpy of `bytes` (call overhead included).
   double memcpy_time(double bytes) const;
-  /// Time of an element-wise reduction dst += src over `bytes` (three streams instead of memcpy's two).
-  double reduce_time(double bytes) const;
+  /// Time of an element-wise reduction dst += src over `bytes` (three streams instead of memcpy's two) on
+  /// `threads` cores (0 = all of them, as TF's intra-op pool), capped by the socket's memory bandwidth.
+  double reduce_time(double bytes, int threads = 1) const;
 };
 
 } // namespace tp::models

@@ -93,7 +93,7 @@ Result<double> SimRuntime::estimate(const Work& w) const
     TP_TRY(check(w.src));
     TP_TRY(check(w.dst));
     if (w.dst.location.is_gpu()) return hp.gpus[size_t(w.dst.location.index)].gpu.reduce_time(bytes);
-    return hp.sockets[size_t(w.dst.location.index)].cpu.reduce_time(bytes);
+    return hp.sockets[size_t(w.dst.location.index)].cpu.reduce_time(bytes, w.threads);
   case WorkKind::REGISTER:
     return hp.registration.register_time(bytes);
   case WorkKind::DEREGISTER:

@@ -65,6 +65,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   sl.gpus_per_worker = L.gpus_per_worker;
   sl.ps_tasks = L.ps_tasks;
   sl.aggregate_on_worker = L.aggregate_on_worker;
+  sl.fetch_per_worker = L.fetch_per_worker;
   std::vector<int> worker_host(size_t(std::max(L.workers, 0))), ps_host(size_t(std::max(L.ps_tasks, 0)));
   std::map<int, int> gpus_used;
   for (int w = 0; w < L.workers; ++w) {

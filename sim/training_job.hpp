@@ -23,6 +23,7 @@ struct TrainingLayout {
   int gpus_per_worker = 1; ///< PS: towers per worker; allreduce: 1
   int ps_tasks = 1;        ///< PS: 0 keeps the variables on the single worker's CPU (1-GPU reference)
   bool aggregate_on_worker = true;
+  bool fetch_per_worker = false; ///< PS: one pull per worker (distributed_replicated) instead of one per tower
   /// Host index of each worker / PS task; empty: worker w on host w mod H (PS mode), rank r on host
   /// r / ranks_per_host (allreduce); PS s on host s mod H.
   std::vector<int> worker_hosts, ps_hosts;

@@ -127,8 +127,54 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       read_transfer(b, j.baseline, j.baseline_fabric);
       b.finish();
     }
+  } else if (kind == "training") {
+    j.kind = JobSpec::Kind::TRAINING;
+    TrainingSpec& t = j.training;
+    t.hw = j.hw;
+    t.switch_name = j.switch_name;
+    t.model = r.str("model");
+    t.batch = int(r.integer("batch", 1, 4096, 32));
+    t.mode = r.str("mode", "ps");
+    if (t.mode != "ps" && t.mode != "allreduce")
+      fail(r.file(), r.field("mode"), "ps or allreduce", "\"" + t.mode + "\"");
+    t.transports.clear();
+    if (r.has("transports")) {
+      const json& list = r.get("transports");
+      if (!list.is_array() || list.empty())
+        fail(r.file(), r.field("transports"), "a non-empty list of transport names", std::string(list.type_name()));
+      for (const auto& x : list) {
+        if (!x.is_string() || !transports::find_transport(x.get<std::string>()))
+          fail(r.file(), r.field("transports"), "registered transport names", x.dump());
+        t.transports.push_back(x.get<std::string>());
+      }
+    } else {
+      t.transports.push_back(r.str("transport"));
+      if (!transports::find_transport(t.transports[0]))
+        fail(r.file(), r.field("transport"), "a registered transport", "\"" + t.transports[0] + "\"");
+    }
+    t.workers = int(r.integer("workers", 0, 100000, 0));
+    t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
+    t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
+    t.fetch = r.str("fetch", "per_tower");
+    if (t.fetch != "per_tower" && t.fetch != "per_worker")
+      fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
+    auto st = memory::parse_strategy(r.str("strategy", "pool_visitor"));
+    if (!st.ok())
+      fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
+    t.strategy = st.value();
+    t.steps = int(r.integer("steps", 2, 1000, 3));
+    t.fabric = r.str("fabric", "");
+    t.one_gpu_reference = r.boolean("reference", true);
+    t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
+    t.collectives.coordinator = r.boolean("coordinator", true);
+    t.collectives.tick_seconds = r.number("tick_ms", 1.0) * 1e-3;
+    if (t.collectives.tick_seconds <= 0)
+      fail(r.file(), r.field("tick_ms"), "a positive tick", std::to_string(t.collectives.tick_seconds * 1e3));
+    t.collectives.fusion_threshold = r.size("fusion", 0);
+    t.collectives.response_cache = r.boolean("response_cache", false);
+    t.initial_broadcast = r.boolean("initial_broadcast", false);
   } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy or transfer", "\"" + kind + "\"");
+    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }
   r.finish();
   return j;
@@ -177,6 +223,17 @@ Result<JobOutcome> run_job(const JobSpec& job)
 {
   models::Catalog cat;
   JobOutcome out;
+  if (job.kind == JobSpec::Kind::TRAINING) {
+    auto rep = run_training(job.training);
+    if (!rep.ok())
+      return rep.error();
+    for (const auto& run : rep->runs)
+      if (!run.error.empty())
+        return Error::msg("training with " + run.transport + ": " + run.error);
+    out.metrics = training_metrics(rep.value());
+    out.report = training_table(rep.value());
+    return out;
+  }
   if (job.kind == JobSpec::Kind::TRANSFER) {
     auto cl = transfer_cluster(cat, job, job.fabric);
     if (!cl.ok())
@@ -334,8 +391,8 @@ Result<Scenario> load_scenario(const std::string& path)
     Scenario s;
     s.file = path;
     const std::string kind = r.str("kind", "microbenchmarks");
-    if (kind != "microbenchmarks")
-      fail(path, "kind", "\"microbenchmarks\" (training scenarios come with the training-step model)",
+    if (kind != "microbenchmarks" && kind != "training")
+      fail(path, "kind", "\"microbenchmarks\" or \"training\"",
            "\"" + kind + "\"");
     s.name = r.str("name", fs::path(path).stem().string());
     s.description = r.str("description", "");

@@ -5,6 +5,7 @@
 
 #include "core/common/result.hpp"
 #include "sim/microbench_jobs.hpp"
+#include "apps/lib/training_report.hpp"
 #include "sim/transfer_job.hpp"
 
 #include <map>
@@ -14,7 +15,7 @@
 namespace tp::frontend {
 
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER } kind = Kind::PERFTEST;
+  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
@@ -26,6 +27,7 @@ struct JobSpec {
   bool has_baseline = false;
   sim::TransferJob baseline;
   std::string baseline_fabric;
+  TrainingSpec training; ///< training: the runs (one per transport) and the 1-GPU reference
 };
 
 /// Metrics of a finished job, by name (e.g. "bw_average_gbps", "h2d_GBps"), plus a human-readable report.

@@ -219,11 +219,18 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     L.workers = spec.workers > 0 ? spec.workers : hosts;
     L.gpus_per_worker = spec.gpus_per_worker > 0 ? spec.gpus_per_worker : int(host0.gpus.size());
     L.ps_tasks = spec.ps_tasks >= 0 ? spec.ps_tasks : L.workers;
+    if (spec.fetch != "per_tower" && spec.fetch != "per_worker")
+      return Error::at("", "fetch", "per_tower or per_worker", "\"" + spec.fetch + "\"");
+    L.fetch_per_worker = spec.fetch == "per_worker";
   } else {
     L.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-    L.workers = spec.workers > 0 ? spec.workers : hosts * int(host0.gpus.size());
+    const int rph = spec.ranks_per_host > 0 ? spec.ranks_per_host : int(host0.gpus.size());
+    L.workers = spec.workers > 0 ? spec.workers : hosts * rph;
+    L.ranks_per_host = rph;
     L.gpus_per_worker = 1;
     L.ps_tasks = 0;
+    job.collectives = spec.collectives;
+    job.initial_broadcast = spec.initial_broadcast;
   }
   bool events_taken = false;
   for (const auto& t : spec.transports) {
@@ -260,12 +267,44 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   return rep;
 }
 
+std::map<std::string, double> training_metrics(const TrainingReport& r)
+{
+  std::map<std::string, double> m;
+  std::vector<const TrainingRun*> ok;
+  for (const auto& run : r.runs)
+    if (run.error.empty())
+      ok.push_back(&run);
+  for (const auto* run : ok) {
+    const auto& x = run->result;
+    std::map<std::string, double> one = {{"step_ms", x.step_time * 1e3},
+                                         {"images_per_second", x.images_per_second},
+                                         {"scaling_efficiency", r.scaling_efficiency(x)},
+                                         {"speedup_over_one_gpu", r.speedup_over_one_gpu(x)},
+                                         {"network_ms", x.breakdown.network * 1e3},
+                                         {"gpu_busy_fraction", x.breakdown.gpu_busy / x.step_time}};
+    for (const auto& [k, v] : one) {
+      m[k + "." + run->transport] = v;
+      if (r.runs.size() == 1)
+        m[k] = v;
+    }
+  }
+  for (const auto* a : ok)
+    for (const auto* b : ok)
+      if (a != b)
+        m["speedup." + a->transport + "_over_" + b->transport] = b->result.step_time / a->result.step_time;
+  if (r.reference)
+    m["one_gpu_step_ms"] = r.reference->step_time * 1e3;
+  m["compute_ms"] = r.compute_seconds * 1e3;
+  return m;
+}
+
 std::string training_table(const TrainingReport& r)
 {
   std::string o;
   const auto& s = r.spec;
-  o += fmt::format("Training {} (batch {} per GPU, {:.1f} MB of variables) on {}, {} mode\n", s.model, s.batch,
-                   r.model_bytes * 1e-6, r.cluster, s.mode == "ps" ? "parameter-server" : "ring-allreduce");
+  o += fmt::format("Training {} (batch {} per GPU, {:.1f} MB of variables) on {}, {}\n", s.model, s.batch,
+                   r.model_bytes * 1e-6, r.cluster,
+                   s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
   if (r.reference)
     o += fmt::format("1-GPU reference (variables on the host CPU): step {:.1f} ms, {:.1f} images/s\n",

@@ -8,6 +8,7 @@
 #include "core/memory/tensor_memory.hpp"
 #include "sim/training_job.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,11 @@ struct TrainingSpec {
   int steps = 3;
   std::string fabric;      ///< TCP profile override
   std::string switch_name; ///< switch override
+  std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
+  int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
+  collectives::EngineOptions collectives; ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
+  bool initial_broadcast = false;         ///< allreduce: broadcast the variables first (MaTEx)
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
 };
 
@@ -55,6 +60,11 @@ struct TrainingReport {
 Result<TrainingReport> run_training(const TrainingSpec& spec);
 std::string training_table(const TrainingReport& r);
 std::string training_json(const TrainingReport& r);
+/// Metrics of a report by name: per transport T "step_ms.T", "images_per_second.T", "scaling_efficiency.T",
+/// "speedup_over_one_gpu.T", "network_ms.T" (critical path), and "speedup.A_over_B" (step of B / step of A);
+/// with a single transport also the names without ".T".
+std::map<std::string, double> training_metrics(const TrainingReport& r);
+
 /// Chrome trace of the first run that kept its events (spec.collect_events); error if none did.
 Status write_trace(const TrainingReport& r, const std::string& path);
 /// The trace JSON text itself (for tests).

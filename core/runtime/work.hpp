@@ -32,6 +32,7 @@ struct Work {
   uint64_t bytes = 0; ///< size of the operation (defaults to src.size where it applies)
   double seconds = 0; ///< for GPU_KERNEL and CPU
   ElementType element = ElementType::F32;
+  int threads = 1;   ///< REDUCE on a host: cores used (0 = all of the socket's, as TF's intra-op pool does)
   std::string label; ///< for traces
 
   static Work memcpy(const Buffer& dst, const Buffer& src, uint64_t bytes)

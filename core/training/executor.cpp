@@ -260,6 +260,7 @@ struct TaskExecutor::Impl {
         const auto& grad = state[size_t(i)].inputs.begin()->second;
         const Tensor& var = variable_by_tensor.at(ops[size_t(i)].op->tensor);
         Work w = Work::reduce(*var.buffer(), *grad.buffer(), ops[size_t(i)].op->bytes);
+        w.threads = 0; // TF's kernels split large element-wise ops over the intra-op pool
         rt().execute(w, [this, i, gen, t0, free](Status st) {
           if (gen != generation)
             return;
@@ -273,6 +274,9 @@ struct TaskExecutor::Impl {
       return;
     case OpKind::AGGREGATE:
       return; // summed input by input in deliver()
+    case OpKind::IDENTITY:
+      complete(i, {{op.outputs.at(0).tensor, state[size_t(i)].inputs.begin()->second}});
+      return;
     case OpKind::SEND: {
       const auto& in = state[size_t(i)].inputs;
       auto it = in.find(op.tensor);
@@ -333,8 +337,9 @@ struct TaskExecutor::Impl {
         const double t0 = rt().now();
         OpState& s = state[size_t(target)];
         const Op& op = *ops[size_t(target)].op;
-        rt().execute(Work::reduce(*s.accumulator.buffer(), *value.buffer(), op.outputs.at(0).bytes),
-                     [this, target, gen, t0, free](Status st) {
+        Work w = Work::reduce(*s.accumulator.buffer(), *value.buffer(), op.outputs.at(0).bytes);
+        w.threads = 0;
+        rt().execute(w, [this, target, gen, t0, free](Status st) {
                        if (gen != generation)
                          return;
                        free();

@@ -24,6 +24,8 @@ const char* to_string(OpKind k)
     return "apply";
   case OpKind::ALLREDUCE:
     return "allreduce";
+  case OpKind::IDENTITY:
+    return "identity";
   case OpKind::SEND:
     return "send";
   case OpKind::RECV:
@@ -209,13 +211,30 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
   for (int w = 0; w < layout.workers; ++w) {
     const std::string task = worker_task(w);
     std::vector<std::vector<std::pair<OpId, std::string>>> tower_grads(vars.size());
+    // Where this worker's towers read each variable: the PS, or the worker's own pulled copy.
+    std::vector<std::pair<OpId, std::string>> source;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (!layout.fetch_per_worker || layout.ps_tasks == 0) {
+        source.push_back({var_op[i], vars[i].var.name + "/read"});
+        continue;
+      }
+      Op id;
+      id.kind = OpKind::IDENTITY;
+      id.name = "worker" + std::to_string(w) + "/cache/" + vars[i].var.name;
+      id.device = cpu_of(task);
+      const std::string out = vars[i].var.name + "/worker" + std::to_string(w);
+      id.outputs.push_back({out, vars[i].var.bytes});
+      const OpId c = add_op(g, id);
+      flow(g, var_op[i], c, vars[i].var.name + "/read");
+      source.push_back({c, out});
+    }
     for (int k = 0; k < layout.gpus_per_worker; ++k) {
       const std::string dev = gpu_of(task, layout.gpu_of[size_t(w)][size_t(k)]);
       const std::string prefix = "worker" + std::to_string(w) + "/tower" + std::to_string(k);
       const std::string suffix = "/worker" + std::to_string(w) + "/tower" + std::to_string(k);
       auto [fwd, bwd] = tower(g, model, dev, prefix, suffix);
       for (size_t i = 0; i < vars.size(); ++i) {
-        flow(g, var_op[i], fwd[vars[i].layer], vars[i].var.name + "/read");
+        flow(g, source[i].first, fwd[vars[i].layer], source[i].second);
         tower_grads[i].push_back({bwd[vars[i].layer], "grad/" + vars[i].var.name + suffix});
       }
     }

@@ -24,6 +24,7 @@ enum class OpKind : uint8_t {
   AGGREGATE, ///< sum of `arity` inputs of the same size (add_n / ConditionalAccumulator), summed as they arrive
   APPLY,     ///< variable update (var -= lr * grad) on the variable's device
   ALLREDUCE, ///< a collective across ranks (the collectives engine runs it)
+  IDENTITY,  ///< passes its input on under its own name (a worker-side cache of a pulled variable); no work
   SEND,      ///< rendezvous Send (inserted by partition)
   RECV,      ///< rendezvous Recv (inserted by partition)
 };
@@ -67,6 +68,10 @@ struct StepLayout {
   /// PS mode with several towers: sum the towers' gradients on the worker CPU before one push (tf_cnn_benchmarks'
   /// fetch-from-PS variable manager); false: every tower pushes its own gradient.
   bool aggregate_on_worker = true;
+  /// PS mode: each worker pulls every variable once to its CPU and its towers read that copy (tf_cnn_benchmarks'
+  /// distributed_replicated refreshes a worker's replicas this way); false: every tower pulls from the PS itself
+  /// (tf_cnn_benchmarks' parameter_server mode: "each tower gets a copy of the variables from the PS").
+  bool fetch_per_worker = false;
   /// GPU index of worker w's tower g (default w's towers are GPUs 0..G-1 of its host).
   std::vector<std::vector<int>> gpu_of;
 };
