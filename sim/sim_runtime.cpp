@@ -108,12 +108,21 @@ Result<double> SimRuntime::estimate(const Work& w) const
   return Error::msg("unknown work kind");
 }
 
+MemorySpace* SimRuntime::peer_memory(const std::string& process)
+{
+  SimProcess* p = ctx_.find_process(process);
+  if (!p || p->machine() != machine_ || p->name() == name_)
+    return nullptr;
+  return &p->memory();
+}
+
 void SimRuntime::finish(const Work& w, WorkDone done)
 {
-  // Perform the work on real bytes when both sides are materialized.
+  // Perform the work on real bytes when both sides are materialized. A buffer's own pointer wins over this
+  // process's address space: a copy from a peer process on the same machine (peer_memory) brings its own.
   if (w.kind == WorkKind::MEMCPY && w.bytes > 0) {
-    uint8_t* d = memory_.resolve(w.dst.addr, w.bytes);
-    uint8_t* s = memory_.resolve(w.src.addr, w.bytes);
+    uint8_t* d = w.dst.data && w.dst.size >= w.bytes ? w.dst.data : memory_.resolve(w.dst.addr, w.bytes);
+    uint8_t* s = w.src.data && w.src.size >= w.bytes ? w.src.data : memory_.resolve(w.src.addr, w.bytes);
     if (d && s) std::memmove(d, s, w.bytes);
   } else if (w.kind == WorkKind::REDUCE && w.bytes > 0) {
     uint8_t* d = memory_.resolve(w.dst.addr, w.bytes);
@@ -199,6 +208,25 @@ void SimRuntime::execute_memcpy(const Work& work, WorkDone done)
   auto w = std::make_shared<Work>(work);
   auto* from = pf.local_host(machine_, work.src.location);
   auto* to = pf.local_host(machine_, work.dst.location);
+  if (work.src.location.is_gpu() && work.dst.location.is_gpu() &&
+      hp.gpus[size_t(work.src.location.index)].socket != hp.gpus[size_t(work.dst.location.index)].socket) {
+    // GPUs on different sockets have no peer access (CUDA reports none across the socket link; NCCL disables
+    // it): the driver stages the copy through pinned host memory in pipelined chunks. Both halves run at once:
+    // device -> host memory of the destination's socket (over the socket link), and host -> device.
+    const int dst_socket = hp.gpus[size_t(work.dst.location.index)].socket;
+    auto* host = pf.local_host(machine_, Location::host(dst_socket));
+    ctx_.reactor.after(fixed, [this, w, from, to, host, done = std::move(done)]() mutable {
+      auto left = std::make_shared<int>(2);
+      auto shared_done = std::make_shared<WorkDone>(std::move(done));
+      auto half = [this, w, left, shared_done]() {
+        if (--*left == 0)
+          finish(*w, std::move(*shared_done));
+      };
+      ctx_.start_comm(from, host, double(w->bytes), half);
+      ctx_.start_comm(host, to, double(w->bytes), half);
+    });
+    return;
+  }
   ctx_.reactor.after(fixed + staging, [this, w, from, to, done = std::move(done)]() mutable {
     ctx_.start_comm(from, to, double(w->bytes),
                     [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); });

@@ -23,6 +23,7 @@ public:
   void execute(const Work& work, WorkDone done) override;
   MemorySpace& memory() override;
   const std::string& name() const override { return name_; }
+  MemorySpace* peer_memory(const std::string& process) override;
 
   /// Model time of a work item when nothing else runs (no contention); used by tests and closed forms.
   Result<double> estimate(const Work& work) const;

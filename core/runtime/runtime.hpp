@@ -37,6 +37,10 @@ public:
   virtual MemorySpace& memory() = 0;
   /// Process name, for logs and traces ("node0", "worker:1").
   virtual const std::string& name() const = 0;
+  /// The address space of another process on the same machine that this process may copy from directly
+  /// (shared memory / CMA for host memory, CUDA IPC for GPU memory), or nullptr (another machine, unknown, or
+  /// not supported by the backend). MPI libraries use such a path between ranks of one node.
+  virtual MemorySpace* peer_memory(const std::string& process) { return nullptr; }
 };
 
 } // namespace tp

@@ -24,31 +24,40 @@ struct Ring {
   std::vector<std::unique_ptr<collectives::CollectiveEngine>> engines;
   std::vector<sim::SimProcess*> procs;
   Location loc;
+  std::vector<Location> locs;
 
   Ring(int n, const std::string& transport, Location where = Location::host(0),
-       std::optional<collectives::EngineOptions> engine = std::nullopt)
+       std::optional<collectives::EngineOptions> engine = std::nullopt, int hosts = 0,
+       std::vector<Location> per_rank = {}, transports::TransportOptions options = {})
       : loc(where)
   {
     transports::register_builtin_transports();
     sim::SimOptions so;
     so.materialize = true;
-    sim = sim::Simulation::create(test::test_cluster(n), so).value();
+    if (hosts == 0)
+      hosts = n;
+    sim = sim::Simulation::create(test::test_cluster(std::max(hosts, 2)), so).value();
+    if (per_rank.empty())
+      per_rank.assign(size_t(n), where);
+    locs = per_rank;
     transports::ClusterSpec spec;
     std::vector<collectives::RankInfo> ranks;
     std::vector<std::string> names;
     for (int r = 0; r < n; ++r) {
       const std::string task = "/job:worker/replica:0/task:" + std::to_string(r);
       spec[task] = "rank" + std::to_string(r);
-      ranks.push_back({task, task + (where.is_gpu() ? "/device:GPU:" + std::to_string(where.index) : "/device:CPU:0")});
+      const Location l = per_rank.empty() ? where : per_rank[size_t(r)];
+      ranks.push_back({task, task + (l.is_gpu() ? "/device:GPU:" + std::to_string(l.index) : "/device:CPU:0")});
       names.push_back("rank" + std::to_string(r));
     }
     for (int r = 0; r < n; ++r) {
-      auto* p = sim->add_process("node" + std::to_string(r), names[size_t(r)]).value();
+      auto* p = sim->add_process("node" + std::to_string(r % hosts), names[size_t(r)]).value();
       procs.push_back(p);
       transports::TaskSpec ts;
       ts.task = ranks[size_t(r)].task;
       ts.transport = transport;
       ts.memory.gpudirect_gpus = {0};
+      ts.options = options;
       auto t = transports::TaskRuntime::create(ts, p->name(), p->runtime(), &p->device(), p->streams(), spec);
       REQUIRE(t.ok());
       tasks.push_back(std::move(t.value()));
@@ -66,7 +75,8 @@ struct Ring {
 
   Tensor tensor(int r, int64_t n, float base)
   {
-    auto t = tasks[size_t(r)]->make_tensor(DataType::FLOAT, TensorShape{{n}}, loc, {false, false, true});
+    auto t = tasks[size_t(r)]->make_tensor(DataType::FLOAT, TensorShape{{n}}, locs.empty() ? loc : locs[size_t(r)],
+                                           {false, false, true});
     REQUIRE(t.ok());
     REQUIRE(t->buffer()->data);
     for (int64_t i = 0; i < n; ++i) {
@@ -269,4 +279,29 @@ TEST_CASE("without a coordinator allreduces run in request order", "[collectives
     CHECK(at(v.value(), 0) == float(3 * (rk.second + 1)));
   }
   CHECK(ring.engines[0]->stats().rounds == 0);
+}
+
+TEST_CASE("MPI ranks on one machine copy GPU to GPU without the NIC", "[collectives]")
+{
+  // Two ranks on node0 (GPU 0 and GPU 1): CUDA-aware MPI moves the rendezvous payload by a peer copy, not by
+  // RDMA through the NIC, whose peer reads of GPU memory are capped at 4 GB/s in the test host. The GPUs sit on
+  // different sockets: the copy is staged through host memory by the driver. MPI_OPTIMAL_PATH: no TF-level copies.
+  const int64_t count = 16 << 20; // 64 MiB
+  transports::TransportOptions o;
+  o.mpi_optimal_path = true;
+  Ring ring(2, "mpi", Location::gpu(0), std::nullopt, 1, {Location::gpu(0), Location::gpu(1)}, o);
+  std::vector<Result<Tensor>> out(2, Error::msg("never finished"));
+  const double t0 = ring.sim->now();
+  for (int r = 0; r < 2; ++r)
+    collectives::ring_allreduce(*ring.channels[size_t(r)], 1, "g", ring.tensor(r, count, float(r + 1)),
+                                [&out, r](Result<Tensor> t) { out[size_t(r)] = std::move(t); });
+  ring.sim->run();
+  const double elapsed = ring.sim->now() - t0;
+  for (int r = 0; r < 2; ++r) {
+    REQUIRE(out[size_t(r)].ok());
+    CHECK(at(out[size_t(r)].value(), 5) == Approx(3 + 2 * 0.25f * 5));
+    CHECK(at(out[size_t(r)].value(), count - 1) == Approx(3 + 2 * 0.25f * float((count - 1) % 97)));
+  }
+  // Two 32 MiB halves each way; through the NIC they could not go faster than 4 GB/s.
+  CHECK(elapsed < 2 * (32 << 20) / 4e9);
 }

@@ -122,6 +122,7 @@ private:
     o.service = "MpiBootstrap.Connect";
     o.eager_threshold = 12 << 10; // assumption: MVAPICH2/OpenMPI IB eager limits are of the order of 8-17 KiB
     o.chunk_bytes = 0;            // one RDMA READ per rendezvous message
+    o.intra_node_copy = true;     // CUDA-aware MPI: shared memory / CUDA IPC between ranks of one node
     return o;
   }
 

@@ -216,11 +216,40 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
       });
       return;
     }
-    // Rendezvous: make the payload readable by the NIC, announce it, wait for the FINs.
+    // Rendezvous: make the payload readable by the NIC (or, for a peer on this machine with the intra-node path,
+    // by the peer process itself), announce it, wait for the FINs.
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
+    auto announce = [=, this, &ch](memory::NicBuffer view, bool has_view) {
+      const uint64_t chunk = chunk_override ? chunk_override : opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
+      Prefix p;
+      p.type = RTS;
+      p.msg_id = next_msg_++;
+      p.header = header;
+      p.payload_len = payload_len;
+      p.addr = has_view ? view.nic.addr : pl.addr;
+      p.rkey = has_view ? advertised_rkey(ctx_.options, view.mr.rkey) : 0;
+      p.chunk = chunk;
+      Outgoing o;
+      o.view = view;
+      o.has_view = has_view;
+      o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
+      o.sent = sent;
+      o.rec = rec;
+      outgoing_[p.msg_id] = std::move(o);
+      const auto bytes = encode(p);
+      with_tx_slot(ch, [=, this, &ch](size_t slot) {
+        put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
+        post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+      });
+    };
+    if (opt_.intra_node_copy) {
+      auto proc = ctx_.cluster.find(peer_task);
+      if (proc != ctx_.cluster.end() && ctx_.runtime->peer_memory(proc->second))
+        return announce(memory::NicBuffer{}, false); // the peer copies from this buffer directly
+    }
     ctx_.memory->acquire(
-        pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ, [=, this, &ch](Result<memory::NicBuffer> v) {
+        pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ, [=, this](Result<memory::NicBuffer> v) {
           if (!v.ok()) return sent(v.error());
           if (rec) {
             rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
@@ -228,29 +257,9 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
             if (v->staged) ++rec->copies;
           }
           auto view = v.value();
-          ctx_.memory->copy_in(view, payload_len, [=, this, &ch](Status st) {
+          ctx_.memory->copy_in(view, payload_len, [=](Status st) {
             if (!st.ok()) return sent(st.error());
-            const uint64_t chunk = chunk_override ? chunk_override : opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
-            Prefix p;
-            p.type = RTS;
-            p.msg_id = next_msg_++;
-            p.header = header;
-            p.payload_len = payload_len;
-            p.addr = view.nic.addr;
-            p.rkey = advertised_rkey(ctx_.options, view.mr.rkey);
-            p.chunk = chunk;
-            Outgoing o;
-            o.view = view;
-            o.has_view = true;
-            o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
-            o.sent = sent;
-            o.rec = rec;
-            outgoing_[p.msg_id] = std::move(o);
-            const auto bytes = encode(p);
-            with_tx_slot(ch, [=, this, &ch](size_t slot) {
-              put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
-              post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
-            });
+            announce(view, true);
           });
         });
   });
@@ -348,6 +357,8 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     r->chunks = uint32_t((p.payload_len + p.chunk - 1) / p.chunk);
     r->landed = std::move(landed);
     const uint64_t chunk = p.chunk;
+    if (opt_.intra_node_copy && copy_from_peer(r, dst))
+      return;
     ctx_.memory->acquire(dst, verbs::Access::LOCAL_WRITE, [this, r, chunk](Result<memory::NicBuffer> v) {
       if (!v.ok()) return r->landed(v.error());
       r->view = v.value();
@@ -363,6 +374,41 @@ uint64_t Messenger::chunk_len(const Reading& r, uint32_t k) const
   const uint64_t c = read_chunk_size_.at(&r);
   const uint64_t off = uint64_t(k) * c;
   return std::min(c, r.len - off);
+}
+
+void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk)
+{
+  Prefix f;
+  f.type = FIN;
+  f.msg_id = msg_id;
+  f.fin_chunk = chunk;
+  const auto bytes = encode(f);
+  Channel* chp = &ch;
+  with_tx_slot(ch, [this, chp, bytes](size_t slot) {
+    put_bytes(ctx_.runtime->memory(), state(*chp)->tx[slot].mem, bytes);
+    post_send_slot(*chp, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+  });
+}
+
+bool Messenger::copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& dst)
+{
+  auto proc = ctx_.cluster.find(r->ch->peer_task);
+  if (proc == ctx_.cluster.end())
+    return false;
+  MemorySpace* peer = ctx_.runtime->peer_memory(proc->second);
+  if (!peer)
+    return false;
+  auto region = peer->find(r->addr);
+  if (!region || r->addr + r->len > region->addr + region->size)
+    return false;
+  const Buffer src = region->slice(r->addr - region->addr, r->len);
+  ctx_.runtime->execute(Work::memcpy(dst, src, r->len), [this, r](Status st) {
+    if (st.ok())
+      for (uint32_t k = 0; k < r->chunks; ++k)
+        send_fin(*r->ch, r->msg_id, k);
+    r->landed(st);
+  });
+  return true;
 }
 
 void Messenger::read_more(const std::shared_ptr<Reading>& r)
@@ -388,17 +434,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
         return r->landed(
             Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
       }
-      // FIN for this chunk
-      Prefix f;
-      f.type = FIN;
-      f.msg_id = r->msg_id;
-      f.fin_chunk = k;
-      const auto bytes = encode(f);
-      Channel* ch = r->ch;
-      with_tx_slot(*ch, [this, ch, bytes](size_t slot) {
-        put_bytes(ctx_.runtime->memory(), state(*ch)->tx[slot].mem, bytes);
-        post_send_slot(*ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
-      });
+      send_fin(*r->ch, r->msg_id, k);
       if (++r->done_chunks == r->chunks) {
         read_chunk_size_.erase(r.get());
         ctx_.memory->copy_out(r->view, r->len, [this, r](Status st) {

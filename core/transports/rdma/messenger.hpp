@@ -23,6 +23,9 @@ struct MessengerOptions {
   uint32_t max_chunks_in_flight = 8;
   uint32_t bounce_slots = 64; ///< pre-posted receive buffers per channel
   uint64_t max_header = 1024; ///< largest header a message may carry
+  /// Rendezvous payloads from a peer process on the same machine are copied directly from its memory (shared
+  /// memory / CUDA IPC, Runtime::peer_memory) instead of RDMA-READ through the NIC, as MPI libraries do.
+  bool intra_node_copy = false;
 };
 
 /// What a receiver learns about an incoming message.
@@ -102,6 +105,9 @@ private:
   void on_completion(Channel& ch, const verbs::WorkCompletion& wc);
   void on_receive(Channel& ch, size_t slot, uint32_t len);
   void read_more(const std::shared_ptr<Reading>& r);
+  /// The intra-node path for a rendezvous payload: copy from the peer's memory, then FIN every chunk.
+  bool copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& dst);
+  void send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk);
   void fail_channel(Channel& ch, const Error& e);
   uint64_t chunk_len(const Reading& r, uint32_t k) const;
 
