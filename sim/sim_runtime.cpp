@@ -200,7 +200,8 @@ void SimRuntime::execute_memcpy(const Work& work, WorkDone done)
   const models::HostProfile& hp = pf.machine(machine_);
   const Location gpu_side = work.src.location.is_gpu() ? work.src.location : work.dst.location;
   const auto& gpu = hp.gpus[size_t(gpu_side.index)].gpu;
-  double fixed = gpu.memcpy_launch_overhead + pf.local_copy_latency(machine_, work.src.location, work.dst.location);
+  double fixed = (work.queued ? 0.0 : gpu.memcpy_launch_overhead) +
+                 pf.local_copy_latency(machine_, work.src.location, work.dst.location);
   const Buffer& host_side = work.src.location.is_host() ? work.src : work.dst;
   double staging = 0;
   if (host_side.location.is_host() && host_side.host_kind == HostMemoryKind::PAGEABLE)

@@ -134,6 +134,17 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.switch_name = j.switch_name;
     t.model = r.str("model");
     t.batch = int(r.integer("batch", 1, 4096, 32));
+    if (t.model == "synthetic") {
+      t.synthetic_parameters = int64_t(r.number("parameters"));
+      t.synthetic_layers = int(r.integer("layers", 1, 100000));
+      t.synthetic_compute_ms = r.number("compute_ms");
+      if (t.synthetic_parameters <= 0)
+        fail(r.file(), r.field("parameters"), "a positive parameter count", std::to_string(t.synthetic_parameters));
+      if (t.synthetic_compute_ms < 0)
+        fail(r.file(), r.field("compute_ms"), "a non-negative time", std::to_string(t.synthetic_compute_ms));
+    }
+    t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
+    t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
     t.mode = r.str("mode", "ps");
     if (t.mode != "ps" && t.mode != "allreduce")
       fail(r.file(), r.field("mode"), "ps or allreduce", "\"" + t.mode + "\"");

@@ -200,17 +200,42 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   rep.cluster = fmt::format("{} hosts of {} ({} x {}, {} NIC)", hosts, host0.name, host0.gpus.size(), rep.gpu,
                             host0.nics.empty() ? "no" : host0.nics[0].nic.name);
 
-  models::WorkloadLibrary lib;
-  auto wl = lib.make(spec.model, rep.gpu, spec.batch);
-  if (!wl.ok())
-    return wl.error();
-  rep.provenance = wl->provenance;
-  rep.compute_seconds = wl->compute_seconds();
-  rep.model_bytes = wl->parameter_bytes();
-  const training::TrainingModel model = models::to_training_model(wl.value());
+  training::TrainingModel model;
+  if (spec.model == "synthetic") {
+    if (spec.synthetic_parameters <= 0 || spec.synthetic_layers <= 0 || spec.synthetic_compute_ms < 0)
+      return Error::at("", "model", "synthetic with parameters > 0, layers > 0 and compute_ms >= 0",
+                       std::to_string(spec.synthetic_parameters) + " parameters, " +
+                           std::to_string(spec.synthetic_layers) + " layers");
+    model.name = "synthetic";
+    model.batch = spec.batch;
+    const int64_t per = spec.synthetic_parameters / spec.synthetic_layers;
+    for (int l = 0; l < spec.synthetic_layers; ++l) {
+      training::ModelLayer ml;
+      ml.name = "layer" + std::to_string(l);
+      ml.forward_seconds = spec.synthetic_compute_ms * 1e-3 / 3 / spec.synthetic_layers;
+      ml.backward_seconds = 2 * ml.forward_seconds;
+      const int64_t n = l + 1 == spec.synthetic_layers ? spec.synthetic_parameters - per * l : per;
+      ml.variables.push_back({ml.name + "/w", uint64_t(n) * 4, true});
+      model.layers.push_back(ml);
+    }
+    rep.provenance = fmt::format("synthetic: {} parameters in {} layers, {:.1f} ms of compute per step as given",
+                                 spec.synthetic_parameters, spec.synthetic_layers, spec.synthetic_compute_ms);
+    rep.compute_seconds = model.compute_seconds();
+    rep.model_bytes = model.bytes();
+  } else {
+    models::WorkloadLibrary lib;
+    auto wl = lib.make(spec.model, rep.gpu, spec.batch);
+    if (!wl.ok())
+      return wl.error();
+    rep.provenance = wl->provenance;
+    rep.compute_seconds = wl->compute_seconds();
+    rep.model_bytes = wl->parameter_bytes();
+    model = models::to_training_model(wl.value());
+  }
 
   sim::TrainingJob job;
   job.strategy = spec.strategy;
+  job.options = spec.transport_options;
   job.steps = spec.steps;
   job.warmup = 1;
   auto& L = job.layout;

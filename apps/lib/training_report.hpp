@@ -6,6 +6,7 @@
 
 #include "core/common/result.hpp"
 #include "core/memory/tensor_memory.hpp"
+#include "core/transports/transport.hpp"
 #include "sim/training_job.hpp"
 
 #include <map>
@@ -17,7 +18,10 @@ namespace tp::frontend {
 
 struct TrainingSpec {
   std::string hw = "hkust-4node"; ///< host or cluster profile
-  std::string model = "vgg16";
+  std::string model = "vgg16"; ///< an architecture name, or "synthetic" (the three fields below)
+  int64_t synthetic_parameters = 0; ///< synthetic: fp32 parameters, split evenly over the layers
+  int synthetic_layers = 0;         ///< synthetic: layers, one variable each
+  double synthetic_compute_ms = 0;  ///< synthetic: one GPU's forward + backward per step (1/3 + 2/3)
   int batch = 32;
   std::string mode = "ps"; ///< "ps" or "allreduce"
   std::vector<std::string> transports{"grpc"};
@@ -33,6 +37,7 @@ struct TrainingSpec {
   int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
   collectives::EngineOptions collectives; ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
   bool initial_broadcast = false;         ///< allreduce: broadcast the variables first (MaTEx)
+  transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
 };
 

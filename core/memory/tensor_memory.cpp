@@ -59,14 +59,16 @@ Result<Tensor> TensorMemory::make_tensor(DataType dtype, const TensorShape& shap
   return t;
 }
 
-void TensorMemory::copy(const Buffer& dst, const Buffer& src, uint64_t bytes, WorkDone done)
+void TensorMemory::copy(const Buffer& dst, const Buffer& src, uint64_t bytes, WorkDone done, bool queued)
 {
   const double t0 = rt_.now();
   ++stats_.copies;
   stats_.copy_bytes += double(bytes);
   MemoryStats* stats = &stats_;
   Runtime* rt = &rt_;
-  rt_.execute(Work::memcpy(dst, src, bytes), [stats, rt, t0, done = std::move(done)](Status st) {
+  Work w = Work::memcpy(dst, src, bytes);
+  w.queued = queued;
+  rt_.execute(w, [stats, rt, t0, done = std::move(done)](Status st) {
     stats->copy_seconds += rt->now() - t0;
     done(st);
   });

@@ -69,6 +69,9 @@ public:
                                   uint64_t proto_bytes = 0) = 0;
   /// A NIC view of `buffer` with `access` (registration or staging as the strategy says; times charged).
   virtual void acquire(const Buffer& buffer, verbs::Access access, std::function<void(Result<NicBuffer>)> done) = 0;
+  /// A NIC view through a registered host staging copy even where the NIC could reach `buffer` itself (a GPU
+  /// whose memory the NIC reads slowly through the root complex). copy_in/copy_out move the data.
+  virtual void acquire_staged_copy(const Buffer& buffer, std::function<void(Result<NicBuffer>)> done) = 0;
   /// Give a view back (on-demand deregistration, staging buffer to the pool). Timed work is started; no callback.
   virtual void release(const NicBuffer& nb) = 0;
 
@@ -80,8 +83,9 @@ public:
   void register_buffer(const Buffer& b, verbs::Access access, std::function<void(Result<verbs::MemoryRegion>)> done);
   /// Deregister (timed; fire and forget).
   void deregister_buffer(const verbs::MemoryRegion& mr);
-  /// A plain copy between two buffers, timed and counted (transports' own copies go through here).
-  void copy(const Buffer& dst, const Buffer& src, uint64_t bytes, WorkDone done);
+  /// A plain copy between two buffers, timed and counted (transports' own copies go through here). `queued`: issued
+  /// right behind another copy on the same stream (its launch cost hides behind that copy's transfer).
+  void copy(const Buffer& dst, const Buffer& src, uint64_t bytes, WorkDone done, bool queued = false);
 
   const MemoryStats& stats() const { return stats_; }
   Runtime& runtime() { return rt_; }

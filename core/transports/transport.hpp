@@ -32,6 +32,9 @@ struct TransportOptions {
   uint64_t ar_eager_threshold = 0;   ///< AR-gRPC: largest eagerly sent message, <= 64 KiB (0: tune per peer)
   uint64_t ar_chunk_bytes = 0;       ///< AR-gRPC: rendezvous chunk size (0: tune per peer)
   bool mpi_optimal_path = false;     ///< MPI: MPI_OPTIMAL_PATH=1 (zero-copy data message for POD >= 1 KiB)
+  /// MPI: post data receives as MPI_Irecv (the MPI thread serves other requests while data lands), as Baidu's ring
+  /// allreduce does; false: TF grpc+mpi's blocking MPI_Recv on its single MPI thread.
+  bool mpi_nonblocking_recv = false;
   /// Fault injection: corrupt the rkey of every remote buffer this task advertises (the peer's RDMA access to it
   /// then fails with a remote access error).
   bool inject_bad_rkey = false;

@@ -16,6 +16,10 @@ public:
   StrategyBase(Runtime& rt, verbs::Device* dev, const StrategyOptions& opt);
   /// Stage `buffer` through a registered pinned host chunk (copies are the transport's copy_in/copy_out).
   void acquire_staged(const Buffer& buffer, std::function<void(Result<NicBuffer>)> done);
+  void acquire_staged_copy(const Buffer& buffer, std::function<void(Result<NicBuffer>)> done) override
+  {
+    acquire_staged(buffer, std::move(done));
+  }
   /// Return a staging chunk (true if `nb` was staged here).
   bool release_staged(const NicBuffer& nb);
   /// Plain (unregistered) allocation from the process's MemorySpace; pinned host if gpu_compatible/on_host asks.

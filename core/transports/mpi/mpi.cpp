@@ -123,6 +123,12 @@ private:
     o.eager_threshold = 12 << 10; // assumption: MVAPICH2/OpenMPI IB eager limits are of the order of 8-17 KiB
     o.chunk_bytes = 0;            // one RDMA READ per rendezvous message
     o.intra_node_copy = true;     // CUDA-aware MPI: shared memory / CUDA IPC between ranks of one node
+    // CUDA-aware MPI pipelines host staging of GPU buffers the NIC cannot reach in fixed blocks (MVAPICH2's
+    // MV2_CUDA_BLOCK_SIZE, 256 KiB by default per its user guide, as remembered; assumption for OpenMPI too).
+    o.staging_block = 256 << 10;
+    // ... and above a few KiB sends GPU buffers through that pipeline rather than let the NIC read GPU memory
+    // (MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT, 8 KiB by default per its user guide, as remembered).
+    o.gpu_read_limit = 8 << 10;
     return o;
   }
 
@@ -373,11 +379,16 @@ private:
     // thread is held until the data has landed.
     deliver(Buffer{}, [](Status) {});
     const std::string producer = m.peer_task;
-    recv_data(producer, [this, pp, out, release](Incoming, Messenger::Deliver d) {
+    // MPI_Irecv instead of MPI_Recv (the way Baidu's ring posts its receives): the thread is free at once.
+    const bool nonblocking = ctx_.options.mpi_nonblocking_recv;
+    if (nonblocking)
+      release();
+    recv_data(producer, [this, pp, out, release, nonblocking](Incoming, Messenger::Deliver d) {
       const double t0 = ctx_.runtime->now();
-      d(*out.buffer(), [this, pp, out, release, t0](Status st) {
+      d(*out.buffer(), [this, pp, out, release, t0, nonblocking](Status st) {
         pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
-        release();
+        if (!nonblocking)
+          release();
         if (!st.ok()) return finish(std::move(*pp), st.error());
         finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
       });

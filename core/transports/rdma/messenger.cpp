@@ -6,7 +6,8 @@ namespace tp::transports {
 
 namespace {
 
-constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3, PING = 4, PONG = 5;
+constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3, PING = 4, PONG = 5, READY = 6;
+constexpr uint8_t PIPELINED = 1; // RTS flag: chunks become readable one by one, each announced by a READY
 constexpr uint64_t RECV_FLAG = 1ull << 62;
 
 struct Prefix {
@@ -17,7 +18,8 @@ struct Prefix {
   uint64_t addr = 0;
   uint32_t rkey = 0;
   uint64_t chunk = 0;
-  uint32_t fin_chunk = 0;
+  uint32_t fin_chunk = 0; ///< FIN, READY: the chunk
+  uint8_t flags = 0;
 };
 
 std::vector<uint8_t> encode(const Prefix& p)
@@ -31,14 +33,16 @@ std::vector<uint8_t> encode(const Prefix& p)
   w.u32(p.rkey);
   w.u64(p.chunk);
   w.u32(p.fin_chunk);
+  w.u8(p.flags);
   return w.take();
 }
 
 bool decode(const uint8_t* d, size_t n, Prefix& p, uint64_t max_header)
 {
   rpc::Reader r(d, n);
-  return r.u8(p.type) && p.type >= EAGER && p.type <= PONG && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
-         r.u64(p.payload_len) && r.u64(p.addr) && r.u32(p.rkey) && r.u64(p.chunk) && r.u32(p.fin_chunk);
+  return r.u8(p.type) && p.type >= EAGER && p.type <= READY && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
+         r.u64(p.payload_len) && r.u64(p.addr) && r.u32(p.rkey) && r.u64(p.chunk) && r.u32(p.fin_chunk) &&
+         r.u8(p.flags);
 }
 
 } // namespace
@@ -220,9 +224,13 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     // by the peer process itself), announce it, wait for the FINs.
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
-    auto announce = [=, this, &ch](memory::NicBuffer view, bool has_view) {
-      const uint64_t chunk = chunk_override ? chunk_override : opt_.chunk_bytes ? opt_.chunk_bytes : payload_len;
+    auto announce = [=, this, &ch](memory::NicBuffer view, bool has_view, uint64_t pipeline_block = 0) {
+      const uint64_t chunk = pipeline_block     ? pipeline_block
+                             : chunk_override   ? chunk_override
+                             : opt_.chunk_bytes ? opt_.chunk_bytes
+                                                : payload_len;
       Prefix p;
+      p.flags = pipeline_block ? PIPELINED : 0;
       p.type = RTS;
       p.msg_id = next_msg_++;
       p.header = header;
@@ -242,14 +250,18 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
         put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
         post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
       });
+      return p.msg_id;
     };
     if (opt_.intra_node_copy) {
       auto proc = ctx_.cluster.find(peer_task);
       if (proc != ctx_.cluster.end() && ctx_.runtime->peer_memory(proc->second))
-        return announce(memory::NicBuffer{}, false); // the peer copies from this buffer directly
+      {
+        announce(memory::NicBuffer{}, false); // the peer copies from this buffer directly
+        return;
+      }
     }
-    ctx_.memory->acquire(
-        pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ, [=, this](Result<memory::NicBuffer> v) {
+    Channel* chp = &ch;
+    auto acquired = [=, this](Result<memory::NicBuffer> v) {
           if (!v.ok()) return sent(v.error());
           if (rec) {
             rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
@@ -257,11 +269,21 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
             if (v->staged) ++rec->copies;
           }
           auto view = v.value();
+          if (view.staged && opt_.staging_block > 0 && payload_len > opt_.staging_block) {
+            // Pipelined staging (CUDA-aware MPI): announce at once, stage block by block, READY after each.
+            const uint64_t id = announce(view, true, opt_.staging_block);
+            stage_block(chp, id, view, payload_len, 0, rec);
+            return;
+          }
           ctx_.memory->copy_in(view, payload_len, [=](Status st) {
             if (!st.ok()) return sent(st.error());
             announce(view, true);
           });
-        });
+    };
+    if (pl.location.is_gpu() && opt_.gpu_read_limit > 0 && payload_len > opt_.gpu_read_limit)
+      ctx_.memory->acquire_staged_copy(pl, acquired);
+    else
+      ctx_.memory->acquire(pl, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_READ, acquired);
   });
 }
 
@@ -330,6 +352,20 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     if (o.has_view) ctx_.memory->release(o.view);
     return o.sent(ok_status());
   }
+  if (p.type == READY) {
+    repost();
+    const auto key = std::make_pair(&ch, p.msg_id);
+    auto it = pipelined_.find(key);
+    if (it == pipelined_.end()) {
+      uint32_t& early = early_ready_[key];
+      early = std::max(early, p.fin_chunk + 1);
+      return;
+    }
+    auto r = it->second;
+    r->ready = std::max(r->ready, p.fin_chunk + 1);
+    read_more(r);
+    return;
+  }
   Incoming in{ch.peer_task, p.header, p.payload_len, p.type == EAGER};
   if (p.type == EAGER) {
     const Buffer src = rx.mem.slice(region, p.payload_len);
@@ -357,13 +393,28 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     r->chunks = uint32_t((p.payload_len + p.chunk - 1) / p.chunk);
     r->landed = std::move(landed);
     const uint64_t chunk = p.chunk;
+    if (p.flags & PIPELINED) {
+      const auto key = std::make_pair(chp, p.msg_id);
+      r->pipelined = true;
+      auto e = early_ready_.find(key);
+      r->ready = e == early_ready_.end() ? 0 : e->second;
+      if (e != early_ready_.end())
+        early_ready_.erase(e);
+      pipelined_[key] = r;
+    } else {
+      r->ready = r->chunks;
+    }
     if (opt_.intra_node_copy && copy_from_peer(r, dst))
       return;
     ctx_.memory->acquire(dst, verbs::Access::LOCAL_WRITE, [this, r, chunk](Result<memory::NicBuffer> v) {
-      if (!v.ok()) return r->landed(v.error());
+      if (!v.ok()) {
+        pipelined_.erase(std::make_pair(r->ch, r->msg_id));
+        return r->landed(v.error());
+      }
       r->view = v.value();
       r->chunks = uint32_t((r->len + chunk - 1) / chunk);
       read_chunk_size_[r.get()] = chunk;
+      r->view_ready = true;
       read_more(r);
     });
   });
@@ -374,6 +425,36 @@ uint64_t Messenger::chunk_len(const Reading& r, uint32_t k) const
   const uint64_t c = read_chunk_size_.at(&r);
   const uint64_t off = uint64_t(k) * c;
   return std::min(c, r.len - off);
+}
+
+void Messenger::stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view, uint64_t len, uint32_t k,
+                            std::shared_ptr<TransferRecord> rec)
+{
+  const uint64_t block = opt_.staging_block;
+  const uint64_t off = uint64_t(k) * block;
+  if (off >= len)
+    return;
+  const uint64_t n = std::min(block, len - off);
+  if (rec)
+    ++rec->copies;
+  const bool queued = k > 0; // the blocks follow each other on one stream
+  ctx_.memory->copy(
+      view.nic.slice(off, n), view.original.slice(off, n), n,
+                    [this, ch, msg_id, view, len, k, rec](Status st) {
+                      if (!st.ok() || state(*ch)->failed)
+                        return; // the reader times out on the channel failure
+                      Prefix r;
+                      r.type = READY;
+                      r.msg_id = msg_id;
+                      r.fin_chunk = k;
+                      const auto bytes = encode(r);
+                      with_tx_slot(*ch, [this, ch, bytes](size_t slot) {
+                        put_bytes(ctx_.runtime->memory(), state(*ch)->tx[slot].mem, bytes);
+                        post_send_slot(*ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+                      });
+                      stage_block(ch, msg_id, view, len, k + 1, rec);
+                    },
+      queued);
 }
 
 void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk)
@@ -411,9 +492,21 @@ bool Messenger::copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& 
   return true;
 }
 
+void Messenger::finish_read(const std::shared_ptr<Reading>& r, Status st)
+{
+  read_chunk_size_.erase(r.get());
+  if (r->pipelined)
+    pipelined_.erase(std::make_pair(r->ch, r->msg_id));
+  ctx_.memory->release(r->view);
+  r->landed(st);
+}
+
 void Messenger::read_more(const std::shared_ptr<Reading>& r)
 {
-  while (!r->failed && r->next_chunk < r->chunks && r->in_flight < opt_.max_chunks_in_flight) {
+  if (!r->view_ready)
+    return; // the destination is not acquired yet: the acquire callback starts the reads
+  while (!r->failed && r->next_chunk < r->chunks && r->next_chunk < r->ready &&
+         r->in_flight < opt_.max_chunks_in_flight) {
     const uint32_t k = r->next_chunk++;
     const uint64_t off = uint64_t(k) * read_chunk_size_.at(r.get());
     const uint64_t n = chunk_len(*r, k);
@@ -431,16 +524,30 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
         r->failed = true;
         ctx_.memory->release(r->view);
         read_chunk_size_.erase(r.get());
+        pipelined_.erase(std::make_pair(r->ch, r->msg_id));
         return r->landed(
             Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
       }
       send_fin(*r->ch, r->msg_id, k);
-      if (++r->done_chunks == r->chunks) {
-        read_chunk_size_.erase(r.get());
-        ctx_.memory->copy_out(r->view, r->len, [this, r](Status st) {
-          ctx_.memory->release(r->view);
-          r->landed(st);
+      if (r->chunks > 1 && r->view.staged) {
+        // Several chunks into a staging buffer: copy each out as it lands (pipelined), finish after the last.
+        const uint64_t off = uint64_t(k) * read_chunk_size_.at(r.get());
+        const uint64_t n = chunk_len(*r, k);
+        ctx_.memory->copy(r->view.original.slice(off, n), r->view.nic.slice(off, n), n, [this, r](Status st) {
+          if (!st.ok() && !r->failed) {
+            r->failed = true;
+            finish_read(r, st);
+            return;
+          }
+          if (++r->copied_chunks == r->chunks)
+            finish_read(r, ok_status());
         });
+        ++r->done_chunks;
+        read_more(r);
+        return;
+      }
+      if (++r->done_chunks == r->chunks) {
+        ctx_.memory->copy_out(r->view, r->len, [this, r](Status st) { finish_read(r, st); });
         return;
       }
       read_more(r);

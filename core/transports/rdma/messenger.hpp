@@ -10,6 +10,7 @@
 #include "core/transports/rdma/rdma_channels.hpp"
 
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -26,6 +27,14 @@ struct MessengerOptions {
   /// Rendezvous payloads from a peer process on the same machine are copied directly from its memory (shared
   /// memory / CUDA IPC, Runtime::peer_memory) instead of RDMA-READ through the NIC, as MPI libraries do.
   bool intra_node_copy = false;
+  /// A rendezvous payload staged through host memory (a GPU the NIC cannot reach directly) and larger than this
+  /// is staged block by block, each block readable as soon as it is copied (CUDA-aware MPI's pipelined staging);
+  /// 0: stage it whole, then announce it.
+  uint64_t staging_block = 0;
+  /// GPU payloads larger than this are sent from a host staging copy even when the NIC could read the GPU's
+  /// memory directly (GPUDirect RDMA reads through the root complex are slow; MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT).
+  /// 0: no limit.
+  uint64_t gpu_read_limit = 0;
 };
 
 /// What a receiver learns about an incoming message.
@@ -90,6 +99,10 @@ private:
     uint32_t rkey = 0;
     uint64_t len = 0;
     uint32_t chunks = 0, next_chunk = 0, done_chunks = 0, in_flight = 0;
+    uint32_t ready = 0;         ///< chunks the sender has made readable (all of them unless pipelined)
+    uint32_t copied_chunks = 0; ///< staged reads: chunks copied out to the destination
+    bool pipelined = false;
+    bool view_ready = false; ///< the destination's NIC view is acquired
     memory::NicBuffer view;
     std::function<void(Status)> landed;
     bool failed = false;
@@ -108,6 +121,9 @@ private:
   /// The intra-node path for a rendezvous payload: copy from the peer's memory, then FIN every chunk.
   bool copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& dst);
   void send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk);
+  void finish_read(const std::shared_ptr<Reading>& r, Status st);
+  void stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view, uint64_t len, uint32_t k,
+                   std::shared_ptr<TransferRecord> rec);
   void fail_channel(Channel& ch, const Error& e);
   uint64_t chunk_len(const Reading& r, uint32_t k) const;
 
@@ -121,6 +137,8 @@ private:
   std::unordered_map<uint64_t, std::function<void(const verbs::WorkCompletion&)>> wr_done_;
   std::unordered_map<const Reading*, uint64_t> read_chunk_size_;
   std::unordered_map<uint64_t, std::pair<double, std::function<void(Result<double>)>>> pings_;
+  std::map<std::pair<Channel*, uint64_t>, std::shared_ptr<Reading>> pipelined_; ///< reads waiting for READYs
+  std::map<std::pair<Channel*, uint64_t>, uint32_t> early_ready_;             ///< READYs before their RTS was taken
   std::function<void(const std::string&, const Error&)> handler_on_failure_;
 };
 
