@@ -284,6 +284,11 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     j.layout.workers = 1;
     j.layout.gpus_per_worker = 1;
     j.layout.ps_tasks = 0;
+    if (spec.mode == "allreduce") {
+      // One rank: the variables stay on its GPU and the ring has nothing to do.
+      j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+      j.layout.ranks_per_host = 1;
+    }
     auto r = isolated(one, model, j);
     if (!r.ok())
       return Error::msg("1-GPU reference run: " + r.error().message());
@@ -332,7 +337,8 @@ std::string training_table(const TrainingReport& r)
                    s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
   if (r.reference)
-    o += fmt::format("1-GPU reference (variables on the host CPU): step {:.1f} ms, {:.1f} images/s\n",
+    o += fmt::format("1-GPU reference ({}): step {:.1f} ms, {:.1f} images/s\n",
+                     s.mode == "ps" ? "variables on the host CPU" : "variables on the GPU",
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "

@@ -2,6 +2,9 @@
 // validate's --json has the documented keys.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -34,7 +37,7 @@ Run run(const std::string& args)
 
 TEST_CASE("Every subcommand has --help", "[quick]")
 {
-  for (const char* c : {"run", "perftest", "pcie-copy", "validate", "profiles"}) {
+  for (const char* c : {"run", "perftest", "pcie-copy", "transfer", "train", "validate", "profiles"}) {
     Run r = run(std::string(c) + " --help");
     INFO(c);
     CHECK(r.status == 0);
@@ -123,4 +126,42 @@ TEST_CASE("The shipped validation cases all pass or are known misses", "[quick]"
   Run v = run("validate");
   INFO(v.out);
   CHECK(v.status == 0);
+}
+
+TEST_CASE("train prints step time per transport and writes a Chrome trace that parses", "[quick]")
+{
+  const std::string trace = "/tmp/tensorpath_cli_trace_test.json";
+  std::remove(trace.c_str());
+  Run r = run("train --model resnet50 --hw hkust-4node --transport grpc,gdr --steps 2 --trace " + trace);
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("speed-up over grpc: gdr") != std::string::npos);
+  CHECK(r.out.find("1-GPU reference") != std::string::npos);
+  std::ifstream in(trace);
+  REQUIRE(in.good());
+  auto j = nlohmann::json::parse(in);
+  REQUIRE(j.at("traceEvents").is_array());
+  size_t gpu_tracks = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e.at("ph") == "M" && e.at("name") == "thread_name" &&
+        e.at("args").at("name").get<std::string>().find("GPU:") != std::string::npos)
+      ++gpu_tracks;
+  CHECK(gpu_tracks == 16);
+}
+
+TEST_CASE("run the HKUST VGG16 scenario: step times per transport and their ratios", "[quick]")
+{
+  Run r = run(std::string("run ") + TENSORPATH_SOURCE_DIR + "/scenarios/hkust-vgg16.json");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  for (const char* t : {"grpc ", "verbs_v1 ", "verbs_v2 ", "gdr "})
+    CHECK(r.out.find(std::string("\n") + t) != std::string::npos);
+  CHECK(r.out.find("speed-up over grpc: verbs_v1") != std::string::npos);
+}
+
+TEST_CASE("train rejects an unknown model naming the choices", "[quick]")
+{
+  Run r = run("train --model vgg17");
+  CHECK(r.status == 2);
+  CHECK(r.out.find("vgg16") != std::string::npos);
 }
