@@ -6,6 +6,7 @@
 #include "core/training/step_graph.hpp"
 #include "sim/simulation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -66,6 +67,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   sl.ps_tasks = L.ps_tasks;
   sl.aggregate_on_worker = L.aggregate_on_worker;
   sl.fetch_per_worker = L.fetch_per_worker;
+  sl.allreduce_on_host = L.allreduce_on_host;
   std::vector<int> worker_host(size_t(std::max(L.workers, 0))), ps_host(size_t(std::max(L.ps_tasks, 0)));
   std::map<int, int> gpus_used;
   for (int w = 0; w < L.workers; ++w) {
@@ -145,7 +147,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   if (allreduce)
     for (int r = 0; r < L.workers; ++r) {
       ranks.push_back({training::worker_task(r),
-                       training::worker_task(r) + "/device:GPU:" + std::to_string(sl.gpu_of[size_t(r)][0])});
+                       training::worker_task(r) + (L.allreduce_on_host
+                                                       ? std::string("/device:CPU:0")
+                                                       : "/device:GPU:" + std::to_string(sl.gpu_of[size_t(r)][0]))});
       rank_process.push_back(process_name(training::worker_task(r)));
     }
   for (const auto& [task, h] : task_host) {
@@ -180,6 +184,19 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       engine = engines.back().get();
       if (auto st = engine->start(); !st.ok())
         return st.error();
+    }
+    if (engine && !job.collectives.coordinator) {
+      // MaTEx: one blocking allreduce per gradient in graph order, the same on every rank (rank 0's op order).
+      std::vector<std::pair<int, std::string>> ordered;
+      for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
+        if (sg.graph[*vi].kind == training::OpKind::ALLREDUCE &&
+            training::task_of_device(sg.graph[*vi].device) == training::worker_task(0))
+          ordered.emplace_back(sg.graph[*vi].order, sg.graph[*vi].collective);
+      std::sort(ordered.begin(), ordered.end());
+      std::vector<std::string> names;
+      for (auto& [o, n] : ordered)
+        names.push_back(n);
+      engine->set_order(std::move(names));
     }
     auto ex = std::make_unique<training::TaskExecutor>(*rt.value(), sg, eo, engine);
     size_t n_allreduce = 0;

@@ -24,6 +24,7 @@ struct TrainingLayout {
   int ps_tasks = 1;        ///< PS: 0 keeps the variables on the single worker's CPU (1-GPU reference)
   bool aggregate_on_worker = true;
   bool fetch_per_worker = false; ///< PS: one pull per worker (distributed_replicated) instead of one per tower
+  bool allreduce_on_host = false; ///< allreduce: gradients reduced in host memory (MaTEx's CPU TfReduce)
   /// Host index of each worker / PS task; empty: worker w on host w mod H (PS mode), rank r on host
   /// r / ranks_per_host (allreduce); PS s on host s mod H.
   std::vector<int> worker_hosts, ps_hosts;

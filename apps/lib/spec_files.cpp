@@ -184,6 +184,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.collectives.fusion_threshold = r.size("fusion", 0);
     t.collectives.response_cache = r.boolean("response_cache", false);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
+    t.allreduce_on_host = r.boolean("allreduce_on_host", false);
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }

@@ -256,6 +256,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     L.ps_tasks = 0;
     job.collectives = spec.collectives;
     job.initial_broadcast = spec.initial_broadcast;
+    L.allreduce_on_host = spec.allreduce_on_host;
   }
   bool events_taken = false;
   for (const auto& t : spec.transports) {

@@ -37,6 +37,7 @@ struct TrainingSpec {
   int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
   collectives::EngineOptions collectives; ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
   bool initial_broadcast = false;         ///< allreduce: broadcast the variables first (MaTEx)
+  bool allreduce_on_host = false;         ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
   transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
 };

@@ -5,6 +5,8 @@
 #include "core/rpc/rpc.hpp"
 #include "core/transports/task_runtime.hpp"
 
+#include <algorithm>
+
 namespace tp::collectives {
 
 namespace {
@@ -83,6 +85,7 @@ void CollectiveEngine::begin_step(int64_t step, size_t expected)
   step_ = step;
   expected_ = expected;
   completed_ = 0;
+  next_in_order_ = 0;
   if (!options_.coordinator || channel_.size() == 1) {
     active_ = false;
     return;
@@ -106,8 +109,20 @@ void CollectiveEngine::maybe_run_uncoordinated()
 {
   if (busy_ || new_requests_.empty())
     return;
-  const std::string name = new_requests_.front();
-  new_requests_.pop_front();
+  std::string name;
+  if (order_.empty()) {
+    name = new_requests_.front();
+    new_requests_.pop_front();
+  } else {
+    if (next_in_order_ >= order_.size())
+      return;
+    auto it = std::find(new_requests_.begin(), new_requests_.end(), order_[next_in_order_]);
+    if (it == new_requests_.end())
+      return; // the next collective in graph order has not been requested here yet
+    name = *it;
+    new_requests_.erase(it);
+    ++next_in_order_;
+  }
   busy_ = true;
   ++stats_.collectives;
   ring_allreduce(channel_, step_, "allreduce/" + name, requests_.at(name).tensor, [this, name](Result<Tensor> r) {

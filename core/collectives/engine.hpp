@@ -53,6 +53,9 @@ public:
   /// Begin a step in which this rank will request `expected` collectives; the loop ticks until every rank has
   /// run all of its own and rank 0 says SHUTDOWN (the simulation then falls idle).
   void begin_step(int64_t step, size_t expected);
+  /// Without a coordinator: run the collectives in this order (the graph's), whatever order the requests come in
+  /// (every rank must call MPI collectives in the same order). Empty: request order.
+  void set_order(std::vector<std::string> names) { order_ = std::move(names); }
   void allreduce(int64_t step, const std::string& name, Tensor tensor,
                  std::function<void(Result<Tensor>)> done) override;
   const EngineStats& stats() const { return stats_; }
@@ -102,6 +105,8 @@ private:
   std::map<std::string, Request> requests_; ///< waiting for their collective
   std::map<std::string, bool> seen_;        ///< response cache (names negotiated before)
   bool busy_ = false;                       ///< uncoordinated mode: a collective is running
+  std::vector<std::string> order_;          ///< uncoordinated mode: the fixed order of collectives in a step
+  size_t next_in_order_ = 0;
 
   // Coordinator (rank 0) state.
   struct RoundState {

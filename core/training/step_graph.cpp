@@ -172,7 +172,7 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
         Op ar;
         ar.kind = OpKind::ALLREDUCE;
         ar.name = "rank" + std::to_string(r) + "/allreduce/" + fv.var.name;
-        ar.device = dev;
+        ar.device = layout.allreduce_on_host ? cpu_of(task) : dev;
         ar.collective = "allreduce/" + fv.var.name;
         ar.outputs.push_back({"grad/" + fv.var.name + suffix + "/reduced", fv.var.bytes});
         const OpId aid = add_op(g, ar);

@@ -72,6 +72,9 @@ struct StepLayout {
   /// distributed_replicated refreshes a worker's replicas this way); false: every tower pulls from the PS itself
   /// (tf_cnn_benchmarks' parameter_server mode: "each tower gets a copy of the variables from the PS").
   bool fetch_per_worker = false;
+  /// Allreduce mode: reduce gradients in host memory (MaTEx's TfReduce is a CPU kernel: gradients are copied to the
+  /// host, allreduced there, and copied back for the update); false: on the GPU (Baidu, Horovod).
+  bool allreduce_on_host = false;
   /// GPU index of worker w's tower g (default w's towers are GPUs 0..G-1 of its host).
   std::vector<std::vector<int>> gpu_of;
 };
