@@ -164,6 +164,18 @@ const Platform& Simulation::platform() const
   return *ctx_->platform;
 }
 
+void Simulation::raw_comm(sg4::Host* from, sg4::Host* to, double bytes, std::function<void()> done)
+{
+  SimContext* ctx = ctx_.get();
+  // Started from the reactor (SimGrid comms are created inside the simulation).
+  ctx->reactor.post([ctx, from, to, bytes, done = std::move(done)]() mutable { ctx->start_comm(from, to, bytes, std::move(done)); });
+}
+
+void Simulation::raw_timer(double delay, std::function<void()> f)
+{
+  ctx_->reactor.after(delay, std::move(f));
+}
+
 SimStats Simulation::stats() const
 {
   SimStats s;

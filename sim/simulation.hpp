@@ -11,9 +11,14 @@
 #include "core/stream/stream.hpp"
 #include "models/host_model.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace simgrid::s4u {
+class Host;
+}
 
 namespace tp::sim {
 
@@ -67,6 +72,12 @@ public:
   double now() const;
   const Platform& platform() const;
   SimStats stats() const;
+
+  /// Raw activities for fabric-level models that skip the device semantics (sim/fabric_modes): a comm of
+  /// `bytes` between two platform hosts (max-min shared with everything else) and a timer. Callbacks run on the
+  /// reactor; both may be called before run().
+  void raw_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, std::function<void()> done);
+  void raw_timer(double delay, std::function<void()> f);
 
 private:
   explicit Simulation(std::unique_ptr<SimContext> ctx);

@@ -1,0 +1,109 @@
+// `tensorpath allreduce`: one ring allreduce across N ranks of a simulated cluster, in the protocol, flow or
+// analytical fabric mode (sim/fabric_modes.hpp), against the alpha-beta ring formula.
+#include "apps/commands.hpp"
+#include "apps/lib/hw_resolve.hpp"
+#include "core/common/isolated_run.hpp"
+#include "models/catalog.hpp"
+#include "sim/fabric_modes.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace tp::cli {
+
+namespace {
+
+int run_allreduce_cmd(const frontend::ParsedArgs& a)
+{
+  models::Catalog cat;
+  sim::AllreduceJob job;
+  auto ranks = a.get_int("ranks", 8, 1, 1 << 20);
+  auto rph = a.get_int("ranks-per-host", 1, 1, 64);
+  auto size = a.get_size("size", 1ull << 30);
+  for (auto* r : {&ranks, &rph})
+    if (!r->ok())
+      return report_error(r->error());
+  if (!size.ok())
+    return report_error(size.error());
+  job.ranks = int(ranks.value());
+  job.ranks_per_host = int(rph.value());
+  job.bytes = double(size.value());
+  job.gpu = a.has("gpu");
+  job.transport = a.get("transport", "mpi");
+  job.options.mpi_optimal_path = true;
+  job.options.mpi_nonblocking_recv = true;
+  std::vector<sim::FabricMode> modes;
+  const std::string m = a.get("mode", "analytical");
+  if (m == "all")
+    modes = {sim::FabricMode::ANALYTICAL, sim::FabricMode::FLOW, sim::FabricMode::PROTOCOL};
+  else {
+    auto fm = sim::parse_fabric_mode(m);
+    if (!fm.ok())
+      return report_error(fm.error());
+    modes = {fm.value()};
+  }
+  const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
+  auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx4-edr-ib"), hosts, a.get("switch"));
+  if (!cluster.ok())
+    return report_error(cluster.error());
+  std::printf("Ring allreduce of %.0f bytes over %d ranks (%d per host, %s memory) on %s\n\n", job.bytes, job.ranks,
+              job.ranks_per_host, job.gpu ? "GPU" : "host", cluster->host(0).name.c_str());
+  std::printf("%-11s %12s %12s %12s %10s %11s %14s\n", "mode", "time[ms]", "busbw[GB/s]", "a-b[ms]", "vs a-b",
+              "wall[s]", "messages/s");
+  int status = 0;
+  for (auto mode : modes) {
+    sim::AllreduceJob j = job;
+    j.mode = mode;
+    const models::ClusterProfile cl = cluster.value();
+    auto child = run_isolated([&]() -> Result<std::string> {
+      auto r = sim::run_allreduce(cl, j);
+      if (!r.ok())
+        return r.error();
+      return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g}", r->seconds, r->messages, r->wall_seconds, r->alpha,
+                         r->beta);
+    });
+    if (!child.ok()) {
+      std::printf("%-11s ERROR %s\n", sim::to_string(mode), child.error().message().c_str());
+      status = 1;
+      continue;
+    }
+    double secs = 0, wall = 0, alpha = 0, beta = 0;
+    unsigned long long msgs = 0;
+    std::sscanf(child.value().c_str(), "%lf %llu %lf %lf %lf", &secs, &msgs, &wall, &alpha, &beta);
+    const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
+    const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
+    std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14.0f\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
+                ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, wall > 0 ? double(msgs) / wall : 0.0);
+  }
+  std::printf("\nbusbw = 2 (N-1)/N x bytes / time; a-b = 2 (N-1) (alpha + bytes/N / beta) with rank 0 -> 1's route\n"
+              "latency and slowest link. protocol: the ring through the transport (--transport, default mpi).\n");
+  return status;
+}
+
+} // namespace
+
+Command allreduce_command()
+{
+  frontend::CommandSpec s;
+  s.name = "allreduce";
+  s.summary = "one ring allreduce across N simulated ranks, in the protocol, flow or analytical fabric mode";
+  s.usage = "[--ranks N] [--size BYTES] [--mode analytical|flow|protocol|all] [--hw PROFILE] [options]";
+  s.options = {
+      {"ranks", 'n', true, "N", "ranks (default 8)"},
+      {"ranks-per-host", 0, true, "K", "ranks per host (default 1)"},
+      {"size", 's', true, "BYTES", "tensor size, K/M/G suffixes (default 1G)"},
+      {"mode", 0, true, "M",
+       "analytical (own event calendar, default), flow (one SimGrid comm per message), protocol (through the "
+       "transport), or all"},
+      {"hw", 0, true, "PROFILE", "NIC, host or cluster profile (default connectx4-edr-ib)"},
+      {"switch", 0, true, "NAME", "switch profile (default back-to-back)"},
+      {"gpu", 0, false, "", "tensors in GPU memory (rank k of a host on GPU k)"},
+      {"transport", 0, true, "NAME", "protocol mode: the transport (default mpi, optimal path)"},
+  };
+  s.details = "Example: tensorpath allreduce --ranks 256 --size 1G --mode all";
+  return {s, &run_allreduce_cmd};
+}
+
+} // namespace tp::cli
