@@ -35,6 +35,8 @@ struct SimContext {
   uint64_t start_exec(simgrid::s4u::Host* host, double seconds, Reactor::Task done);
   /// Cancel what start_comm/start_exec returned.
   void cancel(uint64_t id);
+  /// Tracing of finished comms (Simulation::set_comm_tracer): start time, bytes, route link names.
+  std::function<void(double start, double end, double bytes, const std::vector<std::string>& links)> comm_tracer;
   /// A process by name, or nullptr.
   SimProcess* find_process(const std::string& name) const;
 };

@@ -56,6 +56,14 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
 {
   if (bytes <= 0 || from == to) return reactor.at(reactor.now(), std::move(done));
   auto comm = sg4::Comm::sendto_async(from, to, uint64_t(bytes + 0.5));
+  if (comm_tracer) {
+    const double t0 = reactor.now();
+    done = [this, t0, from, to, bytes, done = std::move(done)]() mutable {
+      if (comm_tracer)
+        comm_tracer(t0, reactor.now(), bytes, Platform::route_links(from, to));
+      done();
+    };
+  }
   return reactor.watch(comm, std::move(done));
 }
 
@@ -169,6 +177,18 @@ void Simulation::raw_comm(sg4::Host* from, sg4::Host* to, double bytes, std::fun
   SimContext* ctx = ctx_.get();
   // Started from the reactor (SimGrid comms are created inside the simulation).
   ctx->reactor.post([ctx, from, to, bytes, done = std::move(done)]() mutable { ctx->start_comm(from, to, bytes, std::move(done)); });
+}
+
+void Simulation::set_comm_tracer(std::function<void(const CommTrace&)> tracer)
+{
+  if (!tracer) {
+    ctx_->comm_tracer = nullptr;
+    return;
+  }
+  ctx_->comm_tracer = [tracer = std::move(tracer)](double start, double end, double bytes,
+                                                   const std::vector<std::string>& links) {
+    tracer(CommTrace{start, end, bytes, links});
+  };
 }
 
 void Simulation::raw_timer(double delay, std::function<void()> f)

@@ -79,6 +79,15 @@ public:
   void raw_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, std::function<void()> done);
   void raw_timer(double delay, std::function<void()> f);
 
+  /// One finished data movement on the platform (a DMA, a wire transfer, a copy): for traces.
+  struct CommTrace {
+    double start = 0, end = 0;
+    double bytes = 0;
+    std::vector<std::string> links; ///< names of the links it crossed ("node0.nic0.port.tx", ...)
+  };
+  /// Call `tracer` for every comm that finishes (nullptr: stop). Costs a route lookup per comm while set.
+  void set_comm_tracer(std::function<void(const CommTrace&)> tracer);
+
 private:
   explicit Simulation(std::unique_ptr<SimContext> ctx);
   std::unique_ptr<SimContext> ctx_;

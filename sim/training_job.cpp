@@ -256,9 +256,12 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   }
 
   int measured = 0;
+  std::vector<TrainingResult::Comm> comms;
   for (int s = 0; s < job.steps; ++s) {
     const int64_t step = s + 1;
     const bool last = s + 1 == job.steps;
+    if (last && job.collect_events)
+      sim.set_comm_tracer([&comms](const Simulation::CommTrace& c) { comms.push_back({c.start, c.end, c.bytes, c.links}); });
     for (auto& rt : runtimes)
       rt->log().clear();
     for (auto& ex : executors)
@@ -318,6 +321,12 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
           r.t_end -= t0;
           out.records.add(r);
         }
+      sim.set_comm_tracer(nullptr);
+      for (auto& c : comms) {
+        c.start -= t0;
+        c.end -= t0;
+        out.comms.push_back(std::move(c));
+      }
     }
   }
   out.step_time /= measured;

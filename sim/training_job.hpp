@@ -78,6 +78,11 @@ struct TrainingResult {
   // With collect_events: the last step, times relative to its start.
   std::vector<training::OpEvent> events;
   transports::TransferLog records;
+  struct Comm {
+    double start = 0, end = 0, bytes = 0;
+    std::vector<std::string> links;
+  };
+  std::vector<Comm> comms; ///< data movements on the platform's links (PCIe, socket links, NIC ports)
   std::vector<std::pair<std::string, std::string>> task_hosts; ///< task -> host, for trace processes
 };
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -73,7 +74,10 @@ json result_json(const sim::TrainingResult& r, bool with_events)
             {"remote_bytes_per_step", r.remote_bytes_per_step},
             {"ps_bytes", r.ps_bytes},
             {"wall_seconds", r.wall_seconds},
-            {"simgrid_activities", r.simgrid_activities}};
+            {"simgrid_activities", r.simgrid_activities},
+            {"broadcast_seconds", r.broadcast_seconds},
+            {"negotiation_rounds", r.negotiation_rounds},
+            {"collectives_run", r.collectives_run}};
   json pl = json::array();
   for (const auto& p : r.placement)
     pl.push_back({{"task", p.task}, {"process", p.process}, {"host", p.host}, {"gpus", p.gpus}});
@@ -84,6 +88,10 @@ json result_json(const sim::TrainingResult& r, bool with_events)
       ev.push_back({e.name, e.kind, e.device, e.start, e.end, e.bytes});
     j["events"] = ev;
     j["records"] = json::parse(r.records.to_json());
+    json cs = json::array();
+    for (const auto& c : r.comms)
+      cs.push_back({c.start, c.end, c.bytes, c.links});
+    j["comms"] = cs;
   }
   return j;
 }
@@ -103,6 +111,9 @@ sim::TrainingResult result_from(const json& j)
   r.ps_bytes = j.at("ps_bytes").get<std::vector<uint64_t>>();
   r.wall_seconds = j.at("wall_seconds");
   r.simgrid_activities = j.at("simgrid_activities");
+  r.broadcast_seconds = j.at("broadcast_seconds");
+  r.negotiation_rounds = j.at("negotiation_rounds");
+  r.collectives_run = j.at("collectives_run");
   for (const auto& p : j.at("placement"))
     r.placement.push_back({p.at("task"), p.at("process"), p.at("host"), p.at("gpus").get<std::vector<int>>()});
   if (j.contains("events")) {
@@ -129,6 +140,9 @@ sim::TrainingResult result_from(const json& j)
       t.registrations = x.at("registrations");
       r.records.add(t);
     }
+    if (j.contains("comms"))
+      for (const auto& c : j.at("comms"))
+        r.comms.push_back({c[0], c[1], c[2], c[3].get<std::vector<std::string>>()});
   }
   return r;
 }
@@ -358,6 +372,10 @@ std::string training_table(const TrainingReport& r)
                      run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
                      r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
                      b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3);
+    if (x.collectives_run > 0 || x.broadcast_seconds > 0)
+      o += fmt::format("{:<10} rank 0: {} ring allreduces in {} coordinator rounds over {} steps; initial broadcast "
+                       "{:.1f} ms\n",
+                       "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
   // Ratios between transports (step-time speed-ups), first transport as the baseline.
   if (r.runs.size() > 1 && r.runs[0].error.empty()) {
@@ -462,6 +480,40 @@ std::string chrome_trace(const sim::TrainingResult& r)
     ev.push_back({{"ph", "e"}, {"name", name.substr(name.rfind(';') + 1)}, {"cat", "transfer"}, {"id", id},
                   {"pid", p}, {"tid", t}, {"ts", rec.t_end * 1e6}});
     ++id;
+  }
+  // Data movements: one track per link ("link nic0.port.tx", "link gpu1.pcie.up", "link qpi.0to1") under its
+  // machine, and one per NIC with every movement that went through it.
+  for (const auto& c : r.comms) {
+    std::vector<std::string> nics;
+    for (const auto& l : c.links) {
+      const auto dot = l.find('.');
+      if (dot == std::string::npos)
+        continue;
+      const std::string host = l.substr(0, dot), rest = l.substr(dot + 1);
+      const int p = pid(host);
+      const int t = tid(p, "link " + rest);
+      // Async spans: flows overlap on a link (they share it).
+      ev.push_back({{"ph", "b"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "link"}, {"id", id}, {"pid", p},
+                    {"tid", t}, {"ts", c.start * 1e6}, {"args", {{"bytes", c.bytes}, {"route", c.links}}}});
+      ev.push_back({{"ph", "e"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "link"}, {"id", id}, {"pid", p},
+                    {"tid", t}, {"ts", c.end * 1e6}});
+      ++id;
+      if (rest.rfind("nic", 0) == 0) {
+        const std::string nic = host + "." + rest.substr(0, rest.find('.'));
+        if (std::find(nics.begin(), nics.end(), nic) == nics.end())
+          nics.push_back(nic);
+      }
+    }
+    for (const auto& nic : nics) {
+      const std::string host = nic.substr(0, nic.find('.'));
+      const int p = pid(host);
+      ev.push_back({{"ph", "b"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "nic"}, {"id", id}, {"pid", p},
+                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))}, {"ts", c.start * 1e6},
+                    {"args", {{"bytes", c.bytes}}}});
+      ev.push_back({{"ph", "e"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "nic"}, {"id", id}, {"pid", p},
+                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))}, {"ts", c.end * 1e6}});
+      ++id;
+    }
   }
   json doc = {{"traceEvents", ev}, {"displayTimeUnit", "ms"},
               {"otherData", {{"transport", r.transport}, {"step_seconds", r.step_time}}}};
