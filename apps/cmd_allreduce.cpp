@@ -23,10 +23,8 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   auto rph = a.get_int("ranks-per-host", 1, 1, 64);
   auto size = a.get_size("size", 1ull << 30);
   for (auto* r : {&ranks, &rph})
-    if (!r->ok())
-      return report_error(r->error());
-  if (!size.ok())
-    return report_error(size.error());
+    if (!r->ok()) return report_error(r->error());
+  if (!size.ok()) return report_error(size.error());
   job.ranks = int(ranks.value());
   job.ranks_per_host = int(rph.value());
   job.bytes = double(size.value());
@@ -40,14 +38,12 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     modes = {sim::FabricMode::ANALYTICAL, sim::FabricMode::FLOW, sim::FabricMode::PROTOCOL};
   else {
     auto fm = sim::parse_fabric_mode(m);
-    if (!fm.ok())
-      return report_error(fm.error());
+    if (!fm.ok()) return report_error(fm.error());
     modes = {fm.value()};
   }
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx4-edr-ib"), hosts, a.get("switch"));
-  if (!cluster.ok())
-    return report_error(cluster.error());
+  if (!cluster.ok()) return report_error(cluster.error());
   std::printf("Ring allreduce of %.0f bytes over %d ranks (%d per host, %s memory) on %s\n\n", job.bytes, job.ranks,
               job.ranks_per_host, job.gpu ? "GPU" : "host", cluster->host(0).name.c_str());
   std::printf("%-11s %12s %12s %12s %10s %11s %14s\n", "mode", "time[ms]", "busbw[GB/s]", "a-b[ms]", "vs a-b",
@@ -59,8 +55,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     const models::ClusterProfile cl = cluster.value();
     auto child = run_isolated([&]() -> Result<std::string> {
       auto r = sim::run_allreduce(cl, j);
-      if (!r.ok())
-        return r.error();
+      if (!r.ok()) return r.error();
       return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g}", r->seconds, r->messages, r->wall_seconds, r->alpha,
                          r->beta);
     });

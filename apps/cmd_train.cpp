@@ -36,31 +36,29 @@ int run_train(const frontend::ParsedArgs& a)
     }
   }
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
-  if (!strat.ok())
-    return report_error(strat.error());
+  if (!strat.ok()) return report_error(strat.error());
   spec.strategy = strat.value();
   struct IntOpt {
     const char* name;
     int* dst;
     long def, lo, hi;
   };
-  IntOpt ints[] = {{"batch", &spec.batch, 32, 1, 4096},   {"workers", &spec.workers, 0, 0, 100000},
+  IntOpt ints[] = {{"batch", &spec.batch, 32, 1, 4096},
+                   {"workers", &spec.workers, 0, 0, 100000},
                    {"gpus-per-worker", &spec.gpus_per_worker, 0, 0, 64},
-                   {"ps", &spec.ps_tasks, -1, -1, 100000}, {"steps", &spec.steps, 3, 2, 1000}};
+                   {"ps", &spec.ps_tasks, -1, -1, 100000},
+                   {"steps", &spec.steps, 3, 2, 1000}};
   for (auto& o : ints) {
     auto v = a.get_int(o.name, o.def, o.lo, o.hi);
-    if (!v.ok())
-      return report_error(v.error());
+    if (!v.ok()) return report_error(v.error());
     *o.dst = int(v.value());
   }
   spec.one_gpu_reference = !a.has("no-reference");
   spec.collect_events = a.has("trace");
   auto res = frontend::run_training(spec);
-  if (!res.ok())
-    return report_error(res.error());
+  if (!res.ok()) return report_error(res.error());
   if (a.has("trace")) {
-    if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok())
-      return report_error(st.error());
+    if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok()) return report_error(st.error());
   }
   if (a.has("json"))
     std::printf("%s\n", frontend::training_json(res.value()).c_str());
@@ -79,14 +77,16 @@ Command train_command()
   s.usage = "[--model NAME] [--hw PROFILE] [--transport NAMES|all] [--mode ps|allreduce] [options]";
   s.options = {
       {"model", 0, true, "NAME",
-       "vgg16 (default), alexnet, resnet50, resnet101, resnet152, inception3, googlenet (tensorpath profiles lists GPUs)"},
+       "vgg16 (default), alexnet, resnet50, resnet101, resnet152, inception3, googlenet (tensorpath profiles lists "
+       "GPUs)"},
       {"batch", 0, true, "N", "images per GPU per step (default 32)"},
       {"hw", 0, true, "PROFILE", "host or cluster profile (default hkust-4node)"},
       {"switch", 0, true, "NAME", "switch profile (default: the cluster's)"},
       {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths (tcp-ethernet, tcp-ipoib-datagram, ...)"},
       {"transport", 0, true, "NAMES", "comma-separated transports or all (default grpc,verbs_v1,verbs_v2,gdr)"},
       {"mode", 0, true, "M", "ps (parameter server, default) or allreduce (ring, one rank per GPU)"},
-      {"workers", 0, true, "N", "worker tasks (ps) or ranks (allreduce); default: one per host (ps), every GPU (allreduce)"},
+      {"workers", 0, true, "N",
+       "worker tasks (ps) or ranks (allreduce); default: one per host (ps), every GPU (allreduce)"},
       {"gpus-per-worker", 0, true, "G", "ps: GPUs (towers) per worker (default: all GPUs of a host)"},
       {"ps", 0, true, "N", "ps: parameter-server tasks (default: as many as workers)"},
       {"fetch", 0, true, "F",

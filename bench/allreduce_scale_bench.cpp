@@ -34,8 +34,7 @@ Run run_mode(const models::ClusterProfile& cl, int n, double bytes, sim::FabricM
     j.ranks = n;
     j.bytes = bytes;
     auto x = sim::run_allreduce(cl, j);
-    if (!x.ok())
-      return x.error();
+    if (!x.ok()) return x.error();
     return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g}", x->seconds, x->wall_seconds, x->setup_wall_seconds,
                        x->alpha, x->beta);
   });
@@ -55,7 +54,8 @@ std::pair<double, double> run_smpi(int n, double bytes, double alpha, double bet
   std::system(("mkdir -p " + dir).c_str());
   {
     std::ofstream p(dir + "/platform.xml");
-    p << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n"
+    p << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n<platform "
+         "version=\"4.1\">\n"
       << fmt::format("<cluster id=\"c\" prefix=\"node\" suffix=\"\" radical=\"0-{}\" speed=\"1Gf\" bw=\"{:.6g}Bps\" "
                      "lat=\"{:.6g}s\" bb_bw=\"1e15Bps\" bb_lat=\"0s\" sharing_policy=\"SPLITDUPLEX\" "
                      "bb_sharing_policy=\"FATPIPE\"/>\n",
@@ -78,10 +78,8 @@ std::pair<double, double> run_smpi(int n, double bytes, double alpha, double bet
   std::ifstream out(dir + "/out.txt");
   std::string word;
   while (out >> word)
-    if (word == "smpi_allreduce_seconds")
-      out >> sim_s;
-  if (rc != 0 || sim_s < 0)
-    return {-wall, -1};
+    if (word == "smpi_allreduce_seconds") out >> sim_s;
+  if (rc != 0 || sim_s < 0) return {-wall, -1};
   return {wall, sim_s};
 }
 
@@ -92,8 +90,7 @@ int main(int argc, char** argv)
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i)
     sizes.push_back(std::atoi(argv[i]));
-  if (sizes.empty())
-    sizes = {64, 256, 1024};
+  if (sizes.empty()) sizes = {64, 256, 1024};
   const double bytes = double(1ull << 30);
   models::Catalog cat;
   auto host = cat.host("perftest-reference");
@@ -106,25 +103,24 @@ int main(int argc, char** argv)
   auto h = host.value();
   h.nics.clear();
   h.nics.push_back(models::NicSpec{nic.value(), 0, cat.pcie(nic->pcie).value()});
-  const bool smpi = std::system("command -v smpirun > /dev/null 2>&1") == 0 && std::string(TENSORPATH_SMPI_ALLREDUCE) != "";
+  const bool smpi =
+      std::system("command -v smpirun > /dev/null 2>&1") == 0 && std::string(TENSORPATH_SMPI_ALLREDUCE) != "";
   std::printf("1 GiB ring allreduce, one rank per %s host (ConnectX-4 EDR)\n\n", h.name.c_str());
   std::printf("%6s | %10s %10s %10s | %12s %12s %9s | %12s %9s\n", "ranks", "sim[ms]", "a-b[ms]", "sim/a-b",
               "analytic[s]", "SMPI[s]", "SMPI/us", "flow[s]", "flow/us");
   for (int n : sizes) {
     const auto cl = models::make_cluster(h, n, sw.value(), "node");
     const Run a = run_mode(cl, n, bytes, sim::FabricMode::ANALYTICAL);
-    if (!a.ok)
-      continue;
+    if (!a.ok) continue;
     const double ab = collectives::ring_allreduce_alpha_beta(n, bytes, a.alpha, a.beta);
     std::pair<double, double> s{0, 0};
-    if (smpi)
-      s = run_smpi(n, bytes, a.alpha, a.beta);
+    if (smpi) s = run_smpi(n, bytes, a.alpha, a.beta);
     Run f;
-    if (n <= 256)
-      f = run_mode(cl, n, bytes, sim::FabricMode::FLOW);
+    if (n <= 256) f = run_mode(cl, n, bytes, sim::FabricMode::FLOW);
     const double ours = a.wall + a.setup;
     std::printf("%6d | %10.3f %10.3f %10.4f | %12.3f %12s %9s | %12s %9s\n", n, a.seconds * 1e3, ab * 1e3,
-                a.seconds / ab, ours, smpi ? fmt::format("{:.2f}{}", std::abs(s.first), s.first < 0 ? "!" : "").c_str() : "-",
+                a.seconds / ab, ours,
+                smpi ? fmt::format("{:.2f}{}", std::abs(s.first), s.first < 0 ? "!" : "").c_str() : "-",
                 smpi && s.first > 0 ? fmt::format("{:.0f}x", s.first / ours).c_str() : "-",
                 f.ok ? fmt::format("{:.3f}", f.wall + f.setup).c_str() : "-",
                 f.ok ? fmt::format("{:.1f}x", (f.wall + f.setup) / ours).c_str() : "-");
@@ -132,8 +128,9 @@ int main(int argc, char** argv)
       std::printf("       | SMPI simulated %.3f ms (its MPI layer on a cluster with the same rate and latency)\n",
                   s.second * 1e3);
   }
-  std::printf("\nanalytic[s]: wall time of the analytical fabric, platform set-up included; SMPI/us and flow/us: how many\n"
-              "times longer SMPI and the flow mode took on this machine ('!' = SMPI failed or timed out after that long).\n"
-              "For scale (from the issue): ASTRA-sim's analytical backend, 1.07 s at 256 ranks and 34.9 s at 1024.\n");
+  std::printf(
+      "\nanalytic[s]: wall time of the analytical fabric, platform set-up included; SMPI/us and flow/us: how many\n"
+      "times longer SMPI and the flow mode took on this machine ('!' = SMPI failed or timed out after that long).\n"
+      "For scale (from the issue): ASTRA-sim's analytical backend, 1.07 s at 256 ranks and 34.9 s at 1024.\n");
   return 0;
 }

@@ -6,7 +6,8 @@
 
 namespace tp::sim {
 
-AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links, std::function<const AnalyticalRoute&(int, int)> route)
+AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links,
+                                   std::function<const AnalyticalRoute&(int, int)> route)
     : links_(std::move(links)), free_at_(links_.size(), 0.0), route_(std::move(route))
 {
 }
@@ -17,13 +18,11 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
   double start = now_, rate = std::numeric_limits<double>::infinity();
   for (int l : r.links) {
     rate = std::min(rate, links_[size_t(l)].bandwidth);
-    if (links_[size_t(l)].shared)
-      start = std::max(start, free_at_[size_t(l)]);
+    if (links_[size_t(l)].shared) start = std::max(start, free_at_[size_t(l)]);
   }
   const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
   for (int l : r.links)
-    if (links_[size_t(l)].shared)
-      free_at_[size_t(l)] = start + busy;
+    if (links_[size_t(l)].shared) free_at_[size_t(l)] = start + busy;
   calendar_.push(Event{start + busy + r.latency, seq_++, std::move(delivered)});
 }
 

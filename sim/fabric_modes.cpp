@@ -17,12 +17,9 @@ namespace tp::sim {
 
 Result<FabricMode> parse_fabric_mode(const std::string& s)
 {
-  if (s == "protocol")
-    return FabricMode::PROTOCOL;
-  if (s == "flow")
-    return FabricMode::FLOW;
-  if (s == "analytical")
-    return FabricMode::ANALYTICAL;
+  if (s == "protocol") return FabricMode::PROTOCOL;
+  if (s == "flow") return FabricMode::FLOW;
+  if (s == "analytical") return FabricMode::ANALYTICAL;
   return Error::at("", "mode", "protocol, flow or analytical", "\"" + s + "\"");
 }
 
@@ -52,8 +49,7 @@ Endpoint endpoint_of(const models::ClusterProfile& cl, const AllreduceJob& job, 
   const size_t m = size_t(r / job.ranks_per_host);
   const auto& h = cl.host(m);
   const int k = r % job.ranks_per_host;
-  if (job.gpu)
-    return {m, Location::gpu(k)};
+  if (job.gpu) return {m, Location::gpu(k)};
   return {m, Location::host(h.nics.empty() ? 0 : h.nics[0].socket)};
 }
 
@@ -104,14 +100,14 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     return Error::at("", "ranks", "at least one rank and one rank per host", std::to_string(job.ranks));
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
   if (int(cluster.host_count()) < hosts)
-    return Error::at("", "ranks", std::to_string(hosts) + " hosts in the cluster", std::to_string(cluster.host_count()));
+    return Error::at("", "ranks", std::to_string(hosts) + " hosts in the cluster",
+                     std::to_string(cluster.host_count()));
   for (int h = 0; h < hosts; ++h)
     if (job.gpu && int(cluster.host(size_t(h)).gpus.size()) < job.ranks_per_host)
       return Error::at(cluster.host(size_t(h)).file, "gpus", std::to_string(job.ranks_per_host) + " GPUs per host",
                        std::to_string(cluster.host(size_t(h)).gpus.size()));
   auto simr = Simulation::create(cluster);
-  if (!simr.ok())
-    return simr.error();
+  if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
   const Platform& pf = sim.platform();
   std::vector<Endpoint> ep;
@@ -134,15 +130,19 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     out.beta = bw;
   }
 
-  if (job.mode == FabricMode::FLOW) {
+  // Time the schedule on a fabric (the set-up until now is reported apart).
+  auto schedule_on = [&](collectives::MessageFabric& f) {
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
-    FlowFabric f(sim, ring);
     const auto t0 = clock::now();
     auto r = collectives::run_ring_allreduce(f, job.ranks, job.bytes, job.schedule);
     out.seconds = r.seconds;
     out.messages = r.messages;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
+  };
+  if (job.mode == FabricMode::FLOW) {
+    FlowFabric f(sim, ring);
+    return schedule_on(f);
   }
   if (job.mode == FabricMode::ANALYTICAL) {
     // Read the ring's routes from the platform once; then no SimGrid at all.
@@ -152,8 +152,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     for (int r = 0; r < job.ranks; ++r) {
       std::vector<simgrid::s4u::Link*> ls;
       double lat = 0;
-      if (ring[size_t(r)].from != ring[size_t(r)].to)
-        ring[size_t(r)].from->route_to(ring[size_t(r)].to, ls, &lat);
+      if (ring[size_t(r)].from != ring[size_t(r)].to) ring[size_t(r)].from->route_to(ring[size_t(r)].to, ls, &lat);
       routes[size_t(r)].latency = ring[size_t(r)].latency + lat;
       for (auto* l : ls) {
         auto it = index.find(l);
@@ -165,14 +164,9 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
         routes[size_t(r)].links.push_back(it->second);
       }
     }
-    out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
-    AnalyticalFabric f(std::move(links), [&routes](int src, int) -> const AnalyticalRoute& { return routes[size_t(src)]; });
-    const auto t0 = clock::now();
-    auto r = collectives::run_ring_allreduce(f, job.ranks, job.bytes, job.schedule);
-    out.seconds = r.seconds;
-    out.messages = r.messages;
-    out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    return out;
+    AnalyticalFabric f(std::move(links),
+                       [&routes](int src, int) -> const AnalyticalRoute& { return routes[size_t(src)]; });
+    return schedule_on(f);
   }
 
   // Protocol mode: one task per rank with its transport; the ring through the rendezvous.
@@ -190,8 +184,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   std::vector<std::unique_ptr<collectives::Channel>> channels;
   for (int r = 0; r < job.ranks; ++r) {
     auto p = sim.add_process(names[ep[size_t(r)].machine], "rank" + std::to_string(r));
-    if (!p.ok())
-      return p.error();
+    if (!p.ok()) return p.error();
     const auto& host = cluster.host(ep[size_t(r)].machine);
     transports::TaskSpec ts;
     ts.task = ranks[size_t(r)].task;
@@ -200,25 +193,21 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     ts.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
     ts.cpu_numa_node = ts.memory.nic_socket;
     for (size_t g = 0; g < host.gpus.size(); ++g)
-      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket)
-        ts.memory.gpudirect_gpus.push_back(int(g));
+      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket) ts.memory.gpudirect_gpus.push_back(int(g));
     auto t = transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(),
                                              p.value()->device_count() ? &p.value()->device() : nullptr,
                                              p.value()->streams(), spec);
-    if (!t.ok())
-      return t.error();
+    if (!t.ok()) return t.error();
     tasks.push_back(std::move(t.value()));
     channels.push_back(std::make_unique<collectives::Channel>(*tasks.back(), ranks, r));
   }
   std::optional<Error> failure;
   for (auto& t : tasks)
     t->transport().start([&](Status st) {
-      if (!st.ok() && !failure)
-        failure = st.error();
+      if (!st.ok() && !failure) failure = st.error();
     });
   sim.run();
-  if (failure)
-    return *failure;
+  if (failure) return *failure;
   out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
   const auto t0w = clock::now();
   const double t0 = sim.now();
@@ -227,17 +216,14 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   for (int r = 0; r < job.ranks; ++r) {
     auto t = tasks[size_t(r)]->make_tensor(DataType::FLOAT, TensorShape{{elems}}, ep[size_t(r)].loc,
                                            AllocatorAttributes{false, false, true});
-    if (!t.ok())
-      return t.error();
+    if (!t.ok()) return t.error();
     collectives::ring_allreduce(*channels[size_t(r)], 1, "allreduce", t.value(), [&](Result<Tensor> x) {
-      if (!x.ok() && !failure)
-        failure = x.error();
+      if (!x.ok() && !failure) failure = x.error();
       ++done;
     });
   }
   sim.run();
-  if (failure)
-    return *failure;
+  if (failure) return *failure;
   if (done != job.ranks)
     return Error::msg("ring allreduce: " + std::to_string(job.ranks - done) + " ranks never finished");
   out.seconds = sim.now() - t0;

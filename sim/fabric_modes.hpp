@@ -33,8 +33,8 @@ struct AllreduceJob {
 };
 
 struct AllreduceResult {
-  double seconds = 0;     ///< simulated
-  uint64_t messages = 0;  ///< ring messages
+  double seconds = 0;    ///< simulated
+  uint64_t messages = 0; ///< ring messages
   double wall_seconds = 0;
   double setup_wall_seconds = 0; ///< building the platform (and, for analytical, reading the routes)
   double alpha = 0, beta = 0;    ///< one message's latency and the slowest link rate on rank 0 -> 1

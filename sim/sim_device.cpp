@@ -934,7 +934,8 @@ PortAddress SimDevice::port_address() const
 Result<MemoryRegion> SimDevice::reg_mr(uint64_t addr, uint64_t length, Access access)
 {
   if (!ctx_.platform->nic(machine_, nic_).nic.rdma_capable())
-    return Error::at("", "reg_mr", "an RDMA-capable NIC", ctx_.platform->nic(machine_, nic_).nic.name + " (Ethernet only)");
+    return Error::at("", "reg_mr", "an RDMA-capable NIC",
+                     ctx_.platform->nic(machine_, nic_).nic.name + " (Ethernet only)");
   if ((has(access, Access::REMOTE_WRITE) || has(access, Access::REMOTE_ATOMIC)) && !has(access, Access::LOCAL_WRITE))
     return Error::at("", "reg_mr", "LOCAL_WRITE together with REMOTE_WRITE/REMOTE_ATOMIC (ibv_reg_mr EINVAL)",
                      to_string(access));
@@ -961,7 +962,8 @@ Result<std::unique_ptr<CompletionQueue>> SimDevice::create_cq(int min_entries)
 Result<std::unique_ptr<QueuePair>> SimDevice::create_qp(const QpInitAttr& attr)
 {
   if (!ctx_.platform->nic(machine_, nic_).nic.rdma_capable())
-    return Error::at("", "create_qp", "an RDMA-capable NIC", ctx_.platform->nic(machine_, nic_).nic.name + " (Ethernet only)");
+    return Error::at("", "create_qp", "an RDMA-capable NIC",
+                     ctx_.platform->nic(machine_, nic_).nic.name + " (Ethernet only)");
   if (!attr.send_cq || !attr.recv_cq || !dynamic_cast<SimCq*>(attr.send_cq) || !dynamic_cast<SimCq*>(attr.recv_cq))
     return Error::at("", "create_qp", "send and receive CQs created by this device", "a missing or foreign CQ");
   const auto& nic = ctx_.platform->nic(machine_, nic_).nic;

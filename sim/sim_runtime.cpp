@@ -111,8 +111,7 @@ Result<double> SimRuntime::estimate(const Work& w) const
 MemorySpace* SimRuntime::peer_memory(const std::string& process)
 {
   SimProcess* p = ctx_.find_process(process);
-  if (!p || p->machine() != machine_ || p->name() == name_)
-    return nullptr;
+  if (!p || p->machine() != machine_ || p->name() == name_) return nullptr;
   return &p->memory();
 }
 
@@ -220,8 +219,7 @@ void SimRuntime::execute_memcpy(const Work& work, WorkDone done)
       auto left = std::make_shared<int>(2);
       auto shared_done = std::make_shared<WorkDone>(std::move(done));
       auto half = [this, w, left, shared_done]() {
-        if (--*left == 0)
-          finish(*w, std::move(*shared_done));
+        if (--*left == 0) finish(*w, std::move(*shared_done));
       };
       ctx_.start_comm(from, host, double(w->bytes), half);
       ctx_.start_comm(host, to, double(w->bytes), half);

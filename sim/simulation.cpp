@@ -59,8 +59,7 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
   if (comm_tracer) {
     const double t0 = reactor.now();
     done = [this, t0, from, to, bytes, done = std::move(done)]() mutable {
-      if (comm_tracer)
-        comm_tracer(t0, reactor.now(), bytes, Platform::route_links(from, to));
+      if (comm_tracer) comm_tracer(t0, reactor.now(), bytes, Platform::route_links(from, to));
       done();
     };
   }
@@ -176,7 +175,8 @@ void Simulation::raw_comm(sg4::Host* from, sg4::Host* to, double bytes, std::fun
 {
   SimContext* ctx = ctx_.get();
   // Started from the reactor (SimGrid comms are created inside the simulation).
-  ctx->reactor.post([ctx, from, to, bytes, done = std::move(done)]() mutable { ctx->start_comm(from, to, bytes, std::move(done)); });
+  ctx->reactor.post(
+      [ctx, from, to, bytes, done = std::move(done)]() mutable { ctx->start_comm(from, to, bytes, std::move(done)); });
 }
 
 void Simulation::set_comm_tracer(std::function<void(const CommTrace&)> tracer)

@@ -33,12 +33,10 @@ struct Broadcasts {
 
 void broadcast_next(std::shared_ptr<Broadcasts> b, size_t i)
 {
-  if (i == b->vars.size())
-    return;
+  if (i == b->vars.size()) return;
   collectives::tree_broadcast(*b->ch, 0, "broadcast/" + b->vars[i].first, b->vars[i].second, 0,
                               [b, i](Result<Tensor> r) {
-                                if (!r.ok() && !*b->failure)
-                                  *b->failure = r.error();
+                                if (!r.ok() && !*b->failure) *b->failure = r.error();
                                 broadcast_next(b, i + 1);
                               });
 }
@@ -55,13 +53,12 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   const auto& L = job.layout;
   const size_t H = cluster.host_count();
   const auto names = cluster.host_names();
-  if (H == 0)
-    return Error::at("", "hw", "a cluster with hosts", "none");
+  if (H == 0) return Error::at("", "hw", "a cluster with hosts", "none");
 
   // Placement of tasks on hosts and GPUs.
   training::StepLayout sl;
-  sl.mode = L.mode == TrainingLayout::Mode::ALLREDUCE ? training::SyncMode::ALLREDUCE
-                                                      : training::SyncMode::PARAMETER_SERVER;
+  sl.mode =
+      L.mode == TrainingLayout::Mode::ALLREDUCE ? training::SyncMode::ALLREDUCE : training::SyncMode::PARAMETER_SERVER;
   sl.workers = L.workers;
   sl.gpus_per_worker = L.gpus_per_worker;
   sl.ps_tasks = L.ps_tasks;
@@ -110,14 +107,12 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   }
 
   auto sgr = training::build_step_graph(model, sl);
-  if (!sgr.ok())
-    return sgr.error();
+  if (!sgr.ok()) return sgr.error();
   training::StepGraph sg = std::move(sgr.value());
   training::partition(sg);
 
   auto simr = Simulation::create(cluster);
-  if (!simr.ok())
-    return simr.error();
+  if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
 
   TrainingResult out;
@@ -154,8 +149,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     }
   for (const auto& [task, h] : task_host) {
     auto p = sim.add_process(names[size_t(h)], process_name(task));
-    if (!p.ok())
-      return p.error();
+    if (!p.ok()) return p.error();
     const auto& host = cluster.host(size_t(h));
     transports::TaskSpec ts;
     ts.task = task;
@@ -163,15 +157,13 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     ts.memory.kind = job.strategy;
     ts.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
     for (size_t g = 0; g < host.gpus.size(); ++g)
-      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket)
-        ts.memory.gpudirect_gpus.push_back(int(g));
+      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket) ts.memory.gpudirect_gpus.push_back(int(g));
     ts.options = job.options;
     ts.cpu_numa_node = ts.memory.nic_socket;
     verbs::Device* dev = p.value()->device_count() > 0 ? &p.value()->device() : nullptr;
-    auto rt = transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(), dev,
-                                              p.value()->streams(), spec);
-    if (!rt.ok())
-      return rt.error();
+    auto rt =
+        transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(), dev, p.value()->streams(), spec);
+    if (!rt.ok()) return rt.error();
     training::ExecutorOptions eo;
     eo.cpu_threads = job.cpu_threads;
     collectives::CollectiveEngine* engine = nullptr;
@@ -182,8 +174,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       engines.push_back(std::make_unique<collectives::CollectiveEngine>(*rt.value(), p.value()->streams(), ranks,
                                                                         rank_process, rank, job.collectives));
       engine = engines.back().get();
-      if (auto st = engine->start(); !st.ok())
-        return st.error();
+      if (auto st = engine->start(); !st.ok()) return st.error();
     }
     if (engine && !job.collectives.coordinator) {
       // MaTEx: one blocking allreduce per gradient in graph order, the same on every rank (rank 0's op order).
@@ -201,18 +192,16 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     auto ex = std::make_unique<training::TaskExecutor>(*rt.value(), sg, eo, engine);
     size_t n_allreduce = 0;
     for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
-      n_allreduce += sg.graph[*vi].kind == training::OpKind::ALLREDUCE &&
-                     training::task_of_device(sg.graph[*vi].device) == task;
+      n_allreduce +=
+          sg.graph[*vi].kind == training::OpKind::ALLREDUCE && training::task_of_device(sg.graph[*vi].device) == task;
     expected.push_back(n_allreduce);
-    if (auto st = ex->prepare(); !st.ok())
-      return st.error();
+    if (auto st = ex->prepare(); !st.ok()) return st.error();
     TaskPlacement tp;
     tp.task = task;
     tp.process = p.value()->name();
     tp.host = names[size_t(h)];
     for (int w = 0; w < L.workers; ++w)
-      if (training::worker_task(w) == task)
-        tp.gpus = sl.gpu_of[size_t(w)];
+      if (training::worker_task(w) == task) tp.gpus = sl.gpu_of[size_t(w)];
     out.placement.push_back(tp);
     out.task_hosts.emplace_back(task, tp.host);
     runtimes.push_back(std::move(rt.value()));
@@ -222,12 +211,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   std::optional<Error> failure;
   for (auto& rt : runtimes)
     rt->transport().start([&](Status st) {
-      if (!st.ok() && !failure)
-        failure = st.error();
+      if (!st.ok() && !failure) failure = st.error();
     });
   sim.run();
-  if (failure)
-    return *failure;
+  if (failure) return *failure;
 
   if (job.initial_broadcast && allreduce && L.workers > 1) {
     // MaTEx: every variable from rank 0 to all ranks (binomial tree), one after the other, before training.
@@ -248,8 +235,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       broadcast_next(b, 0);
     }
     sim.run();
-    if (failure)
-      return Error::at("", "initial broadcast", "the variables on every rank", failure->message());
+    if (failure) return Error::at("", "initial broadcast", "the variables on every rank", failure->message());
     for (auto& rt : runtimes)
       rt->rendezvous().cleanup(0);
     out.broadcast_seconds = sim.now() - b0;
@@ -261,7 +247,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     const int64_t step = s + 1;
     const bool last = s + 1 == job.steps;
     if (last && job.collect_events)
-      sim.set_comm_tracer([&comms](const Simulation::CommTrace& c) { comms.push_back({c.start, c.end, c.bytes, c.links}); });
+      sim.set_comm_tracer([&comms](const Simulation::CommTrace& c) {
+        comms.push_back({c.start, c.end, c.bytes, c.links});
+      });
     for (auto& rt : runtimes)
       rt->log().clear();
     for (auto& ex : executors)
@@ -273,21 +261,18 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     for (auto& ex : executors)
       ex->run_step(step, [&](Status st) {
         ++finished;
-        if (!st.ok() && !failure)
-          failure = st.error();
+        if (!st.ok() && !failure) failure = st.error();
       });
     sim.run();
-    if (failure)
-      return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
+    if (failure) return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
     if (finished != executors.size())
-      return Error::msg("training step " + std::to_string(step) + ": " +
-                        std::to_string(executors.size() - finished) + " task(s) never finished (protocol stalled)");
+      return Error::msg("training step " + std::to_string(step) + ": " + std::to_string(executors.size() - finished) +
+                        " task(s) never finished (protocol stalled)");
     const double dt = sim.now() - t0;
     out.step_seconds.push_back(dt);
     for (auto& rt : runtimes)
       rt->rendezvous().cleanup(step);
-    if (s < job.warmup)
-      continue;
+    if (s < job.warmup) continue;
     ++measured;
     out.step_time += dt;
     std::vector<training::OpTiming> timings;
@@ -297,8 +282,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       auto ti = ex->timings();
       timings.insert(timings.end(), ti.begin(), ti.end());
       for (const auto& e : ex->events())
-        if (e.kind == "forward" || e.kind == "backward")
-          busy += e.end - e.start;
+        if (e.kind == "forward" || e.kind == "backward") busy += e.end - e.start;
     }
     for (auto& rt : runtimes)
       for (const auto& r : rt->log().records())
@@ -331,8 +315,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   }
   out.step_time /= measured;
   auto& o = out.breakdown;
-  for (double* v : {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply,
-                    &o.gpu_busy})
+  for (double* v :
+       {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply, &o.gpu_busy})
     *v /= measured;
   out.images_per_second = double(model.batch) * out.gpus / out.step_time;
   for (auto& rt : runtimes)

@@ -23,7 +23,7 @@ struct TrainingLayout {
   int gpus_per_worker = 1; ///< PS: towers per worker; allreduce: 1
   int ps_tasks = 1;        ///< PS: 0 keeps the variables on the single worker's CPU (1-GPU reference)
   bool aggregate_on_worker = true;
-  bool fetch_per_worker = false; ///< PS: one pull per worker (distributed_replicated) instead of one per tower
+  bool fetch_per_worker = false;  ///< PS: one pull per worker (distributed_replicated) instead of one per tower
   bool allreduce_on_host = false; ///< allreduce: gradients reduced in host memory (MaTEx's CPU TfReduce)
   /// Host index of each worker / PS task; empty: worker w on host w mod H (PS mode), rank r on host
   /// r / ranks_per_host (allreduce); PS s on host s mod H.
@@ -36,11 +36,11 @@ struct TrainingJob {
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   transports::TransportOptions options;
   TrainingLayout layout;
-  int steps = 3;  ///< total steps, the first `warmup` not counted
+  int steps = 3; ///< total steps, the first `warmup` not counted
   int warmup = 1;
   int cpu_threads = 4;
-  bool collect_events = false; ///< keep the last step's op events and transfer records for a trace
-  collectives::EngineOptions collectives;  ///< allreduce mode: coordinator tick, fusion, response cache
+  bool collect_events = false;            ///< keep the last step's op events and transfer records for a trace
+  collectives::EngineOptions collectives; ///< allreduce mode: coordinator tick, fusion, response cache
   bool initial_broadcast = false; ///< allreduce mode: broadcast rank 0's variables before the first step (MaTEx)
 };
 
@@ -72,9 +72,9 @@ struct TrainingResult {
   std::vector<TaskPlacement> placement;
   double wall_seconds = 0;
   uint64_t simgrid_activities = 0;
-  double broadcast_seconds = 0;       ///< the initial variable broadcast (allreduce mode, when asked)
-  uint64_t negotiation_rounds = 0;    ///< coordinator rounds of rank 0, all steps
-  uint64_t collectives_run = 0;       ///< ring allreduces of rank 0, all steps (a fused batch counts once)
+  double broadcast_seconds = 0;    ///< the initial variable broadcast (allreduce mode, when asked)
+  uint64_t negotiation_rounds = 0; ///< coordinator rounds of rank 0, all steps
+  uint64_t collectives_run = 0;    ///< ring allreduces of rank 0, all steps (a fused batch counts once)
   // With collect_events: the last step, times relative to its start.
   std::vector<training::OpEvent> events;
   transports::TransferLog records;

@@ -100,16 +100,14 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       if (!transports::find_transport(tj.transport))
         fail(t.file(), t.field("transport"), "a registered transport", "\"" + tj.transport + "\"");
       auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
-      if (!st.ok())
-        fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
+      if (!st.ok()) fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
       tj.strategy = st.value();
       tj.sizes = {t.size("size", 1 << 20)};
       tj.steps = int(t.integer("steps", 1, 100, 3));
       tj.tensors_per_step = int(t.integer("tensors", 1, 100000, 1));
       auto place = [&](const std::string& key) {
         const std::string v = t.str(key, "cpu");
-        if (v == "cpu")
-          return Location::host(0);
+        if (v == "cpu") return Location::host(0);
         if (v.rfind("numa", 0) == 0 && v.size() == 5 && std::isdigit(static_cast<unsigned char>(v[4])))
           return Location::host(v[4] - '0');
         if (v.rfind("gpu", 0) == 0 && v.size() >= 4 && std::isdigit(static_cast<unsigned char>(v[3])))
@@ -170,8 +168,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     if (t.fetch != "per_tower" && t.fetch != "per_worker")
       fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
     auto st = memory::parse_strategy(r.str("strategy", "pool_visitor"));
-    if (!st.ok())
-      fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
+    if (!st.ok()) fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
     t.strategy = st.value();
     t.steps = int(r.integer("steps", 2, 1000, 3));
     t.fabric = r.str("fabric", "");
@@ -201,28 +198,25 @@ Result<std::array<double, 3>> isolated_transfer(const models::ClusterProfile& cl
 {
   auto child = run_isolated([&]() -> Result<std::string> {
     auto r = sim::run_transfer_job(cluster, tj);
-    if (!r.ok())
-      return r.error();
+    if (!r.ok()) return r.error();
     const auto& p = r->points.at(0);
     return fmt::format("{:.12e} {:.12e} {:.12e}", p.steady_latency, p.first_latency, p.bandwidth);
   });
-  if (!child.ok())
-    return child.error();
+  if (!child.ok()) return child.error();
   std::array<double, 3> v{};
   if (std::sscanf(child.value().c_str(), "%lf %lf %lf", &v[0], &v[1], &v[2]) != 3)
     return Error::msg("malformed transfer result from the child process");
   return v;
 }
 
-Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, const JobSpec& job, const std::string& fabric)
+Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, const JobSpec& job,
+                                                const std::string& fabric)
 {
   auto cluster = cluster_for(cat, job.hw, 2, job.switch_name);
-  if (!cluster.ok())
-    return cluster.error();
+  if (!cluster.ok()) return cluster.error();
   if (!fabric.empty()) {
     auto tcp = cat.tcp(fabric);
-    if (!tcp.ok())
-      return tcp.error();
+    if (!tcp.ok()) return tcp.error();
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
@@ -237,37 +231,31 @@ Result<JobOutcome> run_job(const JobSpec& job)
   JobOutcome out;
   if (job.kind == JobSpec::Kind::TRAINING) {
     auto rep = run_training(job.training);
-    if (!rep.ok())
-      return rep.error();
+    if (!rep.ok()) return rep.error();
     for (const auto& run : rep->runs)
-      if (!run.error.empty())
-        return Error::msg("training with " + run.transport + ": " + run.error);
+      if (!run.error.empty()) return Error::msg("training with " + run.transport + ": " + run.error);
     out.metrics = training_metrics(rep.value());
     out.report = training_table(rep.value());
     return out;
   }
   if (job.kind == JobSpec::Kind::TRANSFER) {
     auto cl = transfer_cluster(cat, job, job.fabric);
-    if (!cl.ok())
-      return cl.error();
+    if (!cl.ok()) return cl.error();
     auto v = isolated_transfer(cl.value(), job.transfer);
-    if (!v.ok())
-      return v.error();
+    if (!v.ok()) return v.error();
     out.metrics["latency_us"] = v.value()[0] * 1e6;
     out.metrics["first_latency_us"] = v.value()[1] * 1e6;
     out.metrics["bandwidth_GBps"] = v.value()[2] * 1e-9;
     out.metrics["bandwidth_MBps"] = v.value()[2] * 1e-6;
     out.report = fmt::format(" transfer {} ({}), {} bytes {} -> {}: latency {:.2f} us, bandwidth {:.3f} GB/s\n",
-                             job.transfer.transport, job.fabric.empty() ? "host tcp" : job.fabric, job.transfer.sizes[0],
-                             job.transfer.src.to_string(), job.transfer.dst.to_string(), v.value()[0] * 1e6,
-                             v.value()[2] * 1e-9);
+                             job.transfer.transport, job.fabric.empty() ? "host tcp" : job.fabric,
+                             job.transfer.sizes[0], job.transfer.src.to_string(), job.transfer.dst.to_string(),
+                             v.value()[0] * 1e6, v.value()[2] * 1e-9);
     if (job.has_baseline) {
       auto bc = transfer_cluster(cat, job, job.baseline_fabric);
-      if (!bc.ok())
-        return bc.error();
+      if (!bc.ok()) return bc.error();
       auto b = isolated_transfer(bc.value(), job.baseline);
-      if (!b.ok())
-        return b.error();
+      if (!b.ok()) return b.error();
       out.metrics["baseline_latency_us"] = b.value()[0] * 1e6;
       out.metrics["speedup_vs_baseline"] = b.value()[0] / v.value()[0];
       out.metrics["latency_reduction_vs_baseline"] = 1.0 - v.value()[0] / b.value()[0];
@@ -404,8 +392,7 @@ Result<Scenario> load_scenario(const std::string& path)
     s.file = path;
     const std::string kind = r.str("kind", "microbenchmarks");
     if (kind != "microbenchmarks" && kind != "training")
-      fail(path, "kind", "\"microbenchmarks\" or \"training\"",
-           "\"" + kind + "\"");
+      fail(path, "kind", "\"microbenchmarks\" or \"training\"", "\"" + kind + "\"");
     s.name = r.str("name", fs::path(path).stem().string());
     s.description = r.str("description", "");
     const std::string hw = r.str("hw", "");

@@ -3,9 +3,9 @@
 // unknown fields and wrong types are errors naming the file and the field. Formats: docs/formats.md.
 #pragma once
 
+#include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
 #include "sim/microbench_jobs.hpp"
-#include "apps/lib/training_report.hpp"
 #include "sim/transfer_job.hpp"
 
 #include <map>

@@ -21,15 +21,13 @@ using json = nlohmann::json;
 bool TrainingReport::all_ok() const
 {
   for (const auto& r : runs)
-    if (!r.error.empty())
-      return false;
+    if (!r.error.empty()) return false;
   return true;
 }
 
 double TrainingReport::scaling_efficiency(const sim::TrainingResult& r) const
 {
-  if (!reference || reference->images_per_second <= 0 || r.gpus <= 0)
-    return 0;
+  if (!reference || reference->images_per_second <= 0 || r.gpus <= 0) return 0;
   return r.images_per_second / (r.gpus * reference->images_per_second);
 }
 
@@ -42,8 +40,8 @@ namespace {
 
 json breakdown_json(const sim::StepBreakdown& b)
 {
-  return {{"compute", b.compute}, {"copy", b.copy},       {"registration", b.registration},
-          {"pcie", b.pcie},       {"network", b.network}, {"aggregate_apply", b.aggregate_apply},
+  return {{"compute", b.compute}, {"copy", b.copy},        {"registration", b.registration},
+          {"pcie", b.pcie},       {"network", b.network},  {"aggregate_apply", b.aggregate_apply},
           {"waiting", b.waiting}, {"gpu_busy", b.gpu_busy}};
 }
 
@@ -153,12 +151,10 @@ Result<sim::TrainingResult> isolated(const models::ClusterProfile& cl, const tra
 {
   auto child = run_isolated([&]() -> Result<std::string> {
     auto r = sim::run_training_job(cl, m, job);
-    if (!r.ok())
-      return r.error();
+    if (!r.ok()) return r.error();
     return result_json(r.value(), job.collect_events).dump();
   });
-  if (!child.ok())
-    return child.error();
+  if (!child.ok()) return child.error();
   try {
     return result_from(json::parse(child.value()));
   } catch (const std::exception& e) {
@@ -177,38 +173,31 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   if (spec.mode != "ps" && spec.mode != "allreduce")
     return Error::at("", "mode", "ps or allreduce", "\"" + spec.mode + "\"");
   for (const auto& t : spec.transports)
-    if (!transports::find_transport(t))
-      return Error::at("", "transport", "a known transport", "\"" + t + "\"");
+    if (!transports::find_transport(t)) return Error::at("", "transport", "a known transport", "\"" + t + "\"");
   // Hosts needed when --hw is a single host profile.
   auto kind = cat.kind_of(spec.hw);
-  if (!kind.ok())
-    return kind.error();
+  if (!kind.ok()) return kind.error();
   if (*kind == "nic")
     return Error::at(spec.hw, "hw", "a host or cluster profile (training needs GPUs)", "a NIC profile");
   int min_hosts = 2;
   if (*kind == "host") {
     auto h = cat.host(spec.hw);
-    if (!h.ok())
-      return h.error();
+    if (!h.ok()) return h.error();
     const int g = std::max<int>(1, int(h->gpus.size()));
     if (spec.mode == "ps" && spec.workers > 0)
       min_hosts = std::max(spec.workers, spec.ps_tasks > 0 ? spec.ps_tasks : 0);
-    if (spec.mode == "allreduce" && spec.workers > 0)
-      min_hosts = (spec.workers + g - 1) / g;
+    if (spec.mode == "allreduce" && spec.workers > 0) min_hosts = (spec.workers + g - 1) / g;
   }
   auto cluster = cluster_for(cat, spec.hw, std::max(min_hosts, 1), spec.switch_name);
-  if (!cluster.ok())
-    return cluster.error();
+  if (!cluster.ok()) return cluster.error();
   if (!spec.fabric.empty()) {
     auto tcp = cat.tcp(spec.fabric);
-    if (!tcp.ok())
-      return tcp.error();
+    if (!tcp.ok()) return tcp.error();
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
   const auto& host0 = cluster->host(0);
-  if (host0.gpus.empty())
-    return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
+  if (host0.gpus.empty()) return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
   rep.gpu = host0.gpus[0].gpu.name;
   const int hosts = int(cluster->host_count());
   rep.cluster = fmt::format("{} hosts of {} ({} x {}, {} NIC)", hosts, host0.name, host0.gpus.size(), rep.gpu,
@@ -239,8 +228,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   } else {
     models::WorkloadLibrary lib;
     auto wl = lib.make(spec.model, rep.gpu, spec.batch);
-    if (!wl.ok())
-      return wl.error();
+    if (!wl.ok()) return wl.error();
     rep.provenance = wl->provenance;
     rep.compute_seconds = wl->compute_seconds();
     rep.model_bytes = wl->parameter_bytes();
@@ -289,8 +277,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   }
   if (spec.one_gpu_reference) {
     auto sw = cat.network_switch("back-to-back");
-    if (!sw.ok())
-      return sw.error();
+    if (!sw.ok()) return sw.error();
     models::ClusterProfile one = models::make_cluster(host0, 1, sw.value(), "node");
     sim::TrainingJob j = job;
     j.transport = "grpc";
@@ -305,8 +292,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
       j.layout.ranks_per_host = 1;
     }
     auto r = isolated(one, model, j);
-    if (!r.ok())
-      return Error::msg("1-GPU reference run: " + r.error().message());
+    if (!r.ok()) return Error::msg("1-GPU reference run: " + r.error().message());
     rep.reference = r.value();
   }
   return rep;
@@ -317,8 +303,7 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
   std::map<std::string, double> m;
   std::vector<const TrainingRun*> ok;
   for (const auto& run : r.runs)
-    if (run.error.empty())
-      ok.push_back(&run);
+    if (run.error.empty()) ok.push_back(&run);
   for (const auto* run : ok) {
     const auto& x = run->result;
     std::map<std::string, double> one = {{"step_ms", x.step_time * 1e3},
@@ -329,16 +314,13 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"gpu_busy_fraction", x.breakdown.gpu_busy / x.step_time}};
     for (const auto& [k, v] : one) {
       m[k + "." + run->transport] = v;
-      if (r.runs.size() == 1)
-        m[k] = v;
+      if (r.runs.size() == 1) m[k] = v;
     }
   }
   for (const auto* a : ok)
     for (const auto* b : ok)
-      if (a != b)
-        m["speedup." + a->transport + "_over_" + b->transport] = b->result.step_time / a->result.step_time;
-  if (r.reference)
-    m["one_gpu_step_ms"] = r.reference->step_time * 1e3;
+      if (a != b) m["speedup." + a->transport + "_over_" + b->transport] = b->result.step_time / a->result.step_time;
+  if (r.reference) m["one_gpu_step_ms"] = r.reference->step_time * 1e3;
   m["compute_ms"] = r.compute_seconds * 1e3;
   return m;
 }
@@ -367,11 +349,12 @@ std::string training_table(const TrainingReport& r)
     }
     const auto& x = run.result;
     const auto& b = x.breakdown;
-    o += fmt::format("{:<10} {:>5} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.1f}% {:>5.0f}% | {:>27.1f} {:>6.1f} {:>6.1f} {:>6.1f} "
-                     "{:>8.1f} {:>7.1f} {:>7.1f}\n",
-                     run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
-                     r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
-                     b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3);
+    o += fmt::format(
+        "{:<10} {:>5} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.1f}% {:>5.0f}% | {:>27.1f} {:>6.1f} {:>6.1f} {:>6.1f} "
+        "{:>8.1f} {:>7.1f} {:>7.1f}\n",
+        run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
+        r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
+        b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3);
     if (x.collectives_run > 0 || x.broadcast_seconds > 0)
       o += fmt::format("{:<10} rank 0: {} ring allreduces in {} coordinator rounds over {} steps; initial broadcast "
                        "{:.1f} ms\n",
@@ -401,8 +384,7 @@ std::string training_json(const TrainingReport& r)
   j["compute_seconds"] = r.compute_seconds;
   j["provenance"] = r.provenance;
   j["model_bytes"] = r.model_bytes;
-  if (r.reference)
-    j["reference"] = result_json(*r.reference, false);
+  if (r.reference) j["reference"] = result_json(*r.reference, false);
   j["runs"] = json::array();
   for (const auto& run : r.runs) {
     if (!run.error.empty()) {
@@ -430,8 +412,7 @@ std::string chrome_trace(const sim::TrainingResult& r)
     host_of_task[p.task] = p.host;
   auto pid = [&](const std::string& host) {
     auto it = pid_of_host.find(host);
-    if (it != pid_of_host.end())
-      return it->second;
+    if (it != pid_of_host.end()) return it->second;
     const int id = int(pid_of_host.size()) + 1;
     pid_of_host[host] = id;
     ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", id}, {"args", {{"name", host}}}});
@@ -441,8 +422,7 @@ std::string chrome_trace(const sim::TrainingResult& r)
   auto tid = [&](int p, const std::string& track) {
     auto key = std::make_pair(p, track);
     auto it = tid_of.find(key);
-    if (it != tid_of.end())
-      return it->second;
+    if (it != tid_of.end()) return it->second;
     const int id = int(tid_of.size()) + 1;
     tid_of[key] = id;
     ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p}, {"tid", id}, {"args", {{"name", track}}}});
@@ -456,29 +436,43 @@ std::string chrome_trace(const sim::TrainingResult& r)
     const auto d = e.device.find("/device:");
     const std::string task = e.device.substr(0, d);
     const int p = pid(host_of_task.count(task) ? host_of_task[task] : task);
-    if (e.kind == "recv" || e.kind == "allreduce")
-      continue; // shown from the transfer records / collective spans below
+    if (e.kind == "recv" || e.kind == "allreduce") continue; // shown from the transfer records / collective spans below
     const int t = tid(p, short_task(task) + " " + e.device.substr(d + 8));
     json args = {{"kind", e.kind}};
-    if (e.bytes)
-      args["bytes"] = e.bytes;
-    ev.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.kind}, {"pid", p}, {"tid", t}, {"ts", e.start * 1e6},
-                  {"dur", (e.end - e.start) * 1e6}, {"args", args}});
+    if (e.bytes) args["bytes"] = e.bytes;
+    ev.push_back({{"ph", "X"},
+                  {"name", e.name},
+                  {"cat", e.kind},
+                  {"pid", p},
+                  {"tid", t},
+                  {"ts", e.start * 1e6},
+                  {"dur", (e.end - e.start) * 1e6},
+                  {"args", args}});
   }
   uint64_t id = 1;
   for (const auto& rec : r.records.records()) {
-    if (rec.side != "consumer")
-      continue;
+    if (rec.side != "consumer") continue;
     const int p = pid(host_of_task.count(rec.local_task) ? host_of_task[rec.local_task] : rec.local_task);
     const int t = tid(p, short_task(rec.local_task) + " transfers in");
     json args = {{"bytes", rec.bytes}, {"from", rec.peer_task}, {"key", rec.key}, {"wait", rec.wait()}};
     for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
       args[transports::to_string(transports::Phase(ph))] = rec.seconds[ph];
     const std::string name = rec.key.substr(0, rec.key.rfind(';'));
-    ev.push_back({{"ph", "b"}, {"name", name.substr(name.rfind(';') + 1)}, {"cat", "transfer"}, {"id", id},
-                  {"pid", p}, {"tid", t}, {"ts", rec.t_start * 1e6}, {"args", args}});
-    ev.push_back({{"ph", "e"}, {"name", name.substr(name.rfind(';') + 1)}, {"cat", "transfer"}, {"id", id},
-                  {"pid", p}, {"tid", t}, {"ts", rec.t_end * 1e6}});
+    ev.push_back({{"ph", "b"},
+                  {"name", name.substr(name.rfind(';') + 1)},
+                  {"cat", "transfer"},
+                  {"id", id},
+                  {"pid", p},
+                  {"tid", t},
+                  {"ts", rec.t_start * 1e6},
+                  {"args", args}});
+    ev.push_back({{"ph", "e"},
+                  {"name", name.substr(name.rfind(';') + 1)},
+                  {"cat", "transfer"},
+                  {"id", id},
+                  {"pid", p},
+                  {"tid", t},
+                  {"ts", rec.t_end * 1e6}});
     ++id;
   }
   // Data movements: one track per link ("link nic0.port.tx", "link gpu1.pcie.up", "link qpi.0to1") under its
@@ -487,35 +481,55 @@ std::string chrome_trace(const sim::TrainingResult& r)
     std::vector<std::string> nics;
     for (const auto& l : c.links) {
       const auto dot = l.find('.');
-      if (dot == std::string::npos)
-        continue;
+      if (dot == std::string::npos) continue;
       const std::string host = l.substr(0, dot), rest = l.substr(dot + 1);
       const int p = pid(host);
       const int t = tid(p, "link " + rest);
       // Async spans: flows overlap on a link (they share it).
-      ev.push_back({{"ph", "b"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "link"}, {"id", id}, {"pid", p},
-                    {"tid", t}, {"ts", c.start * 1e6}, {"args", {{"bytes", c.bytes}, {"route", c.links}}}});
-      ev.push_back({{"ph", "e"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "link"}, {"id", id}, {"pid", p},
-                    {"tid", t}, {"ts", c.end * 1e6}});
+      ev.push_back({{"ph", "b"},
+                    {"name", fmt::format("{:.0f} B", c.bytes)},
+                    {"cat", "link"},
+                    {"id", id},
+                    {"pid", p},
+                    {"tid", t},
+                    {"ts", c.start * 1e6},
+                    {"args", {{"bytes", c.bytes}, {"route", c.links}}}});
+      ev.push_back({{"ph", "e"},
+                    {"name", fmt::format("{:.0f} B", c.bytes)},
+                    {"cat", "link"},
+                    {"id", id},
+                    {"pid", p},
+                    {"tid", t},
+                    {"ts", c.end * 1e6}});
       ++id;
       if (rest.rfind("nic", 0) == 0) {
         const std::string nic = host + "." + rest.substr(0, rest.find('.'));
-        if (std::find(nics.begin(), nics.end(), nic) == nics.end())
-          nics.push_back(nic);
+        if (std::find(nics.begin(), nics.end(), nic) == nics.end()) nics.push_back(nic);
       }
     }
     for (const auto& nic : nics) {
       const std::string host = nic.substr(0, nic.find('.'));
       const int p = pid(host);
-      ev.push_back({{"ph", "b"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "nic"}, {"id", id}, {"pid", p},
-                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))}, {"ts", c.start * 1e6},
+      ev.push_back({{"ph", "b"},
+                    {"name", fmt::format("{:.0f} B", c.bytes)},
+                    {"cat", "nic"},
+                    {"id", id},
+                    {"pid", p},
+                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))},
+                    {"ts", c.start * 1e6},
                     {"args", {{"bytes", c.bytes}}}});
-      ev.push_back({{"ph", "e"}, {"name", fmt::format("{:.0f} B", c.bytes)}, {"cat", "nic"}, {"id", id}, {"pid", p},
-                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))}, {"ts", c.end * 1e6}});
+      ev.push_back({{"ph", "e"},
+                    {"name", fmt::format("{:.0f} B", c.bytes)},
+                    {"cat", "nic"},
+                    {"id", id},
+                    {"pid", p},
+                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))},
+                    {"ts", c.end * 1e6}});
       ++id;
     }
   }
-  json doc = {{"traceEvents", ev}, {"displayTimeUnit", "ms"},
+  json doc = {{"traceEvents", ev},
+              {"displayTimeUnit", "ms"},
               {"otherData", {{"transport", r.transport}, {"step_seconds", r.step_time}}}};
   return doc.dump();
 }
@@ -525,8 +539,7 @@ Status write_trace(const TrainingReport& r, const std::string& path)
   for (const auto& run : r.runs)
     if (run.error.empty() && !run.result.events.empty()) {
       std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f)
-        return Error::at(path, "", "a writable file", "cannot open");
+      if (!f) return Error::at(path, "", "a writable file", "cannot open");
       const std::string text = chrome_trace(run.result);
       std::fwrite(text.data(), 1, text.size(), f);
       std::fclose(f);

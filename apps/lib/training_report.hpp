@@ -17,8 +17,8 @@
 namespace tp::frontend {
 
 struct TrainingSpec {
-  std::string hw = "hkust-4node"; ///< host or cluster profile
-  std::string model = "vgg16"; ///< an architecture name, or "synthetic" (the three fields below)
+  std::string hw = "hkust-4node";   ///< host or cluster profile
+  std::string model = "vgg16";      ///< an architecture name, or "synthetic" (the three fields below)
   int64_t synthetic_parameters = 0; ///< synthetic: fp32 parameters, split evenly over the layers
   int synthetic_layers = 0;         ///< synthetic: layers, one variable each
   double synthetic_compute_ms = 0;  ///< synthetic: one GPU's forward + backward per step (1/3 + 2/3)
@@ -30,11 +30,11 @@ struct TrainingSpec {
   int gpus_per_worker = 0; ///< 0: every GPU of the host (ps mode)
   int ps_tasks = -1;       ///< -1: as many as workers
   int steps = 3;
-  std::string fabric;      ///< TCP profile override
-  std::string switch_name; ///< switch override
+  std::string fabric;              ///< TCP profile override
+  std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
-  int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
+  int ranks_per_host = 0;                 ///< allreduce: 0 = every GPU of a host
   collectives::EngineOptions collectives; ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
   bool initial_broadcast = false;         ///< allreduce: broadcast the variables first (MaTEx)
   bool allreduce_on_host = false;         ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
@@ -50,9 +50,9 @@ struct TrainingRun {
 
 struct TrainingReport {
   TrainingSpec spec;
-  std::string cluster;    ///< cluster description
-  std::string gpu;        ///< GPU profile the compute is taken for
-  std::string provenance; ///< how the per-step compute was obtained
+  std::string cluster;        ///< cluster description
+  std::string gpu;            ///< GPU profile the compute is taken for
+  std::string provenance;     ///< how the per-step compute was obtained
   double compute_seconds = 0; ///< one GPU's forward + backward per step
   uint64_t model_bytes = 0;
   std::optional<sim::TrainingResult> reference; ///< 1 GPU, variables on its host's CPU

@@ -19,8 +19,7 @@ std::string Channel::key(const std::string& name, int from, int to) const
 Status Channel::send(int64_t step, const std::string& name, int peer, const Tensor& t)
 {
   auto k = rendezvous::parse_key(key(name, rank_, peer));
-  if (!k.ok())
-    return k.error();
+  if (!k.ok()) return k.error();
   return task_.rendezvous().send(step, k.value(), t, false);
 }
 
@@ -50,8 +49,7 @@ Tensor Channel::view(const Tensor& t, int64_t offset, int64_t count)
   v.shape = TensorShape{{count}};
   const uint64_t es = dtype_size(t.dtype);
   auto parent = t.storage;
-  if (!parent)
-    return v; // a view of an empty tensor: no storage
+  if (!parent) return v; // a view of an empty tensor: no storage
   v.storage = std::make_shared<TensorStorage>(parent->buffer().slice(uint64_t(offset) * es, uint64_t(count) * es),
                                               [parent](const Buffer&) {});
   return v;

@@ -24,8 +24,7 @@ CollectiveEngine::CollectiveEngine(transports::TaskRuntime& task, StreamNetwork&
 
 CollectiveEngine::~CollectiveEngine()
 {
-  if (rpc_)
-    rpc_->shutdown();
+  if (rpc_) rpc_->shutdown();
 }
 
 Status CollectiveEngine::start()
@@ -33,8 +32,7 @@ Status CollectiveEngine::start()
   if (int(processes_.size()) != channel_.size())
     return Error::at("", "processes", std::to_string(channel_.size()) + " (one per rank)",
                      std::to_string(processes_.size()));
-  if (!options_.coordinator)
-    return ok_status();
+  if (!options_.coordinator) return ok_status();
   rpc_ = std::make_unique<rpc::RpcNode>(task_.runtime(), streams_, options_.rpc_port);
   if (rank() == 0) {
     rpc_->add_method("Negotiate", [this](rpc::Payload req, rpc::Responder respond) {
@@ -52,12 +50,10 @@ Status CollectiveEngine::start()
         if (!r.u8(how) || !r.str(name, 4096) || !r.u64(bytes))
           return respond(Error::at("", "Negotiate", "a request entry", "a malformed frame"));
         TableEntry& e = table_[name];
-        if (e.sizes.empty())
-          e.sizes.assign(size_t(channel_.size()), 0);
+        if (e.sizes.empty()) e.sizes.assign(size_t(channel_.size()), 0);
         if (e.sizes[from] == 0) {
           e.sizes[from] = bytes + 1; // +1: 0 means "not requested"
-          if (++e.count == size_t(channel_.size()))
-            ready_order_.push_back(name);
+          if (++e.count == size_t(channel_.size())) ready_order_.push_back(name);
         }
       }
       ++rs.arrived;
@@ -73,8 +69,7 @@ Status CollectiveEngine::start()
         }
         respond(rpc::Payload{w.take(), 0});
       });
-      if (rs.own && rs.arrived == size_t(channel_.size() - 1))
-        on_round_complete(round);
+      if (rs.own && rs.arrived == size_t(channel_.size() - 1)) on_round_complete(round);
     });
   }
   return rpc_->start();
@@ -97,28 +92,23 @@ void CollectiveEngine::begin_step(int64_t step, size_t expected)
 void CollectiveEngine::allreduce(int64_t step, const std::string& name, Tensor tensor,
                                  std::function<void(Result<Tensor>)> done)
 {
-  if (requests_.count(name))
-    return done(Error::at("", name, "one outstanding allreduce per name", "a second one"));
+  if (requests_.count(name)) return done(Error::at("", name, "one outstanding allreduce per name", "a second one"));
   requests_[name] = Request{name, tensor, std::move(done)};
   new_requests_.push_back(name);
-  if (!options_.coordinator || channel_.size() == 1)
-    maybe_run_uncoordinated();
+  if (!options_.coordinator || channel_.size() == 1) maybe_run_uncoordinated();
 }
 
 void CollectiveEngine::maybe_run_uncoordinated()
 {
-  if (busy_ || new_requests_.empty())
-    return;
+  if (busy_ || new_requests_.empty()) return;
   std::string name;
   if (order_.empty()) {
     name = new_requests_.front();
     new_requests_.pop_front();
   } else {
-    if (next_in_order_ >= order_.size())
-      return;
+    if (next_in_order_ >= order_.size()) return;
     auto it = std::find(new_requests_.begin(), new_requests_.end(), order_[next_in_order_]);
-    if (it == new_requests_.end())
-      return; // the next collective in graph order has not been requested here yet
+    if (it == new_requests_.end()) return; // the next collective in graph order has not been requested here yet
     name = *it;
     new_requests_.erase(it);
     ++next_in_order_;
@@ -134,8 +124,7 @@ void CollectiveEngine::maybe_run_uncoordinated()
 
 void CollectiveEngine::tick()
 {
-  if (!active_)
-    return;
+  if (!active_) return;
   ++round_;
   ++stats_.rounds;
   std::vector<std::string> names(new_requests_.begin(), new_requests_.end());
@@ -147,8 +136,7 @@ void CollectiveEngine::tick()
   negotiate(round_, std::move(names), std::move(sizes), idle);
 }
 
-void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names, std::vector<uint64_t> sizes,
-                                 bool idle)
+void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names, std::vector<uint64_t> sizes, bool idle)
 {
   auto after = [this](std::vector<Response> list, bool shutdown) {
     perform(std::move(list), [this, shutdown] {
@@ -163,17 +151,14 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
     RoundState& rs = rounds_[round];
     for (size_t i = 0; i < names.size(); ++i) {
       TableEntry& e = table_[names[i]];
-      if (e.sizes.empty())
-        e.sizes.assign(size_t(channel_.size()), 0);
+      if (e.sizes.empty()) e.sizes.assign(size_t(channel_.size()), 0);
       e.sizes[0] = sizes[i] + 1;
-      if (++e.count == size_t(channel_.size()))
-        ready_order_.push_back(names[i]);
+      if (++e.count == size_t(channel_.size())) ready_order_.push_back(names[i]);
     }
     rs.own = true;
     rs.idle += idle;
     own_reply_.push_back(after);
-    if (rs.arrived == size_t(channel_.size() - 1))
-      on_round_complete(round);
+    if (rs.arrived == size_t(channel_.size() - 1)) on_round_complete(round);
     return;
   }
   // Requests: a name (and its size) the first time, a 4-byte id afterwards when the response cache is on.
@@ -216,8 +201,7 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
       x.error = err;
       list.push_back(x);
     }
-    if (!ok)
-      list.clear();
+    if (!ok) list.clear();
     after(std::move(list), shutdown);
   });
 }
@@ -251,8 +235,7 @@ void CollectiveEngine::on_round_complete(uint64_t round)
 void CollectiveEngine::finish(const std::string& name, Result<Tensor> r)
 {
   auto it = requests_.find(name);
-  if (it == requests_.end())
-    return;
+  if (it == requests_.end()) return;
   auto done = std::move(it->second.done);
   requests_.erase(it);
   ++completed_;
@@ -268,8 +251,7 @@ void CollectiveEngine::perform(std::vector<Response> list, std::function<void()>
 
 void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::function<void()> then)
 {
-  if (i >= list.size())
-    return then();
+  if (i >= list.size()) return then();
   const Response& x = list[i];
   if (x.error || !requests_.count(x.name)) {
     finish(x.name, Error::at("", x.name, "matching requests on every rank", x.message.empty() ? "none" : x.message));
@@ -282,8 +264,7 @@ void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::fu
     size_t j = i;
     while (j < list.size() && !list[j].error && requests_.count(list[j].name)) {
       const uint64_t b = requests_.at(list[j].name).tensor.total_bytes();
-      if (!group.empty() && bytes + b > options_.fusion_threshold)
-        break;
+      if (!group.empty() && bytes + b > options_.fusion_threshold) break;
       group.push_back(list[j].name);
       bytes += b;
       ++j;
@@ -337,8 +318,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
   if (k < f->names.size()) {
     const Tensor& in = requests_.at(f->names[k]).tensor;
     const Tensor dst = Channel::view(f->fused, f->offset[k], in.shape.num_elements());
-    if (in.total_bytes() == 0)
-      return fuse_copy_in(f, k + 1);
+    if (in.total_bytes() == 0) return fuse_copy_in(f, k + 1);
     task_.runtime().execute(Work::memcpy(*dst.buffer(), *in.buffer(), in.total_bytes()),
                             [this, f, k](Status) { fuse_copy_in(f, k + 1); });
     return;
@@ -359,8 +339,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
           finish(f->names[k], out.value());
         else
           finish(f->names[k], out.error());
-        if (--*left == 0)
-          f->then();
+        if (--*left == 0) f->then();
         continue;
       }
       const Tensor src = Channel::view(r.value(), f->offset[k], in.shape.num_elements());
@@ -371,8 +350,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
                                   finish(f->names[k], dst);
                                 else
                                   finish(f->names[k], st.error());
-                                if (--*left == 0)
-                                  f->then();
+                                if (--*left == 0) f->then();
                               });
     }
   });

@@ -28,17 +28,17 @@ class RpcNode;
 namespace tp::collectives {
 
 struct EngineOptions {
-  bool coordinator = true;      ///< false: MaTEx, allreduces run in request order without negotiation
-  double tick_seconds = 1e-3;   ///< background loop period (TF contrib 1 ms; Baidu's original 5 ms)
+  bool coordinator = true;       ///< false: MaTEx, allreduces run in request order without negotiation
+  double tick_seconds = 1e-3;    ///< background loop period (TF contrib 1 ms; Baidu's original 5 ms)
   uint64_t fusion_threshold = 0; ///< Horovod tensor fusion: bytes per fused allreduce (0: off)
-  bool response_cache = false;  ///< Horovod response cache: requests seen before travel as bits
-  uint16_t rpc_port = 2300;     ///< the coordinator's RPC port
-  uint32_t request_bytes = 64;  ///< serialized size of one request (name, type, dtype, shape)
+  bool response_cache = false;   ///< Horovod response cache: requests seen before travel as bits
+  uint16_t rpc_port = 2300;      ///< the coordinator's RPC port
+  uint32_t request_bytes = 64;   ///< serialized size of one request (name, type, dtype, shape)
 };
 
 struct EngineStats {
-  uint64_t rounds = 0;       ///< negotiation rounds this rank took part in
-  uint64_t collectives = 0;  ///< ring allreduces run (a fused batch counts once)
+  uint64_t rounds = 0;        ///< negotiation rounds this rank took part in
+  uint64_t collectives = 0;   ///< ring allreduces run (a fused batch counts once)
   uint64_t fused_tensors = 0; ///< tensors that went through the fusion buffer
   uint64_t cache_hits = 0;
 };

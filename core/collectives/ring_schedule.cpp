@@ -11,9 +11,9 @@ namespace {
 
 struct RankState {
   int step = 0;
-  std::vector<uint8_t> got;  ///< per step: the left's segment arrived
-  bool sent = false;          ///< own send of the current step delivered
-  bool waiting = false;       ///< in the reduce
+  std::vector<uint8_t> got; ///< per step: the left's segment arrived
+  bool sent = false;        ///< own send of the current step delivered
+  bool waiting = false;     ///< in the reduce
 };
 
 struct Ring {
@@ -56,14 +56,12 @@ struct Ring {
   void progress(int r)
   {
     RankState& s = st[size_t(r)];
-    if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || !s.got[size_t(s.step)])
-      return;
+    if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || !s.got[size_t(s.step)]) return;
     const bool reduce = s.step < n - 1;
     const int i = s.step;
     const int recv_idx = mod(r - i - 1, n);
     double t = 0;
-    if (reduce && opt.reduce_bandwidth > 0)
-      t = opt.reduce_overhead + 3 * seg_bytes(recv_idx) / opt.reduce_bandwidth;
+    if (reduce && opt.reduce_bandwidth > 0) t = opt.reduce_overhead + 3 * seg_bytes(recv_idx) / opt.reduce_bandwidth;
     s.waiting = true;
     auto next = [this, r] {
       RankState& s = st[size_t(r)];
@@ -81,11 +79,11 @@ struct Ring {
 
 } // namespace
 
-RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes, const RingScheduleOptions& options)
+RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes,
+                                      const RingScheduleOptions& options)
 {
   RingScheduleResult out;
-  if (ranks <= 1)
-    return out;
+  if (ranks <= 1) return out;
   Ring ring{fabric, ranks, ring_segments(int64_t(bytes / 4), ranks), options, {}, 0, 0, 0};
   ring.st.resize(size_t(ranks));
   for (auto& s : ring.st)
@@ -101,8 +99,7 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
 
 double ring_allreduce_alpha_beta(int ranks, double bytes, double alpha, double beta)
 {
-  if (ranks <= 1)
-    return 0;
+  if (ranks <= 1) return 0;
   return 2.0 * (ranks - 1) * (alpha + bytes / ranks / beta);
 }
 

@@ -46,11 +46,9 @@ void RendezvousMgr::recv_async(int64_t step_id, const ParsedKey& key, const Recv
       auto s = remote_calls_.find(step_id);
       if (s != remote_calls_.end()) {
         s->second.erase(id);
-        if (s->second.empty())
-          remote_calls_.erase(s);
+        if (s->second.empty()) remote_calls_.erase(s);
       }
-      if (!*once)
-        return; // aborted meanwhile: the caller already has its error
+      if (!*once) return; // aborted meanwhile: the caller already has its error
       auto cb = std::move(*once);
       *once = nullptr;
       cb(std::move(r));

@@ -32,7 +32,7 @@ struct Work {
   uint64_t bytes = 0; ///< size of the operation (defaults to src.size where it applies)
   double seconds = 0; ///< for GPU_KERNEL and CPU
   ElementType element = ElementType::F32;
-  int threads = 1;   ///< REDUCE on a host: cores used (0 = all of the socket's, as TF's intra-op pool does)
+  int threads = 1; ///< REDUCE on a host: cores used (0 = all of the socket's, as TF's intra-op pool does)
   /// MEMCPY over PCIe: queued behind another copy on the same stream, so its launch cost (cudaMemcpyAsync) is
   /// hidden by the previous transfer and the copy engine goes on without a gap.
   bool queued = false;

@@ -26,29 +26,24 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
   std::unordered_map<std::string, OpId> send_of_key;
   for (auto [it, end] = boost::vertices(g); it != end; ++it) {
     id_of[g[*it].name] = *it;
-    if (g[*it].kind == OpKind::SEND)
-      send_of_key[g[*it].key] = *it;
+    if (g[*it].kind == OpKind::SEND) send_of_key[g[*it].key] = *it;
   }
   std::unordered_map<OpId, OpTiming> t;
   for (const auto& x : timings) {
     auto it = id_of.find(x.name);
-    if (it != id_of.end() && x.end >= 0)
-      t[it->second] = x;
+    if (it != id_of.end() && x.end >= 0) t[it->second] = x;
   }
   std::unordered_map<std::string, const transports::TransferRecord*> rec;
   for (const auto& r : records)
-    if (r.side == "consumer")
-      rec[r.key] = &r;
+    if (r.side == "consumer") rec[r.key] = &r;
   // Ops per device, for "who held the device".
   std::unordered_map<std::string, std::vector<OpId>> on_device;
   for (const auto& [id, _] : t)
-    if (runs_on_device(g[id].kind))
-      on_device[g[id].device].push_back(id);
+    if (runs_on_device(g[id].kind)) on_device[g[id].device].push_back(id);
 
   auto charge = [&](OpId v, double a, double b) {
     const double d = b - a;
-    if (d <= 0)
-      return;
+    if (d <= 0) return;
     const Op& op = g[v];
     switch (op.kind) {
     case OpKind::FORWARD:
@@ -116,8 +111,7 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       consider(boost::source(*e, g));
     if (g[cur].kind == OpKind::RECV) {
       auto s = send_of_key.find(g[cur].key);
-      if (s != send_of_key.end())
-        consider(s->second);
+      if (s != send_of_key.end()) consider(s->second);
     }
     const double ready = std::max(x.ready, pred_end);
     const double start = std::max(x.start, ready);

@@ -24,7 +24,7 @@ struct CriticalPath {
   double pcie = 0;         ///< host<->GPU copies on the path (staging, local device copies)
   double network = 0;      ///< wire time and protocol round trips of transfers and collectives
   double aggregate_apply = 0;
-  double waiting = 0; ///< nothing on the path ran (start-up gaps, queueing not attributable to a device)
+  double waiting = 0;           ///< nothing on the path ran (start-up gaps, queueing not attributable to a device)
   std::vector<std::string> ops; ///< the path, last op first
   double total() const { return compute + copy + registration + pcie + network + aggregate_apply + waiting; }
 };
@@ -32,7 +32,6 @@ struct CriticalPath {
 /// `timings`: every op of every task for one step (names unique across tasks). `records`: the consumer-side
 /// transfer records of that step (matched to RECVs by rendezvous key).
 CriticalPath critical_path(const StepGraph& graph, const std::vector<OpTiming>& timings,
-                           const std::vector<transports::TransferRecord>& records, double step_start,
-                           double step_end);
+                           const std::vector<transports::TransferRecord>& records, double step_start, double step_end);
 
 } // namespace tp::training

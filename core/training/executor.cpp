@@ -49,7 +49,7 @@ struct TaskExecutor::Impl {
   std::vector<LocalOp> ops;
   std::map<OpId, int> local_of;
   std::map<std::string, DeviceQueue> queues;
-  std::map<int, Tensor> variables; ///< local index of VARIABLE op -> its persistent tensor
+  std::map<int, Tensor> variables;                  ///< local index of VARIABLE op -> its persistent tensor
   std::map<std::string, Tensor> variable_by_tensor; ///< the same, by output tensor name (for APPLY)
   std::vector<OpEvent> events;
 
@@ -92,16 +92,13 @@ struct TaskExecutor::Impl {
       }
     for (auto& lo : ops) {
       auto d = rendezvous::parse_device_name(lo.op->device);
-      if (!d.ok())
-        return d.error();
+      if (!d.ok()) return d.error();
       lo.location = transports::device_location(d.value(), task.spec().cpu_numa_node);
       lo.queue = lo.op->device;
-      if (!queues.count(lo.queue))
-        queues[lo.queue].slots = d->type == "GPU" ? 1 : std::max(1, options.cpu_threads);
+      if (!queues.count(lo.queue)) queues[lo.queue].slots = d->type == "GPU" ? 1 : std::max(1, options.cpu_threads);
       if (lo.op->kind == OpKind::SEND || lo.op->kind == OpKind::RECV) {
         auto k = rendezvous::parse_key(lo.op->key);
-        if (!k.ok())
-          return k.error();
+        if (!k.ok()) return k.error();
         lo.key = k.value();
       }
       for (auto [e, eend] = boost::out_edges(lo.id, g); e != eend; ++e) {
@@ -110,8 +107,7 @@ struct TaskExecutor::Impl {
         if (it == local_of.end())
           return Error::at("", lo.op->name, "edges only within the task (a partitioned graph)", g[t].device);
         lo.out.emplace_back(it->second, g[*e].tensor);
-        if (g[t].kind == OpKind::SEND && g[t].remote)
-          lo.remote_consumer = true;
+        if (g[t].kind == OpKind::SEND && g[t].remote) lo.remote_consumer = true;
       }
     }
     for (auto& lo : ops)
@@ -121,13 +117,11 @@ struct TaskExecutor::Impl {
       const Op& op = *ops[i].op;
       if (op.kind == OpKind::ALLREDUCE && !collectives)
         return Error::at("", op.name, "a collectives engine for ALLREDUCE ops", "none");
-      if (op.kind != OpKind::VARIABLE)
-        continue;
+      if (op.kind != OpKind::VARIABLE) continue;
       const auto& o = op.outputs.at(0);
       auto t = task.make_tensor(DataType::FLOAT, TensorShape{{int64_t((o.bytes + 3) / 4)}}, ops[i].location,
                                 AllocatorAttributes{false, false, ops[i].remote_consumer});
-      if (!t.ok())
-        return t.error();
+      if (!t.ok()) return t.error();
       variables[int(i)] = t.value();
       variable_by_tensor[o.tensor] = t.value();
     }
@@ -139,15 +133,13 @@ struct TaskExecutor::Impl {
 
   void fail(const Error& e)
   {
-    if (failed)
-      return;
+    if (failed) return;
     failed = true;
     task.rendezvous().abort_step(step, e);
     auto cb = std::move(step_done);
     step_done = nullptr;
     ++generation;
-    if (cb)
-      cb(e);
+    if (cb) cb(e);
   }
 
   void run_step(int64_t s, std::function<void(Status)> done)
@@ -165,18 +157,15 @@ struct TaskExecutor::Impl {
       return;
     }
     for (size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].in_degree == 0)
-        dispatch(int(i));
+      if (ops[i].in_degree == 0) dispatch(int(i));
   }
 
   void finish_step(uint64_t gen)
   {
-    if (gen != generation || failed)
-      return;
+    if (gen != generation || failed) return;
     auto cb = std::move(step_done);
     step_done = nullptr;
-    if (cb)
-      cb(ok_status());
+    if (cb) cb(ok_status());
   }
 
   /// Queue `run` on the op's device; it calls its argument when the work is over.
@@ -198,8 +187,7 @@ struct TaskExecutor::Impl {
       q.ready.pop();
       ++q.busy;
       j.run([this, name, g = generation] {
-        if (g != generation)
-          return;
+        if (g != generation) return;
         --queues[name].busy;
         pump(name);
       });
@@ -234,20 +222,17 @@ struct TaskExecutor::Impl {
         const double t0 = rt().now();
         const Op& op = *ops[size_t(i)].op;
         rt().execute(compute_work(i, op.seconds), [this, i, gen, t0, free](Status st) {
-          if (gen != generation)
-            return;
+          if (gen != generation) return;
           free();
-          if (!st.ok())
-            return fail(st.error());
+          if (!st.ok()) return fail(st.error());
           const Op& op = *ops[size_t(i)].op;
           record(i, to_string(op.kind), t0);
           std::map<std::string, Tensor> outs;
           for (const auto& o : op.outputs) {
-            auto t = task.make_tensor(DataType::FLOAT, TensorShape{{int64_t((o.bytes + 3) / 4)}},
-                                      ops[size_t(i)].location,
-                                      AllocatorAttributes{false, false, ops[size_t(i)].remote_consumer});
-            if (!t.ok())
-              return fail(t.error());
+            auto t =
+                task.make_tensor(DataType::FLOAT, TensorShape{{int64_t((o.bytes + 3) / 4)}}, ops[size_t(i)].location,
+                                 AllocatorAttributes{false, false, ops[size_t(i)].remote_consumer});
+            if (!t.ok()) return fail(t.error());
             outs[o.tensor] = t.value();
           }
           complete(i, std::move(outs));
@@ -262,11 +247,9 @@ struct TaskExecutor::Impl {
         Work w = Work::reduce(*var.buffer(), *grad.buffer(), ops[size_t(i)].op->bytes);
         w.threads = 0; // TF's kernels split large element-wise ops over the intra-op pool
         rt().execute(w, [this, i, gen, t0, free](Status st) {
-          if (gen != generation)
-            return;
+          if (gen != generation) return;
           free();
-          if (!st.ok())
-            return fail(st.error());
+          if (!st.ok()) return fail(st.error());
           record(i, "apply", t0, ops[size_t(i)].op->bytes);
           complete(i, {});
         });
@@ -280,10 +263,8 @@ struct TaskExecutor::Impl {
     case OpKind::SEND: {
       const auto& in = state[size_t(i)].inputs;
       auto it = in.find(op.tensor);
-      if (it == in.end())
-        return fail(Error::at("", op.name, "input tensor " + op.tensor, "none"));
-      if (auto st = task.rendezvous().send(step, lo.key, it->second, false); !st.ok())
-        return fail(st.error());
+      if (it == in.end()) return fail(Error::at("", op.name, "input tensor " + op.tensor, "none"));
+      if (auto st = task.rendezvous().send(step, lo.key, it->second, false); !st.ok()) return fail(st.error());
       complete(i, {});
       return;
     }
@@ -293,10 +274,8 @@ struct TaskExecutor::Impl {
       args.dst_location = lo.location;
       args.alloc_attrs.nic_compatible = op.remote;
       task.rendezvous().recv_async(step, lo.key, args, [this, i, gen, t0](Result<rendezvous::RecvOutcome> r) {
-        if (gen != generation)
-          return;
-        if (!r.ok())
-          return fail(r.error());
+        if (gen != generation) return;
+        if (!r.ok()) return fail(r.error());
         record(i, "recv", t0, ops[size_t(i)].op->bytes);
         complete(i, {{ops[size_t(i)].op->tensor, r->tensor}});
       });
@@ -306,10 +285,8 @@ struct TaskExecutor::Impl {
       const double t0 = rt().now();
       Tensor in = state[size_t(i)].inputs.begin()->second;
       collectives->allreduce(step, op.collective, in, [this, i, gen, t0](Result<Tensor> r) {
-        if (gen != generation)
-          return;
-        if (!r.ok())
-          return fail(r.error());
+        if (gen != generation) return;
+        if (!r.ok()) return fail(r.error());
         record(i, "allreduce", t0, ops[size_t(i)].op->outputs.at(0).bytes);
         complete(i, {{ops[size_t(i)].op->outputs.at(0).tensor, r.value()}});
       });
@@ -323,13 +300,11 @@ struct TaskExecutor::Impl {
     OpState& s = state[size_t(target)];
     const Op& op = *ops[size_t(target)].op;
     --s.pending;
-    if (op.kind == OpKind::AGGREGATE)
-      s.ready = rt().now();
+    if (op.kind == OpKind::AGGREGATE) s.ready = rt().now();
     if (op.kind == OpKind::AGGREGATE && !tensor.empty()) {
       if (!s.accumulator.storage) {
         s.accumulator = value; // the first gradient becomes the accumulator
-        if (++s.arrived == op.arity)
-          complete(target, {{op.outputs.at(0).tensor, s.accumulator}});
+        if (++s.arrived == op.arity) complete(target, {{op.outputs.at(0).tensor, s.accumulator}});
         return;
       }
       const uint64_t gen = generation;
@@ -340,24 +315,19 @@ struct TaskExecutor::Impl {
         Work w = Work::reduce(*s.accumulator.buffer(), *value.buffer(), op.outputs.at(0).bytes);
         w.threads = 0;
         rt().execute(w, [this, target, gen, t0, free](Status st) {
-                       if (gen != generation)
-                         return;
-                       free();
-                       if (!st.ok())
-                         return fail(st.error());
-                       OpState& s = state[size_t(target)];
-                       const Op& op = *ops[size_t(target)].op;
-                       record(target, "aggregate", t0, op.outputs.at(0).bytes);
-                       if (++s.arrived == op.arity)
-                         complete(target, {{op.outputs.at(0).tensor, s.accumulator}});
-                     });
+          if (gen != generation) return;
+          free();
+          if (!st.ok()) return fail(st.error());
+          OpState& s = state[size_t(target)];
+          const Op& op = *ops[size_t(target)].op;
+          record(target, "aggregate", t0, op.outputs.at(0).bytes);
+          if (++s.arrived == op.arity) complete(target, {{op.outputs.at(0).tensor, s.accumulator}});
+        });
       });
       return;
     }
-    if (!tensor.empty())
-      s.inputs[tensor] = value;
-    if (s.pending == 0)
-      dispatch(target);
+    if (!tensor.empty()) s.inputs[tensor] = value;
+    if (s.pending == 0) dispatch(target);
   }
 
   void complete(int i, std::map<std::string, Tensor> outputs)
@@ -365,12 +335,10 @@ struct TaskExecutor::Impl {
     OpState& s = state[size_t(i)];
     s.done = true;
     s.end = rt().now();
-    if (s.ready < 0)
-      s.ready = s.start = s.end; // an AGGREGATE of one input
+    if (s.ready < 0) s.ready = s.start = s.end; // an AGGREGATE of one input
     s.outputs = std::move(outputs);
     for (const auto& [t, tensor] : ops[size_t(i)].out) {
-      if (failed)
-        return;
+      if (failed) return;
       if (tensor.empty()) {
         deliver(t, "", Tensor{});
         continue;
@@ -380,8 +348,7 @@ struct TaskExecutor::Impl {
         return fail(Error::at("", ops[size_t(i)].op->name, "an output named " + tensor, "none"));
       deliver(t, tensor, it->second);
     }
-    if (--remaining == 0)
-      finish_step(generation);
+    if (--remaining == 0) finish_step(generation);
   }
 };
 

@@ -98,8 +98,7 @@ std::pair<std::vector<OpId>, std::vector<OpId>> tower(Graph& g, const TrainingMo
     op.device = device;
     op.seconds = m.layers[l].forward_seconds;
     fwd.push_back(add_op(g, op));
-    if (l)
-      flow(g, fwd[l - 1], fwd[l]);
+    if (l) flow(g, fwd[l - 1], fwd[l]);
   }
   bwd.resize(m.layers.size());
   for (size_t i = m.layers.size(); i-- > 0;) {
@@ -121,10 +120,8 @@ std::pair<std::vector<OpId>, std::vector<OpId>> tower(Graph& g, const TrainingMo
 Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout_in)
 {
   StepLayout layout = layout_in;
-  if (model.layers.empty())
-    return Error::at("", "model", "a model with layers", "none");
-  if (layout.workers < 1)
-    return Error::at("", "workers", "at least 1", std::to_string(layout.workers));
+  if (model.layers.empty()) return Error::at("", "model", "a model with layers", "none");
+  if (layout.workers < 1) return Error::at("", "workers", "at least 1", std::to_string(layout.workers));
   if (layout.gpus_per_worker < 1)
     return Error::at("", "gpus_per_worker", "at least 1", std::to_string(layout.gpus_per_worker));
   if (layout.mode == SyncMode::PARAMETER_SERVER && layout.ps_tasks < 0)
@@ -308,8 +305,7 @@ void partition(StepGraph& sg)
     if (it == pairs.end()) {
       uint64_t bytes = 0;
       for (const auto& o : g[src].outputs)
-        if (o.tensor == tensor)
-          bytes = o.bytes;
+        if (o.tensor == tensor) bytes = o.bytes;
       const std::string rkey = rendezvous::create_key(sdev, 1, ddev, tensor);
       const bool remote = task_of_device(sdev) != task_of_device(ddev);
       Op send;

@@ -41,13 +41,13 @@ struct Op {
   std::string device; ///< full TF device name, "/job:ps/replica:0/task:0/device:CPU:0"
   double seconds = 0; ///< FORWARD, BACKWARD
   std::vector<OpOutput> outputs;
-  int arity = 0;           ///< AGGREGATE: inputs summed
-  std::string collective;  ///< ALLREDUCE: name shared by every rank's op of the same collective
-  std::string key;         ///< SEND, RECV: the rendezvous key
-  std::string tensor;      ///< SEND, RECV: the tensor moved; APPLY: the variable's tensor
-  uint64_t bytes = 0;      ///< SEND, RECV: its size
-  bool remote = false;     ///< SEND, RECV: the peer is another task (a transport moves it)
-  int order = 0;           ///< scheduling priority on a device (lower first): topological position
+  int arity = 0;          ///< AGGREGATE: inputs summed
+  std::string collective; ///< ALLREDUCE: name shared by every rank's op of the same collective
+  std::string key;        ///< SEND, RECV: the rendezvous key
+  std::string tensor;     ///< SEND, RECV: the tensor moved; APPLY: the variable's tensor
+  uint64_t bytes = 0;     ///< SEND, RECV: its size
+  bool remote = false;    ///< SEND, RECV: the peer is another task (a transport moves it)
+  int order = 0;          ///< scheduling priority on a device (lower first): topological position
 };
 
 struct Flow {
@@ -85,12 +85,12 @@ std::string ps_task(int s);
 struct StepGraph {
   Graph graph;
   StepLayout layout;
-  std::vector<std::string> tasks;            ///< every task that runs ops
-  std::vector<int> variable_ps;              ///< PS shard of each variable (PS mode), in model order
-  std::vector<uint64_t> ps_bytes;            ///< bytes of variables per PS shard
-  size_t sends = 0;                          ///< SEND ops after partition (cross-host and local)
+  std::vector<std::string> tasks; ///< every task that runs ops
+  std::vector<int> variable_ps;   ///< PS shard of each variable (PS mode), in model order
+  std::vector<uint64_t> ps_bytes; ///< bytes of variables per PS shard
+  size_t sends = 0;               ///< SEND ops after partition (cross-host and local)
   size_t remote_sends = 0;
-  uint64_t remote_bytes = 0;                 ///< bytes crossing tasks per step
+  uint64_t remote_bytes = 0; ///< bytes crossing tasks per step
 };
 
 /// Build the unpartitioned step graph. Errors for an empty model or a layout that does not fit.

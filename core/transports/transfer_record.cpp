@@ -104,8 +104,8 @@ std::string TransferLog::to_csv() const
 {
   std::string o;
   for (const auto& r : records_) {
-    o += r.transport + "," + r.side + "," + std::to_string(r.step) + "," + csv_quoted(r.key) + "," + r.local_task + "," +
-         r.peer_task + "," + std::to_string(r.bytes) + "," + r.src_location + "," + r.dst_location + "," +
+    o += r.transport + "," + r.side + "," + std::to_string(r.step) + "," + csv_quoted(r.key) + "," + r.local_task +
+         "," + r.peer_task + "," + std::to_string(r.bytes) + "," + r.src_location + "," + r.dst_location + "," +
          (r.is_dead ? "1" : "0") + "," + (r.ok ? "1" : "0") + "," + num(r.t_start) + "," + num(r.t_end);
     for (double s : r.seconds)
       o += "," + num(s);

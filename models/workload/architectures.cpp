@@ -16,8 +16,7 @@ int64_t Architecture::parameters(bool trainable_only) const
   int64_t n = 0;
   for (const auto& l : layers)
     for (const auto& v : l.variables)
-      if (v.trainable || !trainable_only)
-        n += v.elements();
+      if (v.trainable || !trainable_only) n += v.elements();
   return n;
 }
 
@@ -43,25 +42,23 @@ struct Bn {
   bool gamma = false, beta = false, stats = false;
 };
 constexpr Bn kNoBn{};
-constexpr Bn kBnFull{true, true, true}; // Keras ResNet / tf_cnn ResNet: gamma, beta, moving mean/variance
+constexpr Bn kBnFull{true, true, true};  // Keras ResNet / tf_cnn ResNet: gamma, beta, moving mean/variance
 constexpr Bn kBnBeta{false, true, true}; // Keras InceptionV3: scale=False
 
 struct Builder {
   std::vector<ArchitectureLayer> layers;
 
-  /// A k1 x k2 convolution cin -> cout with optional bias and batch norm; `hw` = output height = width (0: not tracked).
+  /// A k1 x k2 convolution cin -> cout with optional bias and batch norm; `hw` = output height = width (0: not
+  /// tracked).
   void conv(const std::string& name, int k1, int k2, int64_t cin, int64_t cout, bool bias = true, Bn bn = kNoBn,
             int hw = 0)
   {
     ArchitectureLayer l;
     l.name = name;
     l.variables.push_back({name + "/kernel", {k1, k2, cin, cout}, true});
-    if (bias)
-      l.variables.push_back({name + "/bias", {cout}, true});
-    if (bn.gamma)
-      l.variables.push_back({name + "/gamma", {cout}, true});
-    if (bn.beta)
-      l.variables.push_back({name + "/beta", {cout}, true});
+    if (bias) l.variables.push_back({name + "/bias", {cout}, true});
+    if (bn.gamma) l.variables.push_back({name + "/gamma", {cout}, true});
+    if (bn.beta) l.variables.push_back({name + "/beta", {cout}, true});
     if (bn.stats) {
       l.variables.push_back({name + "/moving_mean", {cout}, false});
       l.variables.push_back({name + "/moving_variance", {cout}, false});
@@ -123,8 +120,7 @@ Architecture resnet(const std::string& name, const int blocks[4], int nc, bool b
     const int64_t mid = mids[st], out = mid * 4;
     for (int blk = 0; blk < blocks[st]; ++blk) {
       const std::string p = "res" + std::to_string(st + 2) + "_" + std::to_string(blk);
-      if (blk == 0)
-        b.conv(p + "/short", 1, 1, cin, out, bias, kBnFull, hws[st]);
+      if (blk == 0) b.conv(p + "/short", 1, 1, cin, out, bias, kBnFull, hws[st]);
       b.conv(p + "/a", 1, 1, cin, mid, bias, kBnFull, hws[st]);
       b.conv(p + "/b", 3, 3, mid, mid, bias, kBnFull, hws[st]);
       b.conv(p + "/c", 1, 1, mid, out, bias, kBnFull, hws[st]);
@@ -152,16 +148,15 @@ Architecture inception3(int nc)
   cb(c, 384, 3, 3), cb(c, 64, 1, 1), cb(64, 96, 3, 3), cb(96, 96, 3, 3);
   c = 480 + c;
   for (int64_t k : {128, 160, 160, 192}) {
-    cb(c, 192, 1, 1), cb(c, k, 1, 1), cb(k, k, 1, 7), cb(k, 192, 7, 1), cb(c, k, 1, 1), cb(k, k, 7, 1),
-        cb(k, k, 1, 7), cb(k, k, 7, 1), cb(k, 192, 1, 7), cb(c, 192, 1, 1);
+    cb(c, 192, 1, 1), cb(c, k, 1, 1), cb(k, k, 1, 7), cb(k, 192, 7, 1), cb(c, k, 1, 1), cb(k, k, 7, 1), cb(k, k, 1, 7),
+        cb(k, k, 7, 1), cb(k, 192, 1, 7), cb(c, 192, 1, 1);
     c = 768;
   }
-  cb(c, 192, 1, 1), cb(192, 320, 3, 3), cb(c, 192, 1, 1), cb(192, 192, 1, 7), cb(192, 192, 7, 1),
-      cb(192, 192, 3, 3);
+  cb(c, 192, 1, 1), cb(192, 320, 3, 3), cb(c, 192, 1, 1), cb(192, 192, 1, 7), cb(192, 192, 7, 1), cb(192, 192, 3, 3);
   c = 1280;
   for (int i = 0; i < 2; ++i) {
-    cb(c, 320, 1, 1), cb(c, 384, 1, 1), cb(384, 384, 1, 3), cb(384, 384, 3, 1), cb(c, 448, 1, 1),
-        cb(448, 384, 3, 3), cb(384, 384, 1, 3), cb(384, 384, 3, 1), cb(c, 192, 1, 1);
+    cb(c, 320, 1, 1), cb(c, 384, 1, 1), cb(384, 384, 1, 3), cb(384, 384, 3, 1), cb(c, 448, 1, 1), cb(448, 384, 3, 3),
+        cb(384, 384, 1, 3), cb(384, 384, 3, 1), cb(c, 192, 1, 1);
     c = 2048;
   }
   b.fc("fc", 2048, nc);
@@ -179,8 +174,8 @@ Architecture googlenet_tfcnn(int nc)
   struct Mod {
     int k, l, m, n, p, q;
   };
-  const Mod mods[] = {{64, 96, 128, 16, 32, 32},     {128, 128, 192, 32, 96, 64},  {192, 96, 208, 16, 48, 64},
-                      {160, 112, 224, 24, 64, 64},   {128, 128, 256, 24, 64, 64},  {112, 144, 288, 32, 64, 64},
+  const Mod mods[] = {{64, 96, 128, 16, 32, 32},     {128, 128, 192, 32, 96, 64},   {192, 96, 208, 16, 48, 64},
+                      {160, 112, 224, 24, 64, 64},   {128, 128, 256, 24, 64, 64},   {112, 144, 288, 32, 64, 64},
                       {256, 160, 320, 32, 128, 128}, {256, 160, 320, 32, 128, 128}, {384, 192, 384, 48, 128, 128}};
   const int hw[] = {28, 28, 14, 14, 14, 14, 14, 7, 7};
   for (int i = 0; i < 9; ++i) {
@@ -195,8 +190,8 @@ Architecture googlenet_tfcnn(int nc)
     c = m.k + m.m + m.p + m.q;
   }
   b.fc("fc", 1024, nc);
-  return {"googlenet", "GoogLeNet (tf_cnn_benchmarks: conv + bias, no batch norm, no aux heads), " +
-                           std::to_string(nc) + " classes",
+  return {"googlenet",
+          "GoogLeNet (tf_cnn_benchmarks: conv + bias, no batch norm, no aux heads), " + std::to_string(nc) + " classes",
           std::move(b.layers)};
 }
 
@@ -204,35 +199,26 @@ Architecture googlenet_tfcnn(int nc)
 
 std::vector<std::string> architecture_names()
 {
-  return {"vgg16",          "alexnet",         "resnet50",        "resnet101",  "resnet152", "resnet50-keras",
-          "resnet101-keras", "resnet152-keras", "inception3", "googlenet"};
+  return {"vgg16",          "alexnet",         "resnet50",        "resnet101",  "resnet152",
+          "resnet50-keras", "resnet101-keras", "resnet152-keras", "inception3", "googlenet"};
 }
 
 Result<Architecture> architecture(const std::string& name)
 {
   static const int r50[4] = {3, 4, 6, 3}, r101[4] = {3, 4, 23, 3}, r152[4] = {3, 8, 36, 3};
-  const std::string tfcnn = "tf_cnn_benchmarks ResNet v1: no conv bias, batch norm gamma/beta + moving stats, 1001 classes";
+  const std::string tfcnn =
+      "tf_cnn_benchmarks ResNet v1: no conv bias, batch norm gamma/beta + moving stats, 1001 classes";
   const std::string keras = "Keras ResNet v1: conv bias, batch norm gamma/beta + moving stats, 1000 classes";
-  if (name == "vgg16")
-    return vgg16(1000);
-  if (name == "alexnet")
-    return alexnet_tfcnn(1001);
-  if (name == "resnet50")
-    return resnet(name, r50, 1001, false, "ResNet-50 (" + tfcnn + ")");
-  if (name == "resnet101")
-    return resnet(name, r101, 1001, false, "ResNet-101 (" + tfcnn + ")");
-  if (name == "resnet152")
-    return resnet(name, r152, 1001, false, "ResNet-152 (" + tfcnn + ")");
-  if (name == "resnet50-keras")
-    return resnet(name, r50, 1000, true, "ResNet-50 (" + keras + ")");
-  if (name == "resnet101-keras")
-    return resnet(name, r101, 1000, true, "ResNet-101 (" + keras + ")");
-  if (name == "resnet152-keras")
-    return resnet(name, r152, 1000, true, "ResNet-152 (" + keras + ")");
-  if (name == "inception3")
-    return inception3(1000);
-  if (name == "googlenet")
-    return googlenet_tfcnn(1001);
+  if (name == "vgg16") return vgg16(1000);
+  if (name == "alexnet") return alexnet_tfcnn(1001);
+  if (name == "resnet50") return resnet(name, r50, 1001, false, "ResNet-50 (" + tfcnn + ")");
+  if (name == "resnet101") return resnet(name, r101, 1001, false, "ResNet-101 (" + tfcnn + ")");
+  if (name == "resnet152") return resnet(name, r152, 1001, false, "ResNet-152 (" + tfcnn + ")");
+  if (name == "resnet50-keras") return resnet(name, r50, 1000, true, "ResNet-50 (" + keras + ")");
+  if (name == "resnet101-keras") return resnet(name, r101, 1000, true, "ResNet-101 (" + keras + ")");
+  if (name == "resnet152-keras") return resnet(name, r152, 1000, true, "ResNet-152 (" + keras + ")");
+  if (name == "inception3") return inception3(1000);
+  if (name == "googlenet") return googlenet_tfcnn(1001);
   std::string names;
   for (const auto& n : architecture_names())
     names += (names.empty() ? "" : ", ") + n;

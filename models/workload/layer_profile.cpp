@@ -41,11 +41,9 @@ long node_number(const std::string& id)
 
 bool is_node_id(const std::string& s)
 {
-  if (s.rfind("node", 0) != 0 || s.size() == 4)
-    return false;
+  if (s.rfind("node", 0) != 0 || s.size() == 4) return false;
   for (size_t i = 4; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9')
-      return false;
+    if (s[i] < '0' || s[i] > '9') return false;
   return true;
 }
 
@@ -54,8 +52,7 @@ bool is_node_id(const std::string& s)
 Result<LayerProfile> parse_pipedream_profile(const std::string& path)
 {
   std::ifstream in(path);
-  if (!in)
-    return Error::at(path, "", "a readable PipeDream graph.txt", "cannot open the file");
+  if (!in) return Error::at(path, "", "a readable PipeDream graph.txt", "cannot open the file");
   LayerProfile p;
   p.file = path;
   std::map<std::string, ProfiledLayer> nodes;
@@ -66,8 +63,7 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
     ++lineno;
     const std::string where = "line " + std::to_string(lineno);
     line = trim(line);
-    if (line.empty())
-      continue;
+    if (line.empty()) continue;
     const auto first = line.find(" -- ");
     if (first == std::string::npos)
       return Error::at(path, where, "'nodeA -- nodeB' or 'nodeN -- Module -- key=value, ...'", "\"" + line + "\"");
@@ -80,8 +76,7 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
       edges.emplace_back(a, b);
       continue;
     }
-    if (!is_node_id(a))
-      return Error::at(path, where, "a node id (nodeN)", "\"" + a + "\"");
+    if (!is_node_id(a)) return Error::at(path, where, "a node id (nodeN)", "\"" + a + "\"");
     ProfiledLayer l;
     l.id = a;
     l.module = line.substr(first + 4, last - first - 4);
@@ -90,13 +85,11 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
     size_t pos = 0;
     while (pos < rest.size()) {
       auto comma = rest.find(',', pos);
-      if (comma == std::string::npos)
-        comma = rest.size();
+      if (comma == std::string::npos) comma = rest.size();
       const std::string kv = trim(rest.substr(pos, comma - pos));
       pos = comma + 1;
       const auto eq = kv.find('=');
-      if (eq == std::string::npos)
-        return Error::at(path, where, "key=value", "\"" + kv + "\"");
+      if (eq == std::string::npos) return Error::at(path, where, "key=value", "\"" + kv + "\"");
       const std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
       char* end = nullptr;
       const double v = std::strtod(val.c_str(), &end);
@@ -116,13 +109,12 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
       seen.insert(key);
     }
     if (seen.size() != 4)
-      return Error::at(path, where, "all four of forward_compute_time, backward_compute_time, activation_size, parameter_size",
+      return Error::at(path, where,
+                       "all four of forward_compute_time, backward_compute_time, activation_size, parameter_size",
                        std::to_string(seen.size()) + " of them");
-    if (!nodes.emplace(a, l).second)
-      return Error::at(path, where, "each node defined once", a + " again");
+    if (!nodes.emplace(a, l).second) return Error::at(path, where, "each node defined once", a + " again");
   }
-  if (nodes.empty())
-    return Error::at(path, "", "at least one node line", "none");
+  if (nodes.empty()) return Error::at(path, "", "at least one node line", "none");
   // Kahn's algorithm, smallest node number first among the ready ones.
   std::map<std::string, std::vector<std::string>> out;
   std::map<std::string, int> indeg;
@@ -137,18 +129,15 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
   auto later = [](const std::string& x, const std::string& y) { return node_number(x) > node_number(y); };
   std::priority_queue<std::string, std::vector<std::string>, decltype(later)> ready(later);
   for (const auto& [id, d] : indeg)
-    if (d == 0)
-      ready.push(id);
+    if (d == 0) ready.push(id);
   while (!ready.empty()) {
     const std::string id = ready.top();
     ready.pop();
     p.layers.push_back(nodes.at(id));
     for (const auto& b : out[id])
-      if (--indeg[b] == 0)
-        ready.push(b);
+      if (--indeg[b] == 0) ready.push(b);
   }
-  if (p.layers.size() != nodes.size())
-    return Error::at(path, "edges", "an acyclic graph", "a cycle");
+  if (p.layers.size() != nodes.size()) return Error::at(path, "edges", "an acyclic graph", "a cycle");
   return p;
 }
 

@@ -11,8 +11,8 @@
 namespace tp::models {
 
 struct ProfiledLayer {
-  std::string id;       ///< "node12"
-  std::string module;   ///< "Conv2d(128, 256, kernel_size=(3, 3), ...)"
+  std::string id;     ///< "node12"
+  std::string module; ///< "Conv2d(128, 256, kernel_size=(3, 3), ...)"
   double forward_seconds = 0;
   double backward_seconds = 0;
   double activation_bytes = 0;

@@ -36,8 +36,7 @@ uint64_t Workload::parameter_bytes(bool trainable_only) const
   uint64_t b = 0;
   for (const auto& l : layers)
     for (const auto& v : l.variables)
-      if (v.trainable || !trainable_only)
-        b += v.bytes();
+      if (v.trainable || !trainable_only) b += v.bytes();
   return b;
 }
 
@@ -68,8 +67,7 @@ training::TrainingModel to_training_model(const Workload& w)
 
 std::string default_workloads_dir()
 {
-  if (const char* env = std::getenv("TENSORPATH_WORKLOADS_DIR"))
-    return env;
+  if (const char* env = std::getenv("TENSORPATH_WORKLOADS_DIR")) return env;
   return TENSORPATH_DEFAULT_WORKLOADS_DIR;
 }
 
@@ -96,8 +94,7 @@ std::string profile_file(const std::string& family)
 /// The measured family a family without throughput measurements is scaled from.
 std::string reference_family(const std::string& family)
 {
-  if (family == "resnet101" || family == "resnet152" || family == "googlenet")
-    return "resnet50";
+  if (family == "resnet101" || family == "resnet152" || family == "googlenet") return "resnet50";
   return "";
 }
 
@@ -120,20 +117,17 @@ WorkloadLibrary::WorkloadLibrary(std::string dir, Catalog catalog) : dir_(std::m
   }
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(tdir, ec))
-    if (e.path().extension() == ".json")
-      files.push_back(e.path());
+    if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   try {
     for (const auto& f : files) {
       const json j = read_file(f.string());
       Object o(j, f.string(), "");
       const std::string kind = o.str("kind");
-      if (kind != "training_throughput")
-        fail(f.string(), "kind", "\"training_throughput\"", "\"" + kind + "\"");
+      if (kind != "training_throughput") fail(f.string(), "kind", "\"training_throughput\"", "\"" + kind + "\"");
       o.str("name", "");
       const json& list = o.get("entries");
-      if (!list.is_array())
-        fail(f.string(), "entries", "a list", std::string(list.type_name()));
+      if (!list.is_array()) fail(f.string(), "entries", "a list", std::string(list.type_name()));
       for (size_t i = 0; i < list.size(); ++i) {
         Object e(list[i], f.string(), "entries[" + std::to_string(i) + "]");
         ThroughputEntry t;
@@ -163,8 +157,7 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
   // (1) this GPU: exact batch, else images/s interpolated between measured batches (constant outside them).
   std::map<int, std::vector<double>> by_batch;
   for (const auto& e : entries_)
-    if (e.gpu == gpu && e.model == family)
-      by_batch[e.batch].push_back(e.images_per_second);
+    if (e.gpu == gpu && e.model == family) by_batch[e.batch].push_back(e.images_per_second);
   if (!by_batch.empty()) {
     std::map<int, double> ips;
     for (const auto& [b, v] : by_batch) {
@@ -201,16 +194,13 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
   }
   // (2) another GPU that measured this family, the one with the closest FP32 peak, scaled by the peak ratio.
   auto target = catalog_.gpu(gpu);
-  if (!target.ok())
-    return target.error();
+  if (!target.ok()) return target.error();
   std::string best;
   double best_peak = 0, best_dist = 1e300;
   for (const auto& e : entries_) {
-    if (e.model != family || e.gpu == gpu)
-      continue;
+    if (e.model != family || e.gpu == gpu) continue;
     auto g = catalog_.gpu(e.gpu);
-    if (!g.ok())
-      continue;
+    if (!g.ok()) continue;
     const double dist = std::fabs(std::log(g->fp32_peak / target->fp32_peak));
     if (dist < best_dist) {
       best_dist = dist;
@@ -222,8 +212,7 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
     return Error::at("", "model", "an architecture with a measured single-GPU throughput", "\"" + family + "\"");
   std::string inner;
   auto t = measured_seconds(family, best, batch, &inner);
-  if (!t.ok())
-    return t.error();
+  if (!t.ok()) return t.error();
   *how = fmt::format("{}; scaled to {} by FP32 peak {:.3g}/{:.3g} TFLOP/s (derived)", inner, gpu, best_peak * 1e-12,
                      target->fp32_peak * 1e-12);
   return t.value() * best_peak / target->fp32_peak;
@@ -234,14 +223,12 @@ Result<double> WorkloadLibrary::profile_or_flops_cost(const std::string& model, 
   const std::string file = profile_file(workload_family(model));
   if (!file.empty()) {
     auto p = parse_pipedream_profile((fs::path(dir_) / "pipedream" / file).string());
-    if (!p.ok())
-      return p.error();
+    if (!p.ok()) return p.error();
     *from_profile = true;
     return p->compute_seconds();
   }
   auto a = architecture(model);
-  if (!a.ok())
-    return a.error();
+  if (!a.ok()) return a.error();
   *from_profile = false;
   return a->forward_flops();
 }
@@ -249,29 +236,22 @@ Result<double> WorkloadLibrary::profile_or_flops_cost(const std::string& model, 
 Result<double> WorkloadLibrary::step_compute_seconds(const std::string& model, const std::string& gpu, int batch,
                                                      std::string* provenance) const
 {
-  if (!load_status_.ok())
-    return load_status_.error();
-  if (batch < 1)
-    return Error::at("", "batch", "a batch size >= 1", std::to_string(batch));
-  if (auto a = architecture(model); !a.ok())
-    return a.error();
+  if (!load_status_.ok()) return load_status_.error();
+  if (batch < 1) return Error::at("", "batch", "a batch size >= 1", std::to_string(batch));
+  if (auto a = architecture(model); !a.ok()) return a.error();
   std::string how;
   const std::string family = workload_family(model);
   auto t = measured_seconds(family, gpu, batch, &how);
   if (!t.ok()) {
     const std::string ref = reference_family(family);
-    if (ref.empty())
-      return t.error();
+    if (ref.empty()) return t.error();
     auto tr = measured_seconds(ref, gpu, batch, &how);
-    if (!tr.ok())
-      return tr.error();
+    if (!tr.ok()) return tr.error();
     bool prof_m = false, prof_r = false;
     auto cm = profile_or_flops_cost(model, &prof_m);
     auto cr = profile_or_flops_cost(ref, &prof_r);
-    if (!cm.ok())
-      return cm.error();
-    if (!cr.ok())
-      return cr.error();
+    if (!cm.ok()) return cm.error();
+    if (!cr.ok()) return cr.error();
     double ratio = 0;
     std::string basis;
     if (prof_m && prof_r) {
@@ -285,20 +265,17 @@ Result<double> WorkloadLibrary::step_compute_seconds(const std::string& model, c
     how = fmt::format("{} not measured: {} x {:.3f} ({} / {} by {}) (derived)", family, how, ratio, family, ref, basis);
     t = tr.value() * ratio;
   }
-  if (provenance)
-    *provenance = how;
+  if (provenance) *provenance = how;
   return t;
 }
 
 Result<Workload> WorkloadLibrary::make(const std::string& model, const std::string& gpu, int batch) const
 {
   auto arch = architecture(model);
-  if (!arch.ok())
-    return arch.error();
+  if (!arch.ok()) return arch.error();
   std::string how;
   auto total = step_compute_seconds(model, gpu, batch, &how);
-  if (!total.ok())
-    return total.error();
+  if (!total.ok()) return total.error();
   Workload w;
   w.model = model;
   w.gpu = gpu;
@@ -319,12 +296,10 @@ Result<Workload> WorkloadLibrary::make(const std::string& model, const std::stri
     return w;
   }
   auto prof = parse_pipedream_profile((fs::path(dir_) / "pipedream" / file).string());
-  if (!prof.ok())
-    return prof.error();
+  if (!prof.ok()) return prof.error();
   const double scale = total.value() / prof->compute_seconds();
   const double prof_params = prof->parameter_bytes();
-  if (prof_params <= 0)
-    return Error::at(prof->file, "parameter_size", "at least one layer with parameters", "none");
+  if (prof_params <= 0) return Error::at(prof->file, "parameter_size", "at least one layer with parameters", "none");
   std::vector<double> layer_end; // normalized cumulative parameter bytes at the end of each profile layer
   double cum = 0;
   for (const auto& l : prof->layers) {

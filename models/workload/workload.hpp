@@ -29,7 +29,7 @@ struct Workload {
   std::string gpu;
   int batch = 0;
   std::vector<WorkloadLayer> layers; ///< forward order
-  std::string provenance;           ///< how the total compute and its split were obtained
+  std::string provenance;            ///< how the total compute and its split were obtained
 
   double forward_seconds() const;
   double backward_seconds() const;
@@ -63,8 +63,7 @@ public:
   const std::vector<ThroughputEntry>& throughput() const { return entries_; }
 
 private:
-  Result<double> measured_seconds(const std::string& family, const std::string& gpu, int batch,
-                                  std::string* how) const;
+  Result<double> measured_seconds(const std::string& family, const std::string& gpu, int batch, std::string* how) const;
   Result<double> profile_or_flops_cost(const std::string& model, bool* from_profile) const;
 
   std::string dir_;

@@ -76,11 +76,13 @@ TEST_CASE("Every example scenario loads", "[quick]")
 
 TEST_CASE("A transfer job names an unknown transport or placement with its field", "[quick]")
 {
-  auto f = write_tmp("t.json", R"({"jobs": [{"kind": "transfer", "transport": "carrier-pigeon", "hw": "connectx3-40gbe-roce"}]})");
+  auto f = write_tmp(
+      "t.json", R"({"jobs": [{"kind": "transfer", "transport": "carrier-pigeon", "hw": "connectx3-40gbe-roce"}]})");
   auto r = load_scenario(f);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().field == "jobs[0].transport");
-  auto g = write_tmp("u.json", R"({"jobs": [{"kind": "transfer", "transport": "gdr", "src": "tpu0", "hw": "connectx3-40gbe-roce"}]})");
+  auto g = write_tmp(
+      "u.json", R"({"jobs": [{"kind": "transfer", "transport": "gdr", "src": "tpu0", "hw": "connectx3-40gbe-roce"}]})");
   auto r2 = load_scenario(g);
   REQUIRE_FALSE(r2.ok());
   CHECK(r2.error().field == "jobs[0].src");

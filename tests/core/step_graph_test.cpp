@@ -69,13 +69,11 @@ TEST_CASE("PS mode partition puts a SEND-RECV pair on every cross-device edge", 
   for (auto [it, end] = boost::edges(g); it != end; ++it) {
     const auto& a = g[boost::source(*it, g)];
     const auto& b = g[boost::target(*it, g)];
-    if (!g[*it].tensor.empty())
-      CHECK(a.device == b.device);
+    if (!g[*it].tensor.empty()) CHECK(a.device == b.device);
   }
   for (auto [it, end] = boost::vertices(g); it != end; ++it) {
     const Op& op = g[*it];
-    if (op.kind == OpKind::SEND)
-      send_keys.insert(op.key);
+    if (op.kind == OpKind::SEND) send_keys.insert(op.key);
     if (op.kind == OpKind::RECV) {
       recv_keys.insert(op.key);
       auto k = tp::rendezvous::parse_key(op.key);
@@ -128,8 +126,7 @@ TEST_CASE("allreduce mode has one ALLREDUCE per rank and variable and no transfe
   CHECK(sg.sends == 0);
   std::set<std::string> names;
   for (auto [it, end] = boost::vertices(sg.graph); it != end; ++it)
-    if (sg.graph[*it].kind == OpKind::ALLREDUCE)
-      names.insert(sg.graph[*it].collective);
+    if (sg.graph[*it].kind == OpKind::ALLREDUCE) names.insert(sg.graph[*it].collective);
   CHECK(names.size() == 4);
 }
 

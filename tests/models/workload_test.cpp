@@ -86,8 +86,7 @@ TEST_CASE("PipeDream VGG16 profile parses in topological order with torchvision'
   CHECK(p->parameter_bytes() == Approx(138357544.0 * 4));
   std::vector<std::string> with_params;
   for (const auto& l : p->layers)
-    if (l.parameter_bytes > 0)
-      with_params.push_back(l.module.substr(0, l.module.find('(')));
+    if (l.parameter_bytes > 0) with_params.push_back(l.module.substr(0, l.module.find('(')));
   REQUIRE(with_params.size() == 16);
   CHECK(with_params.front() == "Conv2d");
   CHECK(with_params.back() == "Linear");
@@ -145,8 +144,7 @@ TEST_CASE("gradients of late layers become ready first", "[workload]")
   // The fc layer's variables are on the last parameter layer of the profile.
   const WorkloadLayer* last = nullptr;
   for (const auto& l : w->layers)
-    if (!l.variables.empty())
-      last = &l;
+    if (!l.variables.empty()) last = &l;
   REQUIRE(last);
   bool has_fc = false;
   for (const auto& v : last->variables)

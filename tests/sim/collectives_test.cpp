@@ -34,11 +34,9 @@ struct Ring {
     transports::register_builtin_transports();
     sim::SimOptions so;
     so.materialize = true;
-    if (hosts == 0)
-      hosts = n;
+    if (hosts == 0) hosts = n;
     sim = sim::Simulation::create(test::test_cluster(std::max(hosts, 2)), so).value();
-    if (per_rank.empty())
-      per_rank.assign(size_t(n), where);
+    if (per_rank.empty()) per_rank.assign(size_t(n), where);
     locs = per_rank;
     transports::ClusterSpec spec;
     std::vector<collectives::RankInfo> ranks;
@@ -63,8 +61,8 @@ struct Ring {
       tasks.push_back(std::move(t.value()));
       channels.push_back(std::make_unique<collectives::Channel>(*tasks.back(), ranks, r));
       if (engine) {
-        engines.push_back(std::make_unique<collectives::CollectiveEngine>(*tasks.back(), p->streams(), ranks, names,
-                                                                          r, *engine));
+        engines.push_back(
+            std::make_unique<collectives::CollectiveEngine>(*tasks.back(), p->streams(), ranks, names, r, *engine));
         REQUIRE(engines.back()->start().ok());
       }
     }
@@ -123,7 +121,10 @@ TEST_CASE("ring segments split the remainder over the first ranks", "[collective
 }
 
 #define ALLREDUCE_CASE(T)                                                                                              \
-  TEST_CASE(T ": ring allreduce sums every rank's tensor", "[collectives]") { check_allreduce(T, 4, 1001); }
+  TEST_CASE(T ": ring allreduce sums every rank's tensor", "[collectives]")                                            \
+  {                                                                                                                    \
+    check_allreduce(T, 4, 1001);                                                                                       \
+  }
 
 ALLREDUCE_CASE("grpc")
 ALLREDUCE_CASE("verbs_v1")

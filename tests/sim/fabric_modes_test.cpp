@@ -21,8 +21,7 @@ std::array<double, 3> in_child(const models::ClusterProfile& cl, const sim::Allr
 {
   auto r = run_isolated([&]() -> Result<std::string> {
     auto x = sim::run_allreduce(cl, job);
-    if (!x.ok())
-      return x.error();
+    if (!x.ok()) return x.error();
     char buf[128];
     std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g", x->seconds, x->alpha, x->beta);
     return std::string(buf);

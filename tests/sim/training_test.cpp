@@ -45,8 +45,7 @@ double step_time_in_child(const models::ClusterProfile& cl, const training::Trai
 {
   auto r = run_isolated([&]() -> Result<std::string> {
     auto res = sim::run_training_job(cl, m, j);
-    if (!res.ok())
-      return res.error();
+    if (!res.ok()) return res.error();
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", res->step_time);
     return std::string(buf);
@@ -86,8 +85,11 @@ void check_ps_step(const std::string& transport)
 
 } // namespace
 
-#define PS_STEP_CASE(NAME) \
-  TEST_CASE(NAME ": parameter-server step moves the graph's bytes", "[training]") { check_ps_step(NAME); }
+#define PS_STEP_CASE(NAME)                                                                                             \
+  TEST_CASE(NAME ": parameter-server step moves the graph's bytes", "[training]")                                      \
+  {                                                                                                                    \
+    check_ps_step(NAME);                                                                                               \
+  }
 
 PS_STEP_CASE("grpc")
 PS_STEP_CASE("verbs_v1")
@@ -178,10 +180,8 @@ TEST_CASE("Chrome trace of a step parses as trace-event JSON with GPU and transf
   for (const auto& e : doc["traceEvents"]) {
     const std::string ph = e.at("ph");
     REQUIRE(e.contains("pid"));
-    if (ph == "M" && e["name"] == "thread_name")
-      threads.insert(e["args"]["name"].get<std::string>());
-    if (ph == "M" && e["name"] == "process_name")
-      processes.insert(e["args"]["name"].get<std::string>());
+    if (ph == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+    if (ph == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
     if (ph == "X") {
       ++complete;
       CHECK(e.at("ts").get<double>() >= 0);
@@ -226,7 +226,7 @@ void check_allreduce_step(const std::string& transport)
   CHECK(r->gpus == 3);
   CHECK(r->step_time > toy().compute_seconds());
   CHECK(r->remote_transfers_per_step == 0); // the graph has no cross-task edges: the ring moves the bytes
-  CHECK(r->collectives_run == 2 * 4);        // 4 variables per step, 2 steps
+  CHECK(r->collectives_run == 2 * 4);       // 4 variables per step, 2 steps
   CHECK(r->negotiation_rounds > 0);
   const auto& b = r->breakdown;
   CHECK(b.compute + b.copy + b.registration + b.pcie + b.network + b.aggregate_apply + b.waiting ==
@@ -236,8 +236,11 @@ void check_allreduce_step(const std::string& transport)
 
 } // namespace
 
-#define ALLREDUCE_STEP_CASE(NAME) \
-  TEST_CASE(NAME ": ring-allreduce training step", "[training]") { check_allreduce_step(NAME); }
+#define ALLREDUCE_STEP_CASE(NAME)                                                                                      \
+  TEST_CASE(NAME ": ring-allreduce training step", "[training]")                                                       \
+  {                                                                                                                    \
+    check_allreduce_step(NAME);                                                                                        \
+  }
 
 ALLREDUCE_STEP_CASE("grpc")
 ALLREDUCE_STEP_CASE("verbs_v1")

@@ -254,7 +254,8 @@ void abort_reaches_remote_receive(const std::string& transport)
     at = f.pp->runtime().now();
   });
   // The producer never sends; the consumer's step is aborted after 1 ms.
-  f.pp->runtime().after(1e-3, [&] { f.ps->rendezvous().abort_step(1, Error::status("Aborted", "step failed elsewhere")); });
+  f.pp->runtime().after(1e-3,
+                        [&] { f.ps->rendezvous().abort_step(1, Error::status("Aborted", "step failed elsewhere")); });
   f.wp->runtime().after(2e-3, [&] { f.worker->rendezvous().cleanup(1); }); // the producer's side goes away too
   f.sim->run();
   CHECK(code == "Aborted");
@@ -262,6 +263,15 @@ void abort_reaches_remote_receive(const std::string& transport)
 }
 } // namespace
 
-TEST_CASE("grpc: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("grpc"); }
-TEST_CASE("verbs_v2: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("verbs_v2"); }
-TEST_CASE("ar_grpc: aborting a step fails its pending remote receive", "[quick][transport]") { abort_reaches_remote_receive("ar_grpc"); }
+TEST_CASE("grpc: aborting a step fails its pending remote receive", "[quick][transport]")
+{
+  abort_reaches_remote_receive("grpc");
+}
+TEST_CASE("verbs_v2: aborting a step fails its pending remote receive", "[quick][transport]")
+{
+  abort_reaches_remote_receive("verbs_v2");
+}
+TEST_CASE("ar_grpc: aborting a step fails its pending remote receive", "[quick][transport]")
+{
+  abort_reaches_remote_receive("ar_grpc");
+}

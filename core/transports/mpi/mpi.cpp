@@ -381,14 +381,12 @@ private:
     const std::string producer = m.peer_task;
     // MPI_Irecv instead of MPI_Recv (the way Baidu's ring posts its receives): the thread is free at once.
     const bool nonblocking = ctx_.options.mpi_nonblocking_recv;
-    if (nonblocking)
-      release();
+    if (nonblocking) release();
     recv_data(producer, [this, pp, out, release, nonblocking](Incoming, Messenger::Deliver d) {
       const double t0 = ctx_.runtime->now();
       d(*out.buffer(), [this, pp, out, release, t0, nonblocking](Status st) {
         pp->rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
-        if (!nonblocking)
-          release();
+        if (!nonblocking) release();
         if (!st.ok()) return finish(std::move(*pp), st.error());
         finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
       });

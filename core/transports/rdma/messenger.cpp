@@ -254,31 +254,30 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     };
     if (opt_.intra_node_copy) {
       auto proc = ctx_.cluster.find(peer_task);
-      if (proc != ctx_.cluster.end() && ctx_.runtime->peer_memory(proc->second))
-      {
+      if (proc != ctx_.cluster.end() && ctx_.runtime->peer_memory(proc->second)) {
         announce(memory::NicBuffer{}, false); // the peer copies from this buffer directly
         return;
       }
     }
     Channel* chp = &ch;
     auto acquired = [=, this](Result<memory::NicBuffer> v) {
-          if (!v.ok()) return sent(v.error());
-          if (rec) {
-            rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
-            rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
-            if (v->staged) ++rec->copies;
-          }
-          auto view = v.value();
-          if (view.staged && opt_.staging_block > 0 && payload_len > opt_.staging_block) {
-            // Pipelined staging (CUDA-aware MPI): announce at once, stage block by block, READY after each.
-            const uint64_t id = announce(view, true, opt_.staging_block);
-            stage_block(chp, id, view, payload_len, 0, rec);
-            return;
-          }
-          ctx_.memory->copy_in(view, payload_len, [=](Status st) {
-            if (!st.ok()) return sent(st.error());
-            announce(view, true);
-          });
+      if (!v.ok()) return sent(v.error());
+      if (rec) {
+        rec->add(Phase::REGISTRATION, ctx_.runtime->now() - t0);
+        rec->registrations += uint32_t(ctx_.memory->stats().registrations - reg0);
+        if (v->staged) ++rec->copies;
+      }
+      auto view = v.value();
+      if (view.staged && opt_.staging_block > 0 && payload_len > opt_.staging_block) {
+        // Pipelined staging (CUDA-aware MPI): announce at once, stage block by block, READY after each.
+        const uint64_t id = announce(view, true, opt_.staging_block);
+        stage_block(chp, id, view, payload_len, 0, rec);
+        return;
+      }
+      ctx_.memory->copy_in(view, payload_len, [=](Status st) {
+        if (!st.ok()) return sent(st.error());
+        announce(view, true);
+      });
     };
     if (pl.location.is_gpu() && opt_.gpu_read_limit > 0 && payload_len > opt_.gpu_read_limit)
       ctx_.memory->acquire_staged_copy(pl, acquired);
@@ -398,14 +397,12 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
       r->pipelined = true;
       auto e = early_ready_.find(key);
       r->ready = e == early_ready_.end() ? 0 : e->second;
-      if (e != early_ready_.end())
-        early_ready_.erase(e);
+      if (e != early_ready_.end()) early_ready_.erase(e);
       pipelined_[key] = r;
     } else {
       r->ready = r->chunks;
     }
-    if (opt_.intra_node_copy && copy_from_peer(r, dst))
-      return;
+    if (opt_.intra_node_copy && copy_from_peer(r, dst)) return;
     ctx_.memory->acquire(dst, verbs::Access::LOCAL_WRITE, [this, r, chunk](Result<memory::NicBuffer> v) {
       if (!v.ok()) {
         pipelined_.erase(std::make_pair(r->ch, r->msg_id));
@@ -432,28 +429,25 @@ void Messenger::stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view
 {
   const uint64_t block = opt_.staging_block;
   const uint64_t off = uint64_t(k) * block;
-  if (off >= len)
-    return;
+  if (off >= len) return;
   const uint64_t n = std::min(block, len - off);
-  if (rec)
-    ++rec->copies;
+  if (rec) ++rec->copies;
   const bool queued = k > 0; // the blocks follow each other on one stream
   ctx_.memory->copy(
       view.nic.slice(off, n), view.original.slice(off, n), n,
-                    [this, ch, msg_id, view, len, k, rec](Status st) {
-                      if (!st.ok() || state(*ch)->failed)
-                        return; // the reader times out on the channel failure
-                      Prefix r;
-                      r.type = READY;
-                      r.msg_id = msg_id;
-                      r.fin_chunk = k;
-                      const auto bytes = encode(r);
-                      with_tx_slot(*ch, [this, ch, bytes](size_t slot) {
-                        put_bytes(ctx_.runtime->memory(), state(*ch)->tx[slot].mem, bytes);
-                        post_send_slot(*ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
-                      });
-                      stage_block(ch, msg_id, view, len, k + 1, rec);
-                    },
+      [this, ch, msg_id, view, len, k, rec](Status st) {
+        if (!st.ok() || state(*ch)->failed) return; // the reader times out on the channel failure
+        Prefix r;
+        r.type = READY;
+        r.msg_id = msg_id;
+        r.fin_chunk = k;
+        const auto bytes = encode(r);
+        with_tx_slot(*ch, [this, ch, bytes](size_t slot) {
+          put_bytes(ctx_.runtime->memory(), state(*ch)->tx[slot].mem, bytes);
+          post_send_slot(*ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+        });
+        stage_block(ch, msg_id, view, len, k + 1, rec);
+      },
       queued);
 }
 
@@ -474,14 +468,11 @@ void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk)
 bool Messenger::copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& dst)
 {
   auto proc = ctx_.cluster.find(r->ch->peer_task);
-  if (proc == ctx_.cluster.end())
-    return false;
+  if (proc == ctx_.cluster.end()) return false;
   MemorySpace* peer = ctx_.runtime->peer_memory(proc->second);
-  if (!peer)
-    return false;
+  if (!peer) return false;
   auto region = peer->find(r->addr);
-  if (!region || r->addr + r->len > region->addr + region->size)
-    return false;
+  if (!region || r->addr + r->len > region->addr + region->size) return false;
   const Buffer src = region->slice(r->addr - region->addr, r->len);
   ctx_.runtime->execute(Work::memcpy(dst, src, r->len), [this, r](Status st) {
     if (st.ok())
@@ -495,16 +486,14 @@ bool Messenger::copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& 
 void Messenger::finish_read(const std::shared_ptr<Reading>& r, Status st)
 {
   read_chunk_size_.erase(r.get());
-  if (r->pipelined)
-    pipelined_.erase(std::make_pair(r->ch, r->msg_id));
+  if (r->pipelined) pipelined_.erase(std::make_pair(r->ch, r->msg_id));
   ctx_.memory->release(r->view);
   r->landed(st);
 }
 
 void Messenger::read_more(const std::shared_ptr<Reading>& r)
 {
-  if (!r->view_ready)
-    return; // the destination is not acquired yet: the acquire callback starts the reads
+  if (!r->view_ready) return; // the destination is not acquired yet: the acquire callback starts the reads
   while (!r->failed && r->next_chunk < r->chunks && r->next_chunk < r->ready &&
          r->in_flight < opt_.max_chunks_in_flight) {
     const uint32_t k = r->next_chunk++;
@@ -539,8 +528,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
             finish_read(r, st);
             return;
           }
-          if (++r->copied_chunks == r->chunks)
-            finish_read(r, ok_status());
+          if (++r->copied_chunks == r->chunks) finish_read(r, ok_status());
         });
         ++r->done_chunks;
         read_more(r);

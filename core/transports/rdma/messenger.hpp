@@ -10,8 +10,8 @@
 #include "core/transports/rdma/rdma_channels.hpp"
 
 #include <deque>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -138,7 +138,7 @@ private:
   std::unordered_map<const Reading*, uint64_t> read_chunk_size_;
   std::unordered_map<uint64_t, std::pair<double, std::function<void(Result<double>)>>> pings_;
   std::map<std::pair<Channel*, uint64_t>, std::shared_ptr<Reading>> pipelined_; ///< reads waiting for READYs
-  std::map<std::pair<Channel*, uint64_t>, uint32_t> early_ready_;             ///< READYs before their RTS was taken
+  std::map<std::pair<Channel*, uint64_t>, uint32_t> early_ready_;               ///< READYs before their RTS was taken
   std::function<void(const std::string&, const Error&)> handler_on_failure_;
 };
 
