@@ -1,5 +1,5 @@
 // `tensorpath run SCENARIO.json`: run every job of a scenario (each in its own child process) and print
-// a summary; --json for machine-readable output.
+// a summary; --json for machine-readable output; --trace FILE for a Chrome trace of the first training job.
 #include "apps/commands.hpp"
 #include "apps/lib/spec_files.hpp"
 #include "core/common/isolated_run.hpp"
@@ -25,8 +25,13 @@ int run_scenario(const frontend::ParsedArgs& a)
   out["jobs"] = nlohmann::json::array();
   if (!json) std::printf("Scenario %s: %s\n\n", sc->name.c_str(), sc->description.c_str());
   int failures = 0;
+  bool traced = false;
   for (size_t i = 0; i < sc->jobs.size(); ++i) {
-    const auto& job = sc->jobs[i];
+    frontend::JobSpec job = sc->jobs[i];
+    if (a.has("trace") && !traced && job.kind == frontend::JobSpec::Kind::TRAINING) {
+      job.trace_file = a.get("trace");
+      traced = true;
+    }
     auto child = run_isolated([&job]() -> Result<std::string> {
       auto o = frontend::run_job(job);
       if (!o.ok()) return o.error();
@@ -49,6 +54,8 @@ int run_scenario(const frontend::ParsedArgs& a)
     }
     out["jobs"].push_back(jj);
   }
+  if (a.has("trace") && !traced)
+    std::fprintf(stderr, "tensorpath: --trace: the scenario has no training job, no trace written\n");
   if (json)
     std::printf("%s\n", out.dump(2).c_str());
   else
@@ -63,8 +70,10 @@ Command run_command()
   frontend::CommandSpec s;
   s.name = "run";
   s.summary = "run a scenario file (jobs on a hardware profile) and print a summary";
-  s.usage = "SCENARIO.json [--json]";
-  s.options = {{"json", 0, false, "", "print machine-readable JSON instead of the summary"}};
+  s.usage = "SCENARIO.json [--json] [--trace FILE]";
+  s.options = {{"json", 0, false, "", "print machine-readable JSON instead of the summary"},
+               {"trace", 0, true, "FILE",
+                "Chrome trace (Perfetto) of the last step of the first training job's first transport"}};
   s.details = "Scenario format: docs/formats.md. Example: tensorpath run scenarios/default.json";
   return {s, &run_scenario};
 }

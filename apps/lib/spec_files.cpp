@@ -230,8 +230,12 @@ Result<JobOutcome> run_job(const JobSpec& job)
   models::Catalog cat;
   JobOutcome out;
   if (job.kind == JobSpec::Kind::TRAINING) {
-    auto rep = run_training(job.training);
+    TrainingSpec spec = job.training;
+    spec.collect_events = !job.trace_file.empty();
+    auto rep = run_training(spec);
     if (!rep.ok()) return rep.error();
+    if (!job.trace_file.empty())
+      if (auto st = write_trace(rep.value(), job.trace_file); !st.ok()) return st.error();
     for (const auto& run : rep->runs)
       if (!run.error.empty()) return Error::msg("training with " + run.transport + ": " + run.error);
     out.metrics = training_metrics(rep.value());

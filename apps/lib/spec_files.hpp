@@ -28,6 +28,7 @@ struct JobSpec {
   sim::TransferJob baseline;
   std::string baseline_fabric;
   TrainingSpec training; ///< training: the runs (one per transport) and the 1-GPU reference
+  std::string trace_file; ///< training: write a Chrome trace of the first transport's last step here
 };
 
 /// Metrics of a finished job, by name (e.g. "bw_average_gbps", "h2d_GBps"), plus a human-readable report.

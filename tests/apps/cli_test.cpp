@@ -151,7 +151,12 @@ TEST_CASE("train prints step time per transport and writes a Chrome trace that p
 
 TEST_CASE("run the HKUST VGG16 scenario: step times per transport and their ratios", "[quick]")
 {
-  Run r = run(std::string("run ") + TENSORPATH_SOURCE_DIR + "/scenarios/hkust-vgg16.json");
+  const std::string trace = "/tmp/tensorpath_cli_run_trace_test.json";
+  std::remove(trace.c_str());
+  Run r = run(std::string("run ") + TENSORPATH_SOURCE_DIR + "/scenarios/hkust-vgg16.json --trace " + trace);
+  std::ifstream in(trace);
+  REQUIRE(in.good());
+  CHECK(nlohmann::json::parse(in).at("traceEvents").size() > 100);
   INFO(r.out);
   REQUIRE(r.status == 0);
   for (const char* t : {"grpc ", "verbs_v1 ", "verbs_v2 ", "gdr "})
