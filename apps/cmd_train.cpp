@@ -24,6 +24,7 @@ int run_train(const frontend::ParsedArgs& a)
   spec.switch_name = a.get("switch");
   spec.mode = a.get("mode", "ps");
   spec.fetch = a.get("fetch", "per_tower");
+  spec.collective_mode = a.get("collective-mode", "protocol");
   {
     spec.transports.clear();
     std::string list = a.get("transport", "grpc,verbs_v1,verbs_v2,gdr");
@@ -92,6 +93,9 @@ Command train_command()
       {"fetch", 0, true, "F",
        "ps: per_tower (every GPU pulls the variables, tf_cnn parameter_server; default) or per_worker (one pull "
        "per worker, copied to its GPUs, as distributed_replicated)"},
+      {"collective-mode", 0, true, "M",
+       "allreduce: protocol (every ring segment through the transport, default) or analytical (rings timed on the "
+       "analytical fabric: for hundreds of ranks)"},
       {"strategy", 0, true, "S",
        "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
       {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},

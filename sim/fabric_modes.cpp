@@ -92,6 +92,37 @@ private:
 
 } // namespace
 
+RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks)
+{
+  RingRoutes out;
+  std::map<const simgrid::s4u::Link*, int> index;
+  const size_t n = ranks.size();
+  out.routes.resize(n);
+  for (size_t r = 0; r < n; ++r) {
+    const Hop h = hop(pf, {ranks[r].machine, ranks[r].loc}, {ranks[(r + 1) % n].machine, ranks[(r + 1) % n].loc});
+    std::vector<simgrid::s4u::Link*> ls;
+    double lat = 0;
+    if (h.from != h.to) h.from->route_to(h.to, ls, &lat);
+    out.routes[r].latency = h.latency + lat;
+    for (auto* l : ls) {
+      auto it = index.find(l);
+      if (it == index.end()) {
+        it = index.emplace(l, int(out.links.size())).first;
+        out.links.push_back(
+            {l->get_name(), l->get_bandwidth(), l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::FATPIPE});
+      }
+      out.routes[r].links.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt)
+{
+  AnalyticalFabric f(ring.links, [&ring](int src, int) -> const AnalyticalRoute& { return ring.routes[size_t(src)]; });
+  return collectives::run_ring_allreduce(f, int(ring.routes.size()), bytes, opt).seconds;
+}
+
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
 {
   using clock = std::chrono::steady_clock;
@@ -146,26 +177,11 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   }
   if (job.mode == FabricMode::ANALYTICAL) {
     // Read the ring's routes from the platform once; then no SimGrid at all.
-    std::vector<AnalyticalLink> links;
-    std::map<const simgrid::s4u::Link*, int> index;
-    std::vector<AnalyticalRoute> routes(size_t(job.ranks));
-    for (int r = 0; r < job.ranks; ++r) {
-      std::vector<simgrid::s4u::Link*> ls;
-      double lat = 0;
-      if (ring[size_t(r)].from != ring[size_t(r)].to) ring[size_t(r)].from->route_to(ring[size_t(r)].to, ls, &lat);
-      routes[size_t(r)].latency = ring[size_t(r)].latency + lat;
-      for (auto* l : ls) {
-        auto it = index.find(l);
-        if (it == index.end()) {
-          it = index.emplace(l, int(links.size())).first;
-          links.push_back({l->get_name(), l->get_bandwidth(),
-                           l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::FATPIPE});
-        }
-        routes[size_t(r)].links.push_back(it->second);
-      }
-    }
-    AnalyticalFabric f(std::move(links),
-                       [&routes](int src, int) -> const AnalyticalRoute& { return routes[size_t(src)]; });
+    std::vector<RankEndpoint> eps;
+    for (const auto& e : ep)
+      eps.push_back({e.machine, e.loc});
+    RingRoutes rr = ring_routes(pf, eps);
+    AnalyticalFabric f(rr.links, [&rr](int src, int) -> const AnalyticalRoute& { return rr.routes[size_t(src)]; });
     return schedule_on(f);
   }
 

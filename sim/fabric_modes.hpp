@@ -12,6 +12,7 @@
 #include "core/common/result.hpp"
 #include "core/transports/transport.hpp"
 #include "models/host_model.hpp"
+#include "sim/analytical_fabric.hpp"
 
 #include <string>
 
@@ -42,5 +43,23 @@ struct AllreduceResult {
 
 /// One ring allreduce (one simulation: call it in a child process).
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job);
+
+class Platform;
+
+/// Where one rank's tensors live.
+struct RankEndpoint {
+  size_t machine = 0;
+  Location loc;
+};
+
+/// The ring over `ranks` as the analytical fabric sees it: the links of every rank -> right neighbour route,
+/// read from the platform, and each route's latency (device model included).
+struct RingRoutes {
+  std::vector<AnalyticalLink> links;
+  std::vector<AnalyticalRoute> routes; ///< routes[r]: rank r -> rank r + 1
+};
+RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks);
+/// Simulated seconds of one ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving).
+double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt);
 
 } // namespace tp::sim

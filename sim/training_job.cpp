@@ -4,6 +4,8 @@
 #include "core/collectives/ring.hpp"
 #include "core/training/critical_path.hpp"
 #include "core/training/step_graph.hpp"
+#include "sim/analytical_collectives.hpp"
+#include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 
 #include <algorithm>
@@ -22,6 +24,11 @@ std::string process_name(const std::string& task)
   const auto r = task.find('/', j);
   const auto t = task.rfind(':');
   return task.substr(j, r - j) + task.substr(t + 1);
+}
+
+bool allreduce_mode_check(const TrainingLayout&, const TrainingJob& job)
+{
+  return job.collective_mode == FabricMode::FLOW;
 }
 
 /// MaTEx's initial broadcast on one rank: the variables one after the other.
@@ -132,6 +139,29 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   for (const auto& [task, h] : task_host)
     spec[task] = process_name(task);
 
+  if (allreduce_mode_check(L, job)) return Error::at("", "collective_mode", "protocol or analytical", "flow");
+  std::unique_ptr<AnalyticalCollectives> analytical;
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL) {
+    std::vector<RankEndpoint> eps;
+    for (int r = 0; r < L.workers; ++r) {
+      const auto& host = cluster.host(size_t(worker_host[size_t(r)]));
+      const int numa = host.nics.empty() ? 0 : host.nics[0].socket;
+      eps.push_back({size_t(worker_host[size_t(r)]),
+                     L.allreduce_on_host ? Location::host(numa) : Location::gpu(sl.gpu_of[size_t(r)][0])});
+    }
+    collectives::RingScheduleOptions adds;
+    const auto& h0 = cluster.host(size_t(worker_host[0]));
+    if (L.allreduce_on_host) {
+      const auto& cpu = h0.sockets[0].cpu;
+      adds.reduce_bandwidth = 2.0 * cpu.memcpy_dram_bandwidth; // cpu.reduce_time: 1.5 n at the memcpy rate
+      adds.reduce_overhead = cpu.memcpy_call_overhead;
+    } else if (!h0.gpus.empty()) {
+      adds.reduce_bandwidth = h0.gpus[0].gpu.memory_bandwidth;
+      adds.reduce_overhead = h0.gpus[0].gpu.kernel_launch_overhead;
+    }
+    analytical = std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps), adds);
+  }
+
   std::vector<std::unique_ptr<transports::TaskRuntime>> runtimes;
   std::vector<std::unique_ptr<training::TaskExecutor>> executors;
   std::vector<std::unique_ptr<collectives::CollectiveEngine>> engines;
@@ -174,6 +204,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       engines.push_back(std::make_unique<collectives::CollectiveEngine>(*rt.value(), p.value()->streams(), ranks,
                                                                         rank_process, rank, job.collectives));
       engine = engines.back().get();
+      if (analytical) engine->set_ring_runner(analytical.get());
       if (auto st = engine->start(); !st.ok()) return st.error();
     }
     if (engine && !job.collectives.coordinator) {

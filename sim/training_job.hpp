@@ -10,6 +10,7 @@
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "models/host_model.hpp"
+#include "sim/fabric_modes.hpp"
 
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct TrainingJob {
   bool collect_events = false;            ///< keep the last step's op events and transfer records for a trace
   collectives::EngineOptions collectives; ///< allreduce mode: coordinator tick, fusion, response cache
   bool initial_broadcast = false; ///< allreduce mode: broadcast rank 0's variables before the first step (MaTEx)
+  /// Allreduce mode: how a ring moves: PROTOCOL (every segment through the transport) or ANALYTICAL (timed on the
+  /// analytical fabric, sim/analytical_collectives.hpp). FLOW is not offered here.
+  FabricMode collective_mode = FabricMode::PROTOCOL;
 };
 
 /// Where one step's time went, averaged over the measured steps: the step's critical path (its parts add up

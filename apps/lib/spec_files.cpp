@@ -182,6 +182,9 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.collectives.response_cache = r.boolean("response_cache", false);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
     t.allreduce_on_host = r.boolean("allreduce_on_host", false);
+    t.collective_mode = r.str("collective_mode", "protocol");
+    if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
+      fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }

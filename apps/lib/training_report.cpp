@@ -259,6 +259,10 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     job.collectives = spec.collectives;
     job.initial_broadcast = spec.initial_broadcast;
     L.allreduce_on_host = spec.allreduce_on_host;
+    auto cm = sim::parse_fabric_mode(spec.collective_mode);
+    if (!cm.ok() || cm.value() == sim::FabricMode::FLOW)
+      return Error::at("", "collective_mode", "protocol or analytical", "\"" + spec.collective_mode + "\"");
+    job.collective_mode = cm.value();
   }
   bool events_taken = false;
   for (const auto& t : spec.transports) {

@@ -34,10 +34,11 @@ struct TrainingSpec {
   std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
-  int ranks_per_host = 0;                 ///< allreduce: 0 = every GPU of a host
-  collectives::EngineOptions collectives; ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
-  bool initial_broadcast = false;         ///< allreduce: broadcast the variables first (MaTEx)
-  bool allreduce_on_host = false;         ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
+  int ranks_per_host = 0;                   ///< allreduce: 0 = every GPU of a host
+  collectives::EngineOptions collectives;   ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
+  bool initial_broadcast = false;           ///< allreduce: broadcast the variables first (MaTEx)
+  bool allreduce_on_host = false;           ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
+  std::string collective_mode = "protocol"; ///< allreduce: protocol (through the transport) or analytical
   transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
 };

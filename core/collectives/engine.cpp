@@ -115,11 +115,19 @@ void CollectiveEngine::maybe_run_uncoordinated()
   }
   busy_ = true;
   ++stats_.collectives;
-  ring_allreduce(channel_, step_, "allreduce/" + name, requests_.at(name).tensor, [this, name](Result<Tensor> r) {
+  run_ring("allreduce/" + name, requests_.at(name).tensor, [this, name](Result<Tensor> r) {
     busy_ = false;
     finish(name, std::move(r));
     maybe_run_uncoordinated();
   });
+}
+
+void CollectiveEngine::run_ring(const std::string& tag, Tensor t, std::function<void(Result<Tensor>)> done)
+{
+  if (runner_)
+    runner_->allreduce(channel_, step_, tag, std::move(t), std::move(done));
+  else
+    ring_allreduce(channel_, step_, tag, std::move(t), std::move(done));
 }
 
 void CollectiveEngine::tick()
@@ -276,11 +284,11 @@ void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::fu
   }
   const std::string name = x.name;
   ++stats_.collectives;
-  ring_allreduce(channel_, step_, "allreduce/" + name, requests_.at(name).tensor,
-                 [this, name, list = std::move(list), i, then = std::move(then)](Result<Tensor> r) mutable {
-                   finish(name, std::move(r));
-                   perform_one(std::move(list), i + 1, std::move(then));
-                 });
+  run_ring("allreduce/" + name, requests_.at(name).tensor,
+           [this, name, list = std::move(list), i, then = std::move(then)](Result<Tensor> r) mutable {
+             finish(name, std::move(r));
+             perform_one(std::move(list), i + 1, std::move(then));
+           });
 }
 
 void CollectiveEngine::run_fused(std::vector<std::string> names, std::function<void()> then)
@@ -323,7 +331,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
                             [this, f, k](Status) { fuse_copy_in(f, k + 1); });
     return;
   }
-  ring_allreduce(channel_, step_, f->tag, f->fused, [this, f](Result<Tensor> r) {
+  run_ring(f->tag, f->fused, [this, f](Result<Tensor> r) {
     if (!r.ok()) {
       for (const auto& n : f->names)
         finish(n, r.error());

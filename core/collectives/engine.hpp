@@ -27,6 +27,16 @@ class RpcNode;
 
 namespace tp::collectives {
 
+/// Who moves a ring allreduce once the engine has decided to run it: by default the ring through the channel
+/// (every segment a rendezvous transfer); a backend may time the whole ring some other way (the simulator's
+/// analytical fabric for collectives too large to simulate message by message).
+class RingRunner {
+public:
+  virtual ~RingRunner() = default;
+  virtual void allreduce(Channel& ch, int64_t step, const std::string& name, Tensor t,
+                         std::function<void(Result<Tensor>)> done) = 0;
+};
+
 struct EngineOptions {
   bool coordinator = true;       ///< false: MaTEx, allreduces run in request order without negotiation
   double tick_seconds = 1e-3;    ///< background loop period (TF contrib 1 ms; Baidu's original 5 ms)
@@ -59,6 +69,8 @@ public:
   void allreduce(int64_t step, const std::string& name, Tensor tensor,
                  std::function<void(Result<Tensor>)> done) override;
   const EngineStats& stats() const { return stats_; }
+  /// Use `runner` (not owned; must outlive the engine) instead of the ring through the channel.
+  void set_ring_runner(RingRunner* runner) { runner_ = runner; }
   int rank() const { return channel_.rank(); }
 
 private:
@@ -88,6 +100,7 @@ private:
   void fuse_copy_in(std::shared_ptr<Fusion> f, size_t k);
   void finish(const std::string& name, Result<Tensor> r);
   void maybe_run_uncoordinated();
+  void run_ring(const std::string& tag, Tensor t, std::function<void(Result<Tensor>)> done);
 
   transports::TaskRuntime& task_;
   StreamNetwork& streams_;
@@ -124,6 +137,7 @@ private:
   std::vector<std::string> ready_order_;
   std::vector<std::function<void(std::vector<Response>, bool)>> own_reply_;
   Tensor fusion_buffer_;
+  RingRunner* runner_ = nullptr;
 };
 
 } // namespace tp::collectives

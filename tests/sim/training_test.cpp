@@ -272,3 +272,21 @@ TEST_CASE("tensor fusion runs fewer allreduces per step", "[training]")
   REQUIRE(r.ok());
   CHECK(r->collectives_run < 2 * 4);
 }
+
+TEST_CASE("analytical collective mode times the rings without moving their segments", "[training]")
+{
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("mpi", 3);
+  j.options.mpi_optimal_path = true;
+  j.options.mpi_nonblocking_recv = true;
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = sim::run_training_job(test::test_cluster(3), toy(), j);
+  REQUIRE(r.ok());
+  CHECK(r->collectives_run == 2 * 4);
+  CHECK(r->step_time > toy().compute_seconds());
+  // The 4 MiB gradient alone needs 2 (N-1)/N of its bytes through a 100 Gb/s port.
+  CHECK(r->step_time > 2.0 * 2 / 3 * (4 << 20) / 12.5e9);
+  const auto& b = r->breakdown;
+  CHECK(b.compute + b.copy + b.registration + b.pcie + b.network + b.aggregate_apply + b.waiting ==
+        Approx(r->step_time).epsilon(1e-9));
+}

@@ -1,0 +1,40 @@
+// Analytical ring allreduces for training runs (see analytical_collectives.hpp).
+#include "sim/analytical_collectives.hpp"
+
+#include "core/transports/task_runtime.hpp"
+
+namespace tp::sim {
+
+AnalyticalCollectives::AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds)
+    : routes_(std::move(routes)), adds_(adds)
+{
+}
+
+void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, const std::string& name, Tensor t,
+                                      std::function<void(Result<Tensor>)> done)
+{
+  auto& w = pending_[{step, name}];
+  w.push_back({&ch, std::move(t), std::move(done)});
+  if (int(w.size()) < ch.size()) return;
+  std::vector<Waiting> all = std::move(w);
+  pending_.erase({step, name});
+  ++rings_;
+  const double bytes = double(all[0].t.total_bytes());
+  auto it = seconds_by_bytes_.find(bytes);
+  if (it == seconds_by_bytes_.end())
+    it = seconds_by_bytes_.emplace(bytes, analytical_ring_seconds(routes_, bytes, adds_)).first;
+  const double seconds = it->second;
+  for (auto& x : all) {
+    Runtime& rt = x.ch->task().runtime();
+    auto out =
+        x.ch->task().make_tensor(DataType::FLOAT, x.t.shape, x.t.location(), AllocatorAttributes{false, false, true});
+    rt.after(seconds, [out, done = std::move(x.done)]() mutable {
+      if (out.ok())
+        done(out.value());
+      else
+        done(out.error());
+    });
+  }
+}
+
+} // namespace tp::sim

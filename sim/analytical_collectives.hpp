@@ -1,0 +1,38 @@
+// Ring allreduces of a training run timed on the analytical fabric instead of moved segment by segment through
+// the transport (TrainingJob::collective_mode = analytical): every rank's call for one collective is collected;
+// when the last rank has called, the ring's time on the analytical fabric (the ranks' routes read from the platform,
+// a fresh calendar: nothing else moving on those links) plus its adds runs from that moment, and every rank gets a
+// result tensor then. The coordinator, the step graph and everything else are unchanged. Bytes are not summed
+// (use the protocol mode to check data). Tests: tests/sim/fabric_modes_test.cpp.
+#pragma once
+
+#include "core/collectives/engine.hpp"
+#include "sim/fabric_modes.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tp::sim {
+
+class AnalyticalCollectives final : public collectives::RingRunner {
+public:
+  AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds);
+  void allreduce(collectives::Channel& ch, int64_t step, const std::string& name, Tensor t,
+                 std::function<void(Result<Tensor>)> done) override;
+  uint64_t rings() const { return rings_; }
+
+private:
+  struct Waiting {
+    collectives::Channel* ch;
+    Tensor t;
+    std::function<void(Result<Tensor>)> done;
+  };
+  RingRoutes routes_;
+  collectives::RingScheduleOptions adds_;
+  std::map<std::pair<int64_t, std::string>, std::vector<Waiting>> pending_;
+  std::map<double, double> seconds_by_bytes_; ///< the ring's time per tensor size (sizes repeat every step)
+  uint64_t rings_ = 0;
+};
+
+} // namespace tp::sim
