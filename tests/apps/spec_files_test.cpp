@@ -89,3 +89,27 @@ TEST_CASE("A transfer job names an unknown transport or placement with its field
   fs::remove(f);
   fs::remove(g);
 }
+
+TEST_CASE("Bad training jobs are refused with file and field", "[quick]")
+{
+  auto f1 = write_tmp("t1.json", R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16",
+                                               "transport": "grpc", "fetch": "sometimes"}]})");
+  auto r1 = load_scenario(f1);
+  REQUIRE_FALSE(r1.ok());
+  CHECK(r1.error().field == "jobs[0].fetch");
+  auto f2 = write_tmp("t2.json", R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16",
+                                               "transports": ["grpc", "carrier-pigeon"]}]})");
+  auto r2 = load_scenario(f2);
+  REQUIRE_FALSE(r2.ok());
+  CHECK(r2.error().field == "jobs[0].transports");
+  auto f3 = write_tmp("t3.json", R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16",
+                                               "transport": "grpc", "batchsize": 32}]})");
+  auto r3 = load_scenario(f3);
+  REQUIRE_FALSE(r3.ok());
+  CHECK(r3.error().message().find("batchsize") != std::string::npos);
+  auto f4 = write_tmp("t4.json", R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "synthetic",
+                                               "transport": "mpi", "parameters": -5, "layers": 2, "compute_ms": 1}]})");
+  auto r4 = load_scenario(f4);
+  REQUIRE_FALSE(r4.ok());
+  CHECK(r4.error().field == "jobs[0].parameters");
+}
