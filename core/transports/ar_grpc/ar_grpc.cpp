@@ -213,7 +213,8 @@ private:
             Tensor h = host.value();
             ++rec->copies;
             ctx_.memory->copy(*h.buffer(), *t.buffer(), n,
-                              timed(*ctx_.runtime, rec, Phase::PCIE, [send, h](Status) { send(h); }));
+                              // `t` stays referenced until the copy is done.
+                              timed(*ctx_.runtime, rec, Phase::PCIE, [send, h, t](Status) { send(h); }));
             return;
           }
           send(t);

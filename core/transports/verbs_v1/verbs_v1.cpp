@@ -468,7 +468,8 @@ private:
             Tensor h = host.value();
             ++rec->copies;
             ctx_.memory->copy(*h.buffer(), *t.buffer(), t.total_bytes(),
-                              timed(*ctx_.runtime, rec, Phase::PCIE, [this, chp, bp, h, step, rec](Status) {
+                              // `t` stays referenced until the copy is done.
+                              timed(*ctx_.runtime, rec, Phase::PCIE, [this, chp, bp, h, t, step, rec](Status) {
                                 bp->producing = false;
                                 post_copy(*chp, *bp, RdmaBuffer::Stash{h, false, step, rec});
                               }));

@@ -467,7 +467,8 @@ private:
       const bool pcie = t.location().is_gpu();
       ctx_.memory->copy(
           *c.buffer(), *t.buffer(), have.total_bytes(),
-          timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [park, c](Status) { park(c, false); }));
+          // The source stays referenced until the copy is done (its buffer could be reused otherwise).
+          timed(*ctx_.runtime, rec, pcie ? Phase::PCIE : Phase::COPY, [park, c, t](Status) { park(c, false); }));
     });
   }
 

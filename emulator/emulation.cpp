@@ -1,0 +1,67 @@
+// Emulated processes (see emulation.hpp).
+#include "emulator/emulation.hpp"
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace tp::emu {
+
+EmuProcess::~EmuProcess()
+{
+  // The loop goes first: no callback may run while the objects it refers to are destroyed.
+  if (runtime) runtime->stop();
+  streams.reset();
+  device.reset();
+  runtime.reset();
+  memory.reset();
+}
+
+Emulation::~Emulation()
+{
+  for (auto& p : procs_)
+    if (p->runtime) p->runtime->stop();
+  procs_.clear();
+}
+
+EmuProcess& Emulation::add_process(const std::string& name)
+{
+  auto p = std::make_unique<EmuProcess>();
+  p->name = name;
+  p->memory = std::make_unique<HostMemory>(opt_.numa_nodes, opt_.gpus_per_process);
+  p->runtime = std::make_unique<LoopRuntime>(name, *p->memory);
+  p->device = std::make_unique<SoftDevice>(fabric_, *p->runtime, "soft-" + name);
+  p->streams = std::make_unique<LocalStreamNetwork>(hub_, name, *p->runtime);
+  procs_.push_back(std::move(p));
+  return *procs_.back();
+}
+
+EmuProcess* Emulation::process(const std::string& name)
+{
+  for (auto& p : procs_)
+    if (p->name == name) return p.get();
+  return nullptr;
+}
+
+void Emulation::on(EmuProcess& p, std::function<void()> fn)
+{
+  std::promise<void> done;
+  auto f = done.get_future();
+  p.runtime->post([&fn, &done] {
+    fn();
+    done.set_value();
+  });
+  f.wait();
+}
+
+bool Emulation::wait_until(const std::function<bool()>& pred, double timeout)
+{
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return pred();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+} // namespace tp::emu

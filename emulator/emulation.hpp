@@ -1,0 +1,53 @@
+// Emulated processes in one OS process: each has a real event loop (LoopRuntime), real memory (HostMemory), a
+// software verbs device on a shared SoftFabric, and in-process byte streams; together they run the engine's
+// protocol code (rendezvous, memory strategies, transports, collectives) unchanged, moving real bytes.
+// Everything a test or a command does to a process must run on its loop: on(process, fn) posts fn there and
+// waits. Tests: tests/emulator/*.
+#pragma once
+
+#include "emulator/host_memory.hpp"
+#include "emulator/local_stream.hpp"
+#include "emulator/loop_runtime.hpp"
+#include "emulator/soft_device.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tp::emu {
+
+struct EmuProcess {
+  std::string name;
+  std::unique_ptr<HostMemory> memory;
+  std::unique_ptr<LoopRuntime> runtime;
+  std::unique_ptr<SoftDevice> device;
+  std::unique_ptr<LocalStreamNetwork> streams;
+  ~EmuProcess();
+};
+
+class Emulation {
+public:
+  struct Options {
+    int numa_nodes = 2;
+    int gpus_per_process = 2; ///< emulated GPU locations (host RAM)
+  };
+  Emulation() : Emulation(Options{}) {}
+  explicit Emulation(Options o) : opt_(o) {}
+  ~Emulation();
+  EmuProcess& add_process(const std::string& name);
+  EmuProcess* process(const std::string& name);
+  /// Run `fn` on the process's event loop and wait for it to return.
+  void on(EmuProcess& p, std::function<void()> fn);
+  /// Poll `pred` (every millisecond, from this thread) until it holds or `timeout` seconds pass.
+  static bool wait_until(const std::function<bool()>& pred, double timeout);
+  SoftFabric& fabric() { return fabric_; }
+
+private:
+  Options opt_;
+  SoftFabric fabric_;
+  LocalStreamHub hub_;
+  std::vector<std::unique_ptr<EmuProcess>> procs_;
+};
+
+} // namespace tp::emu

@@ -1,0 +1,33 @@
+// MemorySpace of an emulated process: real memory. Every buffer is backed by a real allocation whose address
+// is the buffer's address, so a software device can move bytes with memcpy. GPU locations are emulated in host
+// RAM (a location tag only): the emulator runs GPU-placed tensors through the same transports, not on GPUs.
+// Thread safe (the software device resolves addresses from its own thread). Tests: tests/emulator/*.
+#pragma once
+
+#include "core/memory/buffer.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace tp::emu {
+
+class HostMemory final : public MemorySpace {
+public:
+  /// `gpus`: how many emulated GPU locations exist (a GPU location beyond them is an error, as on a host).
+  explicit HostMemory(int numa_nodes = 1, int gpus = 0) : numa_nodes_(numa_nodes), gpus_(gpus) {}
+  ~HostMemory() override;
+  Result<Buffer> allocate(uint64_t size, const AllocAttr& attr) override;
+  void free(const Buffer& buffer) override;
+  uint8_t* resolve(uint64_t addr, uint64_t len) override;
+  std::optional<Buffer> find(uint64_t addr) const override;
+  bool materialize_by_default() const override { return true; }
+  uint64_t allocated_bytes() const;
+
+private:
+  int numa_nodes_, gpus_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, Buffer> live_; ///< by address
+};
+
+} // namespace tp::emu

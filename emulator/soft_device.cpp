@@ -1,0 +1,543 @@
+// Software verbs device (see soft_device.hpp).
+#include "emulator/soft_device.hpp"
+
+#include "core/device/qp_state_machine.hpp"
+
+#include <cstring>
+
+namespace tp::emu {
+
+using namespace verbs;
+
+// ---------------------------------------------------------------- fabric (the wire thread)
+
+SoftFabric::SoftFabric()
+{
+  thread_ = std::thread([this] { run(); });
+}
+
+SoftFabric::~SoftFabric()
+{
+  {
+    std::lock_guard<std::mutex> lock(q_mu_);
+    stop_ = true;
+  }
+  q_cv_.notify_all();
+  thread_.join();
+}
+
+uint16_t SoftFabric::attach(SoftDevice* dev)
+{
+  std::lock_guard<std::mutex> lock(state_mu_);
+  const uint16_t lid = next_lid_++;
+  devices_[lid] = dev;
+  return lid;
+}
+
+void SoftFabric::detach(uint16_t lid)
+{
+  std::lock_guard<std::mutex> lock(state_mu_);
+  devices_.erase(lid);
+}
+
+SoftDevice* SoftFabric::device(uint16_t lid) const
+{
+  auto it = devices_.find(lid);
+  return it == devices_.end() ? nullptr : it->second;
+}
+
+void SoftFabric::submit(std::function<void()> op, double delay)
+{
+  {
+    std::lock_guard<std::mutex> lock(q_mu_);
+    if (delay <= 0)
+      ready_.push_back(std::move(op));
+    else
+      delayed_.emplace(std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(delay)),
+                       std::move(op));
+  }
+  q_cv_.notify_one();
+}
+
+void SoftFabric::run()
+{
+  std::unique_lock<std::mutex> lock(q_mu_);
+  while (!stop_) {
+    const auto now = std::chrono::steady_clock::now();
+    while (!delayed_.empty() && delayed_.begin()->first <= now) {
+      ready_.push_back(std::move(delayed_.begin()->second));
+      delayed_.erase(delayed_.begin());
+    }
+    if (!ready_.empty()) {
+      auto op = std::move(ready_.front());
+      ready_.pop_front();
+      lock.unlock();
+      op();
+      lock.lock();
+      continue;
+    }
+    if (!delayed_.empty())
+      q_cv_.wait_until(lock, delayed_.begin()->first);
+    else
+      q_cv_.wait(lock);
+  }
+}
+
+// ---------------------------------------------------------------- completion queue
+
+namespace {
+
+struct CqState {
+  std::mutex mu;
+  CompletionHandler handler;
+  std::deque<WorkCompletion> early;
+};
+
+class SoftCq final : public CompletionQueue {
+public:
+  explicit SoftCq(Runtime& rt) : rt_(rt), st_(std::make_shared<CqState>()) {}
+  void set_handler(CompletionHandler handler) override
+  {
+    std::deque<WorkCompletion> early;
+    {
+      std::lock_guard<std::mutex> lock(st_->mu);
+      st_->handler = std::move(handler);
+      early.swap(st_->early);
+    }
+    for (const auto& wc : early)
+      push(wc);
+  }
+  /// From the wire thread: deliver on the owner's runtime.
+  void push(const WorkCompletion& wc)
+  {
+    std::weak_ptr<CqState> weak = st_;
+    rt_.post([weak, wc] {
+      auto st = weak.lock();
+      if (!st) return;
+      CompletionHandler h;
+      {
+        std::lock_guard<std::mutex> lock(st->mu);
+        if (!st->handler) {
+          st->early.push_back(wc);
+          return;
+        }
+        h = st->handler;
+      }
+      h(wc);
+    });
+  }
+
+private:
+  Runtime& rt_;
+  std::shared_ptr<CqState> st_;
+};
+
+} // namespace
+
+// ---------------------------------------------------------------- queue pair
+
+struct PendingSend {
+  SendWr wr;
+  std::vector<uint8_t> inline_bytes; ///< IBV_SEND_INLINE payload, copied at post time
+  uint32_t retries = 0, rnr_retries = 0;
+};
+
+struct QpCore : std::enable_shared_from_this<QpCore> {
+  SoftDevice& dev;
+  QpInitAttr init;
+  QpAttr attr;
+  uint32_t qpn = 0;
+  std::deque<PendingSend> sq;
+  std::deque<RecvWr> rq;
+  bool scheduled = false; ///< a process() is queued or waiting (RNR / timeout)
+
+  QpCore(SoftDevice& d, const QpInitAttr& a) : dev(d), init(a) {}
+  SoftCq* send_cq() const { return static_cast<SoftCq*>(init.send_cq); }
+  SoftCq* recv_cq() const { return static_cast<SoftCq*>(init.recv_cq); }
+
+  void complete_send(const PendingSend& p, WcStatus st, WcOpcode opc, uint32_t len)
+  {
+    if (st == WcStatus::SUCCESS && !p.wr.signaled && !init.sq_sig_all) return;
+    WorkCompletion wc;
+    wc.wr_id = p.wr.wr_id;
+    wc.status = st;
+    wc.opcode = opc;
+    wc.byte_len = len;
+    wc.qp_num = qpn;
+    send_cq()->push(wc);
+  }
+  void complete_recv(const RecvWr& r, WcStatus st, WcOpcode opc, uint32_t len, bool imm, uint32_t imm_data)
+  {
+    WorkCompletion wc;
+    wc.wr_id = r.wr_id;
+    wc.status = st;
+    wc.opcode = opc;
+    wc.byte_len = len;
+    wc.with_imm = imm;
+    wc.imm_data = imm_data;
+    wc.qp_num = qpn;
+    recv_cq()->push(wc);
+  }
+  /// To ERR: every outstanding WR completes with WR_FLUSH_ERR.
+  void enter_error()
+  {
+    attr.qp_state = QpState::ERR;
+    while (!sq.empty()) {
+      PendingSend p = std::move(sq.front());
+      sq.pop_front();
+      WorkCompletion wc;
+      wc.wr_id = p.wr.wr_id;
+      wc.status = WcStatus::WR_FLUSH_ERR;
+      wc.opcode = WcOpcode::SEND;
+      wc.qp_num = qpn;
+      send_cq()->push(wc);
+    }
+    while (!rq.empty()) {
+      complete_recv(rq.front(), WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0);
+      rq.pop_front();
+    }
+  }
+  void schedule(double delay = 0)
+  {
+    if (scheduled) return;
+    scheduled = true;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    SoftFabric& f = dev.fabric();
+    f.submit(
+        [weak, &f] {
+          std::lock_guard<std::mutex> lock(f.state());
+          if (auto self = weak.lock()) {
+            self->scheduled = false;
+            self->process();
+          }
+        },
+        delay);
+  }
+
+  enum class Outcome { DONE, STALL, FAILED };
+
+  /// Execute send-queue heads in order until one stalls or the queue is empty (state lock held).
+  void process()
+  {
+    while (!sq.empty() && attr.qp_state != QpState::ERR) {
+      double delay = 0;
+      const Outcome o = execute(sq.front(), delay);
+      if (o == Outcome::STALL) {
+        schedule(delay);
+        return;
+      }
+      if (o == Outcome::FAILED) {
+        enter_error();
+        return;
+      }
+      sq.pop_front();
+    }
+  }
+
+  /// Copy `len` bytes between SGE lists (real addresses, already checked).
+  static void scatter(const std::vector<Sge>& dst, const uint8_t* src, uint64_t len)
+  {
+    uint64_t off = 0;
+    for (const auto& s : dst) {
+      if (off >= len) break;
+      const uint64_t n = std::min<uint64_t>(s.length, len - off);
+      std::memcpy(reinterpret_cast<void*>(s.addr), src + off, n);
+      off += n;
+    }
+  }
+  static std::vector<uint8_t> gather(const PendingSend& p)
+  {
+    if (p.wr.inline_data) return p.inline_bytes;
+    std::vector<uint8_t> out(p.wr.total_length());
+    uint64_t off = 0;
+    for (const auto& s : p.wr.sg_list) {
+      std::memcpy(out.data() + off, reinterpret_cast<const void*>(s.addr), s.length);
+      off += s.length;
+    }
+    return out;
+  }
+
+  Outcome fail(PendingSend& p, WcStatus st, double& delay)
+  {
+    (void)delay;
+    WcOpcode opc = WcOpcode::SEND;
+    if (p.wr.opcode == WrOpcode::RDMA_WRITE || p.wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM) opc = WcOpcode::RDMA_WRITE;
+    if (p.wr.opcode == WrOpcode::RDMA_READ) opc = WcOpcode::RDMA_READ;
+    complete_send(p, st, opc, 0);
+    sq.pop_front();
+    return Outcome::FAILED;
+  }
+
+  Outcome execute(PendingSend& p, double& delay)
+  {
+    const WrOpcode code = p.wr.opcode;
+    const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
+    // Local protection checks (the requester's own SGEs).
+    if (!p.wr.inline_data)
+      for (const auto& s : p.wr.sg_list)
+        if (dev.mrs().check_local(s, code == WrOpcode::RDMA_READ) != WcStatus::SUCCESS)
+          return fail(p, WcStatus::LOC_PROT_ERR, delay);
+    // The responder: gone or not ready means no ACK; retried after the ACK timeout, then RETRY_EXC_ERR.
+    SoftDevice* pdev = dev.fabric().device(attr.dest.lid);
+    QpCore* peer = pdev ? pdev->qp(attr.dest_qp_num) : nullptr;
+    if (!peer || !responder_active(peer->attr.qp_state)) {
+      if (++p.retries > attr.retry_cnt) return fail(p, WcStatus::RETRY_EXC_ERR, delay);
+      const double to = ack_timeout_seconds(attr.timeout);
+      delay = to > 0 ? to : ack_timeout_seconds(14);
+      return Outcome::STALL;
+    }
+    const bool consumes =
+        code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM || code == WrOpcode::RDMA_WRITE_WITH_IMM;
+    if (code != WrOpcode::SEND && code != WrOpcode::SEND_WITH_IMM) {
+      const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
+      const bool qp_allows = len == 0 || has(peer->attr.qp_access_flags, need);
+      if (!qp_allows ||
+          (len > 0 && pdev->mrs().check_remote(p.wr.rkey, p.wr.remote_addr, len, need) != WcStatus::SUCCESS)) {
+        peer->enter_error();
+        return fail(p, WcStatus::REM_ACCESS_ERR, delay);
+      }
+    }
+    if (consumes && peer->rq.empty()) {
+      ++p.rnr_retries;
+      if (attr.rnr_retry != 7 && p.rnr_retries > attr.rnr_retry) return fail(p, WcStatus::RNR_RETRY_EXC_ERR, delay);
+      delay = rnr_timer_seconds(peer->attr.min_rnr_timer);
+      return Outcome::STALL;
+    }
+    if (code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM) {
+      RecvWr r = peer->rq.front();
+      if (len > r.total_length()) {
+        peer->rq.pop_front();
+        peer->complete_recv(r, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0);
+        peer->enter_error();
+        return fail(p, WcStatus::REM_INV_REQ_ERR, delay);
+      }
+      for (const auto& s : r.sg_list)
+        if (pdev->mrs().check_local(s, true) != WcStatus::SUCCESS) {
+          peer->rq.pop_front();
+          peer->complete_recv(r, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0);
+          peer->enter_error();
+          return fail(p, WcStatus::REM_OP_ERR, delay);
+        }
+      peer->rq.pop_front();
+      const auto bytes = gather(p);
+      scatter(r.sg_list, bytes.data(), len);
+      dev.fabric().count_bytes(len);
+      peer->complete_recv(r, WcStatus::SUCCESS, WcOpcode::RECV, uint32_t(len), code == WrOpcode::SEND_WITH_IMM,
+                          p.wr.imm_data);
+      complete_send(p, WcStatus::SUCCESS, WcOpcode::SEND, uint32_t(len));
+      return Outcome::DONE;
+    }
+    if (code == WrOpcode::RDMA_READ) {
+      std::vector<Sge> dst = p.wr.sg_list;
+      scatter(dst, reinterpret_cast<const uint8_t*>(p.wr.remote_addr), len);
+      dev.fabric().count_bytes(len);
+      dev.landed(dst.empty() ? 0 : dst[0].addr, len);
+      complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_READ, uint32_t(len));
+      return Outcome::DONE;
+    }
+    // RDMA WRITE (with immediate: consumes a receive)
+    if (len > 0) {
+      const auto bytes = gather(p);
+      std::memcpy(reinterpret_cast<void*>(p.wr.remote_addr), bytes.data(), len);
+      dev.fabric().count_bytes(len);
+      pdev->landed(p.wr.remote_addr, len);
+    }
+    if (code == WrOpcode::RDMA_WRITE_WITH_IMM) {
+      RecvWr r = peer->rq.front();
+      peer->rq.pop_front();
+      peer->complete_recv(r, WcStatus::SUCCESS, WcOpcode::RECV_RDMA_WITH_IMM, uint32_t(len), true, p.wr.imm_data);
+    }
+    complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_WRITE, uint32_t(len));
+    return Outcome::DONE;
+  }
+};
+
+namespace {
+
+class SoftQp final : public QueuePair {
+public:
+  explicit SoftQp(std::shared_ptr<QpCore> core) : c_(std::move(core)) {}
+  ~SoftQp() override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    c_->dev.unregister_qp(c_->qpn);
+  }
+  uint32_t qp_num() const override { return c_->qpn; }
+  QpState state() const override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    return c_->attr.qp_state;
+  }
+  Status modify(const QpAttr& attr, QpAttrMask mask) override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    const QpState before = c_->attr.qp_state;
+    auto st = apply_qp_transition(c_->attr, attr, mask);
+    if (!st.ok()) return st;
+    if (c_->attr.qp_state == QpState::ERR && before != QpState::ERR) c_->enter_error();
+    if (c_->attr.qp_state == QpState::RESET) {
+      c_->sq.clear();
+      c_->rq.clear();
+    }
+    if (c_->attr.qp_state == QpState::RTS && !c_->sq.empty()) c_->schedule();
+    return ok_status();
+  }
+  Status post_send(const SendWr& wr) override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    if (!send_queue_accepts(c_->attr.qp_state))
+      return Error::at("", "post_send", "a QP in RTS", to_string(c_->attr.qp_state));
+    if (c_->sq.size() >= c_->init.cap.max_send_wr)
+      return Error::at("", "post_send", "room in the send queue (" + std::to_string(c_->init.cap.max_send_wr) + ")",
+                       "full");
+    if (wr.sg_list.size() > c_->init.cap.max_send_sge)
+      return Error::at("", "post_send", "at most " + std::to_string(c_->init.cap.max_send_sge) + " SGEs",
+                       std::to_string(wr.sg_list.size()));
+    PendingSend p;
+    p.wr = wr;
+    if (wr.inline_data) {
+      if (wr.total_length() > c_->init.cap.max_inline_data)
+        return Error::at("", "post_send", "inline data up to " + std::to_string(c_->init.cap.max_inline_data),
+                         std::to_string(wr.total_length()));
+      // The payload goes into the WQE now: the buffer may be reused as soon as post_send returns.
+      for (const auto& s : wr.sg_list) {
+        const auto* b = reinterpret_cast<const uint8_t*>(s.addr);
+        p.inline_bytes.insert(p.inline_bytes.end(), b, b + s.length);
+      }
+    }
+    c_->sq.push_back(std::move(p));
+    if (c_->attr.qp_state == QpState::ERR) {
+      c_->enter_error();
+      return ok_status();
+    }
+    c_->schedule();
+    return ok_status();
+  }
+  Status post_recv(const RecvWr& wr) override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    if (!recv_queue_accepts(c_->attr.qp_state))
+      return Error::at("", "post_recv", "a QP out of RESET", to_string(c_->attr.qp_state));
+    if (c_->rq.size() >= c_->init.cap.max_recv_wr)
+      return Error::at("", "post_recv", "room in the receive queue", "full");
+    if (c_->attr.qp_state == QpState::ERR) {
+      c_->complete_recv(wr, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0);
+      return ok_status();
+    }
+    c_->rq.push_back(wr);
+    // A requester may be waiting (RNR) for this receive: it retries on its own timer.
+    return ok_status();
+  }
+  QpAttr attributes() const override
+  {
+    std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
+    return c_->attr;
+  }
+
+private:
+  std::shared_ptr<QpCore> c_;
+};
+
+} // namespace
+
+// ---------------------------------------------------------------- device
+
+SoftDevice::SoftDevice(SoftFabric& fabric, Runtime& rt, std::string name)
+    : fabric_(fabric), rt_(rt), name_(std::move(name)), lid_(fabric_.attach(this)), mrs_(0x1000u + 0x10000u * lid_)
+{
+}
+
+SoftDevice::~SoftDevice()
+{
+  fabric_.detach(lid_);
+}
+
+DeviceAttr SoftDevice::query() const
+{
+  DeviceAttr a;
+  a.name = name_;
+  a.link_layer = LinkLayer::INFINIBAND;
+  a.active_mtu = Mtu::MTU_4096;
+  a.port_rate_bps = 0; // a memcpy, not a port
+  a.max_inline_data = 256;
+  return a;
+}
+
+PortAddress SoftDevice::port_address() const
+{
+  PortAddress p;
+  p.lid = lid_;
+  return p;
+}
+
+Result<MemoryRegion> SoftDevice::reg_mr(uint64_t addr, uint64_t length, Access access)
+{
+  if (addr == 0 && length > 0) return Error::at("", "reg_mr", "a mapped address", "0");
+  std::lock_guard<std::mutex> lock(fabric_.state());
+  return mrs_.add(addr, length, access);
+}
+
+Status SoftDevice::dereg_mr(const MemoryRegion& mr)
+{
+  std::lock_guard<std::mutex> lock(fabric_.state());
+  if (!mrs_.remove(mr.lkey)) return Error::at("", "dereg_mr", "a registered lkey", std::to_string(mr.lkey));
+  return ok_status();
+}
+
+Result<std::unique_ptr<CompletionQueue>> SoftDevice::create_cq(int min_entries)
+{
+  if (min_entries < 1) return Error::at("", "create_cq", "at least one entry", std::to_string(min_entries));
+  return std::unique_ptr<CompletionQueue>(new SoftCq(rt_));
+}
+
+Result<std::unique_ptr<QueuePair>> SoftDevice::create_qp(const QpInitAttr& attr)
+{
+  if (!attr.send_cq || !attr.recv_cq) return Error::at("", "create_qp", "send and receive CQs", "null");
+  if (attr.cap.max_inline_data > query().max_inline_data)
+    return Error::at("", "create_qp", "max_inline_data <= " + std::to_string(query().max_inline_data),
+                     std::to_string(attr.cap.max_inline_data));
+  auto core = std::make_shared<QpCore>(*this, attr);
+  std::lock_guard<std::mutex> lock(fabric_.state());
+  core->qpn = register_qp(core.get());
+  return std::unique_ptr<QueuePair>(new SoftQp(core));
+}
+
+Status SoftDevice::watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write)
+{
+  std::lock_guard<std::mutex> lock(fabric_.state());
+  watches_.push_back({addr, len, std::move(on_write)});
+  return ok_status();
+}
+
+QpCore* SoftDevice::qp(uint32_t qpn) const
+{
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second;
+}
+
+uint32_t SoftDevice::register_qp(QpCore* q)
+{
+  const uint32_t n = next_qpn_++;
+  qps_[n] = q;
+  return n;
+}
+
+void SoftDevice::unregister_qp(uint32_t qpn)
+{
+  qps_.erase(qpn);
+}
+
+void SoftDevice::landed(uint64_t addr, uint64_t len)
+{
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    if (addr < it->addr + it->len && it->addr < addr + len) {
+      rt_.post(std::move(it->f));
+      it = watches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+} // namespace tp::emu
