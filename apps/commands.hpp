@@ -21,6 +21,7 @@ Command profiles_command();
 Command transfer_command();
 Command train_command();
 Command allreduce_command();
+Command emulate_command();
 
 /// Print an Error as "tensorpath: <message>" on stderr and return the exit code 2 (bad input).
 int report_error(const Error& e);

@@ -3,6 +3,7 @@
 
 #include "core/device/qp_state_machine.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tp::emu {
@@ -235,27 +236,38 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     }
   }
 
-  /// Copy `len` bytes between SGE lists (real addresses, already checked).
-  static void scatter(const std::vector<Sge>& dst, const uint8_t* src, uint64_t len)
+  /// A contiguous piece of memory: where the requester's payload is, or where it goes.
+  struct Span {
+    uint64_t addr;
+    uint64_t len;
+  };
+  static std::vector<Span> spans(const std::vector<Sge>& sges)
   {
-    uint64_t off = 0;
-    for (const auto& s : dst) {
-      if (off >= len) break;
-      const uint64_t n = std::min<uint64_t>(s.length, len - off);
-      std::memcpy(reinterpret_cast<void*>(s.addr), src + off, n);
-      off += n;
+    std::vector<Span> v;
+    for (const auto& s : sges)
+      v.push_back({s.addr, s.length});
+    return v;
+  }
+  /// Copy `len` bytes from `src` pieces to `dst` pieces straight (no staging buffer: one memcpy per overlap).
+  static void copy_spans(const std::vector<Span>& dst, const std::vector<Span>& src, uint64_t len)
+  {
+    size_t di = 0, si = 0;
+    uint64_t doff = 0, soff = 0, done = 0;
+    while (done < len && di < dst.size() && si < src.size()) {
+      const uint64_t n = std::min({dst[di].len - doff, src[si].len - soff, len - done});
+      if (n > 0)
+        std::memcpy(reinterpret_cast<void*>(dst[di].addr + doff), reinterpret_cast<const void*>(src[si].addr + soff),
+                    n);
+      done += n, doff += n, soff += n;
+      if (doff == dst[di].len) ++di, doff = 0;
+      if (si < src.size() && soff == src[si].len) ++si, soff = 0;
     }
   }
-  static std::vector<uint8_t> gather(const PendingSend& p)
+  /// The requester's payload pieces (the WQE's own copy for inline data).
+  static std::vector<Span> payload(const PendingSend& p)
   {
-    if (p.wr.inline_data) return p.inline_bytes;
-    std::vector<uint8_t> out(p.wr.total_length());
-    uint64_t off = 0;
-    for (const auto& s : p.wr.sg_list) {
-      std::memcpy(out.data() + off, reinterpret_cast<const void*>(s.addr), s.length);
-      off += s.length;
-    }
-    return out;
+    if (p.wr.inline_data) return {{reinterpret_cast<uint64_t>(p.inline_bytes.data()), p.inline_bytes.size()}};
+    return spans(p.wr.sg_list);
   }
 
   Outcome fail(PendingSend& p, WcStatus st, double& delay)
@@ -320,8 +332,7 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
           return fail(p, WcStatus::REM_OP_ERR, delay);
         }
       peer->rq.pop_front();
-      const auto bytes = gather(p);
-      scatter(r.sg_list, bytes.data(), len);
+      copy_spans(spans(r.sg_list), payload(p), len);
       dev.fabric().count_bytes(len);
       peer->complete_recv(r, WcStatus::SUCCESS, WcOpcode::RECV, uint32_t(len), code == WrOpcode::SEND_WITH_IMM,
                           p.wr.imm_data);
@@ -329,17 +340,15 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
       return Outcome::DONE;
     }
     if (code == WrOpcode::RDMA_READ) {
-      std::vector<Sge> dst = p.wr.sg_list;
-      scatter(dst, reinterpret_cast<const uint8_t*>(p.wr.remote_addr), len);
+      copy_spans(spans(p.wr.sg_list), {{p.wr.remote_addr, len}}, len);
       dev.fabric().count_bytes(len);
-      dev.landed(dst.empty() ? 0 : dst[0].addr, len);
+      dev.landed(p.wr.sg_list.empty() ? 0 : p.wr.sg_list[0].addr, len);
       complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_READ, uint32_t(len));
       return Outcome::DONE;
     }
     // RDMA WRITE (with immediate: consumes a receive)
     if (len > 0) {
-      const auto bytes = gather(p);
-      std::memcpy(reinterpret_cast<void*>(p.wr.remote_addr), bytes.data(), len);
+      copy_spans({{p.wr.remote_addr, len}}, payload(p), len);
       dev.fabric().count_bytes(len);
       pdev->landed(p.wr.remote_addr, len);
     }

@@ -4,6 +4,7 @@
 #include "core/transports/task_runtime.hpp"
 #include "core/transports/transport.hpp"
 #include "emulator/emulation.hpp"
+#include "emulator/transfer_job.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -300,3 +301,26 @@ EMU_TRANSPORT_CASE("verbs_v2")
 EMU_TRANSPORT_CASE("gdr")
 EMU_TRANSPORT_CASE("mpi")
 EMU_TRANSPORT_CASE("ar_grpc")
+
+TEST_CASE("emulated transfer job checks every byte on every transport", "[emulator]")
+{
+  for (const std::string t : {"grpc", "verbs_v2", "mpi"}) {
+    emu::EmuTransferJob j;
+    j.transport = t;
+    j.sizes = {4096, 1 << 20};
+    j.steps = 2;
+    j.src = Location::gpu(1);
+    auto r = emu::run_emulated_transfer(j);
+    INFO(t);
+    REQUIRE(r.ok());
+    REQUIRE(r->points.size() == 2);
+    for (const auto& p : r->points) {
+      CHECK(p.bytes_ok);
+      CHECK(p.steady_latency > 0);
+    }
+    size_t consumer = 0;
+    for (const auto& rec : r->records.records())
+      consumer += rec.side == "consumer";
+    CHECK(consumer == 4);
+  }
+}

@@ -1,0 +1,136 @@
+// Emulated transfers (see transfer_job.hpp).
+#include "emulator/transfer_job.hpp"
+
+#include "core/rendezvous/rendezvous_key.hpp"
+#include "core/transports/task_runtime.hpp"
+#include "emulator/emulation.hpp"
+
+#include <atomic>
+#include <cstring>
+
+namespace tp::emu {
+
+namespace {
+const char* const PRODUCER = "/job:ps/replica:0/task:0";
+const char* const CONSUMER = "/job:worker/replica:0/task:0";
+
+std::string dev(Location l)
+{
+  return l.is_gpu() ? "GPU:" + std::to_string(l.index) : "CPU:0";
+}
+} // namespace
+
+Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
+{
+  transports::register_builtin_transports();
+  if (!transports::find_transport(job.transport))
+    return Error::at("", "transport", "a registered transport", "\"" + job.transport + "\"");
+  Emulation emu;
+  auto& pp = emu.add_process("producer");
+  auto& cp = emu.add_process("consumer");
+  transports::ClusterSpec cluster{{PRODUCER, "producer"}, {CONSUMER, "consumer"}};
+  std::unique_ptr<transports::TaskRuntime> P, C;
+  std::atomic<int> started{0};
+  std::optional<Error> failure;
+  std::mutex fail_mu;
+  auto set_failure = [&](const Error& e) {
+    std::lock_guard<std::mutex> lock(fail_mu);
+    if (!failure) failure = e;
+  };
+  for (auto* p : {&pp, &cp}) {
+    auto& out = p == &pp ? P : C;
+    emu.on(*p, [&, p] {
+      transports::TaskSpec spec;
+      spec.task = p == &pp ? PRODUCER : CONSUMER;
+      spec.transport = job.transport;
+      spec.memory.kind = job.strategy;
+      spec.memory.gpudirect_gpus = {0};
+      spec.options = job.options;
+      auto t = transports::TaskRuntime::create(spec, p->name, *p->runtime, p->device.get(), *p->streams, cluster);
+      if (!t.ok()) return set_failure(t.error());
+      out = std::move(t.value());
+      out->transport().start([&](Status st) {
+        if (!st.ok()) set_failure(st.error());
+        ++started;
+      });
+    });
+  }
+  if (!Emulation::wait_until([&] { return started == 2 || failure; }, job.timeout))
+    return Error::msg(job.transport + ": transports did not start within the timeout");
+  if (failure) return *failure;
+
+  EmuTransferResult out;
+  out.transport = job.transport;
+  int64_t step = 0;
+  for (uint64_t bytes : job.sizes) {
+    EmuTransferPoint pt;
+    pt.bytes = bytes;
+    const int64_t elems = int64_t((bytes + 3) / 4);
+    std::vector<uint8_t> pattern(size_t(elems) * 4);
+    double steady = 0;
+    for (int s = 0; s < job.steps; ++s) {
+      ++step;
+      for (size_t i = 0; i < pattern.size(); ++i)
+        pattern[i] = uint8_t(i * 7 + uint64_t(step) * 13);
+      const std::string key = rendezvous::create_key(std::string(PRODUCER) + "/device:" + dev(job.src), 1,
+                                                     std::string(CONSUMER) + "/device:" + dev(job.dst), "tensor");
+      const auto parsed = rendezvous::parse_key(key).value();
+      std::atomic<bool> done{false};
+      std::atomic<bool> same{false};
+      std::atomic<double> t_start{0}, t_end{0};
+      emu.on(cp, [&] {
+        t_start = cp.runtime->now();
+        rendezvous::RecvArgs args;
+        args.dst_location = job.dst;
+        args.alloc_attrs.nic_compatible = true;
+        C->rendezvous().recv_async(step, parsed, args, [&](Result<rendezvous::RecvOutcome> r) {
+          t_end = cp.runtime->now();
+          if (!r.ok())
+            set_failure(r.error());
+          else
+            same = r->tensor.buffer() && r->tensor.total_bytes() == pattern.size() &&
+                   std::memcmp(r->tensor.buffer()->data, pattern.data(), pattern.size()) == 0;
+          done = true;
+        });
+      });
+      emu.on(pp, [&] {
+        auto t =
+            P->make_tensor(DataType::FLOAT, TensorShape{{elems}}, job.src, AllocatorAttributes{false, false, true});
+        if (!t.ok()) return set_failure(t.error());
+        std::memcpy(t->buffer()->data, pattern.data(), pattern.size());
+        if (auto st = P->rendezvous().send(step, parsed, t.value(), false); !st.ok()) set_failure(st.error());
+      });
+      if (!Emulation::wait_until([&] { return done.load() || failure.has_value(); }, job.timeout))
+        return Error::msg(job.transport + ": a transfer of " + std::to_string(bytes) + " bytes did not complete in " +
+                          std::to_string(job.timeout) + " s (protocol stalled)");
+      if (failure) return *failure;
+      pt.bytes_ok = pt.bytes_ok && same;
+      // Both runtimes started together: their clocks differ by microseconds; latency is measured on the consumer.
+      const double lat = t_end - t_start;
+      if (s == 0)
+        pt.first_latency = lat;
+      else
+        steady += lat;
+      emu.on(pp, [&] { P->rendezvous().cleanup(step); });
+      emu.on(cp, [&] { C->rendezvous().cleanup(step); });
+    }
+    pt.steady_latency = job.steps > 1 ? steady / (job.steps - 1) : pt.first_latency;
+    pt.bandwidth = pt.steady_latency > 0 ? double(bytes) / pt.steady_latency : 0;
+    out.points.push_back(pt);
+  }
+  emu.on(pp, [&] {
+    for (const auto& r : P->log().records())
+      out.records.add(r);
+    P->transport().shutdown();
+    P.reset();
+  });
+  emu.on(cp, [&] {
+    for (const auto& r : C->log().records())
+      out.records.add(r);
+    C->transport().shutdown();
+    C.reset();
+  });
+  return out;
+}
+
+} // namespace tp::emu
