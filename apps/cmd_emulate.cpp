@@ -2,26 +2,16 @@
 // device) through each transport, with every received byte checked; per-transfer records in the simulator's
 // format. The same transport source files as `tensorpath transfer`.
 #include "apps/commands.hpp"
+#include "apps/lib/cli_common.hpp"
 #include "emulator/transfer_job.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <sstream>
 
 namespace tp::cli {
 
 namespace {
-
-Result<Location> place(const std::string& s)
-{
-  if (s == "cpu" || s == "host") return Location::host(0);
-  if (s.rfind("numa", 0) == 0 && s.size() == 5 && std::isdigit(static_cast<unsigned char>(s[4])))
-    return Location::host(s[4] - '0');
-  if (s.rfind("gpu", 0) == 0 && s.size() == 4 && std::isdigit(static_cast<unsigned char>(s[3])))
-    return Location::gpu(s[3] - '0');
-  return Error::at("", "placement", "cpu, numaN or gpuN (GPUs are emulated in host memory)", "\"" + s + "\"");
-}
 
 int run_emulate(const frontend::ParsedArgs& a)
 {
@@ -30,20 +20,14 @@ int run_emulate(const frontend::ParsedArgs& a)
   if (device != "soft")
     return report_error(
         Error::at("", "--device", "soft (the libibverbs device is not built in this version)", "\"" + device + "\""));
-  std::vector<std::string> names;
-  const std::string list = a.get("transport", "all");
-  if (list == "all")
-    names = transports::transport_names();
-  else {
-    std::stringstream ss(list);
-    for (std::string n; std::getline(ss, n, ',');)
-      names.push_back(n);
-  }
+  auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
+  if (!list.ok()) return report_error(list.error());
+  const std::vector<std::string> names = list.value();
   emu::EmuTransferJob job;
   auto st = memory::parse_strategy(a.get("strategy", "pool_visitor"));
   if (!st.ok()) return report_error(st.error());
   job.strategy = st.value();
-  auto src = place(a.get("src", "cpu")), dst = place(a.get("dst", "cpu"));
+  auto src = frontend::parse_placement(a.get("src", "cpu")), dst = frontend::parse_placement(a.get("dst", "cpu"));
   if (!src.ok()) return report_error(src.error());
   if (!dst.ok()) return report_error(dst.error());
   job.src = src.value();
@@ -51,15 +35,9 @@ int run_emulate(const frontend::ParsedArgs& a)
   auto steps = a.get_int("steps", 5, 1, 1000);
   if (!steps.ok()) return report_error(steps.error());
   job.steps = int(steps.value());
-  if (a.has("sweep")) {
-    job.sizes.clear();
-    for (uint64_t s = 4096; s <= (256ull << 20); s *= 4)
-      job.sizes.push_back(s);
-  } else {
-    auto size = a.get_size("size", 1 << 20);
-    if (!size.ok()) return report_error(size.error());
-    job.sizes = {size.value()};
-  }
+  auto sizes = frontend::size_list(a, 1 << 20);
+  if (!sizes.ok()) return report_error(sizes.error());
+  job.sizes = sizes.value();
   transports::TransferLog all;
   int status = 0;
   std::printf("Emulated transfers %s -> %s (software verbs device, in-process), strategy %s, %d step(s) per size\n\n",
@@ -82,15 +60,8 @@ int run_emulate(const frontend::ParsedArgs& a)
     for (const auto& rec : r->records.records())
       all.add(rec);
   }
-  if (a.has("records")) {
-    const std::string path = a.get("records");
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
-    const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
-    const std::string text = csv ? transports::TransferLog::csv_header() + all.to_csv() : all.to_json();
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-  }
+  if (a.has("records"))
+    if (auto w = frontend::write_records(a.get("records"), all); !w.ok()) return report_error(w.error());
   std::printf("\nwall-clock latencies on this machine; 'bytes': every received tensor compared with what was sent.\n");
   return status;
 }

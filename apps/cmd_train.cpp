@@ -1,6 +1,7 @@
 // `tensorpath train`: simulated synchronous training steps of a model on a cluster, per transport side by side:
 // step time, images/s, scaling against one GPU, and where a step's time goes; --trace writes a Chrome trace.
 #include "apps/commands.hpp"
+#include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/training_report.hpp"
 #include "core/common/isolated_run.hpp"
@@ -8,7 +9,6 @@
 #include "models/catalog.hpp"
 
 #include <cstdio>
-#include <sstream>
 
 namespace tp::cli {
 
@@ -25,17 +25,10 @@ int run_train(const frontend::ParsedArgs& a)
   spec.mode = a.get("mode", "ps");
   spec.fetch = a.get("fetch", "per_tower");
   spec.collective_mode = a.get("collective-mode", "protocol");
-  {
-    spec.transports.clear();
-    std::string list = a.get("transport", "grpc,verbs_v1,verbs_v2,gdr");
-    if (list == "all")
-      spec.transports = transports::transport_names();
-    else {
-      std::stringstream ss(list);
-      for (std::string n; std::getline(ss, n, ',');)
-        spec.transports.push_back(n);
-    }
-  }
+  auto list =
+      frontend::transport_list(a.get("transport", "grpc,verbs_v1,verbs_v2,gdr"), "tensorpath train --transport");
+  if (!list.ok()) return report_error(list.error());
+  spec.transports = list.value();
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
   if (!strat.ok()) return report_error(strat.error());
   spec.strategy = strat.value();

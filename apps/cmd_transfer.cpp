@@ -1,6 +1,7 @@
 // `tensorpath transfer`: one tensor or a size sweep between two simulated hosts, per transport side by side:
 // first-use and steady-state latency, bandwidth, and where the time went (consumer and producer records).
 #include "apps/commands.hpp"
+#include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
@@ -11,23 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <sstream>
 
 namespace tp::cli {
 
 namespace {
 
 using json = nlohmann::json;
-
-Result<Location> parse_place(const std::string& s)
-{
-  if (s == "cpu" || s == "host") return Location::host(0);
-  if (s.rfind("numa", 0) == 0 && s.size() > 4 && std::isdigit(static_cast<unsigned char>(s[4])))
-    return Location::host(std::stoi(s.substr(4)));
-  if (s.rfind("gpu", 0) == 0 && s.size() > 3 && std::isdigit(static_cast<unsigned char>(s[3])))
-    return Location::gpu(std::stoi(s.substr(3)));
-  return Error::at("", "placement", "cpu, numaN or gpuN", "\"" + s + "\"");
-}
 
 json record_json(const transports::TransferRecord& r)
 {
@@ -75,27 +65,15 @@ int run_transfer(const frontend::ParsedArgs& a)
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
-  std::vector<std::string> names;
-  {
-    std::string list = a.get("transport", "all");
-    if (list == "all")
-      names = transports::transport_names();
-    else {
-      std::stringstream ss(list);
-      std::string n;
-      while (std::getline(ss, n, ','))
-        names.push_back(n);
-    }
-  }
-  for (const auto& n : names)
-    if (!transports::find_transport(n))
-      return report_error(Error::at("", "tensorpath transfer --transport", "a known transport", "\"" + n + "\""));
+  auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath transfer --transport");
+  if (!list.ok()) return report_error(list.error());
+  const std::vector<std::string> names = list.value();
   sim::TransferJob job;
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
   if (!strat.ok()) return report_error(strat.error());
   job.strategy = strat.value();
-  auto src = parse_place(a.get("src", "cpu"));
-  auto dst = parse_place(a.get("dst", "cpu"));
+  auto src = frontend::parse_placement(a.get("src", "cpu"));
+  auto dst = frontend::parse_placement(a.get("dst", "cpu"));
   if (!src.ok()) return report_error(src.error());
   if (!dst.ok()) return report_error(dst.error());
   job.src = src.value();
@@ -106,15 +84,9 @@ int run_transfer(const frontend::ParsedArgs& a)
   if (!tensors.ok()) return report_error(tensors.error());
   job.steps = int(steps.value());
   job.tensors_per_step = int(tensors.value());
-  if (a.has("sweep")) {
-    job.sizes.clear();
-    for (uint64_t s = 4096; s <= (256ull << 20); s *= 4)
-      job.sizes.push_back(s);
-  } else {
-    auto size = a.get_size("size", 1 << 20);
-    if (!size.ok()) return report_error(size.error());
-    job.sizes = {size.value()};
-  }
+  auto sizes = frontend::size_list(a, 1 << 20);
+  if (!sizes.ok()) return report_error(sizes.error());
+  job.sizes = sizes.value();
   std::vector<sim::TransferResult> results;
   std::vector<std::pair<std::string, std::string>> errors;
   std::string records_json = "[", records_csv = transports::TransferLog::csv_header();

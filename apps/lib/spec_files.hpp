@@ -27,7 +27,7 @@ struct JobSpec {
   bool has_baseline = false;
   sim::TransferJob baseline;
   std::string baseline_fabric;
-  TrainingSpec training; ///< training: the runs (one per transport) and the 1-GPU reference
+  TrainingSpec training;  ///< training: the runs (one per transport) and the 1-GPU reference
   std::string trace_file; ///< training: write a Chrome trace of the first transport's last step here
 };
 
