@@ -124,18 +124,21 @@ RpcEndpoint::RpcEndpoint(StreamPtr conn, Runtime& rt, std::shared_ptr<std::map<s
 }
 
 std::shared_ptr<RpcEndpoint> RpcEndpoint::attach(StreamPtr conn, Runtime& rt,
-                                                 std::shared_ptr<std::map<std::string, Handler>> handlers)
+                                                 std::shared_ptr<std::map<std::string, Handler>> handlers,
+                                                 std::function<void(const std::string& peer)> on_closed)
 {
   std::shared_ptr<RpcEndpoint> ep(new RpcEndpoint(conn, rt, std::move(handlers)));
   std::weak_ptr<RpcEndpoint> weak = ep;
   conn->set_receive_handler([weak](Message m) {
     if (auto e = weak.lock()) e->on_message(std::move(m));
   });
-  conn->set_close_handler([weak](Status st) {
+  const std::string peer = conn->peer_name();
+  conn->set_close_handler([weak, peer, on_closed](Status st) {
     if (auto e = weak.lock()) {
       e->closed_ = true;
       e->fail_all(st.ok() ? Error::status("Unavailable", "connection closed by the peer") : st.error());
     }
+    if (on_closed) on_closed(peer);
   });
   return ep;
 }
@@ -220,9 +223,20 @@ RpcNode::RpcNode(Runtime& rt, StreamNetwork& net, uint16_t port)
 {
 }
 
+std::function<void(const std::string&)> RpcNode::closed_callback() const
+{
+  auto handlers = closed_handlers_;
+  return [handlers](const std::string& peer) {
+    for (const auto& h : *handlers)
+      h(peer);
+  };
+}
+
 Status RpcNode::start()
 {
-  return net_.listen(port_, [this](StreamPtr conn) { accepted_.push_back(RpcEndpoint::attach(conn, rt_, handlers_)); });
+  return net_.listen(port_, [this](StreamPtr conn) {
+    accepted_.push_back(RpcEndpoint::attach(conn, rt_, handlers_, closed_callback()));
+  });
 }
 
 void RpcNode::call(const std::string& peer, const std::string& method, Payload request,
@@ -244,8 +258,9 @@ void RpcNode::call(const std::string& peer, const std::string& method, Payload r
     PeerState& st = peers_[peer];
     st.connecting = false;
     Result<std::shared_ptr<RpcEndpoint>> ep =
-        conn.ok() ? Result<std::shared_ptr<RpcEndpoint>>(RpcEndpoint::attach(conn.value(), rt_, handlers_))
-                  : Result<std::shared_ptr<RpcEndpoint>>(Error::status("Unavailable", conn.error().message()));
+        conn.ok()
+            ? Result<std::shared_ptr<RpcEndpoint>>(RpcEndpoint::attach(conn.value(), rt_, handlers_, closed_callback()))
+            : Result<std::shared_ptr<RpcEndpoint>>(Error::status("Unavailable", conn.error().message()));
     if (ep.ok()) st.ep = ep.value();
     auto waiting = std::move(st.waiting);
     st.waiting.clear();

@@ -48,7 +48,8 @@ class RpcEndpoint : public std::enable_shared_from_this<RpcEndpoint> {
 public:
   /// Handlers are shared with the server that accepted the connection.
   static std::shared_ptr<RpcEndpoint> attach(StreamPtr conn, Runtime& rt,
-                                             std::shared_ptr<std::map<std::string, Handler>> handlers);
+                                             std::shared_ptr<std::map<std::string, Handler>> handlers,
+                                             std::function<void(const std::string& peer)> on_closed = {});
   /// Issue a call; `done` gets the response body or an error (peer error, closed connection, bad frame).
   void call(const std::string& method, Payload request, std::function<void(Result<Payload>)> done);
   void close();
@@ -73,6 +74,9 @@ public:
   RpcNode(Runtime& rt, StreamNetwork& net, uint16_t port);
   /// Register a method (before start()).
   void add_method(const std::string& name, Handler h) { (*handlers_)[name] = std::move(h); }
+  /// Called with the peer's name whenever a connection to or from it closes (the peer process ended or the
+  /// network failed): what RDMA channels use to notice a dead peer that owes them data.
+  void on_peer_closed(std::function<void(const std::string& peer)> f) { closed_handlers_->push_back(std::move(f)); }
   Status start();
   /// Call `method` on `peer` (connecting on first use; calls wait for the connection).
   void call(const std::string& peer, const std::string& method, Payload request,
@@ -89,6 +93,9 @@ private:
   StreamNetwork& net_;
   uint16_t port_;
   std::shared_ptr<std::map<std::string, Handler>> handlers_;
+  std::shared_ptr<std::vector<std::function<void(const std::string&)>>> closed_handlers_ =
+      std::make_shared<std::vector<std::function<void(const std::string&)>>>();
+  std::function<void(const std::string&)> closed_callback() const;
   std::map<std::string, PeerState> peers_;
   std::vector<std::shared_ptr<RpcEndpoint>> accepted_;
 };

@@ -324,3 +324,83 @@ TEST_CASE("emulated transfer job checks every byte on every transport", "[emulat
     CHECK(consumer == 4);
   }
 }
+
+namespace {
+
+/// The consumer waits for a tensor the producer will never send; then the producer process dies (its transport,
+/// connections, QPs and loop go away). The consumer must get an error within 5 s, not hang.
+bool consumer_fails_when_producer_dies(const std::string& transport, std::string& error)
+{
+  transports::register_builtin_transports();
+  Emulation emu;
+  auto& wp = emu.add_process("worker");
+  auto& pp = emu.add_process("ps");
+  const std::string W = "/job:worker/replica:0/task:0", P = "/job:ps/replica:0/task:0";
+  transports::ClusterSpec cluster{{W, "worker"}, {P, "ps"}};
+  std::unique_ptr<transports::TaskRuntime> worker, ps;
+  std::atomic<int> started{0};
+  for (auto* p : {&wp, &pp})
+    emu.on(*p, [&, p] {
+      transports::TaskSpec spec;
+      spec.task = p == &wp ? W : P;
+      spec.transport = transport;
+      auto t = transports::TaskRuntime::create(spec, p->name, *p->runtime, p->device.get(), *p->streams, cluster);
+      if (!t.ok()) return;
+      (p == &wp ? worker : ps) = std::move(t.value());
+      (p == &wp ? worker : ps)->transport().start([&](Status st) { started += st.ok(); });
+    });
+  if (!Emulation::wait_until([&] { return started == 2; }, kTimeout)) return false;
+  // A first tensor crosses (channels up), then the consumer asks for one that never comes.
+  std::atomic<int> phase{0};
+  std::string err;
+  std::mutex mu;
+  auto key = [&](const std::string& n) {
+    return rendezvous::parse_key(rendezvous::create_key(P + "/device:CPU:0", 1, W + "/device:CPU:0", n)).value();
+  };
+  emu.on(wp, [&] {
+    worker->rendezvous().recv_async(1, key("first"), {}, [&](Result<rendezvous::RecvOutcome>) { phase = 1; });
+  });
+  emu.on(pp, [&] {
+    auto t = ps->make_tensor(DataType::FLOAT, TensorShape{{1024}}, Location::host(0), {false, false, true});
+    if (t.ok()) (void)ps->rendezvous().send(1, key("first"), t.value(), false);
+  });
+  if (!Emulation::wait_until([&] { return phase == 1; }, kTimeout)) return false;
+  emu.on(wp, [&] {
+    worker->rendezvous().recv_async(1, key("never"), {}, [&](Result<rendezvous::RecvOutcome> r) {
+      std::lock_guard<std::mutex> l(mu);
+      err = r.ok() ? "no error" : r.error().message();
+      phase = 2;
+    });
+  });
+  Emulation::wait_until([&] { return false; }, 0.05); // the request is on its way
+  const auto t0 = std::chrono::steady_clock::now();
+  emu.on(pp, [&] { ps.reset(); }); // the producer's transport, connections and QPs go away
+  pp.runtime->stop();
+  pp.device.reset();
+  const bool failed = Emulation::wait_until([&] { return phase == 2; }, 5.0);
+  {
+    std::lock_guard<std::mutex> l(mu);
+    error = err;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  emu.on(wp, [&] { worker.reset(); });
+  return failed && secs <= 5.0 && error != "no error";
+}
+
+} // namespace
+
+#define PEER_DIES_CASE(T)                                                                                              \
+  TEST_CASE(T ": a producer dying mid-transfer fails the receive within 5 s", "[emulator]")                            \
+  {                                                                                                                    \
+    std::string error;                                                                                                 \
+    CHECK(consumer_fails_when_producer_dies(T, error));                                                                \
+    INFO(error);                                                                                                       \
+    CHECK_FALSE(error.empty());                                                                                        \
+  }
+
+PEER_DIES_CASE("grpc")
+PEER_DIES_CASE("verbs_v1")
+PEER_DIES_CASE("verbs_v2")
+PEER_DIES_CASE("gdr")
+PEER_DIES_CASE("mpi")
+PEER_DIES_CASE("ar_grpc")

@@ -10,6 +10,18 @@ RdmaChannels::RdmaChannels(const TaskContext& ctx, rpc::RpcNode& rpc, Options op
 {
   rpc_.add_method(opt_.service,
                   [this](rpc::Payload req, rpc::Responder respond) { serve(std::move(req), std::move(respond)); });
+  // A peer whose RPC connection closed is gone (its process ended): move our QP to it to ERR, which flushes every
+  // outstanding WR, posted receives included, so the transport fails what still waits on that peer.
+  std::weak_ptr<bool> alive = alive_;
+  rpc_.on_peer_closed([this, alive](const std::string& peer) {
+    if (alive.expired()) return;
+    for (auto& [name, ch] : channels_)
+      if (ch->peer_process == peer && ch->qp && ch->qp->state() != verbs::QpState::ERR) {
+        verbs::QpAttr a;
+        a.qp_state = verbs::QpState::ERR;
+        (void)ch->qp->modify(a, verbs::QpAttrMask::STATE);
+      }
+  });
   if (ctx_.device) {
     auto cq = ctx_.device->create_cq(int(2 * opt_.queue_depth));
     if (cq.ok()) {
