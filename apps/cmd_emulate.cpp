@@ -3,6 +3,7 @@
 // format. The same transport source files as `tensorpath transfer`.
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
+#include "emulator/ibv_device.hpp"
 #include "emulator/transfer_job.hpp"
 
 #include <fmt/format.h>
@@ -17,13 +18,17 @@ int run_emulate(const frontend::ParsedArgs& a)
 {
   transports::register_builtin_transports();
   const std::string device = a.get("device", "soft");
-  if (device != "soft")
-    return report_error(
-        Error::at("", "--device", "soft (the libibverbs device is not built in this version)", "\"" + device + "\""));
+  if (device != "soft" && device != "ibv" && device.rfind("ibv:", 0) != 0)
+    return report_error(Error::at("", "--device", "soft, ibv or ibv:NAME", "\"" + device + "\""));
+  if (device != "soft") {
+    auto devs = emu::IbvDevice::list();
+    if (!devs.ok()) return report_error(devs.error()); // this machine has no RDMA device: nothing to run on
+  }
   auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
   if (!list.ok()) return report_error(list.error());
   const std::vector<std::string> names = list.value();
   emu::EmuTransferJob job;
+  job.device = device;
   auto st = memory::parse_strategy(a.get("strategy", "pool_visitor"));
   if (!st.ok()) return report_error(st.error());
   job.strategy = st.value();
@@ -40,8 +45,10 @@ int run_emulate(const frontend::ParsedArgs& a)
   job.sizes = sizes.value();
   transports::TransferLog all;
   int status = 0;
-  std::printf("Emulated transfers %s -> %s (software verbs device, in-process), strategy %s, %d step(s) per size\n\n",
-              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), memory::to_string(job.strategy), job.steps);
+  std::printf("Emulated transfers %s -> %s (%s, in-process), strategy %s, %d step(s) per size\n\n",
+              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(),
+              device == "soft" ? "software verbs device" : ("libibverbs device " + device).c_str(),
+              memory::to_string(job.strategy), job.steps);
   std::printf("%-10s %11s %12s %12s %10s %6s\n", "transport", "bytes", "first[us]", "steady[us]", "GB/s", "bytes");
   for (const auto& n : names) {
     emu::EmuTransferJob j = job;
@@ -82,7 +89,8 @@ Command emulate_command()
       {"dst", 0, true, "P", "consumer placement"},
       {"strategy", 0, true, "S", "memory strategy (default pool_visitor)"},
       {"steps", 0, true, "K", "transfers per size; the first is first use (default 5)"},
-      {"device", 0, true, "D", "soft (the software verbs device; default)"},
+      {"device", 0, true, "D",
+       "soft (the software verbs device; default), ibv or ibv:NAME (libibverbs: hardware or rxe soft-RoCE)"},
       {"records", 0, true, "FILE", "per-transfer records of both sides: FILE.json or FILE.csv"},
   };
   s.details = "The emulated processes are threads of this process (a real event loop each); every byte is checked.";

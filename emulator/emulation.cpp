@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 namespace tp::emu {
@@ -24,16 +25,35 @@ Emulation::~Emulation()
   procs_.clear();
 }
 
-EmuProcess& Emulation::add_process(const std::string& name)
+Result<EmuProcess*> Emulation::try_add_process(const std::string& name)
 {
   auto p = std::make_unique<EmuProcess>();
   p->name = name;
   p->memory = std::make_unique<HostMemory>(opt_.numa_nodes, opt_.gpus_per_process);
   p->runtime = std::make_unique<LoopRuntime>(name, *p->memory);
-  p->device = std::make_unique<SoftDevice>(fabric_, *p->runtime, "soft-" + name);
+  if (opt_.device == "soft") {
+    p->device = std::make_unique<SoftDevice>(fabric_, *p->runtime, "soft-" + name);
+  } else if (opt_.device == "ibv" || opt_.device.rfind("ibv:", 0) == 0) {
+    auto d = IbvDevice::open(*p->runtime, opt_.device.size() > 4 ? opt_.device.substr(4) : std::string());
+    if (!d.ok()) {
+      p->runtime->stop();
+      return d.error();
+    }
+    p->device = std::move(d.value());
+  } else {
+    p->runtime->stop();
+    return Error::at("", "device", "soft, ibv or ibv:NAME", "\"" + opt_.device + "\"");
+  }
   p->streams = std::make_unique<LocalStreamNetwork>(hub_, name, *p->runtime);
   procs_.push_back(std::move(p));
-  return *procs_.back();
+  return procs_.back().get();
+}
+
+EmuProcess& Emulation::add_process(const std::string& name)
+{
+  auto p = try_add_process(name);
+  if (!p.ok()) throw std::runtime_error(p.error().message()); // only the software device is used through here
+  return *p.value();
 }
 
 EmuProcess* Emulation::process(const std::string& name)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "emulator/host_memory.hpp"
+#include "emulator/ibv_device.hpp"
 #include "emulator/local_stream.hpp"
 #include "emulator/loop_runtime.hpp"
 #include "emulator/soft_device.hpp"
@@ -21,7 +22,7 @@ struct EmuProcess {
   std::string name;
   std::unique_ptr<HostMemory> memory;
   std::unique_ptr<LoopRuntime> runtime;
-  std::unique_ptr<SoftDevice> device;
+  std::unique_ptr<verbs::Device> device; ///< the software device, or the libibverbs one
   std::unique_ptr<LocalStreamNetwork> streams;
   ~EmuProcess();
 };
@@ -30,11 +31,15 @@ class Emulation {
 public:
   struct Options {
     int numa_nodes = 2;
-    int gpus_per_process = 2; ///< emulated GPU locations (host RAM)
+    int gpus_per_process = 2;    ///< emulated GPU locations (host RAM)
+    std::string device = "soft"; ///< "soft" (SoftDevice on this emulation's fabric) or "ibv[:NAME]" (libibverbs)
   };
   Emulation() : Emulation(Options{}) {}
   explicit Emulation(Options o) : opt_(o) {}
   ~Emulation();
+  /// Add a process; with the libibverbs device this fails when the machine has no RDMA device ("Unavailable").
+  Result<EmuProcess*> try_add_process(const std::string& name);
+  /// add_process for the software device, which cannot fail.
   EmuProcess& add_process(const std::string& name);
   EmuProcess* process(const std::string& name);
   /// Run `fn` on the process's event loop and wait for it to return.

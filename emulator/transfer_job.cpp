@@ -25,9 +25,15 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
   transports::register_builtin_transports();
   if (!transports::find_transport(job.transport))
     return Error::at("", "transport", "a registered transport", "\"" + job.transport + "\"");
-  Emulation emu;
-  auto& pp = emu.add_process("producer");
-  auto& cp = emu.add_process("consumer");
+  Emulation::Options eo;
+  eo.device = job.device;
+  Emulation emu(eo);
+  auto pr = emu.try_add_process("producer");
+  if (!pr.ok()) return pr.error();
+  auto cr = emu.try_add_process("consumer");
+  if (!cr.ok()) return cr.error();
+  auto& pp = *pr.value();
+  auto& cp = *cr.value();
   transports::ClusterSpec cluster{{PRODUCER, "producer"}, {CONSUMER, "consumer"}};
   std::unique_ptr<transports::TaskRuntime> P, C;
   std::atomic<int> started{0};

@@ -20,7 +20,8 @@ struct EmuTransferJob {
   int steps = 5; ///< per size; the first is first use, the rest are averaged as steady state
   Location src = Location::host(0);
   Location dst = Location::host(0);
-  double timeout = 30; ///< seconds per step before the job fails (a stalled protocol)
+  double timeout = 30;         ///< seconds per step before the job fails (a stalled protocol)
+  std::string device = "soft"; ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
 };
 
 struct EmuTransferPoint {
