@@ -3,6 +3,7 @@
 // format. The same transport source files as `tensorpath transfer`.
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
+#include "apps/lib/sim_vs_emu.hpp"
 #include "emulator/ibv_device.hpp"
 #include "emulator/transfer_job.hpp"
 
@@ -14,9 +15,38 @@ namespace tp::cli {
 
 namespace {
 
+/// --compare: the simulator's prediction (calibrated software-device profile) against the emulator's measurement.
+int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& names)
+{
+  frontend::SimVsEmuOptions o;
+  o.transports = names;
+  if (a.has("size") || a.has("sweep")) {
+    auto sizes = frontend::size_list(a, 1 << 20);
+    if (!sizes.ok()) return report_error(sizes.error());
+    o.sizes = sizes.value();
+  }
+  auto steps = a.get_int("steps", 5, 2, 1000);
+  if (!steps.ok()) return report_error(steps.error());
+  o.steps = int(steps.value());
+  std::printf("Simulator (calibrated profile of the software device on this host) against the emulator, host "
+              "tensors, steady-state latency\n\n");
+  std::fflush(stdout);
+  auto r = frontend::compare_sim_with_emulator(o);
+  if (!r.ok()) return report_error(r.error());
+  std::fputs(frontend::sim_vs_emu_report(r.value()).c_str(), stdout);
+  for (const auto& row : r->rows)
+    if (!row.bytes_ok) return 1;
+  return 0;
+}
+
 int run_emulate(const frontend::ParsedArgs& a)
 {
   transports::register_builtin_transports();
+  if (a.has("compare")) {
+    auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
+    if (!list.ok()) return report_error(list.error());
+    return run_compare(a, list.value());
+  }
   const std::string device = a.get("device", "soft");
   if (device != "soft" && device != "ibv" && device.rfind("ibv:", 0) != 0)
     return report_error(Error::at("", "--device", "soft, ibv or ibv:NAME", "\"" + device + "\""));
@@ -92,6 +122,10 @@ Command emulate_command()
       {"device", 0, true, "D",
        "soft (the software verbs device; default), ibv or ibv:NAME (libibverbs: hardware or rxe soft-RoCE)"},
       {"records", 0, true, "FILE", "per-transfer records of both sides: FILE.json or FILE.csv"},
+      {"compare", 0, false, "",
+       "calibrate a profile of the software device on this host, then print the simulator's prediction against the "
+       "emulator's measurement per transport and size (4 KiB-256 MiB unless --size/--sweep) with the median and "
+       "90th-percentile error"},
   };
   s.details = "The emulated processes are threads of this process (a real event loop each); every byte is checked.";
   return {s, &run_emulate};

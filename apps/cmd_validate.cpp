@@ -1,6 +1,7 @@
 // `tensorpath validate`: run the validation cases (scenario + expected value + tolerance + source), each in
 // its own child process, and print case / expected / got / error / pass. Exit status 1 if a case fails.
 #include "apps/commands.hpp"
+#include "apps/lib/sim_vs_emu.hpp"
 #include "apps/lib/spec_files.hpp"
 #include "core/common/isolated_run.hpp"
 
@@ -9,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <tuple>
 
 namespace tp::cli {
 
@@ -88,8 +91,39 @@ int run_validate(const frontend::ParsedArgs& a)
         std::printf("  %s: %s\n", r.c->name.c_str(), r.c->note.c_str());
     }
   }
+  // --slow: the simulator against the emulator on this host (calibrated software-device profile).
+  std::optional<frontend::SimVsEmuResult> compared;
+  bool compare_pass = true;
+  if (a.has("slow")) {
+    if (!to_stdout_json) {
+      std::printf("\nSimulator against emulator (tensorpath emulate --compare: every transport, 4 KiB-256 MiB)\n");
+      std::fflush(stdout);
+    }
+    auto r = frontend::compare_sim_with_emulator({});
+    if (!r.ok()) return report_error(r.error());
+    compared = r.value();
+    compare_pass = compared->median_abs_error <= 0.05 && compared->p90_abs_error <= 0.10;
+    for (const auto& row : compared->rows)
+      compare_pass = compare_pass && row.bytes_ok;
+    if (!to_stdout_json)
+      std::printf("%s%s\n", frontend::sim_vs_emu_report(*compared).c_str(),
+                  compare_pass ? "PASS" : "FAIL: outside the targets (see docs/validation.md)");
+  }
   if (a.has("json")) {
     nlohmann::json out = nlohmann::json::array();
+    if (compared)
+      for (auto [name, got, target] : {std::tuple{"sim_vs_emulator/median_abs_error", compared->median_abs_error, 0.05},
+                                       std::tuple{"sim_vs_emulator/p90_abs_error", compared->p90_abs_error, 0.10}}) {
+        nlohmann::json j;
+        j["case"] = name;
+        j["expected"] = 0.0;
+        j["got"] = got;
+        j["tolerance"] = target;
+        j["pass"] = got <= target;
+        j["unit"] = "relative error";
+        j["measure"] = "steady latency, simulator against emulator";
+        out.push_back(j);
+      }
     for (const auto& r : rows) {
       nlohmann::json j;
       j["case"] = r.c->name;
@@ -116,7 +150,7 @@ int run_validate(const frontend::ParsedArgs& a)
   // A known miss (expected_to_fail) does not fail the run; a case that could not run always does.
   for (const auto& r : rows)
     if (!r.pass && (r.c->expected_to_fail.empty() || !r.error.empty())) return 1;
-  return 0;
+  return compare_pass ? 0 : 1;
 }
 
 } // namespace
@@ -126,12 +160,15 @@ Command validate_command()
   frontend::CommandSpec s;
   s.name = "validate";
   s.summary = "run the validation cases (measured results from papers/issues) and compare the model to them";
-  s.usage = "[CASES.json|DIR ...] [--case NAME] [--json FILE|-] [--verbose]";
+  s.usage = "[CASES.json|DIR ...] [--case NAME] [--json FILE|-] [--verbose] [--slow]";
   s.options = {
       {"case", 0, true, "NAME", "only cases whose name contains NAME"},
       {"json", 0, true, "FILE",
        "also write a JSON list of {case, expected, got, tolerance, pass} (\"-\": stdout only)"},
       {"verbose", 'v', false, "", "print each job's report (perftest tables, copy results)"},
+      {"slow", 0, false, "",
+       "also compare the simulator with the emulator on this host (about 20 s): every transport, 4 KiB-256 MiB, "
+       "median and 90th-percentile error against the targets 5 % and 10 %"},
   };
   s.details = "Without arguments the cases in validation/cases/ are run. Each case runs in its own process.\n"
               "A case marked expected_to_fail (a known, explained miss of the model) is reported XFAIL.\n"

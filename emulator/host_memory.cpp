@@ -1,10 +1,37 @@
 // Real memory for emulated processes (see host_memory.hpp).
 #include "emulator/host_memory.hpp"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace tp::emu {
+
+namespace {
+
+/// Emulated processes keep the memory they free, as TF's BFC allocator and gRPC's slice pools do: glibc otherwise
+/// maps every block above 32 MiB afresh and unmaps it on free, so each large tensor, staging buffer or message
+/// would pay a page fault per 4 KiB page on first touch (most of a large transfer's time on this kind of machine,
+/// and a cost no real allocator in the tensor path pays in steady state). Process-wide, set once.
+void keep_freed_memory()
+{
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_ARENA_MAX, 1); // one heap (sbrk) for all threads: thread arenas unmap their heaps when empty
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1); // never give the heap back
+    mallopt(M_TOP_PAD, 64 << 20);
+  });
+}
+
+} // namespace
+
+HostMemory::HostMemory(int numa_nodes, int gpus) : numa_nodes_(numa_nodes), gpus_(gpus)
+{
+  keep_freed_memory();
+}
 
 HostMemory::~HostMemory()
 {
@@ -19,11 +46,11 @@ Result<Buffer> HostMemory::allocate(uint64_t size, const AllocAttr& attr)
     return Error::at("", "allocate", "a NUMA node below " + std::to_string(numa_nodes_), loc.to_string());
   if (loc.is_gpu() && (loc.index < 0 || loc.index >= gpus_))
     return Error::at("", "allocate", std::to_string(gpus_) + " emulated GPU(s)", loc.to_string());
-  // 64-byte alignment (cache lines); at least one byte so that a zero-size buffer has a unique address.
+  // 64-byte alignment (cache lines); at least one byte so that a zero-size buffer has a unique address. Not
+  // zeroed: like the allocators of the tensor path, a reused block holds what it held.
   const uint64_t n = (std::max<uint64_t>(size, 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, n);
   if (!p) return Error::at("", "allocate", std::to_string(size) + " bytes of host memory", "out of memory");
-  std::memset(p, 0, n);
   Buffer b;
   b.addr = reinterpret_cast<uint64_t>(p);
   b.size = size;

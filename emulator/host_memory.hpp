@@ -15,7 +15,7 @@ namespace tp::emu {
 class HostMemory final : public MemorySpace {
 public:
   /// `gpus`: how many emulated GPU locations exist (a GPU location beyond them is an error, as on a host).
-  explicit HostMemory(int numa_nodes = 1, int gpus = 0) : numa_nodes_(numa_nodes), gpus_(gpus) {}
+  explicit HostMemory(int numa_nodes = 1, int gpus = 0);
   ~HostMemory() override;
   Result<Buffer> allocate(uint64_t size, const AllocAttr& attr) override;
   void free(const Buffer& buffer) override;

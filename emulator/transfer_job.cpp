@@ -5,8 +5,11 @@
 #include "core/transports/task_runtime.hpp"
 #include "emulator/emulation.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 namespace tp::emu {
 
@@ -73,7 +76,7 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
     pt.bytes = bytes;
     const int64_t elems = int64_t((bytes + 3) / 4);
     std::vector<uint8_t> pattern(size_t(elems) * 4);
-    double steady = 0;
+    std::vector<double> steady;
     for (int s = 0; s < job.steps; ++s) {
       ++step;
       for (size_t i = 0; i < pattern.size(); ++i)
@@ -83,14 +86,27 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
       const auto parsed = rendezvous::parse_key(key).value();
       std::atomic<bool> done{false};
       std::atomic<bool> same{false};
-      std::atomic<double> t_start{0}, t_end{0};
-      emu.on(cp, [&] {
-        t_start = cp.runtime->now();
+      using clk = std::chrono::steady_clock;
+      std::atomic<int64_t> t_recv{0}, t_send{0}, t_end{0}; // steady-clock nanoseconds
+      auto stamp = [] { return int64_t(clk::now().time_since_epoch().count()); };
+      // The tensor is made and filled first; then the Recv and the Send are posted together, as the simulator
+      // issues them at the same instant: latency runs from the first of the two to the received tensor.
+      std::optional<Tensor> tensor;
+      emu.on(pp, [&] {
+        auto t =
+            P->make_tensor(DataType::FLOAT, TensorShape{{elems}}, job.src, AllocatorAttributes{false, false, true});
+        if (!t.ok()) return set_failure(t.error());
+        std::memcpy(t->buffer()->data, pattern.data(), pattern.size());
+        tensor = t.value();
+      });
+      if (failure) return *failure;
+      cp.runtime->post([&] {
+        t_recv = stamp();
         rendezvous::RecvArgs args;
         args.dst_location = job.dst;
         args.alloc_attrs.nic_compatible = true;
         C->rendezvous().recv_async(step, parsed, args, [&](Result<rendezvous::RecvOutcome> r) {
-          t_end = cp.runtime->now();
+          t_end = stamp();
           if (!r.ok())
             set_failure(r.error());
           else
@@ -99,28 +115,29 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
           done = true;
         });
       });
-      emu.on(pp, [&] {
-        auto t =
-            P->make_tensor(DataType::FLOAT, TensorShape{{elems}}, job.src, AllocatorAttributes{false, false, true});
-        if (!t.ok()) return set_failure(t.error());
-        std::memcpy(t->buffer()->data, pattern.data(), pattern.size());
-        if (auto st = P->rendezvous().send(step, parsed, t.value(), false); !st.ok()) set_failure(st.error());
+      pp.runtime->post([&] {
+        t_send = stamp();
+        if (auto st = P->rendezvous().send(step, parsed, *tensor, false); !st.ok()) set_failure(st.error());
+        tensor.reset();
       });
       if (!Emulation::wait_until([&] { return done.load() || failure.has_value(); }, job.timeout))
         return Error::msg(job.transport + ": a transfer of " + std::to_string(bytes) + " bytes did not complete in " +
                           std::to_string(job.timeout) + " s (protocol stalled)");
       if (failure) return *failure;
+      Emulation::wait_until([&] { return t_send.load() != 0; }, job.timeout);
       pt.bytes_ok = pt.bytes_ok && same;
       // Both runtimes started together: their clocks differ by microseconds; latency is measured on the consumer.
-      const double lat = t_end - t_start;
+      const double lat =
+          double(t_end - std::min(t_recv.load(), t_send.load())) * double(clk::period::num) / double(clk::period::den);
       if (s == 0)
         pt.first_latency = lat;
       else
-        steady += lat;
+        steady.push_back(lat);
       emu.on(pp, [&] { P->rendezvous().cleanup(step); });
       emu.on(cp, [&] { C->rendezvous().cleanup(step); });
     }
-    pt.steady_latency = job.steps > 1 ? steady / (job.steps - 1) : pt.first_latency;
+    std::sort(steady.begin(), steady.end());
+    pt.steady_latency = steady.empty() ? pt.first_latency : steady[steady.size() / 2];
     pt.bandwidth = pt.steady_latency > 0 ? double(bytes) / pt.steady_latency : 0;
     out.points.push_back(pt);
   }

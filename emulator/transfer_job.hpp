@@ -17,7 +17,7 @@ struct EmuTransferJob {
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   transports::TransportOptions options;
   std::vector<uint64_t> sizes{1 << 20};
-  int steps = 5; ///< per size; the first is first use, the rest are averaged as steady state
+  int steps = 5; ///< per size; the first is first use, the median of the rest is the steady state
   Location src = Location::host(0);
   Location dst = Location::host(0);
   double timeout = 30;         ///< seconds per step before the job fails (a stalled protocol)
@@ -27,7 +27,7 @@ struct EmuTransferJob {
 struct EmuTransferPoint {
   uint64_t bytes = 0;
   double first_latency = 0;  ///< seconds
-  double steady_latency = 0; ///< mean of the steps after the first
+  double steady_latency = 0; ///< median of the steps after the first
   double bandwidth = 0;      ///< bytes / steady latency
   bool bytes_ok = true;      ///< every received tensor equal to what was sent
 };

@@ -26,6 +26,10 @@ struct CpuProfile {
   double serialize_bandwidth = 0;   ///< protobuf-like encode, bytes/s
   double deserialize_bandwidth = 0; ///< protobuf-like decode, bytes/s
   double memory_bandwidth = 0;      ///< peak DRAM bandwidth of the socket (channels x rate); 0 = not given
+  /// Handing a work item (copy, serialization, reduction) to a worker thread and being told it finished: two
+  /// thread wake-ups, seconds. 0 in the hardware profiles (TF's executor runs most copies inline); measured for
+  /// the emulator's host (emulator/host_calibration).
+  double work_handoff_latency = 0;
 
   /// Single-thread memcpy bandwidth for a copy of `bytes` (working set = 2 x bytes: source + destination).
   double memcpy_bandwidth(double bytes) const;

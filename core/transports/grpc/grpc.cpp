@@ -3,6 +3,8 @@
 #include "core/rpc/rpc.hpp"
 #include "core/transports/wire_common.hpp"
 
+#include <cstring>
+
 namespace tp::transports {
 
 uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes)
@@ -107,12 +109,10 @@ void GrpcTransport::receive_content(const TensorMeta& meta, rpc::Reader& r, rpc:
   Runtime& rt = *ctx_.runtime;
   uint8_t has_bytes = 0;
   if (!r.u8(has_bytes) || has_bytes > 1) return finish(Error::status("Internal", "malformed RecvTensor response"));
-  std::vector<uint8_t> payload;
   const uint64_t n = meta.total_bytes();
   if (has_bytes) {
     if (r.remaining() != n)
       return finish(Error::status("Internal", "RecvTensor response: payload size does not match the meta-data"));
-    payload.assign(resp.bytes.end() - long(n), resp.bytes.end());
   } else if (!r.done()) {
     return finish(Error::status("Internal", "malformed RecvTensor response (trailing bytes)"));
   }
@@ -125,10 +125,12 @@ void GrpcTransport::receive_content(const TensorMeta& meta, rpc::Reader& r, rpc:
   memory::TensorMemory& mem = *ctx_.memory;
   // The bytes arrived in gRPC's slice buffers in host memory.
   AllocAttr sa = AllocAttr::at(Location::host(ctx_.cpu_numa_node));
-  sa.materialize = !payload.empty();
+  sa.materialize = has_bytes && n > 0;
   auto slices = rt.memory().allocate(n, sa);
   if (!slices.ok()) return finish(slices.error());
-  put_bytes(rt.memory(), slices.value(), payload);
+  if (has_bytes && n > 0)
+    if (uint8_t* d = rt.memory().resolve(slices->addr, n)) // the socket read's copy
+      std::memcpy(d, resp.bytes.data() + (resp.bytes.size() - n), n);
   const Buffer sl = slices.value();
   MemorySpace* space = &rt.memory();
   auto release_slices = [space, sl] { space->free(sl); };
@@ -236,13 +238,14 @@ void GrpcTransport::encode(std::shared_ptr<TransferRecord> rec, rendezvous::Recv
   auto reply = [this, rec, meta, n, t_arrived, respond](const Tensor& src) {
     Runtime& rt2 = *ctx_.runtime;
     rpc::Writer w = response_header(0, meta, t_arrived);
-    std::vector<uint8_t> bytes =
-        (n && src.buffer()) ? real_bytes(rt2.memory(), *src.buffer(), n) : std::vector<uint8_t>{};
-    w.u8(bytes.empty() ? 0 : 1);
+    // Real bytes where the tensor has them (the emulator, a materialized simulation): copied once, straight
+    // into the message (the socket write's copy).
+    const uint8_t* content = (n && src.buffer()) ? rt2.memory().resolve(src.buffer()->addr, n) : nullptr;
+    w.u8(content ? 1 : 0);
     rpc::Payload p{w.take(), 0};
-    const uint64_t real = p.bytes.size() + bytes.size();
-    p.bytes.insert(p.bytes.end(), bytes.begin(), bytes.end());
-    p.extra_wire_bytes = grpc_wire_bytes(real + (bytes.empty() ? n : 0), RESPONSE_HEADERS) - real;
+    if (content) p.bytes.insert(p.bytes.end(), content, content + n);
+    const uint64_t real = p.bytes.size();
+    p.extra_wire_bytes = grpc_wire_bytes(real + (content ? 0 : n), RESPONSE_HEADERS) - real;
     log_producer(rec, "");
     respond(std::move(p));
   };

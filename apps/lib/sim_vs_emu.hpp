@@ -1,0 +1,47 @@
+// Simulator against emulator: calibrate "the software device on this host" (emulator/host_calibration), then per
+// transport and tensor size run the same transfer in the emulator (real threads, real bytes: measured) and in
+// the simulator with the calibrated profile (predicted), and report the relative error of the prediction with its
+// median and 90th percentile. Used by `tensorpath emulate --compare` and `tensorpath validate --slow`.
+// Tests: tests/apps/sim_vs_emu_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+#include "emulator/host_calibration.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tp::frontend {
+
+struct SimVsEmuOptions {
+  std::vector<std::string> transports; ///< empty: every registered transport
+  std::vector<uint64_t> sizes;         ///< empty: 4 KiB to 256 MiB in steps of 4x
+  int steps = 5;                       ///< per size (the first is first use; the rest give the steady latency)
+  bool quick_calibration = false;
+};
+
+struct SimVsEmuRow {
+  std::string transport;
+  uint64_t bytes = 0;
+  double emulated = 0;  ///< measured steady latency, seconds
+  double simulated = 0; ///< predicted steady latency, seconds
+  bool bytes_ok = false;
+  double error() const { return emulated > 0 ? (simulated - emulated) / emulated : 0; }
+};
+
+struct SimVsEmuResult {
+  emu::SoftHostCalibration calibration;
+  std::vector<SimVsEmuRow> rows;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+};
+
+/// Median and 90th percentile (nearest rank) of |error| over rows.
+void summarize_errors(SimVsEmuResult& r);
+
+Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o);
+
+/// The calibration, then one line per transport and size, then the error figures.
+std::string sim_vs_emu_report(const SimVsEmuResult& r);
+
+} // namespace tp::frontend

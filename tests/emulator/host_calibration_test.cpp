@@ -1,0 +1,68 @@
+// The run-time calibration of the software device's host: every figure measured and plausible, and the profile
+// built from it describes a memcpy-speed device with the measured latencies.
+#include "emulator/host_calibration.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace tp;
+
+TEST_CASE("calibrating the software device measures memcpy, hand-offs, serialization and the stream")
+{
+  auto c = emu::calibrate_soft_host(true);
+  REQUIRE(c.ok());
+  const auto& k = c.value();
+  REQUIRE(k.memcpy_samples.size() >= 5);
+  for (const auto& s : k.memcpy_samples)
+    CHECK(s.seconds > 0);
+  // A memcpy that is not above 1 GB/s or that beats 10 TB/s is a measurement bug, not a machine.
+  for (double bw : {k.memcpy_l2_bandwidth, k.memcpy_llc_bandwidth, k.memcpy_dram_bandwidth}) {
+    CHECK(bw > 1e9);
+    CHECK(bw < 1e13);
+  }
+  CHECK(k.l2_size > 0);
+  CHECK(k.l3_size >= k.l2_size);
+  CHECK(k.write_latency > 0);
+  CHECK(k.write_latency < 0.01);
+  CHECK(k.handoff == Approx(k.write_latency / 2));
+  CHECK(k.work_round_trip > 0);
+  CHECK(k.serialize_bandwidth > 0);
+  CHECK(k.stream_latency > 0);
+  CHECK(k.stream_bandwidth > 1e8);
+  CHECK(k.register_fixed > 0);
+  CHECK(k.register_per_page >= 0);
+}
+
+TEST_CASE("the calibrated profile is a memcpy-speed device with the measured latencies")
+{
+  emu::SoftHostCalibration c;
+  c.l2_size = 1 << 20;
+  c.l3_size = 32 << 20;
+  c.memcpy_l2_bandwidth = 100e9;
+  c.memcpy_llc_bandwidth = 50e9;
+  c.memcpy_dram_bandwidth = 15e9;
+  c.memcpy_call_overhead = 2e-9;
+  c.write_latency = 40e-6;
+  c.handoff = 20e-6;
+  c.work_round_trip = 6e-6;
+  c.serialize_bandwidth = 150e9;
+  c.stream_latency = 25e-6;
+  c.stream_bandwidth = 4e9;
+  c.register_fixed = 1e-7;
+  const auto cl = emu::soft_host_cluster(c);
+  REQUIRE(cl.host_count() == 2);
+  const auto& h = cl.host(0);
+  REQUIRE(h.sockets.size() == 1);
+  REQUIRE(h.nics.size() == 1);
+  CHECK(h.nics[0].nic.line_rate == 15e9);
+  CHECK(h.nics[0].nic.packet_overhead == 0);
+  CHECK(h.nics[0].pcie.raw_bandwidth() > 100 * c.memcpy_dram_bandwidth); // PCIe never limits
+  CHECK(h.sockets[0].cpu.mmio_write_latency == 20e-6);
+  CHECK(h.sockets[0].cpu.completion_overhead == 20e-6);
+  CHECK(h.sockets[0].cpu.work_handoff_latency == 6e-6);
+  // Far beyond the LLC a copy runs at the DRAM rate measured.
+  CHECK(h.sockets[0].cpu.memcpy_time(double(1ull << 30)) == Approx(double(1ull << 30) / 15e9).epsilon(0.05));
+  CHECK(h.tcp.stack_latency == 25e-6);
+  CHECK(h.tcp.stream_bandwidth_cap() == 4e9);
+  CHECK(h.registration.register_time(4096) + h.registration.deregister_time(4096) == Approx(1e-7));
+  CHECK(cl.network_switch.latency == 0);
+}
