@@ -42,6 +42,10 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // A crash in the child is the child's: default dispositions, so that a handler inherited from the parent
+    // (a test framework's, a debugger's) does not report it as the parent's failure or keep the child alive.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+      ::signal(sig, SIG_DFL);
     std::string out;
     try {
       Result<std::string> r = fn();
