@@ -33,10 +33,16 @@ HostMemory::HostMemory(int numa_nodes, int gpus) : numa_nodes_(numa_nodes), gpus
   keep_freed_memory();
 }
 
+HostMemory::HostMemory(int numa_nodes, int gpus, std::unique_ptr<SharedArena> arena)
+    : numa_nodes_(numa_nodes), gpus_(gpus), arena_(std::move(arena))
+{
+  keep_freed_memory();
+}
+
 HostMemory::~HostMemory()
 {
   for (auto& [addr, b] : live_)
-    std::free(b.data);
+    release(b.data);
 }
 
 Result<Buffer> HostMemory::allocate(uint64_t size, const AllocAttr& attr)
@@ -49,8 +55,11 @@ Result<Buffer> HostMemory::allocate(uint64_t size, const AllocAttr& attr)
   // 64-byte alignment (cache lines); at least one byte so that a zero-size buffer has a unique address. Not
   // zeroed: like the allocators of the tensor path, a reused block holds what it held.
   const uint64_t n = (std::max<uint64_t>(size, 1) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, n);
-  if (!p) return Error::at("", "allocate", std::to_string(size) + " bytes of host memory", "out of memory");
+  void* p = arena_ ? static_cast<void*>(arena_->allocate(n)) : std::aligned_alloc(64, n);
+  if (!p)
+    return Error::at("", "allocate", std::to_string(size) + " bytes of host memory",
+                     arena_ ? "the shared arena is full (" + std::to_string(arena_->capacity()) + " bytes)"
+                            : std::string("out of memory"));
   Buffer b;
   b.addr = reinterpret_cast<uint64_t>(p);
   b.size = size;
@@ -67,8 +76,16 @@ void HostMemory::free(const Buffer& buffer)
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(buffer.addr);
   if (it == live_.end()) return;
-  std::free(it->second.data);
+  release(it->second.data);
   live_.erase(it);
+}
+
+void HostMemory::release(uint8_t* p)
+{
+  if (arena_)
+    arena_->free(p);
+  else
+    std::free(p);
 }
 
 uint8_t* HostMemory::resolve(uint64_t addr, uint64_t len)

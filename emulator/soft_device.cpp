@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace tp::emu {
 
@@ -12,13 +13,14 @@ using namespace verbs;
 
 // ---------------------------------------------------------------- fabric (the wire thread)
 
-SoftFabric::SoftFabric()
+SoftFabric::SoftFabric(uint16_t first_lid) : next_lid_(first_lid)
 {
   thread_ = std::thread([this] { run(); });
 }
 
 SoftFabric::~SoftFabric()
 {
+  link_.reset();
   {
     std::lock_guard<std::mutex> lock(q_mu_);
     stop_ = true;
@@ -31,6 +33,9 @@ uint16_t SoftFabric::attach(SoftDevice* dev)
 {
   std::lock_guard<std::mutex> lock(state_mu_);
   const uint16_t lid = next_lid_++;
+  if (link_ && !link_->owns(lid))
+    throw std::logic_error("software fabric: more than " + std::to_string(ProcessLink::LIDS_PER_PROCESS) +
+                           " devices in one linked process");
   devices_[lid] = dev;
   return lid;
 }
@@ -142,7 +147,28 @@ struct PendingSend {
   SendWr wr;
   std::vector<uint8_t> inline_bytes; ///< IBV_SEND_INLINE payload, copied at post time
   uint32_t retries = 0, rnr_retries = 0;
+  bool in_flight = false; ///< sent to a responder in another process, its response not yet back
+  uint64_t seq = 0;       ///< matches the response to the request
 };
+
+/// A contiguous piece of memory: where the requester's payload is, or where it goes.
+struct Span {
+  uint64_t addr;
+  uint64_t len;
+};
+
+struct ResponderRequest {
+  WrOpcode opcode;
+  uint64_t len;
+  uint32_t rkey;
+  uint64_t remote_addr;
+  uint32_t imm_data;
+  bool unused = false;
+};
+
+struct QpCore;
+ResponderVerdict respond(SoftDevice* pdev, QpCore* peer, const ResponderRequest& r, const std::vector<Span>& payload,
+                         const std::vector<Span>& read_into, uint8_t& rnr_timer);
 
 struct QpCore : std::enable_shared_from_this<QpCore> {
   SoftDevice& dev;
@@ -216,7 +242,7 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
         delay);
   }
 
-  enum class Outcome { DONE, STALL, FAILED };
+  enum class Outcome { DONE, STALL, FAILED, WAIT };
 
   /// Execute send-queue heads in order until one stalls or the queue is empty (state lock held).
   void process()
@@ -224,6 +250,7 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     while (!sq.empty() && attr.qp_state != QpState::ERR) {
       double delay = 0;
       const Outcome o = execute(sq.front(), delay);
+      if (o == Outcome::WAIT) return; // the process link brings the response
       if (o == Outcome::STALL) {
         schedule(delay);
         return;
@@ -236,11 +263,6 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     }
   }
 
-  /// A contiguous piece of memory: where the requester's payload is, or where it goes.
-  struct Span {
-    uint64_t addr;
-    uint64_t len;
-  };
   static std::vector<Span> spans(const std::vector<Sge>& sges)
   {
     std::vector<Span> v;
@@ -281,8 +303,11 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     return Outcome::FAILED;
   }
 
+  /// The requester's side of one WR. The responder's side runs here (a peer of this fabric) or in the peer's
+  /// process (its fabric answers over the process link); either way its verdict comes back to `conclude`.
   Outcome execute(PendingSend& p, double& delay)
   {
+    if (p.in_flight) return Outcome::WAIT;
     const WrOpcode code = p.wr.opcode;
     const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
     // Local protection checks (the requester's own SGEs).
@@ -290,77 +315,148 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
       for (const auto& s : p.wr.sg_list)
         if (dev.mrs().check_local(s, code == WrOpcode::RDMA_READ) != WcStatus::SUCCESS)
           return fail(p, WcStatus::LOC_PROT_ERR, delay);
-    // The responder: gone or not ready means no ACK; retried after the ACK timeout, then RETRY_EXC_ERR.
-    SoftDevice* pdev = dev.fabric().device(attr.dest.lid);
-    QpCore* peer = pdev ? pdev->qp(attr.dest_qp_num) : nullptr;
-    if (!peer || !responder_active(peer->attr.qp_state)) {
+    SoftFabric& f = dev.fabric();
+    if (SoftDevice* pdev = f.device(attr.dest.lid)) {
+      ResponderRequest rq{code, len, p.wr.rkey, p.wr.remote_addr, p.wr.imm_data};
+      uint8_t rnr_timer = 0;
+      const ResponderVerdict v =
+          respond(pdev, pdev->qp(attr.dest_qp_num), rq, payload(p), spans(p.wr.sg_list), rnr_timer);
+      return conclude(p, v, rnr_timer, delay);
+    }
+    if (f.reaches(attr.dest.lid)) {
+      p.seq = f.next_seq();
+      if (f.send_request(*this, p, len)) {
+        p.in_flight = true;
+        return Outcome::WAIT;
+      }
+    }
+    return conclude(p, ResponderVerdict::NOT_READY, 0, delay);
+  }
+
+  /// What the responder said, turned into the requester's completion (or a retry).
+  Outcome conclude(PendingSend& p, ResponderVerdict v, uint8_t rnr_timer, double& delay)
+  {
+    const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
+    switch (v) {
+    case ResponderVerdict::ACK:
+      if (p.wr.opcode == WrOpcode::RDMA_READ) {
+        dev.landed(p.wr.sg_list.empty() ? 0 : p.wr.sg_list[0].addr, len);
+        complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_READ, uint32_t(len));
+      } else if (p.wr.opcode == WrOpcode::SEND || p.wr.opcode == WrOpcode::SEND_WITH_IMM) {
+        complete_send(p, WcStatus::SUCCESS, WcOpcode::SEND, uint32_t(len));
+      } else {
+        complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_WRITE, uint32_t(len));
+      }
+      return Outcome::DONE;
+    case ResponderVerdict::NOT_READY: {
+      // The responder is gone or not ready: no ACK; retried after the ACK timeout, then RETRY_EXC_ERR.
       if (++p.retries > attr.retry_cnt) return fail(p, WcStatus::RETRY_EXC_ERR, delay);
       const double to = ack_timeout_seconds(attr.timeout);
       delay = to > 0 ? to : ack_timeout_seconds(14);
       return Outcome::STALL;
     }
-    const bool consumes =
-        code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM || code == WrOpcode::RDMA_WRITE_WITH_IMM;
-    if (code != WrOpcode::SEND && code != WrOpcode::SEND_WITH_IMM) {
-      const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
-      const bool qp_allows = len == 0 || has(peer->attr.qp_access_flags, need);
-      if (!qp_allows ||
-          (len > 0 && pdev->mrs().check_remote(p.wr.rkey, p.wr.remote_addr, len, need) != WcStatus::SUCCESS)) {
-        peer->enter_error();
-        return fail(p, WcStatus::REM_ACCESS_ERR, delay);
-      }
-    }
-    if (consumes && peer->rq.empty()) {
+    case ResponderVerdict::RNR:
       ++p.rnr_retries;
       if (attr.rnr_retry != 7 && p.rnr_retries > attr.rnr_retry) return fail(p, WcStatus::RNR_RETRY_EXC_ERR, delay);
-      delay = rnr_timer_seconds(peer->attr.min_rnr_timer);
+      delay = rnr_timer_seconds(rnr_timer);
       return Outcome::STALL;
+    case ResponderVerdict::REM_ACCESS:
+      return fail(p, WcStatus::REM_ACCESS_ERR, delay);
+    case ResponderVerdict::REM_INV_REQ:
+      return fail(p, WcStatus::REM_INV_REQ_ERR, delay);
+    case ResponderVerdict::REM_OP:
+      return fail(p, WcStatus::REM_OP_ERR, delay);
     }
-    if (code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM) {
-      RecvWr r = peer->rq.front();
-      if (len > r.total_length()) {
-        peer->rq.pop_front();
-        peer->complete_recv(r, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0);
-        peer->enter_error();
-        return fail(p, WcStatus::REM_INV_REQ_ERR, delay);
-      }
-      for (const auto& s : r.sg_list)
-        if (pdev->mrs().check_local(s, true) != WcStatus::SUCCESS) {
-          peer->rq.pop_front();
-          peer->complete_recv(r, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0);
-          peer->enter_error();
-          return fail(p, WcStatus::REM_OP_ERR, delay);
-        }
-      peer->rq.pop_front();
-      copy_spans(spans(r.sg_list), payload(p), len);
-      dev.fabric().count_bytes(len);
-      peer->complete_recv(r, WcStatus::SUCCESS, WcOpcode::RECV, uint32_t(len), code == WrOpcode::SEND_WITH_IMM,
-                          p.wr.imm_data);
-      complete_send(p, WcStatus::SUCCESS, WcOpcode::SEND, uint32_t(len));
-      return Outcome::DONE;
-    }
-    if (code == WrOpcode::RDMA_READ) {
-      copy_spans(spans(p.wr.sg_list), {{p.wr.remote_addr, len}}, len);
-      dev.fabric().count_bytes(len);
-      dev.landed(p.wr.sg_list.empty() ? 0 : p.wr.sg_list[0].addr, len);
-      complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_READ, uint32_t(len));
-      return Outcome::DONE;
-    }
-    // RDMA WRITE (with immediate: consumes a receive)
-    if (len > 0) {
-      copy_spans({{p.wr.remote_addr, len}}, payload(p), len);
-      dev.fabric().count_bytes(len);
-      pdev->landed(p.wr.remote_addr, len);
-    }
-    if (code == WrOpcode::RDMA_WRITE_WITH_IMM) {
-      RecvWr r = peer->rq.front();
-      peer->rq.pop_front();
-      peer->complete_recv(r, WcStatus::SUCCESS, WcOpcode::RECV_RDMA_WITH_IMM, uint32_t(len), true, p.wr.imm_data);
-    }
-    complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_WRITE, uint32_t(len));
-    return Outcome::DONE;
+    return fail(p, WcStatus::GENERAL_ERR, delay);
+  }
+
+  /// The response to the in-flight head of the send queue arrived (process link; state lock held).
+  void response(uint64_t seq, ResponderVerdict v, uint8_t rnr_timer)
+  {
+    if (sq.empty() || !sq.front().in_flight || sq.front().seq != seq) return; // flushed or destroyed meanwhile
+    PendingSend& p = sq.front();
+    p.in_flight = false;
+    double delay = 0;
+    const Outcome o = conclude(p, v, rnr_timer, delay);
+    if (o == Outcome::STALL) return schedule(delay);
+    if (o == Outcome::FAILED) return enter_error();
+    sq.pop_front();
+    if (!sq.empty()) schedule();
+  }
+
+  /// The peer process is gone: the in-flight WR will never be answered; it times out as with a dead host.
+  void peer_lost(uint16_t first_lid, uint16_t lids)
+  {
+    if (sq.empty() || !sq.front().in_flight) return;
+    if (attr.dest.lid < first_lid || attr.dest.lid >= first_lid + lids) return;
+    sq.front().in_flight = false;
+    schedule(ack_timeout_seconds(attr.timeout > 0 ? attr.timeout : 14));
   }
 };
+
+/// The responder's side: checks and data movement on the responder's QP and memory (its fabric's state lock held).
+/// `payload`: where the requester's bytes are (SEND / WRITE), `read_into`: where a READ's bytes go, both as
+/// pointers valid in this process (the requester's memory, mapped here when it is another process's).
+ResponderVerdict respond(SoftDevice* pdev, QpCore* peer, const ResponderRequest& r, const std::vector<Span>& payload,
+                         const std::vector<Span>& read_into, uint8_t& rnr_timer)
+{
+  const WrOpcode code = r.opcode;
+  const uint64_t len = r.len;
+  if (!peer || !responder_active(peer->attr.qp_state)) return ResponderVerdict::NOT_READY;
+  const bool consumes =
+      code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM || code == WrOpcode::RDMA_WRITE_WITH_IMM;
+  if (code != WrOpcode::SEND && code != WrOpcode::SEND_WITH_IMM) {
+    const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
+    const bool qp_allows = len == 0 || has(peer->attr.qp_access_flags, need);
+    if (!qp_allows || (len > 0 && pdev->mrs().check_remote(r.rkey, r.remote_addr, len, need) != WcStatus::SUCCESS)) {
+      peer->enter_error();
+      return ResponderVerdict::REM_ACCESS;
+    }
+  }
+  if (consumes && peer->rq.empty()) {
+    rnr_timer = peer->attr.min_rnr_timer;
+    return ResponderVerdict::RNR;
+  }
+  if (code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM) {
+    RecvWr rw = peer->rq.front();
+    if (len > rw.total_length()) {
+      peer->rq.pop_front();
+      peer->complete_recv(rw, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0);
+      peer->enter_error();
+      return ResponderVerdict::REM_INV_REQ;
+    }
+    for (const auto& sg : rw.sg_list)
+      if (pdev->mrs().check_local(sg, true) != WcStatus::SUCCESS) {
+        peer->rq.pop_front();
+        peer->complete_recv(rw, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0);
+        peer->enter_error();
+        return ResponderVerdict::REM_OP;
+      }
+    peer->rq.pop_front();
+    QpCore::copy_spans(QpCore::spans(rw.sg_list), payload, len);
+    pdev->fabric().count_bytes(len);
+    peer->complete_recv(rw, WcStatus::SUCCESS, WcOpcode::RECV, uint32_t(len), code == WrOpcode::SEND_WITH_IMM,
+                        r.imm_data);
+    return ResponderVerdict::ACK;
+  }
+  if (code == WrOpcode::RDMA_READ) {
+    QpCore::copy_spans(read_into, {{r.remote_addr, len}}, len);
+    pdev->fabric().count_bytes(len);
+    return ResponderVerdict::ACK;
+  }
+  // RDMA WRITE (with immediate: consumes a receive)
+  if (len > 0) {
+    QpCore::copy_spans({{r.remote_addr, len}}, payload, len);
+    pdev->fabric().count_bytes(len);
+    pdev->landed(r.remote_addr, len);
+  }
+  if (code == WrOpcode::RDMA_WRITE_WITH_IMM) {
+    RecvWr rw = peer->rq.front();
+    peer->rq.pop_front();
+    peer->complete_recv(rw, WcStatus::SUCCESS, WcOpcode::RECV_RDMA_WITH_IMM, uint32_t(len), true, r.imm_data);
+  }
+  return ResponderVerdict::ACK;
+}
 
 namespace {
 
@@ -547,6 +643,139 @@ void SoftDevice::landed(uint64_t addr, uint64_t len)
       ++it;
     }
   }
+}
+
+// ---------------------------------------------------------------- between processes (the process link)
+
+namespace {
+
+struct WireRequest {
+  uint64_t seq;
+  uint64_t remote_addr;
+  uint64_t len;
+  uint16_t src_lid, dst_lid;
+  uint32_t src_qpn, dst_qpn;
+  uint32_t imm_data;
+  uint32_t rkey;
+  uint32_t n_sge;
+  uint32_t inline_len;
+  uint8_t opcode;
+};
+
+struct WireResponse {
+  uint64_t seq;
+  uint32_t qpn;
+  uint16_t lid;
+  uint8_t verdict;
+  uint8_t rnr_timer;
+};
+
+template <class T> std::vector<uint8_t> as_bytes(const T& v)
+{
+  std::vector<uint8_t> b(sizeof v);
+  std::memcpy(b.data(), &v, sizeof v);
+  return b;
+}
+
+} // namespace
+
+bool SoftFabric::reaches(uint16_t lid)
+{
+  return link_ && !link_->owns(lid) && link_->reaches(lid);
+}
+
+bool SoftFabric::send_request(const QpCore& q, const PendingSend& p, uint64_t len)
+{
+  if (!link_) return false;
+  WireRequest r{};
+  r.seq = p.seq;
+  r.remote_addr = p.wr.remote_addr;
+  r.len = len;
+  r.src_lid = q.dev.port_address().lid;
+  r.dst_lid = q.attr.dest.lid;
+  r.src_qpn = q.qpn;
+  r.dst_qpn = q.attr.dest_qp_num;
+  r.imm_data = p.wr.imm_data;
+  r.rkey = p.wr.rkey;
+  r.opcode = uint8_t(p.wr.opcode);
+  r.inline_len = p.wr.inline_data ? uint32_t(p.inline_bytes.size()) : 0;
+  r.n_sge = p.wr.inline_data ? 0 : uint32_t(p.wr.sg_list.size());
+  std::vector<uint8_t> frame = as_bytes(r);
+  for (uint32_t i = 0; i < r.n_sge; ++i) {
+    const uint64_t sg[2] = {p.wr.sg_list[i].addr, p.wr.sg_list[i].length};
+    const auto* b = reinterpret_cast<const uint8_t*>(sg);
+    frame.insert(frame.end(), b, b + sizeof sg);
+  }
+  frame.insert(frame.end(), p.inline_bytes.begin(), p.inline_bytes.end());
+  return link_->send_request(r.dst_lid, frame);
+}
+
+Status SoftFabric::link_processes(const std::string& dir, SharedArena& arena)
+{
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (link_) return Error::at("", "link_processes", "a fabric not linked yet", "linked");
+  ProcessLink::Handlers h;
+  h.on_request = [this](const std::vector<uint8_t>& body, const PeerArena& requester) {
+    WireRequest r{};
+    WireResponse out{};
+    ResponderVerdict v = ResponderVerdict::REM_OP;
+    uint8_t rnr = 0;
+    if (body.size() >= sizeof r) {
+      std::memcpy(&r, body.data(), sizeof r);
+      out.seq = r.seq;
+      out.qpn = r.src_qpn;
+      out.lid = r.src_lid;
+      const size_t need = sizeof r + size_t(r.n_sge) * 16 + r.inline_len;
+      std::vector<Span> payload;
+      bool mapped = body.size() == need && r.n_sge <= 64;
+      if (mapped && r.inline_len > 0)
+        payload.push_back({reinterpret_cast<uint64_t>(body.data() + sizeof r + size_t(r.n_sge) * 16), r.inline_len});
+      for (uint32_t i = 0; mapped && i < r.n_sge; ++i) {
+        uint64_t sg[2];
+        std::memcpy(sg, body.data() + sizeof r + size_t(i) * 16, 16);
+        uint8_t* local = requester.translate(sg[0], sg[1]);
+        if (!local && sg[1] > 0) mapped = false; // the requester's memory is not in its shared arena
+        payload.push_back({reinterpret_cast<uint64_t>(local), sg[1]});
+      }
+      std::lock_guard<std::mutex> lock(state_mu_);
+      SoftDevice* pdev = device(r.dst_lid);
+      if (!pdev)
+        v = ResponderVerdict::NOT_READY;
+      else if (mapped)
+        v = respond(pdev, pdev->qp(r.dst_qpn),
+                    ResponderRequest{WrOpcode(r.opcode), r.len, r.rkey, r.remote_addr, r.imm_data}, payload, payload,
+                    rnr);
+    }
+    out.verdict = uint8_t(v);
+    out.rnr_timer = rnr;
+    return as_bytes(out);
+  };
+  h.on_response = [this](const std::vector<uint8_t>& body) {
+    WireResponse r{};
+    if (body.size() != sizeof r) return;
+    std::memcpy(&r, body.data(), sizeof r);
+    if (r.verdict > uint8_t(ResponderVerdict::REM_OP)) return;
+    std::lock_guard<std::mutex> lock(state_mu_);
+    SoftDevice* d = device(r.lid);
+    QpCore* q = d ? d->qp(r.qpn) : nullptr;
+    if (q) q->response(r.seq, ResponderVerdict(r.verdict), r.rnr_timer);
+  };
+  h.on_peer_lost = [this](uint16_t first_lid) {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (auto& [lid, d] : devices_)
+      d->for_each_qp([&](QpCore& q) { q.peer_lost(first_lid, ProcessLink::LIDS_PER_PROCESS); });
+  };
+  const uint16_t first = devices_.empty() ? next_lid_ : devices_.begin()->first;
+  auto l = ProcessLink::open(dir, ProcessLink::owner_of(first), arena, std::move(h));
+  if (!l.ok()) return l.error();
+  link_ = std::move(l.value());
+  return ok_status();
+}
+
+void SoftDevice::for_each_qp(const std::function<void(QpCore&)>& f)
+{
+  for (auto& [n, q] : qps_)
+    f(*q);
 }
 
 } // namespace tp::emu

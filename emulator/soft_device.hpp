@@ -5,12 +5,16 @@
 // completions: bad lkey LOC_PROT_ERR, bad rkey/bounds/access REM_ACCESS_ERR (the target QP goes to ERR too), no
 // receive posted: RNR NAKs retried after min_rnr_timer until rnr_retry is spent (7 = forever) then
 // RNR_RETRY_EXC_ERR, peer gone: RETRY_EXC_ERR after retry_cnt ACK timeouts, WRs behind an error: WR_FLUSH_ERR.
-// Memory outside the target region is never touched. Tests: tests/emulator/soft_device_test.cpp.
+// Memory outside the target region is never touched. Devices of different OS processes reach each other through
+// link_processes() (emulator/process_link: a Unix socket per process, shared-memory arenas): the requester's wire
+// thread sends the WR, the responder's link thread checks and copies, the ACK/NAK comes back. Tests:
+// tests/emulator/soft_device_test.cpp, tests/emulator/process_link_test.cpp.
 #pragma once
 
 #include "core/device/device.hpp"
 #include "core/device/mr_table.hpp"
 #include "core/runtime/runtime.hpp"
+#include "emulator/process_link.hpp"
 
 #include <condition_variable>
 #include <deque>
@@ -22,10 +26,17 @@
 namespace tp::emu {
 
 class SoftDevice;
+struct QpCore;
+struct PendingSend;
+
+/// A responder's answer to one request (an ACK, or the NAK / silence a real responder would give).
+enum class ResponderVerdict : uint8_t { ACK, NOT_READY, RNR, REM_ACCESS, REM_INV_REQ, REM_OP };
 
 class SoftFabric {
 public:
-  SoftFabric();
+  /// Devices attached here get lids first_lid, first_lid + 1, ... (processes linked by link_processes() need
+  /// disjoint ranges: first_lid = 1 + k x ProcessLink::LIDS_PER_PROCESS).
+  explicit SoftFabric(uint16_t first_lid = 1);
   ~SoftFabric();
   SoftFabric(const SoftFabric&) = delete;
   SoftFabric& operator=(const SoftFabric&) = delete;
@@ -37,6 +48,14 @@ public:
   void submit(std::function<void()> op, double delay = 0);
   /// The lock for every device's QP and MR state.
   std::mutex& state() { return state_mu_; }
+  /// Reach the software devices of other processes on this host: a socket in `dir` per process, and this
+  /// process's memory (every registered region must lie in `arena`) mapped by the peers. Once per fabric.
+  Status link_processes(const std::string& dir, SharedArena& arena);
+  /// Whether `lid` belongs to a linked process that is reachable (state() held).
+  bool reaches(uint16_t lid);
+  uint64_t next_seq() { return ++seq_; }
+  /// Send a WR to its responder in another process (state() held). False: the process cannot be reached.
+  bool send_request(const QpCore& q, const PendingSend& p, uint64_t len);
   uint64_t bytes_moved() const { return bytes_moved_; }
   void count_bytes(uint64_t n) { bytes_moved_ += n; }
 
@@ -52,6 +71,8 @@ private:
   bool stop_ = false;
   uint64_t bytes_moved_ = 0;
   std::thread thread_;
+  uint64_t seq_ = 0;
+  std::unique_ptr<ProcessLink> link_; ///< declared last: destroyed first (its threads call into the devices)
 };
 
 struct QpCore;
@@ -77,6 +98,7 @@ public:
   Runtime& runtime() { return rt_; }
   SoftFabric& fabric() { return fabric_; }
   void landed(uint64_t addr, uint64_t len); ///< fire watches covering this range
+  void for_each_qp(const std::function<void(QpCore&)>& f);
 
 private:
   SoftFabric& fabric_;

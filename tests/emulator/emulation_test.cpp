@@ -108,6 +108,7 @@ TEST_CASE("soft device RDMA WRITE and READ move the bytes", "[emulator]")
 {
   SoftPair s;
   std::memset(s.ba.data, 7, 4096);
+  std::memset(s.bb.data, 0, s.bb.size); // buffers are not zeroed by the emulator's allocator
   verbs::SendWr w;
   w.wr_id = 1;
   w.opcode = verbs::WrOpcode::RDMA_WRITE;
@@ -140,6 +141,7 @@ TEST_CASE("soft device: a bad rkey is a remote access error and touches nothing"
 {
   SoftPair s;
   std::memset(s.ba.data, 1, 4096);
+  std::memset(s.bb.data, 0, s.bb.size);
   verbs::SendWr w;
   w.wr_id = 1;
   w.opcode = verbs::WrOpcode::RDMA_WRITE;

@@ -281,7 +281,8 @@ void GrpcTransport::encode(std::shared_ptr<TransferRecord> rec, rendezvous::Recv
     if (!host.ok()) return respond(host.error());
     Tensor h = host.value();
     ++rec->copies;
-    mem.copy(*h.buffer(), *t.buffer(), n, timed(rt, rec, Phase::PCIE, [encode_host, h](Status) { encode_host(h); }));
+    // `t` rides along: the source must stay allocated until the device-to-host copy has read it.
+    mem.copy(*h.buffer(), *t.buffer(), n, timed(rt, rec, Phase::PCIE, [encode_host, h, t](Status) { encode_host(h); }));
     return;
   }
   encode_host(t);

@@ -1,0 +1,101 @@
+// Shared-memory arenas (see shared_arena.hpp).
+#include "emulator/shared_arena.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tp::emu {
+
+Result<std::unique_ptr<SharedArena>> SharedArena::create(uint64_t capacity, const std::string& name)
+{
+  const int fd = ::memfd_create(("tensorpath-" + name).c_str(), MFD_CLOEXEC);
+  if (fd < 0) return Error::msg(std::string("memfd_create: ") + std::strerror(errno));
+  if (::ftruncate(fd, off_t(capacity)) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Error::msg(std::string("ftruncate of the shared arena: ") + std::strerror(e));
+  }
+  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    const int e = errno;
+    ::close(fd);
+    return Error::msg(std::string("mmap of the shared arena: ") + std::strerror(e));
+  }
+  return std::unique_ptr<SharedArena>(new SharedArena(fd, static_cast<uint8_t*>(p), capacity));
+}
+
+SharedArena::SharedArena(int fd, uint8_t* base, uint64_t capacity) : fd_(fd), base_(base), capacity_(capacity)
+{
+  free_[0] = capacity;
+}
+
+SharedArena::~SharedArena()
+{
+  ::munmap(base_, capacity_);
+  ::close(fd_);
+}
+
+uint8_t* SharedArena::allocate(uint64_t size)
+{
+  const uint64_t n = (std::max<uint64_t>(size, 1) + 63) / 64 * 64;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < n) continue;
+    const uint64_t off = it->first, len = it->second;
+    free_.erase(it);
+    if (len > n) free_[off + n] = len - n;
+    used_[off] = n;
+    return base_ + off;
+  }
+  return nullptr;
+}
+
+void SharedArena::free(uint8_t* p)
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  auto u = used_.find(uint64_t(p - base_));
+  if (u == used_.end()) return;
+  uint64_t off = u->first, len = u->second;
+  used_.erase(u);
+  auto next = free_.lower_bound(off);
+  if (next != free_.end() && next->first == off + len) {
+    len += next->second;
+    next = free_.erase(next);
+  }
+  if (next != free_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      prev->second += len;
+      return;
+    }
+  }
+  free_[off] = len;
+}
+
+uint64_t SharedArena::used() const
+{
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t n = 0;
+  for (const auto& [o, l] : used_)
+    n += l;
+  return n;
+}
+
+Result<std::unique_ptr<PeerArena>> PeerArena::map(int fd, uint64_t remote_base, uint64_t capacity)
+{
+  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) return Error::msg(std::string("mmap of a peer's arena: ") + std::strerror(e));
+  return std::unique_ptr<PeerArena>(new PeerArena(static_cast<uint8_t*>(p), remote_base, capacity));
+}
+
+PeerArena::~PeerArena()
+{
+  ::munmap(local_, capacity_);
+}
+
+} // namespace tp::emu
