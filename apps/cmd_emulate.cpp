@@ -73,11 +73,15 @@ int run_emulate(const frontend::ParsedArgs& a)
   auto sizes = frontend::size_list(a, 1 << 20);
   if (!sizes.ok()) return report_error(sizes.error());
   job.sizes = sizes.value();
+  job.os_processes = a.has("processes");
+  if (job.os_processes && device != "soft")
+    return report_error(Error::at("", "--processes", "the software device (--device soft)", device));
   transports::TransferLog all;
   int status = 0;
-  std::printf("Emulated transfers %s -> %s (%s, in-process), strategy %s, %d step(s) per size\n\n",
-              a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(),
+  std::printf("Emulated transfers %s -> %s (%s, %s), strategy %s, %d step(s) per size\n\n", a.get("src", "cpu").c_str(),
+              a.get("dst", "cpu").c_str(),
               device == "soft" ? "software verbs device" : ("libibverbs device " + device).c_str(),
+              job.os_processes ? "two OS processes: shared memory + TCP" : "threads of this process",
               memory::to_string(job.strategy), job.steps);
   std::printf("%-10s %11s %12s %12s %10s %6s\n", "transport", "bytes", "first[us]", "steady[us]", "GB/s", "bytes");
   for (const auto& n : names) {
@@ -122,12 +126,16 @@ Command emulate_command()
       {"device", 0, true, "D",
        "soft (the software verbs device; default), ibv or ibv:NAME (libibverbs: hardware or rxe soft-RoCE)"},
       {"records", 0, true, "FILE", "per-transfer records of both sides: FILE.json or FILE.csv"},
+      {"processes", 0, false, "",
+       "producer and consumer as two OS processes (forked): the software device between them over shared memory "
+       "and a Unix-socket link, the RPC streams over TCP on 127.0.0.1"},
       {"compare", 0, false, "",
        "calibrate a profile of the software device on this host, then print the simulator's prediction against the "
        "emulator's measurement per transport and size (4 KiB-256 MiB unless --size/--sweep) with the median and "
        "90th-percentile error"},
   };
-  s.details = "The emulated processes are threads of this process (a real event loop each); every byte is checked.";
+  s.details = "The emulated processes are threads of this process (a real event loop each), or with --processes two\n"
+              "OS processes; every received byte is checked.";
   return {s, &run_emulate};
 }
 

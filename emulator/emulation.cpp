@@ -1,6 +1,8 @@
 // Emulated processes (see emulation.hpp).
 #include "emulator/emulation.hpp"
 
+#include "emulator/tcp_stream.hpp"
+
 #include <chrono>
 #include <future>
 #include <stdexcept>
@@ -14,8 +16,25 @@ EmuProcess::~EmuProcess()
   if (runtime) runtime->stop();
   streams.reset();
   device.reset();
+  own_fabric.reset();
   runtime.reset();
   memory.reset();
+}
+
+Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int index, const std::string& dir,
+                                                    uint64_t arena_bytes, int numa_nodes, int gpus)
+{
+  auto arena = SharedArena::create(arena_bytes, name);
+  if (!arena.ok()) return arena.error();
+  auto p = std::make_unique<EmuProcess>();
+  p->name = name;
+  p->memory = std::make_unique<HostMemory>(numa_nodes, gpus, std::move(arena.value()));
+  p->runtime = std::make_unique<LoopRuntime>(name, *p->memory);
+  p->own_fabric = std::make_unique<SoftFabric>(uint16_t(1 + index * ProcessLink::LIDS_PER_PROCESS));
+  if (auto st = p->own_fabric->link_processes(dir, *p->memory->arena()); !st.ok()) return st.error();
+  p->device = std::make_unique<SoftDevice>(*p->own_fabric, *p->runtime, "soft-" + name);
+  p->streams = std::make_unique<TcpStreamNetwork>(dir, name, *p->runtime);
+  return p;
 }
 
 Emulation::~Emulation()

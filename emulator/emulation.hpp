@@ -22,10 +22,17 @@ struct EmuProcess {
   std::string name;
   std::unique_ptr<HostMemory> memory;
   std::unique_ptr<LoopRuntime> runtime;
-  std::unique_ptr<verbs::Device> device; ///< the software device, or the libibverbs one
-  std::unique_ptr<LocalStreamNetwork> streams;
+  std::unique_ptr<verbs::Device> device;  ///< the software device, or the libibverbs one
+  std::unique_ptr<StreamNetwork> streams; ///< in-process streams, or TCP between OS processes
+  std::unique_ptr<SoftFabric> own_fabric; ///< an OS process's own wire (linked to the others); null in process
   ~EmuProcess();
 };
+
+/// This OS process as the `index`-th emulated process of a multi-process emulation whose processes meet in `dir`
+/// (the software device's process link and the TCP streams' port files): memory in a shared arena of
+/// `arena_bytes`, a fabric of its own linked to the other processes', TCP streams.
+Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int index, const std::string& dir,
+                                                    uint64_t arena_bytes, int numa_nodes = 2, int gpus = 2);
 
 class Emulation {
 public:
@@ -43,7 +50,7 @@ public:
   EmuProcess& add_process(const std::string& name);
   EmuProcess* process(const std::string& name);
   /// Run `fn` on the process's event loop and wait for it to return.
-  void on(EmuProcess& p, std::function<void()> fn);
+  static void on(EmuProcess& p, std::function<void()> fn);
   /// Poll `pred` (every millisecond, from this thread) until it holds or `timeout` seconds pass.
   static bool wait_until(const std::function<bool()>& pred, double timeout);
   SoftFabric& fabric() { return fabric_; }

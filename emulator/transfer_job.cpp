@@ -4,6 +4,7 @@
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "emulator/emulation.hpp"
+#include "emulator/process_transfer.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +26,7 @@ std::string dev(Location l)
 
 Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
 {
+  if (job.os_processes) return run_process_transfer(job);
   transports::register_builtin_transports();
   if (!transports::find_transport(job.transport))
     return Error::at("", "transport", "a registered transport", "\"" + job.transport + "\"");

@@ -22,6 +22,9 @@ struct EmuTransferJob {
   Location dst = Location::host(0);
   double timeout = 30;         ///< seconds per step before the job fails (a stalled protocol)
   std::string device = "soft"; ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
+  /// Producer and consumer as two OS processes (forked; software device over shared memory, TCP streams) instead
+  /// of two emulated processes in this one.
+  bool os_processes = false;
 };
 
 struct EmuTransferPoint {
