@@ -5,7 +5,9 @@
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/sim_vs_emu.hpp"
 #include "emulator/ibv_device.hpp"
+#include "emulator/training_job.hpp"
 #include "emulator/transfer_job.hpp"
+#include "models/workload/workload.hpp"
 
 #include <fmt/format.h>
 
@@ -39,9 +41,73 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
   return 0;
 }
 
+/// --train MODEL: scaled-down synchronous training steps on emulated processes, per transport.
+int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& names)
+{
+  const std::string gpu = a.get("gpu", "k40m");
+  auto batch = a.get_int("batch", 32, 1, 4096);
+  auto workers = a.get_int("workers", 2, 1, 64);
+  auto ps = a.get_int("ps", 1, 0, 64);
+  auto towers = a.get_int("gpus-per-worker", 1, 1, 16);
+  auto steps = a.get_int("steps", 3, 2, 1000);
+  for (auto* r : {&batch, &workers, &ps, &towers, &steps})
+    if (!r->ok()) return report_error(r->error());
+  const std::string mode = a.get("mode", "ps");
+  if (mode != "ps" && mode != "allreduce") return report_error(Error::at("", "--mode", "ps or allreduce", mode));
+  const std::string scale_s = a.get("scale", "0.01");
+  char* end = nullptr;
+  const double scale = std::strtod(scale_s.c_str(), &end);
+  if (end == scale_s.c_str() || *end || !(scale > 0) || scale > 1)
+    return report_error(Error::at("", "--scale", "a factor in (0, 1]", "\"" + scale_s + "\""));
+  models::WorkloadLibrary lib;
+  auto wl = lib.make(a.get("train"), gpu, int(batch.value()));
+  if (!wl.ok()) return report_error(wl.error());
+  const training::TrainingModel model = models::to_training_model(wl.value());
+  emu::EmuTrainingJob job;
+  job.allreduce = mode == "allreduce";
+  job.workers = int(workers.value());
+  job.ps_tasks = int(ps.value());
+  job.gpus_per_worker = int(towers.value());
+  job.fetch_per_worker = a.get("fetch", "per_tower") == "per_worker";
+  job.steps = int(steps.value());
+  job.scale = scale;
+  auto st = memory::parse_strategy(a.get("strategy", "pool_visitor"));
+  if (!st.ok()) return report_error(st.error());
+  job.strategy = st.value();
+  const auto scaled = emu::scale_model(model, scale);
+  std::printf("Emulated training: %s (batch %lld on %s, scaled by %g: %.2f MB of variables, %.2f ms of compute per "
+              "step), %s, %d worker(s)%s, %d step(s) (first is warm-up)\n\n",
+              model.name.c_str(), static_cast<long long>(batch.value()), gpu.c_str(), scale, scaled.bytes() * 1e-6,
+              scaled.compute_seconds() * 1e3, mode == "ps" ? "parameter servers" : "ring allreduce", job.workers,
+              mode == "ps" ? fmt::format(" x {} GPU(s), {} PS", job.gpus_per_worker, job.ps_tasks).c_str() : "",
+              job.steps);
+  std::printf("%-10s %6s %12s %14s %12s\n", "transport", "tasks", "step [ms]", "remote MB/step", "compute [ms]");
+  int status = 0;
+  for (const auto& n : names) {
+    emu::EmuTrainingJob j = job;
+    j.transport = n;
+    auto r = emu::run_emulated_training(model, j);
+    if (!r.ok()) {
+      std::printf("%-10s ERROR %s\n", n.c_str(), r.error().message().c_str());
+      status = 1;
+      continue;
+    }
+    std::printf("%-10s %6d %12.2f %14.2f %12.2f\n", n.c_str(), r->tasks, r->step_time * 1e3,
+                double(r->remote_bytes_per_step) * 1e-6, r->compute_seconds * 1e3);
+  }
+  std::printf("\nwall-clock step times of emulated processes (threads of this process) moving real bytes; GPU "
+              "kernels are sleeps of their scaled duration.\n");
+  return status;
+}
+
 int run_emulate(const frontend::ParsedArgs& a)
 {
   transports::register_builtin_transports();
+  if (a.has("train")) {
+    auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
+    if (!list.ok()) return report_error(list.error());
+    return run_train(a, list.value());
+  }
   if (a.has("compare")) {
     auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
     if (!list.ok()) return report_error(list.error());
@@ -126,6 +192,16 @@ Command emulate_command()
       {"device", 0, true, "D",
        "soft (the software verbs device; default), ibv or ibv:NAME (libibverbs: hardware or rxe soft-RoCE)"},
       {"records", 0, true, "FILE", "per-transfer records of both sides: FILE.json or FILE.csv"},
+      {"train", 0, true, "MODEL",
+       "scaled-down synchronous training steps of MODEL (vgg16, resnet50, ...) instead of single transfers"},
+      {"scale", 0, true, "F", "--train: multiply variable bytes and compute by F (default 0.01)"},
+      {"mode", 0, true, "M", "--train: ps (default) or allreduce"},
+      {"workers", 0, true, "N", "--train: worker tasks or allreduce ranks (default 2)"},
+      {"ps", 0, true, "K", "--train: parameter-server tasks (default 1)"},
+      {"gpus-per-worker", 0, true, "G", "--train: towers per worker (default 1)"},
+      {"fetch", 0, true, "F", "--train: per_tower (default) or per_worker variable fetch"},
+      {"gpu", 0, true, "PROFILE", "--train: GPU whose measured throughput gives the compute (default k40m)"},
+      {"batch", 0, true, "B", "--train: images per GPU per step (default 32)"},
       {"processes", 0, false, "",
        "producer and consumer as two OS processes (forked): the software device between them over shared memory "
        "and a Unix-socket link, the RPC streams over TCP on 127.0.0.1"},

@@ -24,7 +24,16 @@ CollectiveEngine::CollectiveEngine(transports::TaskRuntime& task, StreamNetwork&
 
 CollectiveEngine::~CollectiveEngine()
 {
+  alive_.reset(); // a tick still on the runtime's timer list finds the engine gone
   if (rpc_) rpc_->shutdown();
+}
+
+void CollectiveEngine::schedule_tick()
+{
+  std::weak_ptr<bool> alive = alive_;
+  task_.runtime().after(options_.tick_seconds, [this, alive] {
+    if (alive.lock()) tick();
+  });
 }
 
 Status CollectiveEngine::start()
@@ -86,7 +95,7 @@ void CollectiveEngine::begin_step(int64_t step, size_t expected)
     return;
   }
   active_ = true;
-  task_.runtime().after(options_.tick_seconds, [this] { tick(); });
+  schedule_tick();
 }
 
 void CollectiveEngine::allreduce(int64_t step, const std::string& name, Tensor tensor,
@@ -152,7 +161,7 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
         active_ = false;
         return;
       }
-      task_.runtime().after(options_.tick_seconds, [this] { tick(); });
+      schedule_tick();
     });
   };
   if (rank() == 0) {

@@ -69,6 +69,9 @@ public:
   void allreduce(int64_t step, const std::string& name, Tensor tensor,
                  std::function<void(Result<Tensor>)> done) override;
   const EngineStats& stats() const { return stats_; }
+  /// No negotiation in progress: the step's final (shutdown) round is over, the next step may begin. A driver
+  /// that is not a discrete-event simulation (the emulator) waits for this between steps.
+  bool idle() const { return !active_; }
   /// Use `runner` (not owned; must outlive the engine) instead of the ring through the channel.
   void set_ring_runner(RingRunner* runner) { runner_ = runner; }
   int rank() const { return channel_.rank(); }
@@ -85,6 +88,7 @@ private:
     std::string message;
   };
   void tick();
+  void schedule_tick();
   void negotiate(uint64_t round, std::vector<std::string> names, std::vector<uint64_t> sizes, bool idle);
   void on_round_complete(uint64_t round);
   void perform(std::vector<Response> list, std::function<void()> then);
@@ -138,6 +142,7 @@ private:
   std::vector<std::function<void(std::vector<Response>, bool)>> own_reply_;
   Tensor fusion_buffer_;
   RingRunner* runner_ = nullptr;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); ///< expires with the engine (pending ticks)
 };
 
 } // namespace tp::collectives

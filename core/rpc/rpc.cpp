@@ -234,7 +234,9 @@ std::function<void(const std::string&)> RpcNode::closed_callback() const
 
 Status RpcNode::start()
 {
-  return net_.listen(port_, [this](StreamPtr conn) {
+  std::weak_ptr<bool> alive = alive_;
+  return net_.listen(port_, [this, alive](StreamPtr conn) {
+    if (!alive.lock()) return conn->close(); // accepted after this node was destroyed
     accepted_.push_back(RpcEndpoint::attach(conn, rt_, handlers_, closed_callback()));
   });
 }
@@ -254,7 +256,12 @@ void RpcNode::call(const std::string& peer, const std::string& method, Payload r
   });
   if (ps.connecting) return;
   ps.connecting = true;
-  net_.connect(peer, port_, [this, peer](Result<StreamPtr> conn) {
+  std::weak_ptr<bool> alive = alive_;
+  net_.connect(peer, port_, [this, peer, alive](Result<StreamPtr> conn) {
+    if (!alive.lock()) {
+      if (conn.ok()) conn.value()->close();
+      return;
+    }
     PeerState& st = peers_[peer];
     st.connecting = false;
     Result<std::shared_ptr<RpcEndpoint>> ep =

@@ -98,6 +98,8 @@ private:
   std::function<void(const std::string&)> closed_callback() const;
   std::map<std::string, PeerState> peers_;
   std::vector<std::shared_ptr<RpcEndpoint>> accepted_;
+  /// Expires with the node: stream callbacks still queued on the runtime (an accept, a connect) find it gone.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 /// Little-endian field writer/reader for message bodies; the reader never reads past the end.
