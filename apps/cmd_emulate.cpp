@@ -81,7 +81,7 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
               scaled.compute_seconds() * 1e3, mode == "ps" ? "parameter servers" : "ring allreduce", job.workers,
               mode == "ps" ? fmt::format(" x {} GPU(s), {} PS", job.gpus_per_worker, job.ps_tasks).c_str() : "",
               job.steps);
-  std::printf("%-10s %6s %12s %14s %12s\n", "transport", "tasks", "step [ms]", "remote MB/step", "compute [ms]");
+  std::printf("%-10s %6s %12s %14s %12s\n", "transport", "tasks", "step [ms]", "network MB/step", "compute [ms]");
   int status = 0;
   for (const auto& n : names) {
     emu::EmuTrainingJob j = job;
@@ -92,8 +92,10 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
       status = 1;
       continue;
     }
-    std::printf("%-10s %6d %12.2f %14.2f %12.2f\n", n.c_str(), r->tasks, r->step_time * 1e3,
-                double(r->remote_bytes_per_step) * 1e-6, r->compute_seconds * 1e3);
+    // Bytes between tasks per step: PS pushes and pulls, or every rank's ring traffic (2 (N-1)/N of the model each).
+    const double net = j.allreduce ? 2.0 * (j.workers - 1) * double(r->model_bytes) : double(r->remote_bytes_per_step);
+    std::printf("%-10s %6d %12.2f %14.2f %12.2f\n", n.c_str(), r->tasks, r->step_time * 1e3, net * 1e-6,
+                r->compute_seconds * 1e3);
   }
   std::printf("\nwall-clock step times of emulated processes (threads of this process) moving real bytes; GPU "
               "kernels are sleeps of their scaled duration.\n");
