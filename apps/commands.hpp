@@ -22,6 +22,7 @@ Command transfer_command();
 Command train_command();
 Command allreduce_command();
 Command emulate_command();
+Command sweep_command();
 
 /// Print an Error as "tensorpath: <message>" on stderr and return the exit code 2 (bad input).
 int report_error(const Error& e);

@@ -172,6 +172,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.strategy = st.value();
     t.steps = int(r.integer("steps", 2, 1000, 3));
     t.fabric = r.str("fabric", "");
+    t.nic = r.str("nic", "");
     t.one_gpu_reference = r.boolean("reference", true);
     t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
     t.collectives.coordinator = r.boolean("coordinator", true);
@@ -411,6 +412,18 @@ Result<Scenario> load_scenario(const std::string& path)
     return s;
   } catch (const SpecError& e) {
     return e.error;
+  }
+}
+
+Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field)
+{
+  try {
+    json j = json::parse(json_text);
+    return parse_job(Reader(j, file, field), "");
+  } catch (const SpecError& e) {
+    return e.error;
+  } catch (const std::exception& e) {
+    return Error::at(file, field, "a job object", e.what());
   }
 }
 

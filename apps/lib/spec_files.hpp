@@ -70,6 +70,9 @@ struct Scenario {
 
 Result<Scenario> load_scenario(const std::string& path);
 
+/// Parse one job from its JSON text (a sweep point); errors name `file` and `field`.
+Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field);
+
 /// The directory with the project's validation cases (validation/cases of the source tree).
 std::string default_cases_dir();
 

@@ -196,6 +196,13 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
+  if (!spec.nic.empty()) {
+    auto nic = cat.nic(spec.nic);
+    if (!nic.ok()) return nic.error();
+    for (auto& g : cluster->groups)
+      for (auto& n : g.host.nics)
+        n.nic = nic.value();
+  }
   const auto& host0 = cluster->host(0);
   if (host0.gpus.empty()) return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
   rep.gpu = host0.gpus[0].gpu.name;

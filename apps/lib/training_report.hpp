@@ -31,6 +31,7 @@ struct TrainingSpec {
   int ps_tasks = -1;       ///< -1: as many as workers
   int steps = 3;
   std::string fabric;              ///< TCP profile override
+  std::string nic;                 ///< NIC profile override (every host's NICs; their sockets and PCIe stay)
   std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;

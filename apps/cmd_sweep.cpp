@@ -1,0 +1,80 @@
+// `tensorpath sweep`: run every point of a sweep file (a base job and axes of values), each in its own worker
+// process, appending one JSON row per finished point; --resume after a kill, --shard K/N for job arrays.
+#include "apps/commands.hpp"
+#include "apps/lib/sweep.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tp::cli {
+
+namespace {
+
+int run_sweep_command(const frontend::ParsedArgs& a)
+{
+  if (a.positional().size() != 1)
+    return report_error(Error::at("", "tensorpath sweep", "one sweep file", std::to_string(a.positional().size())));
+  auto spec = frontend::load_sweep(a.positional()[0]);
+  if (!spec.ok()) return report_error(spec.error());
+  if (a.has("list")) {
+    for (const auto& p : frontend::sweep_points(spec.value()))
+      std::printf("%zu %s\n", p.index, p.job.c_str());
+    return 0;
+  }
+  frontend::SweepOptions o;
+  o.out = a.get("out");
+  if (o.out.empty()) return report_error(Error::at("", "--out", "a rows file (JSON lines)", "none"));
+  auto jobs = a.get_int("jobs", 1, 1, 1024);
+  if (!jobs.ok()) return report_error(jobs.error());
+  o.jobs = int(jobs.value());
+  o.resume = a.has("resume");
+  if (a.has("shard")) {
+    const std::string s = a.get("shard");
+    const auto slash = s.find('/');
+    char *e1 = nullptr, *e2 = nullptr;
+    const long k = slash == std::string::npos ? -1 : std::strtol(s.c_str(), &e1, 10);
+    const long n = slash == std::string::npos ? -1 : std::strtol(s.c_str() + slash + 1, &e2, 10);
+    if (slash == std::string::npos || e1 != s.c_str() + slash || *e2 || n < 1 || k < 0 || k >= n)
+      return report_error(Error::at("", "--shard", "K/N with 0 <= K < N (e.g. $SLURM_ARRAY_TASK_ID/16)", s));
+    o.shard = int(k);
+    o.shards = int(n);
+  }
+  o.progress = !a.has("quiet") && ::isatty(2);
+  auto sum = frontend::run_sweep(spec.value(), o);
+  if (!sum.ok()) return report_error(sum.error());
+  std::printf("%s: %zu point(s)%s, %zu run now (%zu error rows), %zu already in %s; %.1f s, %.1f points/s\n",
+              spec->name.c_str(), sum->total, o.shards > 1 ? (" in shard " + a.get("shard")).c_str() : "", sum->ran,
+              sum->errors, sum->skipped, o.out.c_str(), sum->seconds,
+              sum->seconds > 0 ? double(sum->ran) / sum->seconds : 0.0);
+  if (a.has("csv"))
+    if (auto st = frontend::rows_to_csv(o.out, a.get("csv")); !st.ok()) return report_error(st.error());
+  return 0;
+}
+
+} // namespace
+
+Command sweep_command()
+{
+  frontend::CommandSpec s;
+  s.name = "sweep";
+  s.summary = "run a design-space sweep: every point in its own process, one JSON row per point as it finishes";
+  s.usage = "SWEEP.json --out ROWS.jsonl [-j N] [--resume] [--shard K/N] [--csv FILE] [--list]";
+  s.options = {
+      {"out", 'o', true, "FILE", "rows file (JSON lines: point, params, metrics or error)"},
+      {"jobs", 'j', true, "N", "worker processes at a time (default 1)"},
+      {"resume", 0, false, "", "keep the rows already in --out and run only the missing points"},
+      {"shard", 0, true, "K/N", "run only the points whose index mod N is K (job arrays: SLURM and the like)"},
+      {"csv", 0, true, "FILE", "also write the rows as CSV (sorted by point) when the sweep ends"},
+      {"list", 0, false, "", "print the points (index and job) and exit"},
+      {"quiet", 'q', false, "", "no progress line (it is shown only on a terminal anyway)"},
+  };
+  s.details = "Sweep file: {\"kind\": \"sweep\", \"base\": {a job as in a scenario, with \"hw\"}, \"axes\": "
+              "{\"field\": [values],\n"
+              "...}, \"combine\": \"product\"|\"zip\", \"metrics\": [names to keep], \"point_timeout\": seconds}.\n"
+              "A point that crashes or times out becomes a row with \"error\". Format: docs/formats.md#sweeps.";
+  return {s, &run_sweep_command};
+}
+
+} // namespace tp::cli

@@ -1,0 +1,429 @@
+// Design-space sweeps (see sweep.hpp).
+#include "apps/lib/sweep.hpp"
+
+#include "apps/lib/spec_files.hpp"
+#include "models/json_reader.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace tp::frontend {
+
+using json = nlohmann::json;
+
+namespace {
+
+Error spec_error(const std::string& file, const std::string& field, const std::string& expected, const std::string& got)
+{
+  return Error::at(file, field, expected, got);
+}
+
+} // namespace
+
+Result<SweepSpec> load_sweep(const std::string& path)
+{
+  std::ifstream f(path);
+  if (!f) return spec_error(path, "", "a readable sweep file", "cannot open");
+  nlohmann::ordered_json j; // axes keep their file order
+  try {
+    j = nlohmann::ordered_json::parse(f);
+  } catch (const std::exception& e) {
+    return spec_error(path, "", "JSON", e.what());
+  }
+  if (!j.is_object()) return spec_error(path, "", "an object", j.type_name());
+  SweepSpec s;
+  s.file = path;
+  s.name = j.value("name", std::filesystem::path(path).stem().string());
+  for (const auto& [k, v] : j.items())
+    if (k != "kind" && k != "name" && k != "description" && k != "base" && k != "axes" && k != "combine" &&
+        k != "point_timeout" && k != "metrics" && k != "notes")
+      return spec_error(path, k, "one of kind, name, description, base, axes, combine, point_timeout, metrics, notes",
+                        "an unknown field");
+  if (j.contains("kind") && j["kind"] != "sweep") return spec_error(path, "kind", "\"sweep\"", j["kind"].dump());
+  if (!j.contains("base") || !j["base"].is_object()) return spec_error(path, "base", "a job object", "none");
+  s.base = j["base"].dump();
+  if (!j.contains("axes") || !j["axes"].is_object() || j["axes"].empty())
+    return spec_error(path, "axes", "an object of field -> [values]", "none");
+  for (const auto& [k, v] : j["axes"].items()) {
+    if (!v.is_array() || v.empty()) return spec_error(path, "axes." + k, "a non-empty array of values", v.type_name());
+    SweepAxis a;
+    a.field = k;
+    for (const auto& x : v)
+      a.values.push_back(x.dump());
+    s.axes.push_back(a);
+  }
+  const std::string combine = j.value("combine", "product");
+  if (combine != "product" && combine != "zip")
+    return spec_error(path, "combine", "\"product\" or \"zip\"", "\"" + combine + "\"");
+  s.zip = combine == "zip";
+  if (s.zip)
+    for (const auto& a : s.axes)
+      if (a.values.size() != s.axes[0].values.size())
+        return spec_error(path, "axes." + a.field, std::to_string(s.axes[0].values.size()) + " values (zip)",
+                          std::to_string(a.values.size()));
+  if (j.contains("point_timeout")) {
+    if (!j["point_timeout"].is_number() || j["point_timeout"].get<double>() <= 0)
+      return spec_error(path, "point_timeout", "seconds > 0", j["point_timeout"].dump());
+    s.point_timeout = j["point_timeout"];
+  }
+  if (j.contains("metrics")) {
+    if (!j["metrics"].is_array()) return spec_error(path, "metrics", "an array of metric names", "not an array");
+    for (const auto& m : j["metrics"])
+      s.keep.push_back(m.is_string() ? m.get<std::string>() : m.dump());
+  }
+  // Every point must be a valid job: check them all now, not after hours of sweeping.
+  for (const auto& p : sweep_points(s)) {
+    auto job = parse_job_text(p.job, path, "point " + std::to_string(p.index));
+    if (!job.ok()) return job.error();
+    if (job->kind == JobSpec::Kind::TRAINING && !job->trace_file.empty())
+      return spec_error(path, "base.trace", "no trace in a sweep", "\"" + job->trace_file + "\"");
+  }
+  return s;
+}
+
+std::vector<SweepPoint> sweep_points(const SweepSpec& spec)
+{
+  std::vector<SweepPoint> out;
+  size_t n = spec.zip ? spec.axes[0].values.size() : 1;
+  if (!spec.zip)
+    for (const auto& a : spec.axes)
+      n *= a.values.size();
+  const json base = json::parse(spec.base);
+  for (size_t i = 0; i < n; ++i) {
+    SweepPoint p;
+    p.index = i;
+    json job = base;
+    size_t rest = i;
+    std::vector<size_t> pick(spec.axes.size());
+    for (size_t k = spec.axes.size(); k-- > 0;) {
+      const size_t m = spec.axes[k].values.size();
+      pick[k] = spec.zip ? i : rest % m;
+      if (!spec.zip) rest /= m;
+    }
+    for (size_t k = 0; k < spec.axes.size(); ++k) {
+      const std::string& v = spec.axes[k].values[pick[k]];
+      p.params.emplace_back(spec.axes[k].field, v);
+      const json value = json::parse(v);
+      if (value.is_object()) // an axis of objects sets several fields at once (workers and ps together)
+        for (const auto& [f, x] : value.items())
+          job[f] = x;
+      else
+        job[spec.axes[k].field] = value;
+    }
+    p.job = job.dump();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+namespace {
+
+std::string row_json(const SweepSpec& spec, const SweepPoint& p, const std::map<std::string, double>* metrics,
+                     const std::string& error)
+{
+  json row;
+  row["point"] = p.index;
+  json params = json::object();
+  for (const auto& [k, v] : p.params)
+    params[k] = json::parse(v);
+  row["params"] = params;
+  if (metrics) {
+    json m = json::object();
+    for (const auto& [k, v] : *metrics)
+      if (spec.keep.empty() || std::find(spec.keep.begin(), spec.keep.end(), k) != spec.keep.end()) m[k] = v;
+    row["metrics"] = m;
+  } else {
+    row["error"] = error;
+  }
+  return row.dump();
+}
+
+/// In a worker process: run the point, return its row.
+std::string compute_row(const SweepSpec& spec, const SweepPoint& p)
+{
+  auto job = parse_job_text(p.job, spec.file, "point " + std::to_string(p.index));
+  if (!job.ok()) return row_json(spec, p, nullptr, job.error().message());
+  auto out = run_job(job.value());
+  if (!out.ok()) return row_json(spec, p, nullptr, out.error().message());
+  return row_json(spec, p, &out->metrics, "");
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t point = 0;
+  std::string data;
+  std::chrono::steady_clock::time_point started;
+};
+
+Worker spawn(const SweepSpec& spec, const SweepPoint& p)
+{
+  int fds[2];
+  Worker w;
+  w.point = p.index;
+  if (::pipe2(fds, O_CLOEXEC) != 0) return w;
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string row;
+    try {
+      row = compute_row(spec, p);
+    } catch (const std::exception& e) {
+      row = row_json(spec, p, nullptr, std::string("uncaught exception: ") + e.what());
+    }
+    size_t off = 0;
+    while (off < row.size()) {
+      const ssize_t n = ::write(fds[1], row.data() + off, row.size() - off);
+      if (n <= 0) break;
+      off += size_t(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    return w;
+  }
+  w.pid = pid;
+  w.fd = fds[0];
+  w.started = std::chrono::steady_clock::now();
+  return w;
+}
+
+std::string describe_status(int status)
+{
+  if (WIFSIGNALED(status)) return "worker killed by signal " + std::to_string(WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "worker exited with " + std::to_string(WEXITSTATUS(status));
+  return "worker returned no row";
+}
+
+} // namespace
+
+std::string run_point_row(const SweepSpec& spec, const SweepPoint& p)
+{
+  Worker w = spawn(spec, p);
+  if (w.pid < 0) return row_json(spec, p, nullptr, "cannot start a worker process");
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(w.fd, buf, sizeof buf);
+    if (n > 0) {
+      w.data.append(buf, size_t(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(w.fd);
+  int status = 0;
+  ::waitpid(w.pid, &status, 0);
+  return w.data.empty() ? row_json(spec, p, nullptr, describe_status(status)) : w.data;
+}
+
+std::vector<size_t> rows_in_file(const std::string& path, uint64_t* valid_bytes)
+{
+  std::vector<size_t> points;
+  std::ifstream f(path, std::ios::binary);
+  uint64_t valid = 0, pos = 0;
+  std::string line;
+  while (std::getline(f, line)) {
+    const bool complete = !f.eof(); // a line without its newline is a torn write
+    pos += line.size() + (complete ? 1 : 0);
+    if (!complete) break;
+    try {
+      const json j = json::parse(line);
+      if (j.contains("point") && j["point"].is_number_unsigned()) points.push_back(j["point"].get<size_t>());
+      valid = pos;
+    } catch (const std::exception&) {
+      break; // a corrupt line: everything from here is rewritten
+    }
+  }
+  if (valid_bytes) *valid_bytes = valid;
+  return points;
+}
+
+Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
+{
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    return Error::at("", "--shard", "K/N with 0 <= K < N", std::to_string(o.shard) + "/" + std::to_string(o.shards));
+  if (o.jobs < 1) return Error::at("", "-j", "at least 1", std::to_string(o.jobs));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::set<size_t> done;
+  if (o.resume && std::filesystem::exists(o.out)) {
+    uint64_t valid = 0;
+    for (size_t p : rows_in_file(o.out, &valid))
+      done.insert(p);
+    std::error_code ec;
+    std::filesystem::resize_file(o.out, valid, ec); // drop a torn last line
+    if (ec) return Error::at(o.out, "", "a file that can be truncated to its last complete row", ec.message());
+  } else if (std::filesystem::exists(o.out) && !o.resume) {
+    std::ofstream trunc(o.out, std::ios::trunc);
+  }
+  const int fd = ::open(o.out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Error::at(o.out, "", "a writable rows file", std::strerror(errno));
+  std::vector<SweepPoint> todo;
+  SweepSummary sum;
+  for (auto& p : sweep_points(spec)) {
+    if (p.index % size_t(o.shards) != size_t(o.shard)) continue;
+    ++sum.total;
+    if (done.count(p.index)) {
+      ++sum.skipped;
+      continue;
+    }
+    todo.push_back(std::move(p));
+  }
+  auto append = [&](const std::string& row) {
+    const std::string line = row + "\n";
+    size_t off = 0;
+    while (off < line.size()) { // O_APPEND: one write per row, a kill leaves at most a torn last line
+      const ssize_t n = ::write(fd, line.data() + off, line.size() - off);
+      if (n <= 0) break;
+      off += size_t(n);
+    }
+    ::fsync(fd);
+  };
+  auto show = [&] {
+    if (!o.progress) return;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const size_t fin = sum.ran + sum.skipped;
+    const double rate = el > 0 ? double(sum.ran) / el : 0;
+    const double eta = rate > 0 ? double(sum.total - fin) / rate : 0;
+    const int width = 30, filled = sum.total ? int(double(fin) / double(sum.total) * width) : width;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu  %.1f points/s  ETA %.0f s  %zu error(s) ",
+                 std::string(size_t(filled), '#').c_str(), std::string(size_t(width - filled), ' ').c_str(), fin,
+                 sum.total, rate, eta, sum.errors);
+    std::fflush(stderr);
+  };
+  std::vector<Worker> running;
+  size_t next = 0;
+  char buf[65536];
+  show();
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && int(running.size()) < o.jobs) {
+      Worker w = spawn(spec, todo[next]);
+      if (w.pid < 0) {
+        append(row_json(spec, todo[next], nullptr, "cannot start a worker process"));
+        ++sum.ran, ++sum.errors;
+      } else {
+        running.push_back(std::move(w));
+      }
+      ++next;
+    }
+    std::vector<pollfd> pfs;
+    for (auto& w : running)
+      pfs.push_back({w.fd, POLLIN, 0});
+    ::poll(pfs.data(), pfs.size(), 200);
+    for (size_t k = running.size(); k-- > 0;) {
+      Worker& w = running[k];
+      bool finished = false;
+      if (pfs[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        const ssize_t n = ::read(w.fd, buf, sizeof buf);
+        if (n > 0)
+          w.data.append(buf, size_t(n));
+        else if (n == 0 || errno != EINTR)
+          finished = true;
+      }
+      const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.started).count();
+      std::string err;
+      if (!finished && age > spec.point_timeout) {
+        ::kill(w.pid, SIGKILL);
+        err = "timed out after " + std::to_string(int(spec.point_timeout)) + " s";
+        finished = true;
+        w.data.clear();
+      }
+      if (!finished) continue;
+      ::close(w.fd);
+      int status = 0;
+      ::waitpid(w.pid, &status, 0);
+      const SweepPoint& p =
+          *std::find_if(todo.begin(), todo.end(), [&](const SweepPoint& q) { return q.index == w.point; });
+      std::string row = w.data;
+      bool ok_row = false;
+      try {
+        ok_row = !row.empty() && json::parse(row).contains("point");
+      } catch (const std::exception&) {
+      }
+      if (!ok_row) row = row_json(spec, p, nullptr, err.empty() ? describe_status(status) : err);
+      if (row.find("\"error\"") != std::string::npos) ++sum.errors;
+      append(row);
+      ++sum.ran;
+      running.erase(running.begin() + long(k));
+      show();
+    }
+  }
+  ::close(fd);
+  if (o.progress) std::fprintf(stderr, "\n");
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
+Status rows_to_csv(const std::string& jsonl, const std::string& csv)
+{
+  std::ifstream f(jsonl);
+  if (!f) return Error::at(jsonl, "", "a readable rows file", "cannot open");
+  std::vector<json> rows;
+  std::vector<std::string> params, metrics;
+  std::set<std::string> seen_m;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const std::exception& e) {
+      return Error::at(jsonl, "row " + std::to_string(rows.size() + 1), "a JSON object", e.what());
+    }
+    if (params.empty() && j.contains("params"))
+      for (const auto& [k, v] : j["params"].items())
+        params.push_back(k);
+    if (j.contains("metrics"))
+      for (const auto& [k, v] : j["metrics"].items())
+        if (seen_m.insert(k).second) metrics.push_back(k);
+    rows.push_back(std::move(j));
+  }
+  std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["point"] < b["point"]; });
+  std::ofstream out(csv);
+  if (!out) return Error::at(csv, "", "a writable file", "cannot open");
+  auto quote = [](std::string s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s)
+      q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  out << "point";
+  for (const auto& p : params)
+    out << "," << quote(p);
+  for (const auto& m : metrics)
+    out << "," << quote(m);
+  out << ",error\n";
+  for (const auto& r : rows) {
+    out << r["point"].get<size_t>();
+    for (const auto& p : params) {
+      const json& v = r["params"].contains(p) ? r["params"][p] : json();
+      out << "," << quote(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    for (const auto& m : metrics) {
+      out << ",";
+      if (r.contains("metrics") && r["metrics"].contains(m)) out << r["metrics"][m].dump();
+    }
+    out << "," << quote(r.value("error", "")) << "\n";
+  }
+  return ok_status();
+}
+
+} // namespace tp::frontend

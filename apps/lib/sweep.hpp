@@ -1,0 +1,73 @@
+// Design-space sweeps: a base job (as in a scenario) and axes of values, combined as a product or zipped into
+// points; every point runs in its own worker process (SimGrid allows one simulation per process; a crash or a
+// timeout becomes that point's error row), up to `jobs` at a time, and its row is appended to a JSON-lines file as
+// soon as it finishes. Restarting with `resume` skips the points already in the file (a torn last line from a
+// killed run is dropped) so that no finished row is lost or written twice. Rows hold only deterministic content:
+// the same spec gives the same rows. Format: docs/formats.md#sweeps. Tests: tests/apps/sweep_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tp::frontend {
+
+struct SweepAxis {
+  std::string field;               ///< job field ("transport", "size", "hw", ...), or a label for object values
+  std::vector<std::string> values; ///< each a JSON value, as text; an object sets each of its fields
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string file;
+  std::string base;              ///< the base job, JSON text
+  std::vector<SweepAxis> axes;   ///< in file order
+  bool zip = false;              ///< zip the axes (equal lengths) instead of their product
+  double point_timeout = 600;    ///< seconds per point
+  std::vector<std::string> keep; ///< metrics to keep in rows (empty: all)
+};
+
+Result<SweepSpec> load_sweep(const std::string& path);
+
+struct SweepPoint {
+  size_t index = 0;
+  std::vector<std::pair<std::string, std::string>> params; ///< field -> JSON value text
+  std::string job;                                         ///< the point's job, JSON text
+};
+
+/// Every point of the sweep, in a fixed order (the product varies the last axis fastest).
+std::vector<SweepPoint> sweep_points(const SweepSpec& spec);
+
+struct SweepOptions {
+  std::string out;           ///< JSON-lines file
+  int jobs = 1;              ///< worker processes at a time
+  bool resume = false;       ///< keep the rows already in `out` and run only the missing points
+  int shard = 0, shards = 1; ///< run the points whose index % shards == shard
+  bool progress = false;     ///< a progress line on stderr
+};
+
+struct SweepSummary {
+  size_t total = 0;   ///< points in this shard
+  size_t skipped = 0; ///< already in the file (resume)
+  size_t ran = 0;
+  size_t errors = 0;
+  double seconds = 0;
+};
+
+/// Run the points (or the missing ones) and append their rows to `out`.
+Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& options);
+
+/// The row of one point (what run_sweep appends), without running it in a worker: for the MPI driver and tests.
+std::string run_point_row(const SweepSpec& spec, const SweepPoint& p);
+
+/// Point indices of complete rows in a JSON-lines file; `valid_bytes` is where the last complete line ends.
+std::vector<size_t> rows_in_file(const std::string& path, uint64_t* valid_bytes = nullptr);
+
+/// Convert a rows file to CSV (point, params..., metrics..., error), rows sorted by point.
+Status rows_to_csv(const std::string& jsonl, const std::string& csv);
+
+} // namespace tp::frontend
