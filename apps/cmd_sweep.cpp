@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace tp::cli {
 
@@ -16,8 +18,36 @@ int run_sweep_command(const frontend::ParsedArgs& a)
 {
   if (a.positional().size() != 1)
     return report_error(Error::at("", "tensorpath sweep", "one sweep file", std::to_string(a.positional().size())));
+  if (a.has("mpi")) {
+    // The MPI driver is its own program (SimGrid exports the MPI symbols too): become it, same arguments.
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    const std::string dir =
+        n > 0 ? std::string(self, size_t(n)).substr(0, std::string(self, size_t(n)).rfind('/')) : std::string(".");
+    const std::string driver = dir + "/tensorpath-mpi-sweep";
+    std::vector<std::string> args{driver, "sweep", a.positional()[0], "--out", a.get("out")};
+    if (a.has("resume")) args.push_back("--resume");
+    if (a.has("shard")) args.insert(args.end(), {"--shard", a.get("shard")});
+    std::vector<char*> argv;
+    for (auto& s : args)
+      argv.push_back(s.data());
+    argv.push_back(nullptr);
+    ::execv(driver.c_str(), argv.data());
+    return report_error(
+        Error::at(driver, "--mpi", "the MPI driver built next to tensorpath (libopenmpi-dev)", std::strerror(errno)));
+  }
   auto spec = frontend::load_sweep(a.positional()[0]);
   if (!spec.ok()) return report_error(spec.error());
+  if (a.has("point")) {
+    auto idx = a.get_int("point", 0, 0, 1L << 40);
+    if (!idx.ok()) return report_error(idx.error());
+    const auto pts = frontend::sweep_points(spec.value());
+    if (size_t(idx.value()) >= pts.size())
+      return report_error(
+          Error::at("", "--point", "an index below " + std::to_string(pts.size()), std::to_string(idx.value())));
+    std::printf("%s\n", frontend::point_row_here(spec.value(), pts[size_t(idx.value())]).c_str());
+    return 0;
+  }
   if (a.has("list")) {
     for (const auto& p : frontend::sweep_points(spec.value()))
       std::printf("%zu %s\n", p.index, p.job.c_str());
@@ -68,6 +98,10 @@ Command sweep_command()
       {"shard", 0, true, "K/N", "run only the points whose index mod N is K (job arrays: SLURM and the like)"},
       {"csv", 0, true, "FILE", "also write the rows as CSV (sorted by point) when the sweep ends"},
       {"list", 0, false, "", "print the points (index and job) and exit"},
+      {"point", 0, true, "I", "run point I in this process and print its row (what the MPI driver's ranks run)"},
+      {"mpi", 0, false, "",
+       "under mpirun: rank 0 hands out points and writes the rows, ranks 1..N-1 run them (mpirun -np N tensorpath "
+       "sweep SPEC --out FILE --mpi)"},
       {"quiet", 'q', false, "", "no progress line (it is shown only on a terminal anyway)"},
   };
   s.details = "Sweep file: {\"kind\": \"sweep\", \"base\": {a job as in a scenario, with \"hw\"}, \"axes\": "

@@ -214,6 +214,11 @@ std::string describe_status(int status)
 
 } // namespace
 
+std::string point_row_here(const SweepSpec& spec, const SweepPoint& p)
+{
+  return compute_row(spec, p);
+}
+
 std::string run_point_row(const SweepSpec& spec, const SweepPoint& p)
 {
   Worker w = spawn(spec, p);
@@ -232,28 +237,6 @@ std::string run_point_row(const SweepSpec& spec, const SweepPoint& p)
   int status = 0;
   ::waitpid(w.pid, &status, 0);
   return w.data.empty() ? row_json(spec, p, nullptr, describe_status(status)) : w.data;
-}
-
-std::vector<size_t> rows_in_file(const std::string& path, uint64_t* valid_bytes)
-{
-  std::vector<size_t> points;
-  std::ifstream f(path, std::ios::binary);
-  uint64_t valid = 0, pos = 0;
-  std::string line;
-  while (std::getline(f, line)) {
-    const bool complete = !f.eof(); // a line without its newline is a torn write
-    pos += line.size() + (complete ? 1 : 0);
-    if (!complete) break;
-    try {
-      const json j = json::parse(line);
-      if (j.contains("point") && j["point"].is_number_unsigned()) points.push_back(j["point"].get<size_t>());
-      valid = pos;
-    } catch (const std::exception&) {
-      break; // a corrupt line: everything from here is rewritten
-    }
-  }
-  if (valid_bytes) *valid_bytes = valid;
-  return points;
 }
 
 Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)

@@ -6,6 +6,7 @@
 // the same spec gives the same rows. Format: docs/formats.md#sweeps. Tests: tests/apps/sweep_test.cpp.
 #pragma once
 
+#include "apps/lib/rows_file.hpp"
 #include "core/common/result.hpp"
 
 #include <cstdint>
@@ -61,11 +62,11 @@ struct SweepSummary {
 /// Run the points (or the missing ones) and append their rows to `out`.
 Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
-/// The row of one point (what run_sweep appends), without running it in a worker: for the MPI driver and tests.
+/// The row of one point (what run_sweep appends), run in a worker process.
 std::string run_point_row(const SweepSpec& spec, const SweepPoint& p);
-
-/// Point indices of complete rows in a JSON-lines file; `valid_bytes` is where the last complete line ends.
-std::vector<size_t> rows_in_file(const std::string& path, uint64_t* valid_bytes = nullptr);
+/// The row of one point, run in this process (one simulation per process: `tensorpath sweep --point I`, which the
+/// MPI driver's ranks run).
+std::string point_row_here(const SweepSpec& spec, const SweepPoint& p);
 
 /// Convert a rows file to CSV (point, params..., metrics..., error), rows sorted by point.
 Status rows_to_csv(const std::string& jsonl, const std::string& csv);

@@ -37,7 +37,8 @@ Run run(const std::string& args)
 
 TEST_CASE("Every subcommand has --help", "[quick]")
 {
-  for (const char* c : {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "validate", "profiles"}) {
+  for (const char* c :
+       {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "validate", "profiles"}) {
     Run r = run(std::string(c) + " --help");
     INFO(c);
     CHECK(r.status == 0);

@@ -222,3 +222,29 @@ TEST_CASE("a sweep killed with SIGKILL and resumed loses no row and writes none 
   CHECK(std::set<size_t>(pts.begin(), pts.end()).size() == 120);
   CHECK(lines_of(out).size() == 120);
 }
+
+TEST_CASE("the MPI driver's rows equal a local sweep's (mpirun -np 3 on localhost)", "[sweep][mpi]")
+{
+  const std::string driver = (std::filesystem::path(TENSORPATH_BINARY).parent_path() / "tensorpath-mpi-sweep").string();
+  if (!std::filesystem::exists(driver) || std::system("command -v mpirun > /dev/null 2>&1") != 0) {
+    WARN("skipped: no MPI (mpirun or " + driver + " missing)");
+    return;
+  }
+  const std::string spec = temp_file("mpi.json", small_sweep());
+  const std::string out = temp_file("mpi.jsonl", "");
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1); // CI machines run as root
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  const std::string cmd = "mpirun --oversubscribe -np 3 " + std::string(TENSORPATH_BINARY) + " sweep " + spec +
+                          " --out " + out + " --mpi > /dev/null 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto s = frontend::load_sweep(spec);
+  REQUIRE(s.ok());
+  frontend::SweepOptions o;
+  o.out = temp_file("mpi-local.jsonl", "");
+  REQUIRE(frontend::run_sweep(s.value(), o).ok());
+  auto a = lines_of(out), b = lines_of(o.out);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  CHECK(a.size() == 6);
+  CHECK(a == b);
+}
