@@ -111,6 +111,7 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
         value = argv[++i];
       }
       out.values_[o->name] = value;
+      out.all_[o->name].push_back(value);
     } else {
       if (inline_value)
         return Error::at("", "tensorpath " + spec.name + " --" + o->name, "no value", "\"" + value + "\"");

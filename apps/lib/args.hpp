@@ -34,8 +34,15 @@ public:
   /// Sizes accept plain bytes or K/M/G suffixes (binary: 64K = 65536).
   Result<uint64_t> get_size(const std::string& name, uint64_t def) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  /// Every value of a repeatable option, in command-line order (get() returns the last).
+  std::vector<std::string> get_all(const std::string& name) const
+  {
+    auto it = all_.find(name);
+    return it == all_.end() ? std::vector<std::string>{} : it->second;
+  }
 
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_;
   std::vector<std::string> positional_;
   std::string command_;
 };

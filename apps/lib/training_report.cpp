@@ -322,7 +322,16 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"scaling_efficiency", r.scaling_efficiency(x)},
                                          {"speedup_over_one_gpu", r.speedup_over_one_gpu(x)},
                                          {"network_ms", x.breakdown.network * 1e3},
-                                         {"gpu_busy_fraction", x.breakdown.gpu_busy / x.step_time}};
+                                         {"gpu_busy_fraction", x.breakdown.gpu_busy / x.step_time},
+                                         // the step's critical path, part by part (they add up to step_ms)
+                                         {"path_compute_ms", x.breakdown.compute * 1e3},
+                                         {"path_copy_ms", x.breakdown.copy * 1e3},
+                                         {"path_registration_ms", x.breakdown.registration * 1e3},
+                                         {"path_pcie_ms", x.breakdown.pcie * 1e3},
+                                         {"path_network_ms", x.breakdown.network * 1e3},
+                                         {"path_aggregate_apply_ms", x.breakdown.aggregate_apply * 1e3},
+                                         {"path_waiting_ms", x.breakdown.waiting * 1e3},
+                                         {"gpus", double(x.gpus)}};
     for (const auto& [k, v] : one) {
       m[k + "." + run->transport] = v;
       if (r.runs.size() == 1) m[k] = v;
