@@ -11,7 +11,10 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
+#include <fstream>
 
 namespace tp::cli {
 
@@ -36,6 +39,31 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
   auto r = frontend::compare_sim_with_emulator(o);
   if (!r.ok()) return report_error(r.error());
   std::fputs(frontend::sim_vs_emu_report(r.value()).c_str(), stdout);
+  if (a.has("json")) {
+    nlohmann::json j;
+    j["median_abs_error"] = r->median_abs_error;
+    j["p90_abs_error"] = r->p90_abs_error;
+    const auto& c = r->calibration;
+    j["calibration"] = {{"memcpy_l2_bandwidth", c.memcpy_l2_bandwidth},
+                        {"memcpy_llc_bandwidth", c.memcpy_llc_bandwidth},
+                        {"memcpy_dram_bandwidth", c.memcpy_dram_bandwidth},
+                        {"write_latency", c.write_latency},
+                        {"handoff", c.handoff},
+                        {"work_round_trip", c.work_round_trip},
+                        {"stream_latency", c.stream_latency},
+                        {"stream_bandwidth", c.stream_bandwidth}};
+    j["rows"] = nlohmann::json::array();
+    for (const auto& row : r->rows)
+      j["rows"].push_back({{"transport", row.transport},
+                           {"bytes", row.bytes},
+                           {"emulated", row.emulated},
+                           {"simulated", row.simulated},
+                           {"error", row.error()},
+                           {"bytes_ok", row.bytes_ok}});
+    std::ofstream f(a.get("json"));
+    if (!f) return report_error(Error::at(a.get("json"), "--json", "a writable file", "cannot open"));
+    f << j.dump(1) << "\n";
+  }
   for (const auto& row : r->rows)
     if (!row.bytes_ok) return 1;
   return 0;
@@ -207,6 +235,7 @@ Command emulate_command()
       {"processes", 0, false, "",
        "producer and consumer as two OS processes (forked): the software device between them over shared memory "
        "and a Unix-socket link, the RPC streams over TCP on 127.0.0.1"},
+      {"json", 0, true, "FILE", "--compare: also write the table as JSON (scripts/plot.py sim-vs-emu draws it)"},
       {"compare", 0, false, "",
        "calibrate a profile of the software device on this host, then print the simulator's prediction against the "
        "emulator's measurement per transport and size (4 KiB-256 MiB unless --size/--sweep) with the median and "

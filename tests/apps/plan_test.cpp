@@ -87,3 +87,25 @@ TEST_CASE("plan: bad targets and bad rows are refused with the reason", "[plan]"
   CHECK(r.error().message().find(path) != std::string::npos);
   CHECK(r.error().message().find("line 2") != std::string::npos);
 }
+
+TEST_CASE("scripts/plot.py draws PNGs from sweep rows and refuses a bad rows file", "[plot]")
+{
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") != 0) {
+    WARN("skipped: Debian's python3-matplotlib is not installed (scripts/setup.sh installs it)");
+    return;
+  }
+  const std::string rows = rows_file(ROWS);
+  const std::string png = rows + ".png";
+  const std::string plot = std::string(TENSORPATH_SOURCE_DIR) + "/scripts/plot.py";
+  for (const std::string kind : {"bars --x nic --series transport --y step_ms", "breakdown --x transport"}) {
+    std::filesystem::remove(png);
+    const std::string cmd = "/usr/bin/python3 " + plot + " " + kind.substr(0, kind.find(' ')) + " " + rows +
+                            kind.substr(kind.find(' ')) + " --out " + png + " > /dev/null 2>&1";
+    INFO(cmd);
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(std::filesystem::file_size(png) > 1000);
+  }
+  const std::string bad = rows_file("{\"point\": 0, \"metrics\": {}}\n{oops\n");
+  CHECK(std::system(("/usr/bin/python3 " + plot + " bars " + bad + " --out " + png + " > /dev/null 2>&1").c_str()) !=
+        0);
+}
