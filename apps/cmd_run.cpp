@@ -14,10 +14,12 @@ namespace {
 
 int run_scenario(const frontend::ParsedArgs& a)
 {
-  if (a.positional().size() != 1)
-    return report_error(Error::at("", "tensorpath run", "exactly one scenario file",
+  if (a.positional().size() > 1)
+    return report_error(Error::at("", "tensorpath run", "one scenario file (none: the built-in default)",
                                   std::to_string(a.positional().size()) + " arguments"));
-  auto sc = frontend::load_scenario(a.positional()[0]);
+  auto sc = a.positional().empty()
+                ? frontend::load_scenario_text(frontend::embedded_default_scenario(), "built-in scenarios/default.json")
+                : frontend::load_scenario(a.positional()[0]);
   if (!sc.ok()) return report_error(sc.error());
   const bool json = a.has("json");
   nlohmann::json out;
@@ -70,11 +72,12 @@ Command run_command()
   frontend::CommandSpec s;
   s.name = "run";
   s.summary = "run a scenario file (jobs on a hardware profile) and print a summary";
-  s.usage = "SCENARIO.json [--json] [--trace FILE]";
+  s.usage = "[SCENARIO.json] [--json] [--trace FILE]";
   s.options = {{"json", 0, false, "", "print machine-readable JSON instead of the summary"},
                {"trace", 0, true, "FILE",
                 "Chrome trace (Perfetto) of the last step of the first training job's first transport"}};
-  s.details = "Scenario format: docs/formats.md. Example: tensorpath run scenarios/default.json";
+  s.details = "Without a file: the built-in default scenario (scenarios/default.json as built: the HKUST VGG16\n"
+              "transport comparison, then its fabric). Scenario format: docs/formats.md.";
   return {s, &run_scenario};
 }
 

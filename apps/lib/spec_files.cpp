@@ -391,10 +391,10 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
   return out;
 }
 
-Result<Scenario> load_scenario(const std::string& path)
+namespace {
+Result<Scenario> scenario_from(const json& j, const std::string& path)
 {
   try {
-    json j = read_json(path);
     Reader r(j, path, "");
     Scenario s;
     s.file = path;
@@ -413,6 +413,35 @@ Result<Scenario> load_scenario(const std::string& path)
   } catch (const SpecError& e) {
     return e.error;
   }
+}
+} // namespace
+
+Result<Scenario> load_scenario(const std::string& path)
+{
+  try {
+    return scenario_from(read_json(path), path);
+  } catch (const SpecError& e) {
+    return e.error;
+  }
+}
+
+Result<Scenario> load_scenario_text(const std::string& text, const std::string& name)
+{
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    return Error::at(name, "", "JSON", e.what());
+  }
+  return scenario_from(j, name);
+}
+
+const char* embedded_default_scenario()
+{
+  static const char text[] = {
+#include "default_scenario.inc"
+      0};
+  return text;
 }
 
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field)

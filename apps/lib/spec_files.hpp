@@ -69,6 +69,10 @@ struct Scenario {
 };
 
 Result<Scenario> load_scenario(const std::string& path);
+/// The same from JSON text; `name` stands for the file in error messages.
+Result<Scenario> load_scenario_text(const std::string& text, const std::string& name);
+/// The default scenario (scenarios/default.json) as built into the binary: `tensorpath run` without a file.
+const char* embedded_default_scenario();
 
 /// Parse one job from its JSON text (a sweep point); errors name `file` and `field`.
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field);

@@ -37,8 +37,8 @@ Run run(const std::string& args)
 
 TEST_CASE("Every subcommand has --help", "[quick]")
 {
-  for (const char* c :
-       {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "validate", "profiles"}) {
+  for (const char* c : {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "sweep", "plan",
+                        "validate", "profiles"}) {
     Run r = run(std::string(c) + " --help");
     INFO(c);
     CHECK(r.status == 0);
@@ -170,4 +170,19 @@ TEST_CASE("train rejects an unknown model naming the choices", "[quick]")
   Run r = run("train --model vgg17");
   CHECK(r.status == 2);
   CHECK(r.out.find("vgg16") != std::string::npos);
+}
+
+TEST_CASE("tensorpath run without a file runs the built-in default: the HKUST VGG16 comparison first")
+{
+  const auto r = run("run");
+  REQUIRE(r.status == 0);
+  const auto vgg = r.out.find("[1] VGG16 training");
+  REQUIRE(vgg != std::string::npos);
+  // The transport table comes before any microbenchmark.
+  const auto table = r.out.find("speed-up over grpc");
+  const auto perftest = r.out.find("RDMA_Write BW Test");
+  REQUIRE(table != std::string::npos);
+  REQUIRE(perftest != std::string::npos);
+  CHECK(table < perftest);
+  CHECK(r.out.find("0 failed") != std::string::npos);
 }
