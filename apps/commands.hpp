@@ -24,6 +24,7 @@ Command allreduce_command();
 Command emulate_command();
 Command sweep_command();
 Command plan_command();
+Command replay_command();
 
 /// Print an Error as "tensorpath: <message>" on stderr and return the exit code 2 (bad input).
 int report_error(const Error& e);

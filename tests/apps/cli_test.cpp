@@ -186,3 +186,20 @@ TEST_CASE("tensorpath run without a file runs the built-in default: the HKUST VG
   CHECK(table < perftest);
   CHECK(r.out.find("0 failed") != std::string::npos);
 }
+
+TEST_CASE("tensorpath replay summarizes a trace and re-simulates its communication on another fabric")
+{
+  const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/";
+  auto r = run("replay " + fx + "tf_timeline.json");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("tf_timeline") != std::string::npos);
+  CHECK(r.out.find("2 transfer(s)") != std::string::npos);
+  r = run("replay " + fx + "chakra.json --hw connectx4-edr-ib --ranks 4");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("re-simulated on connectx4-edr-ib") != std::string::npos);
+  CHECK(r.out.find("send_activations") != std::string::npos);
+  CHECK(r.out.find("nccl:all_reduce") != std::string::npos);
+  r = run("replay " + fx + "../../../README.md");
+  CHECK(r.status == 2);
+  CHECK(r.out.find("README.md") != std::string::npos);
+}

@@ -1,0 +1,101 @@
+// PyTorch profiler (Kineto) traces: Chrome trace JSON. GPU kernels ("cat": "kernel") are compute ops on their
+// device; NCCL calls are the "nccl:<collective>" record-function events whose args give the message as an element
+// count and a dtype ("In msg nelems", "dtype", "Group size"); their time is that of the NCCL kernel that follows
+// (the call's own event is the CPU-side launch).
+#include "traces/json_events.hpp"
+#include "traces/trace.hpp"
+
+#include <algorithm>
+
+namespace tp::traces {
+
+using namespace detail;
+
+namespace {
+
+size_t element_size(std::string d)
+{
+  std::transform(d.begin(), d.end(), d.begin(), ::tolower);
+  for (const char* p : {"torch.", "c10::", "at::"})
+    if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
+  if (d == "float" || d == "float32" || d == "int" || d == "int32") return 4;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64") return 8;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "byte" || d == "uint8" || d == "char" || d == "int8" || d == "bool") return 1;
+  return 0;
+}
+
+std::string collective_kind(std::string name)
+{
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+  for (const char* k : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "reduce", "send", "recv"})
+    if (name.find(k) != std::string::npos) return k;
+  return "collective";
+}
+
+} // namespace
+
+Result<Trace> parse_kineto(const std::string& input, const std::string& file)
+{
+  auto j = parse_json(input, file);
+  if (!j.ok()) return j.error();
+  const json& root = j.value();
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
+    return Error::at(file, "traceEvents", "an array of Chrome trace events (a PyTorch profiler trace)", "none");
+  const json& ev = root["traceEvents"];
+  Trace t;
+  t.format = "kineto";
+  t.file = file;
+  size_t awaiting_kernel = size_t(-1); // the last nccl: call whose GPU kernel has not been seen
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const json& e = ev[i];
+    if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
+    if (text(e, "ph") != "X") continue;
+    const std::string name = text(e, "name"), cat = text(e, "cat");
+    const json args = e.value("args", json::object());
+    const bool nccl = name.rfind("nccl:", 0) == 0 || name.find("ncclKernel") != std::string::npos ||
+                      name.find("ncclDevKernel") != std::string::npos;
+    if (!nccl && cat != "kernel") continue;
+    double ts = 0, dur = 0;
+    if (!number(e, "ts", ts) || !number(e, "dur", dur) || dur < 0)
+      return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
+    if (nccl) {
+      double nelems = 0, group = 0;
+      const bool sized = number(args, "In msg nelems", nelems) || number(args, "Out msg nelems", nelems);
+      if (!sized && name.rfind("nccl:", 0) != 0) {
+        // An NCCL kernel without sizes: the GPU time of the nccl: call launched before it (the call's own event
+        // is only the CPU-side launch).
+        if (awaiting_kernel < t.collectives.size()) {
+          t.collectives[awaiting_kernel].start = ts * 1e-6;
+          t.collectives[awaiting_kernel].duration = dur * 1e-6;
+          awaiting_kernel = size_t(-1);
+        }
+        continue;
+      }
+      if (!sized) return event_error(file, i, "\"In msg nelems\" on an nccl: event", args.dump().substr(0, 80));
+      const size_t es = element_size(text(args, "dtype"));
+      if (es == 0) return event_error(file, i, "a known \"dtype\"", "\"" + text(args, "dtype") + "\"");
+      TraceCollective c;
+      c.name = name;
+      c.kind = collective_kind(name.rfind("nccl:", 0) == 0 ? name.substr(5) : name);
+      c.bytes = uint64_t(nelems) * es;
+      c.ranks = number(args, "Group size", group) ? int(group) : 0;
+      c.start = ts * 1e-6;
+      c.duration = dur * 1e-6;
+      t.collectives.push_back(c);
+      if (name.rfind("nccl:", 0) == 0) awaiting_kernel = t.collectives.size() - 1;
+      continue;
+    }
+    TraceOp op;
+    op.name = name;
+    double dev = 0;
+    op.device = number(args, "device", dev) ? "cuda:" + std::to_string(int(dev)) : "gpu";
+    op.start = ts * 1e-6;
+    op.duration = dur * 1e-6;
+    t.ops.push_back(op);
+  }
+  return t;
+}
+
+} // namespace tp::traces

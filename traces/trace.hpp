@@ -1,0 +1,60 @@
+// Recorded training traces in one shape, whatever recorded them: compute ops (device, start, duration), point-to-
+// point tensor transfers (TF's RecvTensor: bytes, source and destination devices) and collectives (Horovod
+// allreduces, NCCL calls, Chakra communication nodes: bytes and ranks). Parsers (one file per format) reject
+// malformed input with the file, the position (byte offset, or line for concatenated objects) and the reason.
+// Re-simulating a trace's communication on another fabric builds on this. Tests: tests/traces/trace_parsers_test.cpp.
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::traces {
+
+struct TraceOp {
+  std::string name;
+  std::string device; ///< "/job:worker/replica:0/task:0/device:GPU:0", "rank 0", "cuda:0", ...
+  double start = 0;   ///< seconds from the trace's origin
+  double duration = 0;
+};
+
+struct TraceTransfer {
+  std::string tensor;
+  std::string src_device, dst_device;
+  uint64_t bytes = 0;
+  double start = 0, duration = 0;
+};
+
+struct TraceCollective {
+  std::string name; ///< tensor or call name
+  std::string kind; ///< allreduce, allgather, broadcast, reduce_scatter, alltoall, ...
+  uint64_t bytes = 0;
+  int ranks = 0; ///< 0: not recorded
+  double start = 0, duration = 0;
+};
+
+struct Trace {
+  std::string format; ///< tf_timeline, horovod_timeline, kineto, chakra
+  std::string file;
+  std::vector<TraceOp> ops;
+  std::vector<TraceTransfer> transfers;
+  std::vector<TraceCollective> collectives;
+  double span() const; ///< first start to last end over every event, seconds
+  std::vector<std::string> devices() const;
+};
+
+/// Guess the format from the text and parse it.
+Result<Trace> parse_trace(const std::string& text, const std::string& file);
+Result<Trace> read_trace(const std::string& path);
+
+Result<Trace> parse_tf_timeline(const std::string& text, const std::string& file);
+Result<Trace> parse_horovod_timeline(const std::string& text, const std::string& file);
+Result<Trace> parse_kineto(const std::string& text, const std::string& file);
+Result<Trace> parse_chakra(const std::string& text, const std::string& file);
+
+/// "4B", "1.5KB", "1.5KiB", "2.3MB", "1.2GB" -> bytes; false when it is not a size.
+bool parse_human_bytes(const std::string& s, uint64_t& bytes);
+
+} // namespace tp::traces
