@@ -2,6 +2,7 @@
 // Frame: u8 type (1 hello, 2 request, 3 response), u32 body length, body. Hello body: u16 first lid, u64 arena base,
 // u64 arena capacity; the arena's memfd rides along as SCM_RIGHTS.
 #include "emulator/process_link.hpp"
+#include "emulator/socket_io.hpp"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,32 +17,6 @@ namespace tp::emu {
 namespace {
 
 constexpr uint8_t HELLO = 1, REQUEST = 2, RESPONSE = 3;
-
-bool write_all(int fd, const void* data, size_t n)
-{
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t n)
-{
-  auto* p = static_cast<uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= size_t(r);
-  }
-  return true;
-}
 
 sockaddr_un address(const std::string& path)
 {
@@ -122,7 +97,7 @@ bool ProcessLink::write_frame(Conn& c, uint8_t type, const std::vector<uint8_t>&
   const uint32_t n = uint32_t(body.size());
   std::memcpy(head + 1, &n, 4);
   std::lock_guard<std::mutex> lock(c.write_mu);
-  return write_all(c.fd, head, 5) && write_all(c.fd, body.data(), body.size());
+  return send_all(c.fd, head, 5) && send_all(c.fd, body.data(), body.size());
 }
 
 bool ProcessLink::send_request(uint16_t dst_lid, const std::vector<uint8_t>& frame)
@@ -246,12 +221,12 @@ void ProcessLink::read_loop(std::shared_ptr<Conn> c)
   std::vector<uint8_t> body;
   for (;;) {
     uint8_t head[5];
-    if (!read_all(c->fd, head, 5)) break;
+    if (!recv_all(c->fd, head, 5)) break;
     uint32_t n;
     std::memcpy(&n, head + 1, 4);
     if (n > (1u << 20)) break; // a frame is a header, never a payload
     body.resize(n);
-    if (!read_all(c->fd, body.data(), n)) break;
+    if (!recv_all(c->fd, body.data(), n)) break;
     if (head[0] == REQUEST && c->arena) {
       const auto resp = h_.on_request(body, *c->arena);
       if (!write_frame(*c, RESPONSE, resp)) break;

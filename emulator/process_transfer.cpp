@@ -2,6 +2,7 @@
 // Control frames: u32 length + body (rpc::Writer). Commands: u8 op, i64 step, u64 bytes, u8 flags. Replies: u8 ok
 // (0: str error), then the op's fields.
 #include "emulator/process_transfer.hpp"
+#include "emulator/socket_io.hpp"
 
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/rpc/rpc.hpp"
@@ -45,44 +46,18 @@ uint8_t pattern_byte(uint64_t i, int64_t step)
   return uint8_t(i * 7 + uint64_t(step) * 13);
 }
 
-bool write_all(int fd, const void* data, size_t n)
-{
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t n)
-{
-  auto* p = static_cast<uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= size_t(r);
-  }
-  return true;
-}
-
 bool send_frame(int fd, const std::vector<uint8_t>& body)
 {
   const uint32_t n = uint32_t(body.size());
-  return write_all(fd, &n, 4) && write_all(fd, body.data(), body.size());
+  return send_all(fd, &n, 4) && send_all(fd, body.data(), body.size());
 }
 
 bool read_frame(int fd, std::vector<uint8_t>& body)
 {
   uint32_t n = 0;
-  if (!read_all(fd, &n, 4) || n > (256u << 20)) return false;
+  if (!recv_all(fd, &n, 4) || n > (256u << 20)) return false;
   body.resize(n);
-  return read_all(fd, body.data(), n);
+  return recv_all(fd, body.data(), n);
 }
 
 std::vector<uint8_t> error_reply(const std::string& e)

@@ -1,5 +1,6 @@
 // TCP byte streams between OS processes (see tcp_stream.hpp).
 #include "emulator/tcp_stream.hpp"
+#include "emulator/socket_io.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,32 +16,6 @@
 namespace tp::emu {
 
 namespace {
-
-bool write_all(int fd, const void* data, size_t n)
-{
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t n)
-{
-  auto* p = static_cast<uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= size_t(r);
-  }
-  return true;
-}
 
 constexpr uint64_t MAX_FRAME = 1ull << 34; // 16 GiB: anything larger is a corrupt length, not a tensor
 
@@ -73,11 +48,11 @@ public:
     if (ok) {
       std::lock_guard<std::mutex> lock(write_mu_);
       const uint64_t head[2] = {msg.bytes.size(), msg.extra_wire_bytes};
-      ok = write_all(fd_, head, sizeof head) && write_all(fd_, msg.bytes.data(), msg.bytes.size());
+      ok = send_all(fd_, head, sizeof head) && send_all(fd_, msg.bytes.data(), msg.bytes.size());
       static const std::vector<uint8_t> zeros(1 << 16, 0);
       for (uint64_t left = msg.extra_wire_bytes; ok && left > 0;) {
         const size_t n = size_t(std::min<uint64_t>(left, zeros.size()));
-        ok = write_all(fd_, zeros.data(), n);
+        ok = send_all(fd_, zeros.data(), n);
         left -= n;
       }
     }
@@ -119,7 +94,7 @@ private:
     Status why = ok_status();
     for (;;) {
       uint64_t head[2];
-      if (!read_all(fd_, head, sizeof head)) {
+      if (!recv_all(fd_, head, sizeof head)) {
         why = Error::status("Unavailable", "connection to " + peer_ + " closed by the peer");
         break;
       }
@@ -130,11 +105,11 @@ private:
       Message m;
       m.bytes.resize(head[0]);
       m.extra_wire_bytes = head[1];
-      bool ok = read_all(fd_, m.bytes.data(), m.bytes.size());
+      bool ok = recv_all(fd_, m.bytes.data(), m.bytes.size());
       std::vector<uint8_t> sink(1 << 16);
       for (uint64_t left = head[1]; ok && left > 0;) {
         const size_t n = size_t(std::min<uint64_t>(left, sink.size()));
-        ok = read_all(fd_, sink.data(), n);
+        ok = recv_all(fd_, sink.data(), n);
         left -= n;
       }
       if (!ok) {
@@ -192,15 +167,15 @@ private:
 bool send_hello(int fd, const std::string& name)
 {
   const uint16_t n = uint16_t(name.size());
-  return write_all(fd, &n, 2) && write_all(fd, name.data(), n);
+  return send_all(fd, &n, 2) && send_all(fd, name.data(), n);
 }
 
 bool read_hello(int fd, std::string& name)
 {
   uint16_t n = 0;
-  if (!read_all(fd, &n, 2) || n > 1024) return false;
+  if (!recv_all(fd, &n, 2) || n > 1024) return false;
   name.resize(n);
-  return read_all(fd, name.data(), n);
+  return recv_all(fd, name.data(), n);
 }
 
 } // namespace
