@@ -1,5 +1,6 @@
 // The trace parsers on fixtures written by the project (tests/traces/fixtures), and on malformed input: every
 // failure names the file, the position and the reason, and never crashes.
+#include "traces/replay.hpp"
 #include "traces/trace.hpp"
 
 #include <catch2/catch.hpp>
@@ -137,4 +138,37 @@ TEST_CASE("human-readable sizes", "[traces]")
   CHECK(b == 2u << 20);
   CHECK_FALSE(traces::parse_human_bytes("fast", b));
   CHECK_FALSE(traces::parse_human_bytes("12parsecs", b));
+}
+
+TEST_CASE("replay with the recorded durations reproduces the recorded span, for every fixture", "[traces]")
+{
+  for (const char* f : {"tf_timeline.json", "horovod_timeline.json", "kineto.json", "chakra.json"}) {
+    auto t = traces::read_trace(fixture(f));
+    REQUIRE(t.ok());
+    const auto r = traces::replay_step(t.value(), {}, {});
+    INFO(f);
+    CHECK(r.recorded_span == Approx(t->span()));
+    CHECK(r.replayed_span == Approx(r.recorded_span));
+    CHECK(r.replayed_communication == Approx(r.recorded_communication));
+  }
+}
+
+TEST_CASE("replay: a faster transfer moves what follows on its lanes earlier, and nothing else", "[traces]")
+{
+  traces::Trace t;
+  // GPU0: op A [0, 10); transfer X GPU0 -> GPU1 [10, 30); GPU1: op B [30, 40) after it; GPU2: op C [0, 40) alone.
+  t.ops = {{"A", "gpu0", 0, 10}, {"B", "gpu1", 30, 10}, {"C", "gpu2", 0, 40}};
+  t.transfers = {{"x", "gpu0", "gpu1", 1000, 10, 20}};
+  auto same = traces::replay_step(t, {}, {});
+  CHECK(same.replayed_span == Approx(40));
+  auto faster = traces::replay_step(t, {5}, {});
+  CHECK(faster.replayed_communication == Approx(5));
+  CHECK(faster.replayed_span == Approx(40)); // C on gpu2 still takes 40
+  t.ops[2].duration = 10;                    // now B ends the step
+  faster = traces::replay_step(t, {5}, {});
+  CHECK(faster.replayed_span == Approx(25)); // B starts at 15
+  auto slower = traces::replay_step(t, {50}, {});
+  CHECK(slower.replayed_span == Approx(70));
+  auto kept = traces::replay_step(t, {-1}, {});
+  CHECK(kept.replayed_span == Approx(40));
 }
