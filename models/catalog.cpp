@@ -2,6 +2,7 @@
 // carries the Error up to the public functions, which return it as a value.
 #include "models/catalog.hpp"
 #include "models/quantity.hpp"
+#include "models/simgrid_platform.hpp"
 
 #include "models/json_reader.hpp"
 
@@ -386,6 +387,30 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
     c.groups.push_back(hg);
   }
   c.network_switch = component<SwitchProfile>(cat, o, "switch", "switch", parse_switch);
+  if (o.has("network")) {
+    // A SimGrid platform file as the network part: the hosts' link rate and latency and the backbone's latency.
+    std::string xml = o.str("network");
+    if (!xml.empty() && xml[0] != '/') xml = (fs::path(o.file()).parent_path() / xml).string();
+    auto net = import_simgrid_platform(xml);
+    if (!net.ok()) throw LoadError{net.error()};
+    size_t hosts = 0;
+    for (const auto& g : c.groups)
+      hosts += size_t(g.count);
+    if (c.groups.size() == 1 && !groups[0].contains("count")) {
+      c.groups[0].count = int(net->hosts.size());
+    } else if (hosts != net->hosts.size()) {
+      fail(o.file(), o.field("network"), std::to_string(hosts) + " hosts (the cluster's)",
+           std::to_string(net->hosts.size()) + " in " + xml);
+    }
+    for (auto& g : c.groups)
+      for (auto& nic : g.host.nics) {
+        nic.nic.line_rate = net->link_bandwidth;
+        nic.nic.port_latency = net->link_latency;
+        nic.nic.name += "@" + fs::path(xml).filename().string();
+      }
+    c.network_switch.name = "simgrid:" + fs::path(xml).filename().string();
+    c.network_switch.latency = net->switch_latency;
+  }
   o.finish();
   return c;
 }

@@ -1,0 +1,296 @@
+// SimGrid platform files as the network part (see simgrid_platform.hpp). A small scanner for the XML subset SimGrid
+// platforms use (elements with attributes, comments, the prolog and DOCTYPE; no text content is needed).
+#include "models/simgrid_platform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace tp::models {
+
+namespace {
+
+struct Tag {
+  std::string name; ///< "cluster", "/zone", ...
+  std::map<std::string, std::string> attrs;
+  bool self_closing = false;
+  size_t line = 1;
+};
+
+Result<std::vector<Tag>> scan(const std::string& x, const std::string& file)
+{
+  std::vector<Tag> tags;
+  size_t i = 0, line = 1;
+  auto err = [&](const std::string& expected, const std::string& got) {
+    return Error::at(file, "line " + std::to_string(line), expected, got);
+  };
+  auto advance_to = [&](size_t j) {
+    line += size_t(std::count(x.begin() + long(i), x.begin() + long(std::min(j, x.size())), '\n'));
+    i = j;
+  };
+  while (true) {
+    const size_t lt = x.find('<', i);
+    if (lt == std::string::npos) break;
+    advance_to(lt);
+    if (x.compare(i, 4, "<!--") == 0) {
+      const size_t end = x.find("-->", i);
+      if (end == std::string::npos) return err("a closed comment", "end of file");
+      advance_to(end + 3);
+      continue;
+    }
+    if (x.compare(i, 2, "<?") == 0 || x.compare(i, 2, "<!") == 0) {
+      const size_t end = x.find('>', i);
+      if (end == std::string::npos) return err("a closed declaration", "end of file");
+      advance_to(end + 1);
+      continue;
+    }
+    Tag t;
+    t.line = line;
+    size_t j = i + 1;
+    while (j < x.size() && !isspace(static_cast<unsigned char>(x[j])) && x[j] != '>' && x[j] != '/')
+      ++j;
+    if (j < x.size() && x[j] == '/' && j == i + 1) { // </name>
+      ++j;
+      while (j < x.size() && x[j] != '>' && !isspace(static_cast<unsigned char>(x[j])))
+        ++j;
+    }
+    t.name = x.substr(i + 1, j - i - 1);
+    if (t.name.empty()) return err("an element name after '<'", "nothing");
+    while (true) {
+      while (j < x.size() && isspace(static_cast<unsigned char>(x[j])))
+        ++j;
+      if (j >= x.size()) return err("'>' closing <" + t.name, "end of file");
+      if (x[j] == '>') {
+        ++j;
+        break;
+      }
+      if (x[j] == '/' && j + 1 < x.size() && x[j + 1] == '>') {
+        t.self_closing = true;
+        j += 2;
+        break;
+      }
+      size_t k = j;
+      while (k < x.size() && x[k] != '=' && !isspace(static_cast<unsigned char>(x[k])) && x[k] != '>')
+        ++k;
+      const std::string key = x.substr(j, k - j);
+      while (k < x.size() && isspace(static_cast<unsigned char>(x[k])))
+        ++k;
+      if (k >= x.size() || x[k] != '=') return err("key=\"value\" in <" + t.name + ">", "\"" + key + "\"");
+      ++k;
+      while (k < x.size() && isspace(static_cast<unsigned char>(x[k])))
+        ++k;
+      if (k >= x.size() || (x[k] != '"' && x[k] != '\'')) return err("a quoted value for " + key, "unquoted");
+      const char q = x[k];
+      const size_t e = x.find(q, k + 1);
+      if (e == std::string::npos) return err("a closing quote for " + key, "end of file");
+      t.attrs[key] = x.substr(k + 1, e - k - 1);
+      j = e + 1;
+    }
+    advance_to(j);
+    tags.push_back(std::move(t));
+  }
+  return tags;
+}
+
+bool number_unit(const std::string& s, double& v, std::string& unit)
+{
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str()) return false;
+  unit = end;
+  return v >= 0 && std::isfinite(v);
+}
+
+/// "0-3,5,7-8" -> the numbers
+bool radical(const std::string& r, std::vector<long>& out)
+{
+  std::stringstream ss(r);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const auto dash = part.find('-');
+    char* e1 = nullptr;
+    const long a = std::strtol(part.c_str(), &e1, 10);
+    if (e1 == part.c_str()) return false;
+    long b = a;
+    if (dash != std::string::npos) {
+      char* e2 = nullptr;
+      b = std::strtol(part.c_str() + dash + 1, &e2, 10);
+      if (*e2 || b < a || b - a > 1000000) return false;
+    } else if (*e1) {
+      return false;
+    }
+    for (long k = a; k <= b; ++k)
+      out.push_back(k);
+  }
+  return !out.empty();
+}
+
+} // namespace
+
+bool simgrid_bandwidth(const std::string& s, double& bps)
+{
+  double v;
+  std::string u;
+  if (!number_unit(s, v, u)) return false;
+  static const std::map<std::string, double> units = {
+      {"", 1},         {"Bps", 1},       {"kBps", 1e3},       {"KBps", 1e3},         {"MBps", 1e6},
+      {"GBps", 1e9},   {"TBps", 1e12},   {"KiBps", 1024.0},   {"MiBps", 1048576.0},  {"GiBps", 1073741824.0},
+      {"bps", 0.125},  {"kbps", 125.0},  {"Kbps", 125.0},     {"Mbps", 125e3},       {"Gbps", 125e6},
+      {"Tbps", 125e9}, {"Kibps", 128.0}, {"Mibps", 131072.0}, {"Gibps", 134217728.0}};
+  auto it = units.find(u);
+  if (it == units.end()) return false;
+  bps = v * it->second;
+  return bps > 0;
+}
+
+bool simgrid_latency(const std::string& s, double& sec)
+{
+  double v;
+  std::string u;
+  if (!number_unit(s, v, u)) return false;
+  static const std::map<std::string, double> units = {{"", 1},      {"s", 1},      {"ms", 1e-3}, {"us", 1e-6},
+                                                      {"ns", 1e-9}, {"ps", 1e-12}, {"m", 60},    {"h", 3600}};
+  auto it = units.find(u);
+  if (it == units.end()) return false;
+  sec = v * it->second;
+  return true;
+}
+
+Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const std::string& file)
+{
+  auto tags = scan(xml, file);
+  if (!tags.ok()) return tags.error();
+  NetworkImport n;
+  n.file = file;
+  auto attr = [&](const Tag& t, const char* k) -> Result<std::string> {
+    auto it = t.attrs.find(k);
+    if (it == t.attrs.end())
+      return Error::at(file, "line " + std::to_string(t.line),
+                       std::string("a \"") + k + "\" attribute on <" + t.name + ">", "none");
+    return it->second;
+  };
+  auto bandwidth = [&](const Tag& t, const char* k, double& v) -> Status {
+    auto s = attr(t, k);
+    if (!s.ok()) return s.error();
+    if (!simgrid_bandwidth(s.value(), v))
+      return Error::at(file, "line " + std::to_string(t.line), std::string(k) + ": a bandwidth like 10Gbps or 1.25GBps",
+                       "\"" + s.value() + "\"");
+    return ok_status();
+  };
+  auto latency = [&](const Tag& t, const char* k, double& v) -> Status {
+    auto s = attr(t, k);
+    if (!s.ok()) return s.error();
+    if (!simgrid_latency(s.value(), v))
+      return Error::at(file, "line " + std::to_string(t.line), std::string(k) + ": a latency like 10us or 1e-5",
+                       "\"" + s.value() + "\"");
+    return ok_status();
+  };
+  bool platform = false;
+  std::map<std::string, std::pair<double, double>> links; // id -> (bw, lat)
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::string>>> routes;
+  const Tag* open_route = nullptr;
+  for (const auto& t : tags.value()) {
+    if (t.name == "platform") platform = true;
+    if (t.name == "cluster") {
+      auto id = attr(t, "id");
+      auto pre = attr(t, "prefix"), suf = attr(t, "suffix"), rad = attr(t, "radical");
+      for (auto* r : {&id, &pre, &suf, &rad})
+        if (!r->ok()) return r->error();
+      std::vector<long> nums;
+      if (!radical(rad.value(), nums))
+        return Error::at(file, "line " + std::to_string(t.line), "radical: like 0-15 or 0-3,8",
+                         "\"" + rad.value() + "\"");
+      for (long k : nums)
+        n.hosts.push_back(pre.value() + std::to_string(k) + suf.value());
+      double bw = 0, lat = 0;
+      TP_TRY(bandwidth(t, "bw", bw));
+      TP_TRY(latency(t, "lat", lat));
+      n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
+      n.link_latency = std::max(n.link_latency, lat);
+      if (t.attrs.count("bb_lat")) {
+        double bb = 0;
+        TP_TRY(latency(t, "bb_lat", bb));
+        n.switch_latency = std::max(n.switch_latency, bb);
+      }
+    } else if (t.name == "host") {
+      auto id = attr(t, "id");
+      if (!id.ok()) return id.error();
+      n.hosts.push_back(id.value());
+    } else if (t.name == "link") {
+      auto id = attr(t, "id");
+      if (!id.ok()) return id.error();
+      double bw = 0, lat = 0;
+      TP_TRY(bandwidth(t, "bandwidth", bw));
+      if (t.attrs.count("latency")) TP_TRY(latency(t, "latency", lat));
+      links[id.value()] = {bw, lat};
+    } else if (t.name == "route") {
+      auto src = attr(t, "src"), dst = attr(t, "dst");
+      if (!src.ok()) return src.error();
+      if (!dst.ok()) return dst.error();
+      routes.push_back({{src.value(), dst.value()}, {}});
+      open_route = t.self_closing ? nullptr : &t;
+    } else if (t.name == "link_ctn") {
+      if (!open_route || routes.empty())
+        return Error::at(file, "line " + std::to_string(t.line), "<link_ctn> inside a <route>", "outside");
+      auto id = attr(t, "id");
+      if (!id.ok()) return id.error();
+      if (!links.count(id.value()))
+        return Error::at(file, "line " + std::to_string(t.line), "a link declared before its route",
+                         "\"" + id.value() + "\"");
+      routes.back().second.push_back(id.value());
+    } else if (t.name == "/route") {
+      open_route = nullptr;
+    }
+  }
+  if (!platform) return Error::at(file, "", "a SimGrid <platform>", "no <platform> element");
+  if (n.hosts.empty()) return Error::at(file, "", "hosts (<cluster> or <host>)", "none");
+  const std::set<std::string> hostset(n.hosts.begin(), n.hosts.end());
+  if (hostset.size() != n.hosts.size()) return Error::at(file, "host", "unique host ids", "a duplicate");
+  // Full zones: a link on every route of one host (the routes through it share an end) is that host's link; a link
+  // the routes through it share no end of is the switch.
+  if (!routes.empty()) {
+    std::map<std::string, std::set<std::string>> common; // link -> the ends every route through it has
+    std::set<std::string> seen;
+    for (const auto& [ends, path] : routes) {
+      if (!hostset.count(ends.first) || !hostset.count(ends.second))
+        return Error::at(file, "route", "routes between declared hosts", ends.first + " -> " + ends.second);
+      const std::set<std::string> mine{ends.first, ends.second};
+      for (const auto& l : path) {
+        if (seen.insert(l).second) {
+          common[l] = mine;
+          continue;
+        }
+        std::set<std::string> both;
+        for (const auto& h : common[l])
+          if (mine.count(h)) both.insert(h);
+        common[l] = both;
+      }
+    }
+    for (const auto& [l, ends] : common) {
+      const auto [bw, lat] = links[l];
+      if (ends.empty()) {
+        n.switch_latency = std::max(n.switch_latency, lat);
+        continue;
+      }
+      n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
+      n.link_latency = std::max(n.link_latency, lat);
+    }
+  }
+  if (!(n.link_bandwidth > 0))
+    return Error::at(file, "link", "host links with a bandwidth (a <cluster> bw, or routes through <link>s)", "none");
+  return n;
+}
+
+Result<NetworkImport> import_simgrid_platform(const std::string& path)
+{
+  std::ifstream f(path);
+  if (!f) return Error::at(path, "", "a readable SimGrid platform file", "cannot open");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return import_simgrid_platform_text(s.str(), path);
+}
+
+} // namespace tp::models

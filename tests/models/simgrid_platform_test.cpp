@@ -1,0 +1,98 @@
+// SimGrid platform files as the network part of a cluster: the cluster tag, full zones with routes, units, and
+// errors that name the file and line.
+#include "models/catalog.hpp"
+#include "models/simgrid_platform.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace tp;
+
+TEST_CASE("SimGrid units: bits and bytes per second, latencies", "[models]")
+{
+  double v = 0;
+  CHECK(models::simgrid_bandwidth("10Gbps", v));
+  CHECK(v == Approx(1.25e9));
+  CHECK(models::simgrid_bandwidth("1.25GBps", v));
+  CHECK(v == Approx(1.25e9));
+  CHECK(models::simgrid_bandwidth("125MBps", v));
+  CHECK(v == Approx(125e6));
+  CHECK_FALSE(models::simgrid_bandwidth("fast", v));
+  CHECK_FALSE(models::simgrid_bandwidth("10Gbit", v));
+  CHECK(models::simgrid_latency("10us", v));
+  CHECK(v == Approx(1e-5));
+  CHECK(models::simgrid_latency("2.5e-6", v));
+  CHECK(v == Approx(2.5e-6));
+  CHECK_FALSE(models::simgrid_latency("soon", v));
+}
+
+TEST_CASE("a <cluster> gives the hosts, their links and the backbone latency", "[models]")
+{
+  auto n = models::import_simgrid_platform(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/network/edr-cluster-8.xml");
+  REQUIRE(n.ok());
+  REQUIRE(n->hosts.size() == 8);
+  CHECK(n->hosts[3] == "node3.edr");
+  CHECK(n->link_bandwidth == Approx(12.5e9));
+  CHECK(n->link_latency == Approx(0.6e-6));
+  CHECK(n->switch_latency == Approx(0.09e-6));
+}
+
+TEST_CASE("a full zone: a link used by one pair of hosts is a host link, a shared one the switch", "[models]")
+{
+  const char* xml = R"(<?xml version='1.0'?>
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="a" speed="1Gf"/> <host id="b" speed="1Gf"/> <host id="c" speed="1Gf"/>
+    <link id="la" bandwidth="100Gbps" latency="1us"/>
+    <link id="lb" bandwidth="100Gbps" latency="1us"/>
+    <link id="lc" bandwidth="40Gbps" latency="2us"/>
+    <link id="sw" bandwidth="1000Gbps" latency="300ns"/>
+    <route src="a" dst="b"><link_ctn id="la"/><link_ctn id="sw"/><link_ctn id="lb"/></route>
+    <route src="a" dst="c"><link_ctn id="la"/><link_ctn id="sw"/><link_ctn id="lc"/></route>
+    <route src="b" dst="c"><link_ctn id="lb"/><link_ctn id="sw"/><link_ctn id="lc"/></route>
+  </zone>
+</platform>)";
+  auto n = models::import_simgrid_platform_text(xml, "zone.xml");
+  REQUIRE(n.ok());
+  CHECK(n->hosts.size() == 3);
+  CHECK(n->link_bandwidth == Approx(5e9)); // the slowest host link (40 Gb/s)
+  CHECK(n->link_latency == Approx(2e-6));
+  CHECK(n->switch_latency == Approx(0.3e-6));
+}
+
+TEST_CASE("a cluster profile takes its network from a SimGrid platform file", "[models]")
+{
+  models::Catalog cat;
+  auto c = cat.cluster("simgrid-edr-8node");
+  REQUIRE(c.ok());
+  CHECK(c->host_count() == 8);
+  CHECK(c->host(0).nics[0].nic.line_rate == Approx(12.5e9));
+  CHECK(c->host(0).nics[0].nic.port_latency == Approx(0.6e-6));
+  CHECK(c->network_switch.latency == Approx(0.09e-6));
+}
+
+TEST_CASE("malformed platform files are refused with the file, the line and the reason", "[models]")
+{
+  struct Bad {
+    std::string xml, needle;
+  } cases[] = {
+      {"<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us'/>", "<platform>"},
+      {"<platform version='4.1'>\n<cluster id='c' prefix='n' suffix='' radical='0-3' bw='fast' lat='1us'/></platform>",
+       "line 2"},
+      {"<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='3-0' bw='1Gbps' lat='1us'/></platform>",
+       "radical"},
+      {"<platform version='4.1'><cluster id='c' prefix='n' radical='0-3' bw='1Gbps' lat='1us'/></platform>", "suffix"},
+      {"<platform version='4.1'><host id='a'/><host id='b'/><route src='a' dst='b'><link_ctn id='x'/></route>"
+       "</platform>",
+       "declared"},
+      {"<platform version='4.1'><host id='a' speed='1Gf'></platform", "'>'"},
+      {"<platform version='4.1'><host id=a/></platform>", "quoted"},
+      {"<platform version='4.1'></platform>", "hosts"},
+  };
+  for (const auto& c : cases) {
+    auto n = models::import_simgrid_platform_text(c.xml, "bad.xml");
+    INFO(c.xml);
+    REQUIRE_FALSE(n.ok());
+    CHECK(n.error().message().find("bad.xml") != std::string::npos);
+    CHECK(n.error().message().find(c.needle) != std::string::npos);
+  }
+}
