@@ -71,7 +71,7 @@ Command run_command()
 {
   frontend::CommandSpec s;
   s.name = "run";
-  s.summary = "run a scenario file (jobs on a hardware profile) and print a summary";
+  s.summary = "run a scenario file (jobs on a hardware profile; none: the built-in default) and print a summary";
   s.usage = "[SCENARIO.json] [--json] [--trace FILE]";
   s.options = {{"json", 0, false, "", "print machine-readable JSON instead of the summary"},
                {"trace", 0, true, "FILE",

@@ -26,14 +26,14 @@ std::vector<tp::cli::Command> commands()
 {
   return {tp::cli::run_command(),      tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
           tp::cli::transfer_command(), tp::cli::train_command(),    tp::cli::allreduce_command(),
-          tp::cli::emulate_command(),  tp::cli::sweep_command(), tp::cli::plan_command(), tp::cli::replay_command(),    tp::cli::validate_command(),
-          tp::cli::profiles_command()};
+          tp::cli::emulate_command(),  tp::cli::sweep_command(),    tp::cli::plan_command(),
+          tp::cli::replay_command(),   tp::cli::validate_command(), tp::cli::profiles_command()};
 }
 
 void usage(std::FILE* out)
 {
   std::fprintf(out, "Usage: tensorpath <command> [options]\n\n"
-                    "tensorpath simulates the RDMA tensor path of distributed deep-learning training:\n"
+                    "tensorpath simulates and emulates the RDMA tensor path of distributed deep-learning training:\n"
                     "NICs, PCIe, NUMA and the transports between workers and parameter servers.\n\nCommands:\n");
   for (const auto& c : commands())
     std::fprintf(out, "  %-12s %s\n", c.spec.name.c_str(), c.spec.summary.c_str());
