@@ -14,18 +14,6 @@ using namespace detail;
 
 namespace {
 
-size_t dtype_size(std::string d)
-{
-  std::transform(d.begin(), d.end(), d.begin(), ::tolower);
-  for (const char* p : {"torch.", "c10::"})
-    if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
-  if (d == "float32" || d == "float" || d == "int32" || d == "int" || d == "uint32") return 4;
-  if (d == "float64" || d == "double" || d == "int64" || d == "long" || d == "uint64") return 8;
-  if (d == "float16" || d == "half" || d == "bfloat16" || d == "int16" || d == "short") return 2;
-  if (d == "int8" || d == "uint8" || d == "bool" || d == "byte" || d == "char") return 1;
-  return 0;
-}
-
 /// Elements of a shape given as an array or a string like "[1000, 1000]" or "(1000, 1000)"; -1 if unreadable.
 long long elements(const json& shape)
 {
@@ -125,7 +113,7 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (number(b.args, "bytes", bytes) || number(b.args, "size", bytes)) {
       c.bytes = uint64_t(bytes);
     } else if (b.args.contains("dtype") && b.args.contains("shape")) {
-      const size_t es = dtype_size(text(b.args, "dtype"));
+      const size_t es = dtype_bytes(text(b.args, "dtype"));
       const long long n = elements(b.args["shape"]);
       if (es == 0 || n < 0) return event_error(file, i, "a known dtype and a shape", b.args.dump().substr(0, 80));
       c.bytes = uint64_t(n) * es;

@@ -13,18 +13,6 @@ using namespace detail;
 
 namespace {
 
-size_t element_size(std::string d)
-{
-  std::transform(d.begin(), d.end(), d.begin(), ::tolower);
-  for (const char* p : {"torch.", "c10::", "at::"})
-    if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
-  if (d == "float" || d == "float32" || d == "int" || d == "int32") return 4;
-  if (d == "double" || d == "float64" || d == "long" || d == "int64") return 8;
-  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
-  if (d == "byte" || d == "uint8" || d == "char" || d == "int8" || d == "bool") return 1;
-  return 0;
-}
-
 std::string collective_kind(std::string name)
 {
   std::transform(name.begin(), name.end(), name.begin(), ::tolower);
@@ -74,7 +62,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
         continue;
       }
       if (!sized) return event_error(file, i, "\"In msg nelems\" on an nccl: event", args.dump().substr(0, 80));
-      const size_t es = element_size(text(args, "dtype"));
+      const size_t es = dtype_bytes(text(args, "dtype"));
       if (es == 0) return event_error(file, i, "a known \"dtype\"", "\"" + text(args, "dtype") + "\"");
       TraceCollective c;
       c.name = name;

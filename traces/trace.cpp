@@ -33,6 +33,18 @@ std::vector<std::string> Trace::devices() const
   return {d.begin(), d.end()};
 }
 
+size_t dtype_bytes(std::string d)
+{
+  std::transform(d.begin(), d.end(), d.begin(), ::tolower);
+  for (const char* p : {"torch.", "c10::", "at::"})
+    if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
+  if (d == "float32" || d == "float" || d == "int32" || d == "int" || d == "uint32") return 4;
+  if (d == "float64" || d == "double" || d == "int64" || d == "long" || d == "uint64") return 8;
+  if (d == "float16" || d == "half" || d == "bfloat16" || d == "int16" || d == "short") return 2;
+  if (d == "int8" || d == "uint8" || d == "bool" || d == "byte" || d == "char") return 1;
+  return 0;
+}
+
 bool parse_human_bytes(const std::string& s, uint64_t& bytes)
 {
   char* end = nullptr;

@@ -54,6 +54,10 @@ Result<Trace> parse_horovod_timeline(const std::string& text, const std::string&
 Result<Trace> parse_kineto(const std::string& text, const std::string& file);
 Result<Trace> parse_chakra(const std::string& text, const std::string& file);
 
+/// Bytes per element of a dtype as traces write it ("float32", "Float", "torch.float16", "c10::Half", "int64",
+/// ...); 0 when unknown.
+size_t dtype_bytes(std::string dtype);
+
 /// "4B", "1.5KB", "1.5KiB", "2.3MB", "1.2GB" -> bytes; false when it is not a size.
 bool parse_human_bytes(const std::string& s, uint64_t& bytes);
 
