@@ -204,3 +204,20 @@ TEST_CASE("tensorpath replay summarizes a trace and re-simulates its communicati
   CHECK(r.status == 2);
   CHECK(r.out.find("README.md") != std::string::npos);
 }
+
+TEST_CASE("the same scenario and the same replay give byte-identical results (determinism)")
+{
+  // A training scenario (every transport, critical paths) and a microbenchmark scenario, each run twice.
+  for (const std::string sc : {"scenarios/hkust-vgg16.json", "scenarios/examples/gdr.json"}) {
+    const std::string cmd = "run " + std::string(TENSORPATH_SOURCE_DIR) + "/" + sc + " --json";
+    const auto a = run(cmd), b = run(cmd);
+    INFO(sc);
+    REQUIRE(a.status == 0);
+    CHECK(a.out == b.out);
+  }
+  const std::string replay = "replay " + std::string(TENSORPATH_SOURCE_DIR) +
+                             "/tests/traces/fixtures/tf_timeline.json --hw connectx3-40gbe-roce";
+  const auto a = run(replay), b = run(replay);
+  REQUIRE(a.status == 0);
+  CHECK(a.out == b.out);
+}
