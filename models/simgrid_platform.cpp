@@ -104,24 +104,32 @@ bool number_unit(const std::string& s, double& v, std::string& unit)
   return v >= 0 && std::isfinite(v);
 }
 
-/// "0-3,5,7-8" -> the numbers
+constexpr size_t MAX_HOSTS = 100000; ///< a platform beyond this is refused, not allocated
+
+/// "0-3,5,7-8" -> the numbers (each in [0, 10^9], at most MAX_HOSTS of them)
 bool radical(const std::string& r, std::vector<long>& out)
 {
   std::stringstream ss(r);
   std::string part;
+  auto number = [](const char* s, const char** end) -> long {
+    if (!isdigit(static_cast<unsigned char>(*s))) return -1;
+    long v = 0;
+    while (isdigit(static_cast<unsigned char>(*s)) && v <= 1000000000L)
+      v = v * 10 + (*s++ - '0');
+    *end = s;
+    return v > 1000000000L ? -1 : v;
+  };
   while (std::getline(ss, part, ',')) {
-    const auto dash = part.find('-');
-    char* e1 = nullptr;
-    const long a = std::strtol(part.c_str(), &e1, 10);
-    if (e1 == part.c_str()) return false;
+    const char* e = nullptr;
+    const long a = number(part.c_str(), &e);
+    if (a < 0) return false;
     long b = a;
-    if (dash != std::string::npos) {
-      char* e2 = nullptr;
-      b = std::strtol(part.c_str() + dash + 1, &e2, 10);
-      if (*e2 || b < a || b - a > 1000000) return false;
-    } else if (*e1) {
-      return false;
+    if (*e == '-') {
+      b = number(e + 1, &e);
+      if (b < a) return false;
     }
+    if (*e) return false;
+    if (size_t(b - a) >= MAX_HOSTS - out.size()) return false;
     for (long k = a; k <= b; ++k)
       out.push_back(k);
   }
@@ -201,8 +209,12 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
         if (!r->ok()) return r->error();
       std::vector<long> nums;
       if (!radical(rad.value(), nums))
-        return Error::at(file, "line " + std::to_string(t.line), "radical: like 0-15 or 0-3,8",
+        return Error::at(file, "line " + std::to_string(t.line),
+                         "radical: like 0-15 or 0-3,8, at most " + std::to_string(MAX_HOSTS) + " hosts",
                          "\"" + rad.value() + "\"");
+      if (n.hosts.size() + nums.size() > MAX_HOSTS)
+        return Error::at(file, "line " + std::to_string(t.line), "at most " + std::to_string(MAX_HOSTS) + " hosts",
+                         "more");
       for (long k : nums)
         n.hosts.push_back(pre.value() + std::to_string(k) + suf.value());
       double bw = 0, lat = 0;
@@ -219,6 +231,9 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
       auto id = attr(t, "id");
       if (!id.ok()) return id.error();
       n.hosts.push_back(id.value());
+      if (n.hosts.size() > MAX_HOSTS)
+        return Error::at(file, "line " + std::to_string(t.line), "at most " + std::to_string(MAX_HOSTS) + " hosts",
+                         "more");
     } else if (t.name == "link") {
       auto id = attr(t, "id");
       if (!id.ok()) return id.error();

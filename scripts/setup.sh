@@ -6,7 +6,8 @@ PKGS=(cmake ninja-build g++ pkg-config
       libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev catch2
       libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
       libopenmpi-dev openmpi-bin
-      python3-matplotlib python3-nbformat python3-ipykernel jupyter-nbconvert)
+      python3-matplotlib python3-nbformat python3-ipykernel jupyter-nbconvert
+      clang)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -70,6 +70,9 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
     } catch (const json::parse_error& e) {
       return Error::at(file, "line " + std::to_string(line_of(input, pos + (e.byte > 0 ? e.byte - 1 : 0))),
                        "concatenated JSON objects (Chakra JSON)", e.what());
+    } catch (const json::exception& e) {
+      return Error::at(file, "line " + std::to_string(line_of(input, pos)), "JSON with representable numbers",
+                       e.what());
     }
     const std::string where = "line " + std::to_string(line_of(input, pos));
     ++objects;
@@ -92,14 +95,15 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
     } else if (type == "COMM_COLL_NODE" || type == "COMM_SEND_NODE" || type == "COMM_RECV_NODE") {
       const json* size = attr(node, "comm_size");
       double bytes = 0;
-      if (!size || !number(json{{"v", *size}}, "v", bytes) || bytes < 0)
+      uint64_t nbytes = 0;
+      if (!size || !number(json{{"v", *size}}, "v", bytes) || !count_of(bytes, nbytes))
         return Error::at(file, where, "a \"comm_size\" attr (bytes)", node.dump().substr(0, 80));
       if (type == "COMM_COLL_NODE") {
         TraceCollective c;
         c.name = name;
         const json* kind = attr(node, "comm_type");
         c.kind = kind ? comm_kind(*kind) : "collective";
-        c.bytes = uint64_t(bytes);
+        c.bytes = nbytes;
         c.start = start * 1e-6;
         c.duration = dur * 1e-6;
         t.collectives.push_back(c);
@@ -110,7 +114,7 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
         const json* dst = attr(node, "comm_dst");
         x.src_device = src ? "rank " + (src->is_string() ? src->get<std::string>() : src->dump()) : "?";
         x.dst_device = dst ? "rank " + (dst->is_string() ? dst->get<std::string>() : dst->dump()) : "?";
-        x.bytes = uint64_t(bytes);
+        x.bytes = nbytes;
         x.start = start * 1e-6;
         x.duration = dur * 1e-6;
         if (type == "COMM_SEND_NODE") t.transfers.push_back(x); // a RECV node is the same transfer's other end

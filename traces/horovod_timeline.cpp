@@ -14,31 +14,37 @@ using namespace detail;
 
 namespace {
 
-/// Elements of a shape given as an array or a string like "[1000, 1000]" or "(1000, 1000)"; -1 if unreadable.
+/// Elements of a shape given as an array or a string like "[1000, 1000]" or "(1000, 1000)"; -1 if unreadable or
+/// beyond 2^50 elements.
 long long elements(const json& shape)
 {
+  constexpr long long LIMIT = 1LL << 50;
   long long n = 1;
+  auto times = [&](long long d) {
+    if (d < 0 || d > LIMIT || (d > 0 && n > LIMIT / d)) return false;
+    n *= d;
+    return true;
+  };
   if (shape.is_array()) {
-    for (const auto& d : shape) {
-      if (!d.is_number_integer() || d.get<long long>() < 0) return -1;
-      n *= d.get<long long>();
-    }
+    for (const auto& d : shape)
+      if (!d.is_number_integer() || !times(d.get<long long>())) return -1;
     return n;
   }
   if (!shape.is_string()) return -1;
-  std::string s = shape.get<std::string>();
+  const std::string s = shape.get<std::string>();
   bool any = false;
   for (size_t i = 0; i < s.size();) {
-    if (isdigit(static_cast<unsigned char>(s[i]))) {
-      size_t j = i;
-      while (j < s.size() && isdigit(static_cast<unsigned char>(s[j])))
-        ++j;
-      n *= std::stoll(s.substr(i, j - i));
-      any = true;
-      i = j;
-    } else {
+    if (!isdigit(static_cast<unsigned char>(s[i]))) {
       ++i;
+      continue;
     }
+    long long d = 0;
+    while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) {
+      if (d > LIMIT) return -1;
+      d = d * 10 + (s[i++] - '0');
+    }
+    if (!times(d)) return -1;
+    any = true;
   }
   return any || s.find_first_of("[(") != std::string::npos ? n : -1;
 }
@@ -111,11 +117,12 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (c.duration < 0) return event_error(file, i, "an end after its begin", std::to_string(ts));
     double bytes = 0;
     if (number(b.args, "bytes", bytes) || number(b.args, "size", bytes)) {
-      c.bytes = uint64_t(bytes);
+      if (!count_of(bytes, c.bytes)) return event_error(file, i, "a byte count", b.args.dump().substr(0, 80));
     } else if (b.args.contains("dtype") && b.args.contains("shape")) {
       const size_t es = dtype_bytes(text(b.args, "dtype"));
       const long long n = elements(b.args["shape"]);
       if (es == 0 || n < 0) return event_error(file, i, "a known dtype and a shape", b.args.dump().substr(0, 80));
+      if (uint64_t(n) > (uint64_t(1) << 60) / es) return event_error(file, i, "a tensor size that fits", "too large");
       c.bytes = uint64_t(n) * es;
     }
     t.collectives.push_back(c);

@@ -18,7 +18,17 @@ inline Result<json> parse_json(const std::string& text, const std::string& file)
     return json::parse(text);
   } catch (const json::parse_error& e) {
     return Error::at(file, "byte " + std::to_string(e.byte), "JSON", e.what());
+  } catch (const json::exception& e) { // e.g. a number too large for any type (found by fuzzing)
+    return Error::at(file, "", "JSON with representable numbers", e.what());
   }
+}
+
+/// A count that fits: 0 <= v < 2^53 (bytes, elements, ranks); false for NaN, negatives and absurd sizes.
+inline bool count_of(double v, uint64_t& out)
+{
+  if (!(v >= 0) || v >= 9007199254740992.0) return false;
+  out = uint64_t(v);
+  return true;
 }
 
 /// A number field (or a number in a string, as Chakra writes int64) -> double; false when absent or not a number.

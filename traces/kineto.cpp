@@ -67,8 +67,11 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       TraceCollective c;
       c.name = name;
       c.kind = collective_kind(name.rfind("nccl:", 0) == 0 ? name.substr(5) : name);
-      c.bytes = uint64_t(nelems) * es;
-      c.ranks = number(args, "Group size", group) ? int(group) : 0;
+      uint64_t n = 0, ranks = 0;
+      if (!count_of(nelems, n) || n > (uint64_t(1) << 56))
+        return event_error(file, i, "an element count that fits", args.dump().substr(0, 80));
+      c.bytes = n * es;
+      c.ranks = number(args, "Group size", group) && count_of(group, ranks) && ranks < (1u << 24) ? int(ranks) : 0;
       c.start = ts * 1e-6;
       c.duration = dur * 1e-6;
       t.collectives.push_back(c);
@@ -78,7 +81,8 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     TraceOp op;
     op.name = name;
     double dev = 0;
-    op.device = number(args, "device", dev) ? "cuda:" + std::to_string(int(dev)) : "gpu";
+    uint64_t devno = 0;
+    op.device = number(args, "device", dev) && count_of(dev, devno) ? "cuda:" + std::to_string(devno) : "gpu";
     op.start = ts * 1e-6;
     op.duration = dur * 1e-6;
     t.ops.push_back(op);

@@ -64,7 +64,9 @@ bool parse_human_bytes(const std::string& s, uint64_t& bytes)
     mult = 1024.0 * 1024 * 1024 * 1024;
   else
     return false;
-  bytes = uint64_t(std::llround(v * mult));
+  const double b = std::round(v * mult);
+  if (!(b < 9007199254740992.0)) return false; // beyond 2^53 bytes: not a tensor
+  bytes = uint64_t(b);
   return true;
 }
 

@@ -87,6 +87,13 @@ TEST_CASE("malformed platform files are refused with the file, the line and the 
       {"<platform version='4.1'><host id='a' speed='1Gf'></platform", "'>'"},
       {"<platform version='4.1'><host id=a/></platform>", "quoted"},
       {"<platform version='4.1'></platform>", "hosts"},
+      // found by fuzzing: an overflowing range, and a platform too large to allocate
+      {"<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='-9223372036854775808-9223372036854775807'"
+       " bw='1Gbps' lat='1us'/></platform>",
+       "radical"},
+      {"<platform version='4.1'><cluster id='c' prefix='n' suffix='' radical='0-999999999' bw='1Gbps' lat='1us'/>"
+       "</platform>",
+       "at most 100000 hosts"},
   };
   for (const auto& c : cases) {
     auto n = models::import_simgrid_platform_text(c.xml, "bad.xml");

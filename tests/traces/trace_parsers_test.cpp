@@ -117,6 +117,16 @@ TEST_CASE("malformed traces are refused with the file, the position and the reas
        "line 2"},
       {R"({"id": "3", "type": "COMM_COLL_NODE", "durationMicros": "5", "attr": []})", "comm_size"},
       {R"({"id": "3", "type": "COMP_NODE", "durationMicros": "five"})", "durationMicros"},
+      // found by fuzzing: a number no type can hold (nlohmann throws out_of_range, not parse_error), and sizes that
+      // overflow
+      {R"([{"ph": "B", "pid": 1, "ts": 1e999999}])", "representable"},
+      {R"({"type": "COMP_NODE", "durationMicros": 4e99999})", "representable"},
+      {R"([{"name": "ALLREDUCE", "ph": "B", "ts": 1, "pid": 1, "args": {"dtype": "float32",
+           "shape": "[99999999999999999999999, 99999999999]"}}, {"ph": "E", "ts": 2, "pid": 1}])",
+       "shape"},
+      {R"({"traceEvents": [{"ph": "X", "name": "nccl:all_reduce", "ts": 1, "dur": 2,
+           "args": {"In msg nelems": 1e300, "dtype": "Float"}}], "schemaVersion": 1})",
+       "element count"},
   };
   for (const auto& c : cases) {
     auto t = traces::parse_trace(c.text, "bad-trace.json");

@@ -422,7 +422,9 @@ private:
   void send_next(Channel& ch, RdmaBuffer& b)
   {
     if (b.producing || b.resend || b.queue.empty() || state(ch)->failed) return;
-    auto [name, step] = b.queue.front();
+    // Plain variables, not a structured binding: lambdas below capture them (clang < 16 cannot capture bindings).
+    const auto name = b.queue.front().first;
+    const auto step = b.queue.front().second;
     b.queue.pop_front();
     b.producing = true;
     auto key = rendezvous::parse_key(name);
