@@ -1,6 +1,8 @@
 // libibverbs device (see ibv_device.hpp). Everything ibverbs-specific stays in this file.
 #include "emulator/ibv_device.hpp"
 
+#include "emulator/completion_delivery.hpp"
+
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
@@ -118,7 +120,7 @@ WcOpcode opcode_of(ibv_wc_opcode o)
 /// One CQ: a handler and a progress thread that polls it and posts completions to the runtime.
 class IbvCq final : public CompletionQueue {
 public:
-  IbvCq(Runtime& rt, ibv_cq* cq) : rt_(rt), cq_(cq), st_(std::make_shared<Shared>())
+  IbvCq(Runtime& rt, ibv_cq* cq) : cq_(cq), delivery_(rt)
   {
     thread_ = std::thread([this] { poll(); });
   }
@@ -128,43 +130,11 @@ public:
     thread_.join();
     ibv_destroy_cq(cq_);
   }
-  void set_handler(CompletionHandler handler) override
-  {
-    std::vector<WorkCompletion> early;
-    {
-      std::lock_guard<std::mutex> lock(st_->mu);
-      st_->handler = std::move(handler);
-      early.swap(st_->early);
-    }
-    for (const auto& wc : early)
-      deliver(wc);
-  }
+  void set_handler(CompletionHandler handler) override { delivery_.set_handler(std::move(handler)); }
   ibv_cq* raw() { return cq_; }
 
 private:
-  struct Shared {
-    std::mutex mu;
-    CompletionHandler handler;
-    std::vector<WorkCompletion> early;
-  };
-  void deliver(const WorkCompletion& wc)
-  {
-    std::weak_ptr<Shared> weak = st_;
-    rt_.post([weak, wc] {
-      auto st = weak.lock();
-      if (!st) return;
-      CompletionHandler h;
-      {
-        std::lock_guard<std::mutex> lock(st->mu);
-        if (!st->handler) {
-          st->early.push_back(wc);
-          return;
-        }
-        h = st->handler;
-      }
-      h(wc);
-    });
-  }
+  void deliver(const WorkCompletion& wc) { delivery_.deliver(wc); }
   void poll()
   {
     ibv_wc wcs[32];
@@ -188,9 +158,8 @@ private:
       }
     }
   }
-  Runtime& rt_;
   ibv_cq* cq_;
-  std::shared_ptr<Shared> st_;
+  CompletionDelivery delivery_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -1,6 +1,8 @@
 // Software verbs device (see soft_device.hpp).
 #include "emulator/soft_device.hpp"
 
+#include "emulator/completion_delivery.hpp"
+
 #include "core/device/qp_state_machine.hpp"
 
 #include <algorithm>
@@ -94,51 +96,16 @@ void SoftFabric::run()
 
 namespace {
 
-struct CqState {
-  std::mutex mu;
-  CompletionHandler handler;
-  std::deque<WorkCompletion> early;
-};
-
 class SoftCq final : public CompletionQueue {
 public:
-  explicit SoftCq(Runtime& rt) : rt_(rt), st_(std::make_shared<CqState>()) {}
-  void set_handler(CompletionHandler handler) override
-  {
-    std::deque<WorkCompletion> early;
-    {
-      std::lock_guard<std::mutex> lock(st_->mu);
-      st_->handler = std::move(handler);
-      early.swap(st_->early);
-    }
-    for (const auto& wc : early)
-      push(wc);
-  }
+  explicit SoftCq(Runtime& rt) : delivery_(rt) {}
+  void set_handler(CompletionHandler handler) override { delivery_.set_handler(std::move(handler)); }
   /// From the wire thread: deliver on the owner's runtime.
-  void push(const WorkCompletion& wc)
-  {
-    std::weak_ptr<CqState> weak = st_;
-    rt_.post([weak, wc] {
-      auto st = weak.lock();
-      if (!st) return;
-      CompletionHandler h;
-      {
-        std::lock_guard<std::mutex> lock(st->mu);
-        if (!st->handler) {
-          st->early.push_back(wc);
-          return;
-        }
-        h = st->handler;
-      }
-      h(wc);
-    });
-  }
+  void push(const WorkCompletion& wc) { delivery_.deliver(wc); }
 
 private:
-  Runtime& rt_;
-  std::shared_ptr<CqState> st_;
+  CompletionDelivery delivery_;
 };
-
 } // namespace
 
 // ---------------------------------------------------------------- queue pair
