@@ -111,16 +111,9 @@ int main(int argc, char** argv)
   for (char c : list)
     total += c == '\n';
   std::set<size_t> done;
-  if (resume && std::filesystem::exists(out)) {
-    uint64_t valid = 0;
-    for (size_t p : tp::frontend::rows_in_file(out, &valid))
-      done.insert(p);
-    std::filesystem::resize_file(out, valid);
-  } else {
-    std::filesystem::remove(out);
-  }
-  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(out + ": cannot open for writing: " + std::strerror(errno));
+  std::string why;
+  const int fd = tp::frontend::open_rows_file(out, resume, done, why);
+  if (fd < 0) return fail(out + ": " + why);
   std::vector<long> todo;
   size_t in_shard = 0;
   for (size_t i = 0; i < total; ++i) {
@@ -145,7 +138,7 @@ int main(int argc, char** argv)
     MPI_Recv(buf.data(), n, MPI_CHAR, st.MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     --outstanding;
     std::string line(buf.data(), size_t(n));
-    errors += line.find("\"error\"") != std::string::npos;
+    errors += tp::frontend::is_error_row(line);
     line += "\n";
     if (::write(fd, line.data(), line.size()) != ssize_t(line.size()))
       return fail(out + ": write failed: " + std::strerror(errno));

@@ -3,6 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace tp::frontend {
@@ -27,6 +33,36 @@ std::vector<size_t> rows_in_file(const std::string& path, uint64_t* valid_bytes)
   }
   if (valid_bytes) *valid_bytes = valid;
   return points;
+}
+
+int open_rows_file(const std::string& path, bool resume, std::set<size_t>& done, std::string& error)
+{
+  std::error_code ec;
+  if (resume && std::filesystem::exists(path)) {
+    uint64_t valid = 0;
+    for (size_t p : rows_in_file(path, &valid))
+      done.insert(p);
+    std::filesystem::resize_file(path, valid, ec); // drop a torn last line
+  } else {
+    std::filesystem::remove(path, ec);
+  }
+  if (ec) {
+    error = "cannot keep only its complete rows: " + ec.message();
+    return -1;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) error = std::string("cannot open for appending: ") + std::strerror(errno);
+  return fd;
+}
+
+bool is_error_row(const std::string& row)
+{
+  try {
+    const auto j = nlohmann::json::parse(row);
+    return j.is_object() && j.contains("error");
+  } catch (const std::exception&) {
+    return true; // not even a row
+  }
 }
 
 } // namespace tp::frontend

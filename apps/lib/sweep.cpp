@@ -246,18 +246,9 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
   if (o.jobs < 1) return Error::at("", "-j", "at least 1", std::to_string(o.jobs));
   const auto t0 = std::chrono::steady_clock::now();
   std::set<size_t> done;
-  if (o.resume && std::filesystem::exists(o.out)) {
-    uint64_t valid = 0;
-    for (size_t p : rows_in_file(o.out, &valid))
-      done.insert(p);
-    std::error_code ec;
-    std::filesystem::resize_file(o.out, valid, ec); // drop a torn last line
-    if (ec) return Error::at(o.out, "", "a file that can be truncated to its last complete row", ec.message());
-  } else if (std::filesystem::exists(o.out) && !o.resume) {
-    std::ofstream trunc(o.out, std::ios::trunc);
-  }
-  const int fd = ::open(o.out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Error::at(o.out, "", "a writable rows file", std::strerror(errno));
+  std::string why;
+  const int fd = open_rows_file(o.out, o.resume, done, why);
+  if (fd < 0) return Error::at(o.out, "", "a writable rows file", why);
   std::vector<SweepPoint> todo;
   SweepSummary sum;
   for (auto& p : sweep_points(spec)) {
@@ -341,7 +332,7 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
       } catch (const std::exception&) {
       }
       if (!ok_row) row = row_json(spec, p, nullptr, err.empty() ? describe_status(status) : err);
-      if (row.find("\"error\"") != std::string::npos) ++sum.errors;
+      if (is_error_row(row)) ++sum.errors;
       append(row);
       ++sum.ran;
       running.erase(running.begin() + long(k));
