@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace tp::sim {
 
@@ -55,14 +56,36 @@ bool Reactor::cancel_activity(uint64_t id)
   return true;
 }
 
+void Reactor::drop_everything()
+{
+  // Move everything out first: destroying a callback may release an object whose destructor cancels its own
+  // timers or activities through this reactor, which must then find consistent (empty) containers.
+  auto activities = std::move(activities_);
+  auto timers = std::move(timers_);
+  auto ready = std::move(ready_);
+  activities_.clear();
+  activity_index_.clear();
+  timers_.clear();
+  timer_when_.clear();
+  ready_.clear();
+  for (auto& w : activities)
+    w.activity->cancel();
+}
+
 void Reactor::run()
 {
   std::vector<simgrid::s4u::ActivityPtr> waitset;
+  deadline_hit_ = false;
   for (;;) {
-    while (!ready_.empty()) {
+    while (!ready_.empty() && !stop_requested_) {
       Task t = std::move(ready_.front());
       ready_.pop_front();
       t();
+    }
+    if (stop_requested_) {
+      stop_requested_ = false;
+      drop_everything();
+      return;
     }
     // Timers closer than TIME_EPSILON are due: sub-picosecond differences are floating-point noise.
     constexpr double TIME_EPSILON = 1e-12;
@@ -77,16 +100,22 @@ void Reactor::run()
       continue;
     }
     if (activities_.empty() && timers_.empty()) return;
-    const double timeout = timers_.empty() ? -1.0 : timers_.begin()->first.first - t_now;
+    if (t_now >= deadline_) {
+      deadline_hit_ = true;
+      drop_everything();
+      return;
+    }
+    const double next_timer = timers_.empty() ? deadline_ : std::min(timers_.begin()->first.first, deadline_);
     if (activities_.empty()) {
-      simgrid::s4u::this_actor::sleep_until(timers_.begin()->first.first);
+      simgrid::s4u::this_actor::sleep_until(next_timer);
       continue;
     }
+    const double timeout = std::isinf(next_timer) ? -1.0 : next_timer - t_now;
     waitset.clear();
     for (const auto& w : activities_)
       waitset.push_back(w.activity);
     const ssize_t idx = simgrid::s4u::Activity::wait_any_for(waitset, timeout);
-    if (idx < 0 || size_t(idx) >= activities_.size()) continue; // timeout: a timer is due
+    if (idx < 0 || size_t(idx) >= activities_.size()) continue; // timeout: a timer (or the deadline) is due
     Watched w = std::move(activities_[size_t(idx)]);
     activity_index_.erase(w.id);
     if (size_t(idx) != activities_.size() - 1) {

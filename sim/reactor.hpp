@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -29,13 +30,20 @@ public:
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
   /// Cancel a watched activity (its callback never runs). False if it already completed.
   bool cancel_activity(uint64_t id);
-  /// Run until nothing is left to do. Must be called from inside a SimGrid actor.
+  /// Run until nothing is left to do, stop() is called or the deadline passes. Must be called from inside a
+  /// SimGrid actor. On stop or deadline every pending timer, task and activity is dropped.
   void run();
+  /// Make run() return after the task that calls this (fault reports: the job ends at its first error).
+  void stop() { stop_requested_ = true; }
+  /// Absolute simulated time after which run() gives up (a stalled job); infinity by default.
+  void set_deadline(double t) { deadline_ = t; }
+  bool deadline_hit() const { return deadline_hit_; }
   /// Number of activities and timers pending (for tests and statistics).
   size_t pending() const { return activities_.size() + timers_.size(); }
   uint64_t activities_completed() const { return completed_; }
 
 private:
+  void drop_everything();
   struct Watched {
     simgrid::s4u::ActivityPtr activity;
     Task done;
@@ -48,6 +56,9 @@ private:
   std::unordered_map<uint64_t, size_t> activity_index_;
   uint64_t next_id_ = 1;
   uint64_t completed_ = 0;
+  bool stop_requested_ = false;
+  bool deadline_hit_ = false;
+  double deadline_ = std::numeric_limits<double>::infinity();
 };
 
 } // namespace tp::sim

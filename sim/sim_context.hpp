@@ -2,6 +2,7 @@
 // that lets a simulated NIC find its peer by LID). Include only from sim/*.cpp.
 #pragma once
 
+#include "sim/fault_injector.hpp"
 #include "sim/platform.hpp"
 #include "sim/reactor.hpp"
 #include "sim/simulation.hpp"
@@ -39,6 +40,17 @@ struct SimContext {
   std::function<void(double start, double end, double bytes, const std::vector<std::string>& links)> comm_tracer;
   /// A process by name, or nullptr.
   SimProcess* find_process(const std::string& name) const;
+  std::vector<SimProcess*> process_list() const;
+  /// Fault injection; null when the options have no faults.
+  std::unique_ptr<FaultInjector> faults;
+  /// Called when fault injection kills a process (name, whether the kernel closed its sockets).
+  std::function<void(const std::string&, bool)> on_kill;
 };
+
+/// Fault injection (simulation.cpp): stop process `name` (its runtime, NICs and sockets). `fin`: the kernel
+/// closes its sockets, as for a killed process; false: nothing is sent, as for a machine without power.
+void kill_process(SimContext& ctx, const std::string& name, bool fin);
+/// Move every QP of process `name` to the error state; returns how many.
+size_t fail_process_qps(SimContext& ctx, const std::string& name);
 
 } // namespace tp::sim

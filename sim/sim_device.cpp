@@ -114,6 +114,12 @@ public:
     int retries = 0;
     int rnr_retries = 0;
     double t_inject = 0;
+    double t_attempt = 0;  ///< when this attempt was injected (retry accounting)
+    bool lost = false;     ///< fault injection: a packet of this attempt is lost
+    bool lost_nak = false; ///< ... and a later one reveals it (sequence NAK) rather than the ACK time-out
+    uint64_t acked = 0;    ///< bytes the responder has in order (go-back-N resends from there)
+    uint64_t progress = 0; ///< bytes this lost attempt got through before its lost packet
+    uint64_t remaining() const { return length - acked; }
   };
   using OpPtr = std::shared_ptr<SendOp>;
 
@@ -129,6 +135,21 @@ public:
   }
 
   uint32_t qpn() const { return qpn_; }
+
+  /// The owning process died: forget everything, send and answer nothing, complete nothing.
+  void kill()
+  {
+    for (auto& op : sq_)
+      abort_in_flight(*op);
+    sq_.clear();
+    rq_.clear();
+    for (auto& r : reserved_)
+      r->cancelled = true;
+    reserved_.clear();
+    op_reservation_.clear();
+    next_start_ = 0;
+    injecting_ = nullptr;
+  }
   const QpAttr& attr() const { return attr_; }
   Reactor& reactor() { return dev_.ctx().reactor; }
   const Platform& pf() { return *dev_.ctx().platform; }
@@ -149,6 +170,7 @@ public:
 
   Status post_send(const SendWr& wr)
   {
+    if (dev_.dead()) return ok_status(); // nothing runs in a dead process; a stale call changes nothing
     const QpState s = attr_.qp_state;
     const std::string where = "post_send on QP " + std::to_string(qpn_);
     if (!send_queue_accepts(s)) return Error::at("", where, "QP in RTS", std::string("state ") + to_string(s));
@@ -189,6 +211,7 @@ public:
 
   Status post_recv(const RecvWr& wr)
   {
+    if (dev_.dead()) return ok_status();
     const QpState s = attr_.qp_state;
     const std::string where = "post_recv on QP " + std::to_string(qpn_);
     if (!recv_queue_accepts(s))
@@ -231,7 +254,8 @@ public:
       }
     }
     if (consumes_recv(code)) {
-      if (rq_.empty()) {
+      FaultInjector* f = faults();
+      if (rq_.empty() || (f && f->withholds_receives(dev_.owner(), reactor().now()))) {
         a.verdict = Verdict::RNR;
         return a;
       }
@@ -271,6 +295,7 @@ public:
 
   void push_recv_wc(uint64_t wr_id, WcStatus st, WcOpcode opc, uint32_t len, bool imm, uint32_t imm_data, double at)
   {
+    if (dev_.dead()) return;
     WorkCompletion wc;
     wc.wr_id = wr_id;
     wc.status = st;
@@ -308,9 +333,58 @@ private:
     Peer p;
     auto it = dev_.ctx().devices_by_lid.find(attr_.dest.lid);
     if (it == dev_.ctx().devices_by_lid.end()) return p;
+    if (it->second->dead()) return p; // nothing answers for a dead process
     p.dev = it->second;
     if (QpCore* q = p.dev->find_qp(attr_.dest_qp_num)) p.qp = q->shared_from_this();
     return p;
+  }
+
+  FaultInjector* faults() { return dev_.ctx().faults.get(); }
+
+  /// Name of the process at the other end of this QP (retry accounting), alive or not.
+  std::string peer_owner() const
+  {
+    auto it = dev_.ctx().devices_by_lid.find(attr_.dest.lid);
+    return it == dev_.ctx().devices_by_lid.end() ? std::string("?") : it->second->owner();
+  }
+
+  struct Loss {
+    bool lost = false;
+    bool nak = false; ///< a later packet arrives out of sequence and the responder NAKs
+    uint64_t bytes_sent = 0;
+    uint64_t progress = 0; ///< bytes before the lost packet (received in order)
+  };
+  /// Fault injection: does a message of `len` bytes from port (ma, na) to (mb, nb), injected now, lose a packet?
+  /// A port that is down during the message's nominal wire time drops the packets from then on (the requester
+  /// times out); random loss drops packet k (geometric draw), which a later packet of the message reveals
+  /// (sequence NAK) unless it is the last one (time-out). Decided at injection so that a lost message is never
+  /// accepted by the responder.
+  Loss decide_loss(size_t ma, int na, size_t mb, int nb, uint64_t len)
+  {
+    Loss l;
+    FaultInjector* f = faults();
+    if (!f) return l;
+    const auto& nic = pf().nic(ma, na).nic;
+    const uint64_t packets = nic.packets(len);
+    const double now = reactor().now();
+    const double nominal = double(len) / (nic.line_rate * nic.payload_efficiency()) + pf().wire_latency(ma, na, mb, nb);
+    uint64_t k = packets;
+    bool down = false;
+    if (const double d = f->down_within(ma, na, mb, nb, now, now + nominal); d >= 0) {
+      k = std::min<uint64_t>(packets - 1, nominal > 0 ? uint64_t((d - now) / nominal * double(packets)) : 0);
+      down = true;
+    }
+    if (const uint64_t r = f->first_lost(f->loss_probability(ma, na, mb, nb, now), packets); r < k) {
+      k = r;
+      down = false;
+    }
+    if (k >= packets) return l;
+    l.lost = true;
+    l.nak = !down && k + 1 < packets;
+    l.bytes_sent = std::min<uint64_t>(len, (k + (l.nak ? 2 : down ? 0 : 1)) * nic.mtu);
+    l.progress = k * uint64_t(nic.mtu);
+    ++f->stats().packets_lost;
+    return l;
   }
 
   size_t index_of(const SendOp* op) const
@@ -396,12 +470,36 @@ private:
     Peer p = peer();
     const double now = reactor().now();
     op->t_inject = now;
+    op->t_attempt = now;
     if (!p.dev) {
       schedule_timeout(op);
       return;
     }
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     const double wire = pf().wire_latency(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic());
+    // A lost request: the requester times out. A lost response packet: a later one reveals the gap and the
+    // requester reissues the READ from there at once; the last one lost: time-out. (The partial response's link
+    // time is not modelled.)
+    const Loss request = decide_loss(dev_.machine(), dev_.nic(), p.dev->machine(), p.dev->nic(), 0);
+    const Loss response =
+        request.lost ? Loss{}
+                     : decide_loss(p.dev->machine(), p.dev->nic(), dev_.machine(), dev_.nic(), op->remaining());
+    if (request.lost || response.lost) {
+      op->lost = true;
+      op->progress = response.progress;
+      if (request.lost || !response.nak) {
+        schedule_timeout(op);
+        return;
+      }
+      const auto& rnic = pf().nic(p.dev->machine(), p.dev->nic()).nic;
+      const double seen = now + 2 * wire + double(response.bytes_sent) / (rnic.line_rate * rnic.payload_efficiency());
+      const uint32_t gen = op->generation;
+      std::weak_ptr<QpCore> weak = weak_from_this();
+      reactor().at(seen, [weak, op, gen] {
+        if (auto self = weak.lock(); self && op->generation == gen) self->sequence_nak(op);
+      });
+      return;
+    }
     const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
@@ -429,6 +527,7 @@ private:
     if (!p.dev) {
       // Nobody has that address: the packets go nowhere and the requester times out.
       op->t_inject = now;
+      op->t_attempt = now;
       op->fetched = true;
       op->injected = true;
       schedule_timeout(op);
@@ -456,6 +555,7 @@ private:
     Peer p = peer();
     const double now = reactor().now();
     op->t_inject = now;
+    op->t_attempt = now;
     if (!p.dev) {
       injecting_ = nullptr;
       schedule_timeout(op);
@@ -474,14 +574,20 @@ private:
       dst = location_of(p.dev->memory(), p.qp->rq_.front().sg_list.front().addr, pf().nic(mb, nb).socket);
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
-    // Responder examines the first packet.
-    reactor().at(now + wire, [weak, op, gen] {
-      if (auto self = weak.lock(); self && op->generation == gen) self->first_packet_arrives(op);
-    });
+    const Loss loss = decide_loss(dev_.machine(), dev_.nic(), mb, nb, op->remaining());
+    op->lost = loss.lost;
+    op->lost_nak = loss.nak;
+    op->progress = loss.progress;
+    // Responder examines the first packet (a lost message is not accepted: its resend will be).
+    if (!loss.lost)
+      reactor().at(now + wire, [weak, op, gen] {
+        if (auto self = weak.lock(); self && op->generation == gen) self->first_packet_arrives(op);
+      });
     auto* from = pf().nic_endpoint(dev_.machine(), dev_.nic(),
                                    op->wr.inline_data ? Location::host(dev_.cpu_socket()) : local_location(*op), false);
     auto* to = pf().nic_endpoint(mb, nb, dst, true);
-    op->comm_id = dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, dst, mb, nb] {
+    const double bytes = double(loss.lost ? loss.bytes_sent : op->remaining());
+    op->comm_id = dev_.ctx().start_comm(from, to, bytes, [weak, op, gen, dst, mb, nb] {
       if (auto self = weak.lock(); self && op->generation == gen) self->injected(op, dst, mb, nb);
     });
   }
@@ -532,6 +638,11 @@ private:
   {
     op->comm_id = 0;
     injecting_ = nullptr;
+    if (op->lost) {
+      lost_message(op, mb, nb);
+      try_inject();
+      return;
+    }
     const auto& nic = pf().nic(dev_.machine(), dev_.nic()).nic;
     const bool rdma = op->wr.opcode != WrOpcode::SEND && op->wr.opcode != WrOpcode::SEND_WITH_IMM;
     const double now = reactor().now();
@@ -545,11 +656,59 @@ private:
     try_inject();
   }
 
+  /// A packet of `op` was lost on the way to (mb, nb): a sequence NAK comes back, or the ACK time-out fires.
+  void lost_message(const OpPtr& op, size_t mb, int nb)
+  {
+    const double now = reactor().now();
+    if (!op->lost_nak) {
+      op->t_inject = now; // the time-out runs from the last packet sent
+      schedule_timeout(op);
+      return;
+    }
+    const auto& pnic = pf().nic(mb, nb).nic;
+    const double back = pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
+    const uint32_t gen = op->generation;
+    std::weak_ptr<QpCore> weak = weak_from_this();
+    reactor().at(now + back, [weak, op, gen] {
+      if (auto self = weak.lock(); self && op->generation == gen) self->sequence_nak(op);
+    });
+  }
+
+  /// The packets of a lost attempt before the lost one arrived in order: the resend starts after them, and, as the
+  /// ACKs advanced, the retry counter starts again.
+  void take_progress(SendOp& op)
+  {
+    if (op.progress == 0) return;
+    op.acked += op.progress;
+    op.progress = 0;
+    op.retries = 0;
+  }
+
+  /// PSN sequence error NAK: go back to the lost packet at once; counts against retry_cnt like a time-out.
+  void sequence_nak(const OpPtr& op)
+  {
+    if (op->finished) return;
+    const double now = reactor().now();
+    if (FaultInjector* f = faults()) f->note_retry(op->t_attempt, now, dev_.owner(), peer_owner());
+    take_progress(*op);
+    if (++op->retries > attr_.retry_cnt) {
+      fail(op, WcStatus::RETRY_EXC_ERR);
+      return;
+    }
+    if (FaultInjector* f = faults()) ++f->stats().rc_retransmissions;
+    rewind(op, now);
+  }
+
   void message_received(const OpPtr& op, Location dst)
   {
     if (op->verdict != Verdict::OK) return; // NAK or drop already handled at the first packet
     Peer p = peer();
-    if (!p.dev) return;
+    if (!p.dev) {
+      // The responder died while the message was on the wire: no ACK will come.
+      op->t_inject = reactor().now();
+      schedule_timeout(op);
+      return;
+    }
     const size_t mb = p.dev->machine();
     const int nb = p.dev->nic();
     const double now = reactor().now();
@@ -614,6 +773,7 @@ private:
   static void deliver_at_responder(SimDevice& requester, SimDevice& responder, const std::weak_ptr<QpCore>& rweak,
                                    const SendWr& wr, uint64_t len, const std::shared_ptr<Reservation>& res)
   {
+    if (responder.dead()) return;
     auto rqp = rweak.lock();
     if (res) {
       if (res->cancelled || !rqp) return;
@@ -660,7 +820,7 @@ private:
       if (!self || op->generation != gen) return;
       auto* from = self->pf().nic_endpoint(rdev->machine(), rdev->nic(), src, false);
       auto* to = self->pf().nic_endpoint(self->dev_.machine(), self->dev_.nic(), dst, true);
-      op->comm_id = self->dev_.ctx().start_comm(from, to, double(op->length), [weak, op, gen, rdev, dst] {
+      op->comm_id = self->dev_.ctx().start_comm(from, to, double(op->remaining()), [weak, op, gen, rdev, dst] {
         if (auto s2 = weak.lock(); s2 && op->generation == gen) s2->read_response_received(op, rdev, dst);
       });
     });
@@ -712,16 +872,27 @@ private:
   void timeout(const OpPtr& op)
   {
     if (op->finished) return;
+    FaultInjector* f = faults();
+    if (f) {
+      ++f->stats().rc_timeouts;
+      f->note_retry(op->t_attempt, reactor().now(), dev_.owner(), peer_owner());
+    }
+    take_progress(*op);
     if (++op->retries > attr_.retry_cnt) {
       fail(op, WcStatus::RETRY_EXC_ERR);
       return;
     }
+    if (f) ++f->stats().rc_retransmissions;
     rewind(op, reactor().now());
   }
 
   void rnr_nak(const OpPtr& op, double delay)
   {
     if (op->finished) return;
+    if (FaultInjector* f = faults()) {
+      ++f->stats().rnr_naks;
+      f->note_retry(op->t_attempt, reactor().now() + delay, dev_.owner(), peer_owner());
+    }
     ++op->rnr_retries;
     if (attr_.rnr_retry != 7 && op->rnr_retries > attr_.rnr_retry) {
       fail(op, WcStatus::RNR_RETRY_EXC_ERR);
@@ -757,6 +928,9 @@ private:
       o.started = false;
       o.fetched = false;
       o.injected = false;
+      o.lost = false;
+      o.lost_nak = false;
+      o.progress = 0;
       o.verdict = Verdict::OK;
       op_reservation_.erase(&o);
     }
@@ -834,6 +1008,7 @@ private:
 
   void deliver_in_order()
   {
+    if (dev_.dead()) return;
     while (!sq_.empty() && sq_.front()->finished) {
       OpPtr op = sq_.front();
       sq_.pop_front();
@@ -894,9 +1069,9 @@ private:
 // ---------------------------------------------------------------------------------------------------------
 // Device
 
-SimDevice::SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory, int cpu_socket)
-    : ctx_(ctx), machine_(machine), nic_(nic), memory_(memory), cpu_socket_(cpu_socket), lid_(ctx.next_lid++),
-      mrs_(0x100u + 0x40u * lid_)
+SimDevice::SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory, int cpu_socket, std::string owner)
+    : ctx_(ctx), machine_(machine), nic_(nic), memory_(memory), cpu_socket_(cpu_socket), owner_(std::move(owner)),
+      lid_(ctx.next_lid++), mrs_(0x100u + 0x40u * lid_)
 {
   ctx_.devices_by_lid[lid_] = this;
 }
@@ -987,13 +1162,23 @@ void SimDevice::unregister_qp(uint32_t qpn)
   qps_.erase(qpn);
 }
 
-void SimDevice::force_error_all_qps()
+size_t SimDevice::force_error_all_qps()
 {
+  size_t n = 0;
   for (auto& [qpn, core] : qps_) {
+    if (core->attr().qp_state == QpState::ERR) continue;
     QpAttr a;
     a.qp_state = QpState::ERR;
-    (void)core->modify(a, QpAttrMask::STATE);
+    if (core->modify(a, QpAttrMask::STATE).ok()) ++n;
   }
+  return n;
+}
+
+void SimDevice::kill()
+{
+  dead_ = true;
+  for (auto& [qpn, core] : qps_)
+    core->kill();
 }
 
 double SimDevice::reserve_message_slot(double t)
@@ -1015,6 +1200,7 @@ Status SimDevice::watch_memory(uint64_t addr, uint64_t len, std::function<void()
 
 void SimDevice::notify_write(uint64_t addr, uint64_t len)
 {
+  if (dead_) return;
   for (size_t i = 0; i < watches_.size();) {
     const Watch& w = watches_[i];
     if (addr < w.addr + std::max<uint64_t>(w.len, 1) && w.addr < addr + len) {

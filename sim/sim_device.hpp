@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -21,7 +22,8 @@ class QpCore;
 
 class SimDevice final : public verbs::Device {
 public:
-  SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory, int cpu_socket);
+  /// `owner`: the name of the process this device belongs to (fault injection and retry accounting).
+  SimDevice(SimContext& ctx, size_t machine, int nic, SimMemory& memory, int cpu_socket, std::string owner = {});
   ~SimDevice() override;
 
   verbs::DeviceAttr query() const override;
@@ -34,8 +36,14 @@ public:
   /// Precondition: `addr` is memory allocated by this process.
   Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write) override;
 
-  /// Fault injection: move every QP of this device to ERR (outstanding and posted WRs are flushed).
-  void force_error_all_qps();
+  /// Fault injection: move every QP of this device to ERR (outstanding and posted WRs are flushed); returns how
+  /// many QPs were not in ERR already.
+  size_t force_error_all_qps();
+  /// Fault injection: the owning process died. Its QPs stop sending and answering and deliver no completions;
+  /// peers see nothing (their requests time out).
+  void kill();
+  bool dead() const { return dead_; }
+  const std::string& owner() const { return owner_; }
 
   // ---- internal, used by QpCore ----
   SimContext& ctx() { return ctx_; }
@@ -58,6 +66,8 @@ private:
   int nic_;
   SimMemory& memory_;
   int cpu_socket_;
+  std::string owner_;
+  bool dead_ = false;
   uint16_t lid_;
   verbs::MrTable mrs_;
   uint32_t next_qpn_ = 0x11;

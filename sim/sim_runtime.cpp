@@ -19,11 +19,22 @@ double SimRuntime::now() const
 }
 void SimRuntime::post(Task task)
 {
-  ctx_.reactor.post(std::move(task));
+  ctx_.reactor.post(guard(std::move(task)));
 }
 TimerId SimRuntime::after(double delay, Task task)
 {
-  return ctx_.reactor.after(delay, std::move(task));
+  return ctx_.reactor.after(delay, guard(std::move(task)));
+}
+Task SimRuntime::guard(Task task) const
+{
+  if (!ctx_.faults) return task; // no fault plan: nobody dies, no wrapping
+  return [alive = alive_, task = std::move(task)] {
+    if (*alive) task();
+  };
+}
+void SimRuntime::kill()
+{
+  *alive_ = false;
 }
 bool SimRuntime::cancel(TimerId id)
 {
@@ -150,6 +161,10 @@ void SimRuntime::finish(const Work& w, WorkDone done)
 
 void SimRuntime::execute(const Work& work, WorkDone done)
 {
+  if (ctx_.faults)
+    done = [alive = alive_, done = std::move(done)](Status st) {
+      if (*alive) done(std::move(st));
+    };
   if ((work.kind == WorkKind::MEMCPY || work.kind == WorkKind::REDUCE) && work.bytes > 0 &&
       (work.src.size < work.bytes && work.src.size != 0)) {
     Error e = work_error(work, "bytes <= source buffer size", std::to_string(work.bytes));

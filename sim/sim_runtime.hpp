@@ -6,6 +6,7 @@
 
 #include "core/runtime/runtime.hpp"
 
+#include <memory>
 #include <string>
 
 namespace tp::sim {
@@ -28,7 +29,11 @@ public:
   /// Model time of a work item when nothing else runs (no contention); used by tests and closed forms.
   Result<double> estimate(const Work& work) const;
 
+  /// Fault injection: the process is dead, none of its tasks, timers or work completions runs any more.
+  void kill();
+
 private:
+  Task guard(Task task) const;
   void execute_memcpy(const Work& work, WorkDone done);
   void finish(const Work& work, WorkDone done);
   int socket_for(const Buffer& b) const;
@@ -37,6 +42,7 @@ private:
   size_t machine_;
   std::string name_;
   SimMemory& memory_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 } // namespace tp::sim

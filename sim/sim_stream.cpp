@@ -5,6 +5,7 @@
 #include "sim/sim_stream.hpp"
 #include "sim/sim_context.hpp"
 
+#include <cmath>
 #include <deque>
 
 namespace tp::sim {
@@ -64,7 +65,7 @@ public:
 
   void deliver(Message m)
   {
-    if (closed_) return;
+    if (closed_ || net_.dead()) return;
     if (on_receive_) {
       auto h = on_receive_;
       net_.ctx().reactor.post([h, m = std::move(m)]() mutable { h(std::move(m)); });
@@ -75,7 +76,7 @@ public:
 
   void peer_closed()
   {
-    if (closed_) return;
+    if (closed_ || net_.dead()) return;
     closed_ = true;
     if (on_close_) {
       auto h = on_close_;
@@ -85,12 +86,103 @@ public:
 
   SimStreamNetwork& net() { return net_; }
 
+  /// Fault injection: this end's process died. With `fin` the kernel closes the socket (queued data, then FIN);
+  /// without, nothing more leaves this end and nothing is answered.
+  void die(bool fin)
+  {
+    if (fin) {
+      close();
+      return;
+    }
+    closed_ = true;
+    out_.queue.clear();
+  }
+
+  /// The connection broke (TCP gave up retransmitting): fail what is queued and tell the owner.
+  void broken(const std::string& why)
+  {
+    if (closed_) return;
+    closed_ = true;
+    SimContext& ctx = net_.ctx();
+    const Error e = Error::status("Unavailable", why);
+    for (auto& [m, done] : out_.queue)
+      if (done) ctx.reactor.post([done = done, e] { done(e); });
+    out_.queue.clear();
+    if (on_close_) {
+      auto h = on_close_;
+      ctx.reactor.post([h, e] { h(e); });
+    }
+  }
+
 private:
   double one_way_latency(const SimStreamConnection& to) const
   {
     const Platform& pf = *net_.ctx().platform;
     const auto& tcp = pf.machine(net_.machine()).tcp;
     return tcp.stack_latency + pf.wire_latency(net_.machine(), 0, to.net_.machine(), 0);
+  }
+
+  struct FaultCost {
+    double delay = 0;
+    bool broken = false;
+    uint64_t retransmissions = 0;
+  };
+
+  /// Fault injection: what a message sent over [t0, t1] costs in TCP retransmissions. A port down (or a peer
+  /// machine without power) from time d: the segment in flight is resent after the RTO, then after twice
+  /// that, ... (capped at 120 s) until the path is back; after `tcp_retries` resends the connection is
+  /// dropped. Random loss of each segment: resent after one round trip (fast retransmit, three duplicate ACKs
+  /// follow) or, for the last three segments of a message, after the RTO, doubled each time the resend is lost.
+  FaultCost fault_cost(FaultInjector& f, const SimStreamConnection& other, double t0, double t1, double size)
+  {
+    FaultCost c;
+    const size_t ma = net_.machine(), mb = other.net_.machine();
+    const double rtt = 2 * one_way_latency(other);
+    const double rto0 = std::max(f.plan().tcp_min_rto, 3 * rtt);
+    const int max_resends = f.plan().tcp_retries;
+    if (const double d = f.down_within(ma, 0, mb, 0, t0, t1); d >= 0) {
+      const double up = f.both_up_at(ma, 0, mb, 0, d);
+      double t = d, rto = rto0;
+      for (int k = 1;; ++k) {
+        t += rto;
+        ++c.retransmissions;
+        if (k > max_resends) {
+          c.broken = true;
+          break;
+        }
+        if (t >= up) break;
+        rto = std::min(2 * rto, 120.0);
+      }
+      c.delay = t - d;
+      return c;
+    }
+    const double p = f.loss_probability(ma, 0, mb, 0, t0);
+    if (p <= 0) return c;
+    const auto& tcp = net_.ctx().platform->machine(ma).tcp;
+    const uint64_t segments = size <= 0 ? 1 : uint64_t(std::ceil(size / tcp.mss));
+    uint64_t pos = 0;
+    while (pos < segments) {
+      const uint64_t k = f.first_lost(p, segments - pos);
+      if (k >= segments - pos) break;
+      pos += k;
+      const bool tail = pos + 3 >= segments;
+      double rto = rto0;
+      double cost = tail ? rto0 : rtt;
+      int resends = 1;
+      while (f.draw(p)) { // the resend is lost too: wait for the RTO, doubled each time
+        cost += rto;
+        rto = std::min(2 * rto, 120.0);
+        if (++resends > max_resends) {
+          c.broken = true;
+          break;
+        }
+      }
+      c.retransmissions += uint64_t(resends);
+      c.delay += cost;
+      if (c.broken) break;
+      ++pos;
+    }
+    return c;
   }
 
   void pump()
@@ -123,7 +215,23 @@ private:
     ctx.start_comm(from, to, wire_bytes, [self, other, m, done, t0, cpu_time, ma, mb]() mutable {
       SimContext& c = self->net_.ctx();
       const double now = c.reactor.now();
-      const double sent = std::max(now, t0 + cpu_time);
+      double sent = std::max(now, t0 + cpu_time);
+      if (FaultInjector* f = c.faults.get()) {
+        const FaultCost fc = self->fault_cost(*f, *other, t0, sent, double(m->wire_size()));
+        f->stats().tcp_retransmissions += fc.retransmissions;
+        f->note_retry(sent, sent + fc.delay, self->net_.process_name(), other->net_.process_name());
+        sent += fc.delay;
+        if (fc.broken) {
+          const std::string why = "connection to " + self->peer_ + " timed out (TCP gave up after " +
+                                  std::to_string(fc.retransmissions) + " retransmissions)";
+          c.reactor.at(sent, [self, done, why] {
+            if (done) done(Error::status("Unavailable", why));
+            self->out_.busy = false;
+            self->broken(why);
+          });
+          return;
+        }
+      }
       c.reactor.at(sent, [self, other, m, done, ma, mb]() mutable {
         SimContext& c2 = self->net_.ctx();
         const Platform& p2 = *c2.platform;
@@ -178,6 +286,14 @@ void SimStreamNetwork::connect(const std::string& peer, uint16_t port, std::func
   const Platform& pf = *ctx_.platform;
   const double one_way = pf.machine(machine_).tcp.stack_latency + pf.wire_latency(machine_, 0, remote->machine_, 0);
   // SYN reaches the peer after one way; SYN-ACK comes back after another.
+  if (remote->dead() && !remote->fin_on_death_) {
+    // A machine without power answers no SYN: Linux gives up after 6 SYN retries (1+2+...+64 s = 127 s).
+    ctx_.reactor.at(now + 127.0, [done, peer, port] {
+      done(Error::status("Unavailable",
+                         "connect to " + peer + ":" + std::to_string(port) + ": connection timed out (no SYN-ACK)"));
+    });
+    return;
+  }
   ctx_.reactor.at(now + one_way, [this, remote, port, peer, done, one_way] {
     auto it = remote->listeners_.find(port);
     if (it == remote->listeners_.end()) {
@@ -191,10 +307,22 @@ void SimStreamNetwork::connect(const std::string& peer, uint16_t port, std::func
     auto theirs = std::make_shared<SimStreamConnection>(*remote, name_);
     mine->bind(theirs);
     theirs->bind(mine);
+    connections_.push_back(mine);
+    remote->connections_.push_back(theirs);
     auto accept = it->second;
     accept(theirs);
     ctx_.reactor.after(one_way, [done, mine] { done(StreamPtr(mine)); });
   });
+}
+
+void SimStreamNetwork::kill(bool fin)
+{
+  dead_ = true;
+  fin_on_death_ = fin;
+  listeners_.clear();
+  for (auto& w : connections_)
+    if (auto c = w.lock()) c->die(fin);
+  connections_.clear();
 }
 
 } // namespace tp::sim

@@ -33,7 +33,7 @@ public:
     runtime_ = std::make_unique<SimRuntime>(ctx, machine, name_, *memory_);
     streams_ = std::make_unique<SimStreamNetwork>(ctx, machine, name_);
     for (size_t j = 0; j < hp.nics.size(); ++j)
-      devices_.push_back(std::make_unique<SimDevice>(ctx, machine, int(j), *memory_, hp.nics[j].socket));
+      devices_.push_back(std::make_unique<SimDevice>(ctx, machine, int(j), *memory_, hp.nics[j].socket, name_));
   }
   const std::string& name() const override { return name_; }
   size_t machine() const override { return machine_; }
@@ -42,6 +42,21 @@ public:
   StreamNetwork& streams() override { return *streams_; }
   verbs::Device& device(int nic) override { return *devices_.at(size_t(nic)); }
   int device_count() const override { return int(devices_.size()); }
+
+  void kill(bool fin)
+  {
+    runtime_->kill();
+    for (auto& d : devices_)
+      d->kill();
+    streams_->kill(fin);
+  }
+  size_t fail_qps()
+  {
+    size_t n = 0;
+    for (auto& d : devices_)
+      n += d->force_error_all_qps();
+    return n;
+  }
 
 private:
   std::string name_;
@@ -88,6 +103,28 @@ SimProcess* SimContext::find_process(const std::string& name) const
   return nullptr;
 }
 
+std::vector<SimProcess*> SimContext::process_list() const
+{
+  std::vector<SimProcess*> out;
+  for (const auto& p : processes)
+    out.push_back(p.get());
+  return out;
+}
+
+void kill_process(SimContext& ctx, const std::string& name, bool fin)
+{
+  for (auto& p : ctx.processes)
+    if (p->name() == name) p->kill(fin);
+  if (ctx.on_kill) ctx.on_kill(name, fin);
+}
+
+size_t fail_process_qps(SimContext& ctx, const std::string& name)
+{
+  for (auto& p : ctx.processes)
+    if (p->name() == name) return p->fail_qps();
+  return 0;
+}
+
 namespace {
 std::atomic<bool> g_simulation_created{false};
 } // namespace
@@ -119,6 +156,10 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   for (const auto& c : options.simgrid_config)
     sg4::Engine::set_config(c);
   ctx->platform = std::make_unique<Platform>(cluster);
+  if (!options.faults.empty()) {
+    ctx->faults = std::make_unique<FaultInjector>(*ctx, options.faults);
+    if (auto st = ctx->faults->validate(); !st.ok()) return st.error();
+  }
   return std::unique_ptr<Simulation>(new Simulation(std::move(ctx)));
 }
 
@@ -194,6 +235,46 @@ void Simulation::set_comm_tracer(std::function<void(const CommTrace&)> tracer)
 void Simulation::raw_timer(double delay, std::function<void()> f)
 {
   ctx_->reactor.after(delay, std::move(f));
+}
+
+Status Simulation::arm_faults(int step)
+{
+  return ctx_->faults ? ctx_->faults->arm(step) : ok_status();
+}
+
+const FaultStats* Simulation::fault_stats() const
+{
+  return ctx_->faults ? &ctx_->faults->stats() : nullptr;
+}
+
+std::vector<RetryInterval> Simulation::retry_intervals() const
+{
+  return ctx_->faults ? ctx_->faults->retries() : std::vector<RetryInterval>{};
+}
+
+std::vector<std::string> Simulation::unarmed_faults(int last_step) const
+{
+  return ctx_->faults ? ctx_->faults->unarmed(last_step) : std::vector<std::string>{};
+}
+
+void Simulation::set_kill_listener(std::function<void(const std::string& process, bool fin)> listener)
+{
+  ctx_->on_kill = std::move(listener);
+}
+
+void Simulation::stop()
+{
+  ctx_->reactor.stop();
+}
+
+void Simulation::set_deadline(double t)
+{
+  ctx_->reactor.set_deadline(t);
+}
+
+bool Simulation::deadline_hit() const
+{
+  return ctx_->reactor.deadline_hit();
 }
 
 SimStats Simulation::stats() const

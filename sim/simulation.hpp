@@ -10,6 +10,7 @@
 #include "core/runtime/runtime.hpp"
 #include "core/stream/stream.hpp"
 #include "models/host_model.hpp"
+#include "sim/fault_plan.hpp"
 
 #include <functional>
 #include <memory>
@@ -32,6 +33,8 @@ struct SimOptions {
   std::string context_factory;
   /// Extra SimGrid --cfg=key:value settings (after tensorpath's own network-model settings).
   std::vector<std::string> simgrid_config;
+  /// Faults to inject (docs/faults.md); empty: none, and no fault bookkeeping runs.
+  FaultPlan faults;
 };
 
 /// A simulated OS process on one machine of the cluster.
@@ -78,6 +81,23 @@ public:
   /// reactor; both may be called before run().
   void raw_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, std::function<void()> done);
   void raw_timer(double delay, std::function<void()> f);
+
+  // ---- fault injection (options.faults) ----
+  /// Start the faults of `step` (their `at` counts from now). Errors: a fault naming an unknown process.
+  Status arm_faults(int step);
+  /// Null without a fault plan.
+  const FaultStats* fault_stats() const;
+  std::vector<RetryInterval> retry_intervals() const;
+  /// Faults that never fired because the job ended before their step.
+  std::vector<std::string> unarmed_faults(int last_step) const;
+  /// Called when a fault kills a process: its name, and whether its sockets were closed (a killed process) or not
+  /// (a machine without power).
+  void set_kill_listener(std::function<void(const std::string& process, bool fin)> listener);
+  /// Make run() return after the current task, dropping every pending event (a job that ends at its first error).
+  void stop();
+  /// run() gives up at this absolute simulated time (a stalled job); deadline_hit() says whether it did.
+  void set_deadline(double t);
+  bool deadline_hit() const;
 
   /// One finished data movement on the platform (a DMA, a wire transfer, a copy): for traces.
   struct CommTrace {

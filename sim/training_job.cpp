@@ -118,7 +118,11 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   training::StepGraph sg = std::move(sgr.value());
   training::partition(sg);
 
-  auto simr = Simulation::create(cluster);
+  SimOptions sim_options;
+  sim_options.faults = job.faults;
+  const bool with_faults = !job.faults.empty();
+  if (!(job.stall_timeout > 0)) return Error::at("", "stall_timeout", "a positive number of seconds", "<= 0");
+  auto simr = Simulation::create(cluster, sim_options);
   if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
 
@@ -272,6 +276,20 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     out.broadcast_seconds = sim.now() - b0;
   }
 
+  std::map<std::string, std::string> task_of_process;
+  for (const auto& [task, h] : task_host)
+    task_of_process[process_name(task)] = task;
+  // Processes killed by faults: the master's RunGraph connection to a killed process closes, to a machine without
+  // power it does not (TF sets no deadline on it).
+  struct Killed {
+    std::string process;
+    double when = 0;
+    bool fin = false;
+  };
+  auto killed = std::make_shared<std::vector<Killed>>();
+  sim.set_kill_listener([killed, simp = &sim](const std::string& p, bool fin) {
+    killed->push_back({p, simp->now(), fin});
+  });
   int measured = 0;
   std::vector<TrainingResult::Comm> comms;
   for (int s = 0; s < job.steps; ++s) {
@@ -286,19 +304,105 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     for (auto& ex : executors)
       ex->clear_events();
     const double t0 = sim.now();
-    size_t finished = 0;
+    if (auto st = sim.arm_faults(int(step)); !st.ok()) return st.error();
+    sim.set_deadline(t0 + job.stall_timeout);
+    // Shared with the executors' callbacks, which may still run after this step (a transport shut down after a
+    // failed step fails what was pending).
+    struct StepState {
+      size_t finished = 0;
+      std::vector<char> task_done;
+      bool failed = false;
+      bool fatal = false; ///< reported by a transport as fatal (the original aborts), not by a failed op
+      Error error;
+      size_t failed_task = 0;
+      double failed_at = 0;
+    };
+    auto ss = std::make_shared<StepState>();
+    ss->task_done.assign(executors.size(), 0);
     for (size_t k = 0; k < engines.size(); ++k)
       engines[k]->begin_step(step, expected[k]);
-    for (auto& ex : executors)
-      ex->run_step(step, [&](Status st) {
-        ++finished;
-        if (!st.ok() && !failure) failure = st.error();
+    Simulation* simp = &sim;
+    if (with_faults)
+      for (size_t k = 0; k < runtimes.size(); ++k)
+        runtimes[k]->set_fatal_handler([ss, k, t0, simp](const Error& e) {
+          // The original process aborts here: the job is over whether or not one of its receives was waiting.
+          if (ss->failed) return;
+          ss->failed = true;
+          ss->fatal = true;
+          ss->error = e;
+          ss->failed_task = k;
+          ss->failed_at = simp->now() - t0;
+          simp->stop();
+        });
+    for (size_t k = 0; k < executors.size(); ++k)
+      executors[k]->run_step(step, [ss, k, t0, simp, with_faults](Status st) {
+        ++ss->finished;
+        ss->task_done[k] = 1;
+        if (!st.ok() && !ss->failed) {
+          ss->failed = true;
+          ss->error = st.error();
+          ss->failed_task = k;
+          ss->failed_at = simp->now() - t0;
+          if (with_faults) simp->stop(); // the master aborts the step at the first error; the report says where
+        }
       });
     sim.run();
-    if (failure) return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
-    if (finished != executors.size())
+    if (ss->failed) failure = ss->error;
+    const size_t finished = ss->finished;
+    const size_t failed_task = ss->failed_task;
+    const double failed_at = ss->failed_at;
+    const auto task_done = ss->task_done;
+    const bool fatal = ss->fatal;
+    ss->failed = true; // later callbacks (after this step) change nothing
+    if (failure && !with_faults)
+      return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
+    if (finished != executors.size() && !failure && !with_faults)
       return Error::msg("training step " + std::to_string(step) + ": " + std::to_string(executors.size() - finished) +
-                        " task(s) never finished (protocol stalled)");
+                        " task(s) never finished (protocol stalled" +
+                        (sim.deadline_hit() ? ", stall_timeout " + std::to_string(job.stall_timeout) + " s" : "") +
+                        ")");
+    if (failure || finished != executors.size()) {
+      TrainingFailure f;
+      f.step = int(step);
+      const auto* info = transports::find_transport(job.transport);
+      f.original = info ? info->on_failure : "";
+      if (failure) {
+        f.at = failed_at;
+        f.task = runtimes[failed_task]->spec().task;
+        if (!fatal) {
+          const auto fo = executors[failed_task]->failed_op();
+          f.op_kind = fo.kind;
+          f.op = fo.op;
+          f.transfer = fo.key;
+        }
+        f.error = failure->message();
+      } else {
+        f.stalled = true;
+        f.at = sim.now() - t0;
+        for (size_t k = 0; k < executors.size(); ++k)
+          if (!task_done[k]) f.unfinished.push_back(runtimes[k]->spec().task);
+        f.task = f.unfinished.empty() ? "" : f.unfinished.front();
+      }
+      const Killed* kill = nullptr;
+      for (const auto& k : *killed)
+        if (k.fin && !kill) kill = &k;
+      if (!failure && kill) {
+        // Nothing failed in the transports, but the master's RunGraph call to the killed process fails.
+        f.stalled = false;
+        f.at = kill->when - t0;
+        f.task = task_of_process.count(kill->process) ? task_of_process[kill->process] : kill->process;
+        f.error = "Unavailable: " + kill->process + " was killed: the master's RunGraph call to " + f.task +
+                  " fails (connection closed by the peer)";
+        f.original = "the master aborts the step: session.run() raises UnavailableError (\"Socket closed\")";
+      } else if (!failure) {
+        f.error = sim.deadline_hit() ? "the step did not finish within stall_timeout (" +
+                                           std::to_string(job.stall_timeout) + " simulated seconds): a hang"
+                                     : "nothing is left to happen but the step is not done: its tasks wait forever";
+        f.original = "the step hangs (TensorFlow sets no deadline on RecvTensor or collectives by default)";
+      }
+      out.failure = f;
+      break;
+    }
     const double dt = sim.now() - t0;
     out.step_seconds.push_back(dt);
     for (auto& rt : runtimes)
@@ -318,10 +422,18 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     for (auto& rt : runtimes)
       for (const auto& r : rt->log().records())
         records.push_back(r);
-    const auto cp = training::critical_path(sg, timings, records, t0, sim.now());
+    std::vector<training::RetryWindow> retry_windows;
+    for (const auto& r : sim.retry_intervals())
+      if (r.end > t0 && r.start < sim.now()) {
+        auto a = task_of_process.find(r.process), b = task_of_process.find(r.peer);
+        if (a != task_of_process.end() && b != task_of_process.end())
+          retry_windows.push_back({r.start, r.end, a->second, b->second});
+      }
+    const auto cp = training::critical_path(sg, timings, records, t0, sim.now(), retry_windows);
     auto& o = out.breakdown;
     o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
     o.network += cp.network, o.aggregate_apply += cp.aggregate_apply, o.waiting += cp.waiting;
+    o.retry += cp.retry;
     o.gpu_busy += busy / std::max(out.gpus, 1);
     if (last && job.collect_events) {
       for (auto& ex : executors)
@@ -344,12 +456,21 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       }
     }
   }
-  out.step_time /= measured;
-  auto& o = out.breakdown;
-  for (double* v :
-       {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply, &o.gpu_busy})
-    *v /= measured;
-  out.images_per_second = double(model.batch) * out.gpus / out.step_time;
+  if (measured > 0) {
+    out.step_time /= measured;
+    auto& o = out.breakdown;
+    for (double* v : {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply,
+                      &o.retry, &o.gpu_busy})
+      *v /= measured;
+    out.images_per_second = double(model.batch) * out.gpus / out.step_time;
+  }
+  if (with_faults) {
+    out.faults_injected = true;
+    out.fault_stats = *sim.fault_stats();
+    const int ran = out.failure ? out.failure->step : job.steps;
+    for (const auto& u : sim.unarmed_faults(ran))
+      out.fault_stats.events.push_back("never fired: " + u);
+  }
   for (auto& rt : runtimes)
     rt->transport().shutdown();
   out.simgrid_activities = sim.stats().activities;

@@ -11,7 +11,9 @@
 #include "core/transports/task_runtime.hpp"
 #include "models/host_model.hpp"
 #include "sim/fabric_modes.hpp"
+#include "sim/fault_plan.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,13 +48,35 @@ struct TrainingJob {
   /// Allreduce mode: how a ring moves: PROTOCOL (every segment through the transport) or ANALYTICAL (timed on the
   /// analytical fabric, sim/analytical_collectives.hpp). FLOW is not offered here.
   FabricMode collective_mode = FabricMode::PROTOCOL;
+  /// Faults injected into the fabric (docs/faults.md). With faults, a step that fails ends the job with a
+  /// TrainingResult::failure report instead of an Error.
+  FaultPlan faults;
+  /// Simulated seconds a step may take before the job is reported as stalled (a hang: e.g. a peer without
+  /// power that nobody times out). Covers TCP's ~15 min retransmission give-up.
+  double stall_timeout = 1000;
 };
 
 /// Where one step's time went, averaged over the measured steps: the step's critical path (its parts add up
 /// to the step time; core/training/critical_path.hpp), plus how busy the GPUs were.
 struct StepBreakdown {
   double compute = 0, copy = 0, registration = 0, pcie = 0, network = 0, aggregate_apply = 0, waiting = 0;
+  double retry = 0;    ///< transfers on the path waiting for retransmissions / RNR retries (fault injection)
   double gpu_busy = 0; ///< mean GPU kernel time per GPU per step
+};
+
+/// How a job with faults ended when a step did not complete: where, what tensorpath's transport reported, and
+/// what the original implementation does at that point.
+struct TrainingFailure {
+  int step = 0;
+  double at = 0;                       ///< seconds after the start of that step
+  bool stalled = false;                ///< no error at all: the step did not finish within stall_timeout (a hang)
+  std::string task;                    ///< the task whose op failed first (stalled: the first task that never finished)
+  std::string op_kind;                 ///< "recv", "allreduce", or empty
+  std::string op;                      ///< the op's name
+  std::string transfer;                ///< rendezvous key (recv) or collective name (allreduce)
+  std::string error;                   ///< the error as tensorpath reports it
+  std::string original;                ///< what the original code does (the transport's on_failure)
+  std::vector<std::string> unfinished; ///< stalled: every task that never finished the step
 };
 
 struct TaskPlacement {
@@ -88,6 +112,10 @@ struct TrainingResult {
   };
   std::vector<Comm> comms; ///< data movements on the platform's links (PCIe, socket links, NIC ports)
   std::vector<std::pair<std::string, std::string>> task_hosts; ///< task -> host, for trace processes
+  // With faults: what they did and cost; `failure` if a step did not complete (step_seconds has the steps that did).
+  bool faults_injected = false;
+  FaultStats fault_stats;
+  std::optional<TrainingFailure> failure;
 };
 
 Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,

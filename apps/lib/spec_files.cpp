@@ -1,6 +1,7 @@
 // JSON loading of scenarios and validation cases; running their jobs on the simulator.
 #include "apps/lib/spec_files.hpp"
 #include "apps/lib/args.hpp"
+#include "apps/lib/fault_spec.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
 #include "core/common/isolated_run.hpp"
@@ -186,6 +187,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.collective_mode = r.str("collective_mode", "protocol");
     if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
       fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
+    t.faults = read_fault_plan(r);
+    t.stall_timeout = r.number("stall_timeout", 1000);
+    if (!(t.stall_timeout > 0) || std::isinf(t.stall_timeout))
+      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds",
+           std::to_string(t.stall_timeout));
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }

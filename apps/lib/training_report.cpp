@@ -40,9 +40,9 @@ namespace {
 
 json breakdown_json(const sim::StepBreakdown& b)
 {
-  return {{"compute", b.compute}, {"copy", b.copy},        {"registration", b.registration},
-          {"pcie", b.pcie},       {"network", b.network},  {"aggregate_apply", b.aggregate_apply},
-          {"waiting", b.waiting}, {"gpu_busy", b.gpu_busy}};
+  return {{"compute", b.compute}, {"copy", b.copy},       {"registration", b.registration},
+          {"pcie", b.pcie},       {"network", b.network}, {"aggregate_apply", b.aggregate_apply},
+          {"waiting", b.waiting}, {"retry", b.retry},     {"gpu_busy", b.gpu_busy}};
 }
 
 sim::StepBreakdown breakdown_from(const json& j)
@@ -56,7 +56,59 @@ sim::StepBreakdown breakdown_from(const json& j)
   b.network = j.at("network");
   b.aggregate_apply = j.at("aggregate_apply");
   b.gpu_busy = j.at("gpu_busy");
+  b.retry = j.value("retry", 0.0);
   return b;
+}
+
+json faults_json(const sim::TrainingResult& r)
+{
+  const auto& f = r.fault_stats;
+  json j = {{"packets_lost", f.packets_lost},
+            {"rc_retransmissions", f.rc_retransmissions},
+            {"rc_timeouts", f.rc_timeouts},
+            {"rnr_naks", f.rnr_naks},
+            {"tcp_retransmissions", f.tcp_retransmissions},
+            {"qps_failed", f.qps_failed},
+            {"retry_seconds", f.retry_seconds},
+            {"events", f.events}};
+  if (r.failure) {
+    const auto& x = *r.failure;
+    j["failure"] = {{"step", x.step},         {"at", x.at},
+                    {"stalled", x.stalled},   {"task", x.task},
+                    {"op_kind", x.op_kind},   {"op", x.op},
+                    {"transfer", x.transfer}, {"error", x.error},
+                    {"original", x.original}, {"unfinished", x.unfinished}};
+  }
+  return j;
+}
+
+void faults_from(const json& j, sim::TrainingResult& r)
+{
+  r.faults_injected = true;
+  auto& f = r.fault_stats;
+  f.packets_lost = j.at("packets_lost");
+  f.rc_retransmissions = j.at("rc_retransmissions");
+  f.rc_timeouts = j.at("rc_timeouts");
+  f.rnr_naks = j.at("rnr_naks");
+  f.tcp_retransmissions = j.at("tcp_retransmissions");
+  f.qps_failed = j.at("qps_failed");
+  f.retry_seconds = j.at("retry_seconds");
+  f.events = j.at("events").get<std::vector<std::string>>();
+  if (j.contains("failure")) {
+    const json& x = j.at("failure");
+    sim::TrainingFailure t;
+    t.step = x.at("step");
+    t.at = x.at("at");
+    t.stalled = x.at("stalled");
+    t.task = x.at("task");
+    t.op_kind = x.at("op_kind");
+    t.op = x.at("op");
+    t.transfer = x.at("transfer");
+    t.error = x.at("error");
+    t.original = x.at("original");
+    t.unfinished = x.at("unfinished").get<std::vector<std::string>>();
+    r.failure = t;
+  }
 }
 
 json result_json(const sim::TrainingResult& r, bool with_events)
@@ -80,6 +132,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
   for (const auto& p : r.placement)
     pl.push_back({{"task", p.task}, {"process", p.process}, {"host", p.host}, {"gpus", p.gpus}});
   j["placement"] = pl;
+  if (r.faults_injected) j["faults"] = faults_json(r);
   if (with_events) {
     json ev = json::array();
     for (const auto& e : r.events)
@@ -114,6 +167,7 @@ sim::TrainingResult result_from(const json& j)
   r.collectives_run = j.at("collectives_run");
   for (const auto& p : j.at("placement"))
     r.placement.push_back({p.at("task"), p.at("process"), p.at("host"), p.at("gpus").get<std::vector<int>>()});
+  if (j.contains("faults")) faults_from(j.at("faults"), r);
   if (j.contains("events")) {
     for (const auto& e : j.at("events"))
       r.events.push_back({e[0], e[1], e[2], e[3], e[4], e[5]});
@@ -276,6 +330,8 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     sim::TrainingJob j = job;
     j.transport = t;
     j.collect_events = spec.collect_events && !events_taken;
+    j.faults = spec.faults;
+    j.stall_timeout = spec.stall_timeout;
     auto r = isolated(cluster.value(), model, j);
     TrainingRun run;
     run.transport = t;
@@ -317,6 +373,20 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
     if (run.error.empty()) ok.push_back(&run);
   for (const auto* run : ok) {
     const auto& x = run->result;
+    if (x.faults_injected) {
+      const auto& f = x.fault_stats;
+      std::map<std::string, double> one = {
+          {"failed", x.failure ? 1.0 : 0.0},        {"completed_steps", double(x.step_seconds.size())},
+          {"packets_lost", double(f.packets_lost)}, {"rc_retransmissions", double(f.rc_retransmissions)},
+          {"rnr_naks", double(f.rnr_naks)},         {"tcp_retransmissions", double(f.tcp_retransmissions)},
+          {"retry_ms", f.retry_seconds * 1e3}};
+      if (x.failure) one["failed_step"] = x.failure->step;
+      for (const auto& [k, v] : one) {
+        m[k + "." + run->transport] = v;
+        if (r.runs.size() == 1) m[k] = v;
+      }
+      if (x.failure && x.step_time <= 0) continue; // no measured step: no step metrics
+    }
     std::map<std::string, double> one = {{"step_ms", x.step_time * 1e3},
                                          {"images_per_second", x.images_per_second},
                                          {"scaling_efficiency", r.scaling_efficiency(x)},
@@ -331,6 +401,7 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"path_network_ms", x.breakdown.network * 1e3},
                                          {"path_aggregate_apply_ms", x.breakdown.aggregate_apply * 1e3},
                                          {"path_waiting_ms", x.breakdown.waiting * 1e3},
+                                         {"path_retry_ms", x.breakdown.retry * 1e3},
                                          {"gpus", double(x.gpus)}};
     for (const auto& [k, v] : one) {
       m[k + "." + run->transport] = v;
@@ -339,7 +410,8 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
   }
   for (const auto* a : ok)
     for (const auto* b : ok)
-      if (a != b) m["speedup." + a->transport + "_over_" + b->transport] = b->result.step_time / a->result.step_time;
+      if (a != b && a->result.step_time > 0 && b->result.step_time > 0)
+        m["speedup." + a->transport + "_over_" + b->transport] = b->result.step_time / a->result.step_time;
   if (r.reference) m["one_gpu_step_ms"] = r.reference->step_time * 1e3;
   m["compute_ms"] = r.compute_seconds * 1e3;
   return m;
@@ -358,10 +430,13 @@ std::string training_table(const TrainingReport& r)
                      s.mode == "ps" ? "variables on the host CPU" : "variables on the GPU",
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
+  bool faults = false; // an extra critical-path column: waiting for resends
+  for (const auto& run : r.runs)
+    faults |= run.error.empty() && run.result.faults_injected;
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "
-                   "{:>7} {:>7}\n",
+                   "{:>7} {:>7}{}\n",
                    "transport", "GPUs", "step[ms]", "images/s", "vs 1GPU", "scaling", "GPU%", "compute", "copy", "reg",
-                   "pcie", "network", "ps/agg", "waiting");
+                   "pcie", "network", "ps/agg", "waiting", faults ? fmt::format(" {:>7}", "retry") : "");
   for (const auto& run : r.runs) {
     if (!run.error.empty()) {
       o += fmt::format("{:<10} ERROR {}\n", run.transport, run.error);
@@ -369,22 +444,56 @@ std::string training_table(const TrainingReport& r)
     }
     const auto& x = run.result;
     const auto& b = x.breakdown;
+    if (x.failure && x.step_time <= 0) {
+      o += fmt::format("{:<10} {:>5} FAILED in step {} (no measured step completed)\n", run.transport, x.gpus,
+                       x.failure->step);
+      continue;
+    }
     o += fmt::format(
         "{:<10} {:>5} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.1f}% {:>5.0f}% | {:>27.1f} {:>6.1f} {:>6.1f} {:>6.1f} "
-        "{:>8.1f} {:>7.1f} {:>7.1f}\n",
+        "{:>8.1f} {:>7.1f} {:>7.1f}{}\n",
         run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
         r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
-        b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3);
+        b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3,
+        faults ? fmt::format(" {:>7.1f}", b.retry * 1e3) : "");
     if (x.collectives_run > 0 || x.broadcast_seconds > 0)
       o += fmt::format("{:<10} rank 0: {} ring allreduces in {} coordinator rounds over {} steps; initial broadcast "
                        "{:.1f} ms\n",
                        "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
+  // Faults: what they cost and, for a run that failed, where and how.
+  for (const auto& run : r.runs) {
+    if (!run.error.empty() || !run.result.faults_injected) continue;
+    const auto& x = run.result;
+    const auto& f = x.fault_stats;
+    o += fmt::format("\n{} with faults: {} packets lost, {} RC retransmissions ({} after a time-out), {} RNR NAKs, {} "
+                     "TCP retransmissions, {} QPs failed; {:.3f} ms waiting for resends in all, {:.3f} ms of it on "
+                     "the critical path per measured step\n",
+                     run.transport, f.packets_lost, f.rc_retransmissions, f.rc_timeouts, f.rnr_naks,
+                     f.tcp_retransmissions, f.qps_failed, f.retry_seconds * 1e3, x.breakdown.retry * 1e3);
+    for (const auto& e : f.events)
+      o += "  " + e + "\n";
+    if (x.failure) {
+      const auto& y = *x.failure;
+      if (y.stalled) {
+        o += fmt::format("  STALLED in step {} after {:.3f} s: {}\n", y.step, y.at, y.error);
+        for (const auto& t : y.unfinished)
+          o += "    never finished: " + t + "\n";
+      } else {
+        o += fmt::format("  FAILED in step {} at {:.6f} s into the step: task {}{}\n", y.step, y.at, y.task,
+                         y.op_kind.empty() ? "" : ", " + y.op_kind + " " + y.op);
+        if (!y.transfer.empty()) o += "    transfer: " + y.transfer + "\n";
+        o += "    tensorpath reports: " + y.error + "\n";
+      }
+      o += "    the original " + run.transport + " code: " + y.original + "\n";
+      o += fmt::format("    steps completed before: {}\n", x.step_seconds.size());
+    }
+  }
   // Ratios between transports (step-time speed-ups), first transport as the baseline.
-  if (r.runs.size() > 1 && r.runs[0].error.empty()) {
+  if (r.runs.size() > 1 && r.runs[0].error.empty() && r.runs[0].result.step_time > 0) {
     o += "\nspeed-up over " + r.runs[0].transport + ":";
     for (size_t i = 1; i < r.runs.size(); ++i)
-      if (r.runs[i].error.empty())
+      if (r.runs[i].error.empty() && r.runs[i].result.step_time > 0)
         o += fmt::format(" {} {:.2f}x", r.runs[i].transport, r.runs[0].result.step_time / r.runs[i].result.step_time);
     o += "\n";
   }

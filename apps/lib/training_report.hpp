@@ -42,6 +42,8 @@ struct TrainingSpec {
   std::string collective_mode = "protocol"; ///< allreduce: protocol (through the transport) or analytical
   transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
+  sim::FaultPlan faults;       ///< injected into every transport's run (not the 1-GPU reference)
+  double stall_timeout = 1000; ///< simulated seconds before a step is reported as a hang
 };
 
 struct TrainingRun {

@@ -17,8 +17,29 @@ bool runs_on_device(OpKind k)
 
 } // namespace
 
+namespace {
+
+/// Length of [a, b] covered by the windows that `match` accepts (overlapping windows counted once).
+template <class Match> double covered(const std::vector<RetryWindow>& ws, double a, double b, Match match)
+{
+  std::vector<std::pair<double, double>> parts;
+  for (const auto& w : ws)
+    if (w.end > a && w.start < b && match(w)) parts.emplace_back(std::max(a, w.start), std::min(b, w.end));
+  std::sort(parts.begin(), parts.end());
+  double total = 0, reach = a;
+  for (const auto& [s, e] : parts) {
+    const double from = std::max(s, reach);
+    if (e > from) total += e - from;
+    reach = std::max(reach, e);
+  }
+  return total;
+}
+
+} // namespace
+
 CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& timings,
-                           const std::vector<transports::TransferRecord>& records, double step_start, double step_end)
+                           const std::vector<transports::TransferRecord>& records, double step_start, double step_end,
+                           const std::vector<RetryWindow>& retries)
 {
   const Graph& g = sg.graph;
   CriticalPath cp;
@@ -54,9 +75,14 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
     case OpKind::APPLY:
       cp.aggregate_apply += d;
       return;
-    case OpKind::ALLREDUCE:
-      cp.network += d;
+    case OpKind::ALLREDUCE: {
+      const std::string task = task_of_device(op.device);
+      const double r = std::min(
+          d, covered(retries, a, b, [&](const RetryWindow& w) { return w.task == task || w.peer_task == task; }));
+      cp.retry += r;
+      cp.network += d - r;
       return;
+    }
     case OpKind::RECV: {
       auto it = rec.find(op.key);
       if (it == rec.end() || it->second->total() <= 0) {
@@ -72,7 +98,17 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       cp.copy += f * (r.seconds[size_t(Phase::SERIALIZE)] + r.seconds[size_t(Phase::COPY)]);
       cp.registration += f * r.seconds[size_t(Phase::REGISTRATION)];
       cp.pcie += f * r.seconds[size_t(Phase::PCIE)];
-      cp.network += f * (r.seconds[size_t(Phase::WIRE)] + r.wait());
+      const double net = f * (r.seconds[size_t(Phase::WIRE)] + r.wait());
+      double lost = 0;
+      if (!retries.empty() && net > 0) {
+        const std::string me = task_of_device(op.device);
+        const std::string src = task_of_device(op.key.substr(0, op.key.find(';')));
+        lost = std::min(net, covered(retries, a, b, [&](const RetryWindow& w) {
+                          return (w.task == me && w.peer_task == src) || (w.task == src && w.peer_task == me);
+                        }));
+      }
+      cp.retry += lost;
+      cp.network += net - lost;
       return;
     }
     default:

@@ -25,13 +25,22 @@ struct CriticalPath {
   double network = 0;      ///< wire time and protocol round trips of transfers and collectives
   double aggregate_apply = 0;
   double waiting = 0;           ///< nothing on the path ran (start-up gaps, queueing not attributable to a device)
+  double retry = 0;             ///< of a transfer's network time: waiting for a retransmission or an RNR retry
   std::vector<std::string> ops; ///< the path, last op first
-  double total() const { return compute + copy + registration + pcie + network + aggregate_apply + waiting; }
+  double total() const { return compute + copy + registration + pcie + network + aggregate_apply + waiting + retry; }
+};
+
+/// An interval during which a transfer between two tasks waited for a resend (fault injection): the part of a
+/// transfer's network time on the path that overlaps one is charged to `retry` instead.
+struct RetryWindow {
+  double start = 0, end = 0;
+  std::string task, peer_task;
 };
 
 /// `timings`: every op of every task for one step (names unique across tasks). `records`: the consumer-side
 /// transfer records of that step (matched to RECVs by rendezvous key).
 CriticalPath critical_path(const StepGraph& graph, const std::vector<OpTiming>& timings,
-                           const std::vector<transports::TransferRecord>& records, double step_start, double step_end);
+                           const std::vector<transports::TransferRecord>& records, double step_start, double step_end,
+                           const std::vector<RetryWindow>& retries = {});
 
 } // namespace tp::training

@@ -68,6 +68,8 @@ struct TaskExecutor::Impl {
   uint64_t generation = 0;
   size_t remaining = 0;
   bool failed = false;
+  FailedOp failed_op; ///< the transfer or collective whose error failed the step
+
   std::function<void(Status)> step_done;
   uint64_t seq = 0;
 
@@ -147,6 +149,7 @@ struct TaskExecutor::Impl {
     step = s;
     ++generation;
     failed = false;
+    failed_op = {};
     step_done = std::move(done);
     state.assign(ops.size(), OpState{});
     remaining = ops.size();
@@ -275,7 +278,10 @@ struct TaskExecutor::Impl {
       args.alloc_attrs.nic_compatible = op.remote;
       task.rendezvous().recv_async(step, lo.key, args, [this, i, gen, t0](Result<rendezvous::RecvOutcome> r) {
         if (gen != generation) return;
-        if (!r.ok()) return fail(r.error());
+        if (!r.ok()) {
+          if (!failed) failed_op = {"recv", ops[size_t(i)].op->name, ops[size_t(i)].key.full, t0};
+          return fail(r.error());
+        }
         record(i, "recv", t0, ops[size_t(i)].op->bytes);
         complete(i, {{ops[size_t(i)].op->tensor, r->tensor}});
       });
@@ -286,7 +292,10 @@ struct TaskExecutor::Impl {
       Tensor in = state[size_t(i)].inputs.begin()->second;
       collectives->allreduce(step, op.collective, in, [this, i, gen, t0](Result<Tensor> r) {
         if (gen != generation) return;
-        if (!r.ok()) return fail(r.error());
+        if (!r.ok()) {
+          if (!failed) failed_op = {"allreduce", ops[size_t(i)].op->name, ops[size_t(i)].op->collective, t0};
+          return fail(r.error());
+        }
         record(i, "allreduce", t0, ops[size_t(i)].op->outputs.at(0).bytes);
         complete(i, {{ops[size_t(i)].op->outputs.at(0).tensor, r.value()}});
       });
@@ -400,4 +409,11 @@ std::vector<OpTiming> TaskExecutor::timings() const
   return out;
 }
 
+} // namespace tp::training
+
+namespace tp::training {
+FailedOp TaskExecutor::failed_op() const
+{
+  return impl_->failed_op;
+}
 } // namespace tp::training

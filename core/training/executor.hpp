@@ -45,6 +45,13 @@ struct OpTiming {
   double ready = 0, start = 0, end = 0;
 };
 
+/// The op whose error failed a step: a RECV (key = rendezvous key) or an ALLREDUCE (key = collective name).
+struct FailedOp {
+  std::string kind; ///< "recv", "allreduce"; empty when the error came from elsewhere
+  std::string op, key;
+  double started = 0; ///< when the op was issued
+};
+
 struct ExecutorOptions {
   int cpu_threads = 4; ///< concurrent CPU ops (TF inter-op pool)
 };
@@ -69,6 +76,8 @@ public:
   void clear_events();
   /// Timings of every op of this task in the last step (after it finished).
   std::vector<OpTiming> timings() const;
+  /// After a failed step: which transfer or collective failed it (kind empty if none did).
+  FailedOp failed_op() const;
 
 private:
   struct Impl;

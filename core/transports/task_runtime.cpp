@@ -33,6 +33,10 @@ Result<std::unique_ptr<TaskRuntime>> TaskRuntime::create(const TaskSpec& spec, c
   ctx.incarnation = spec.incarnation;
   ctx.cpu_numa_node = spec.cpu_numa_node;
   ctx.options = spec.options;
+  TaskRuntime* self = t.get();
+  ctx.on_fatal = [self](const Error& e) {
+    if (self->fatal_handler_) self->fatal_handler_(e);
+  };
   t->transport_ = info->make(ctx);
   t->rendezvous_->set_remote_hook(t->transport_.get());
   return t;

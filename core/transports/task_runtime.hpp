@@ -5,6 +5,7 @@
 
 #include "core/transports/transport.hpp"
 
+#include <functional>
 #include <memory>
 
 namespace tp::transports {
@@ -35,8 +36,12 @@ public:
   Result<Tensor> make_tensor(DataType dtype, const TensorShape& shape, Location loc, AllocatorAttributes attrs = {},
                              uint64_t proto_bytes = 0);
 
+  /// Called when the transport hits a failure the original implementation treats as fatal (TaskContext::on_fatal).
+  void set_fatal_handler(std::function<void(const Error&)> handler) { fatal_handler_ = std::move(handler); }
+
 private:
   TaskRuntime(const TaskSpec& spec, Runtime& rt) : spec_(spec), rt_(rt) {}
+  std::function<void(const Error&)> fatal_handler_;
   TaskSpec spec_;
   Runtime& rt_;
   std::unique_ptr<memory::TensorMemory> memory_;

@@ -60,6 +60,10 @@ struct TaskContext {
   uint64_t incarnation = 1; ///< this task's device incarnation (a request with another one is Aborted)
   int cpu_numa_node = 0;    ///< where this task's CPU tensors and buffers live
   TransportOptions options;
+  /// Where a transport reports a failure that the original implementation treats as fatal (a CHECK that aborts
+  /// the process, e.g. any error completion in TF verbs): the driver stops the job and reports it, even when no
+  /// receive of this task is waiting. Empty: nobody listens (the transport still fails what is pending).
+  std::function<void(const Error&)> on_fatal;
 };
 
 class Transport : public rendezvous::RemoteRecvHook {
@@ -78,6 +82,9 @@ struct TransportInfo {
   std::string description;
   bool needs_rdma = false;
   TransportFactory make;
+  /// What the original implementation does when a transfer fails (a WC error, a dropped connection): fault
+  /// reports print it next to the error tensorpath reports (protocols.md, "Error paths" of each transport).
+  std::string on_failure;
 };
 
 /// Register the built-in transports (idempotent). Explicit, not static constructors (static libraries drop them).

@@ -207,8 +207,10 @@ TEST_CASE("tensorpath replay summarizes a trace and re-simulates its communicati
 
 TEST_CASE("the same scenario and the same replay give byte-identical results (determinism)")
 {
-  // A training scenario (every transport, critical paths) and a microbenchmark scenario, each run twice.
-  for (const std::string sc : {"scenarios/hkust-vgg16.json", "scenarios/examples/gdr.json"}) {
+  // A training scenario (every transport, critical paths), a microbenchmark scenario and a seeded packet-loss
+  // scenario (random draws), each run twice.
+  for (const std::string sc :
+       {"scenarios/hkust-vgg16.json", "scenarios/examples/gdr.json", "scenarios/faults/packet-loss.json"}) {
     const std::string cmd = "run " + std::string(TENSORPATH_SOURCE_DIR) + "/" + sc + " --json";
     const auto a = run(cmd), b = run(cmd);
     INFO(sc);

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -112,4 +113,69 @@ TEST_CASE("Bad training jobs are refused with file and field", "[quick]")
   auto r4 = load_scenario(f4);
   REQUIRE_FALSE(r4.ok());
   CHECK(r4.error().field == "jobs[0].parameters");
+}
+
+TEST_CASE("Fault lists are read with units and refused with file and field", "[quick]")
+{
+  auto ok = write_tmp("f0.json", R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16",
+      "transport": "verbs_v2", "seed": 42, "stall_timeout": 60, "faults": [
+        {"type": "link_down", "host": "node1", "nic": 0, "step": 2, "at": "20 ms", "duration": "300 ms"},
+        {"type": "packet_loss", "host": "node0", "probability": 1e-4},
+        {"type": "no_receive", "process": "ps0", "at": 0.001, "duration": "forever"},
+        {"type": "qp_error", "process": "worker1", "at": "1 s"},
+        {"type": "process_death", "process": "ps0", "step": 3},
+        {"type": "host_death", "host": "node2", "at": "5 us"}]}]})");
+  auto r = load_scenario(ok);
+  INFO((r.ok() ? "" : r.error().message()));
+  REQUIRE(r.ok());
+  const auto& t = r->jobs.at(0).training;
+  CHECK(t.faults.seed == 42);
+  CHECK(t.stall_timeout == 60);
+  REQUIRE(t.faults.faults.size() == 6);
+  CHECK(t.faults.faults[0].kind == tp::sim::FaultKind::LINK_DOWN);
+  CHECK(t.faults.faults[0].at == Approx(0.02));
+  CHECK(t.faults.faults[0].duration == Approx(0.3));
+  CHECK(t.faults.faults[0].step == 2);
+  CHECK(t.faults.faults[1].probability == Approx(1e-4));
+  CHECK(std::isinf(t.faults.faults[1].duration));
+  CHECK(std::isinf(t.faults.faults[2].duration));
+  CHECK(t.faults.faults[3].at == Approx(1.0));
+  CHECK(t.faults.faults[4].step == 3);
+  CHECK(t.faults.faults[5].at == Approx(5e-6));
+  CHECK(t.faults.faults[5].where == "jobs[0].faults[5]");
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"type": "meteor"})", "jobs[0].faults[0].type"},
+      {R"({"type": "link_down", "host": "node1", "at": "soon"})", "jobs[0].faults[0].at"},
+      {R"({"type": "link_down", "host": "node1", "at": -1})", "jobs[0].faults[0].at"},
+      {R"({"type": "packet_loss", "host": "node1", "probability": 1.5})", "jobs[0].faults[0].probability"},
+      {R"({"type": "packet_loss", "host": "node1"})", "jobs[0].faults[0].probability"},
+      {R"({"type": "qp_error"})", "jobs[0].faults[0].process"},
+      {R"({"type": "qp_error", "process": "ps0", "duration": "1 s"})", "duration"},
+      {R"({"type": "link_down", "host": "node1", "duration": "0 s"})", "jobs[0].faults[0].duration"},
+      {R"({"type": "link_down", "host": "node1", "step": 0})", "jobs[0].faults[0].step"},
+  };
+  for (const auto& [fault, field] : bad) {
+    auto f = write_tmp("f1.json", std::string(R"({"jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16",
+        "transport": "grpc", "faults": [)") +
+                                      fault + "]}]}");
+    auto e = load_scenario(f);
+    INFO(fault);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().message().find(field) != std::string::npos);
+    CHECK(e.error().file == f);
+  }
+}
+
+TEST_CASE("Every fault scenario loads", "[quick]")
+{
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/faults")) {
+    auto sc = load_scenario(e.path().string());
+    INFO(e.path().string() << ": " << (sc.ok() ? "" : sc.error().message()));
+    REQUIRE(sc.ok());
+    CHECK_FALSE(sc->jobs.at(0).training.faults.empty());
+    ++n;
+  }
+  CHECK(n >= 7);
 }

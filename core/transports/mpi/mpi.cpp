@@ -129,6 +129,7 @@ private:
     // ... and above a few KiB sends GPU buffers through that pipeline rather than let the NIC read GPU memory
     // (MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT, 8 KiB by default per its user guide, as remembered).
     o.gpu_read_limit = 8 << 10;
+    o.fatal_wc_errors = true; // CHECKs only; MPI_ERRORS_ARE_FATAL
     return o;
   }
 

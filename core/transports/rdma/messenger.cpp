@@ -59,6 +59,7 @@ Messenger::Messenger(const TaskContext& ctx, rpc::RpcNode& rpc, MessengerOptions
             o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ;
             o.rc.rnr_retry = 7;     // a receiver short of bounce buffers slows the sender down
             o.rc.min_rnr_timer = 1; // 10 us
+            o.fatal_wc_errors = opt_.fatal_wc_errors;
             return o;
           }(),
           [this](Channel& ch) { return init_channel(ch); }, nullptr,

@@ -35,6 +35,8 @@ struct MessengerOptions {
   /// memory directly (GPUDirect RDMA reads through the root complex are slow; MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT).
   /// 0: no limit.
   uint64_t gpu_read_limit = 0;
+  /// Any error completion is fatal in the original (MPI: MPI_ERRORS_ARE_FATAL): report it (TaskContext::on_fatal).
+  bool fatal_wc_errors = false;
 };
 
 /// What a receiver learns about an incoming message.

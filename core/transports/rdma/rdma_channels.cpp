@@ -29,7 +29,14 @@ RdmaChannels::RdmaChannels(const TaskContext& ctx, rpc::RpcNode& rpc, Options op
       std::weak_ptr<bool> alive = alive_;
       cq_->set_handler([this, alive](const verbs::WorkCompletion& wc) {
         if (alive.expired()) return;
-        if (Channel* ch = by_qp(wc.qp_num)) on_wc_(*ch, wc);
+        Channel* ch = by_qp(wc.qp_num);
+        if (ch && !wc.ok() && opt_.fatal_wc_errors && ctx_.on_fatal && !fatal_reported_) {
+          fatal_reported_ = true;
+          ctx_.on_fatal(Error::status("Aborted", "fatal error completion on the RDMA channel to " + ch->peer_task +
+                                                     ": " + verbs::to_string(wc.status) +
+                                                     " (the original CHECK-fails)"));
+        }
+        if (ch) on_wc_(*ch, wc);
       });
     }
   }

@@ -40,6 +40,9 @@ public:
     uint32_t queue_depth = 1024;
     uint32_t recv_wrs = 100; ///< zero-length receives pre-posted per QP
     verbs::RcConnectOptions rc;
+    /// The original implementation CHECK-fails on any error completion (TF verbs v1/v2, MPI): also report
+    /// the first one through TaskContext::on_fatal.
+    bool fatal_wc_errors = false;
   };
   using ChannelInit = std::function<Status(Channel&)>; ///< create the channel's fixed buffers
   using LocalBuffers = std::function<std::vector<RemoteBuffer>(Channel&)>;
@@ -68,6 +71,7 @@ private:
   TaskContext ctx_;
   rpc::RpcNode& rpc_;
   Options opt_;
+  bool fatal_reported_ = false;
   ChannelInit init_;
   LocalBuffers buffers_;
   CompletionHandler on_wc_;

@@ -178,6 +178,7 @@ private:
     o.queue_depth = 1024;
     o.recv_wrs = 100; // 100 receive WRs pre-posted per channel
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
+    o.fatal_wc_errors = true; // RdmaAdapter::Process_CQ CHECKs every completion's status
     return o;
   }
 

@@ -164,6 +164,7 @@ private:
     o.queue_depth = ctx.options.queue_depth;
     o.recv_wrs = ctx.options.queue_depth - 1; // queue_depth - 1 receives + the ping in TF
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
+    o.fatal_wc_errors = true; // RdmaAdapter::Process_CQ CHECKs every completion's status
     return o;
   }
 
