@@ -38,7 +38,7 @@ int run_train(const frontend::ParsedArgs& a)
     long def, lo, hi;
   };
   IntOpt ints[] = {{"batch", &spec.batch, 32, 1, 4096},
-                   {"workers", &spec.workers, 0, 0, 100000},
+                   {"workers", &spec.workers, 0, 0, 100000000},
                    {"gpus-per-worker", &spec.gpus_per_worker, 0, 0, 64},
                    {"ps", &spec.ps_tasks, -1, -1, 100000},
                    {"steps", &spec.steps, 3, 2, 1000}};

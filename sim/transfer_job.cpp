@@ -1,5 +1,6 @@
 // Producer on machine 0, consumer on machine 1; steps run one after the other.
 #include "sim/transfer_job.hpp"
+#include "core/common/resource_estimate.hpp"
 #include "core/rendezvous/rendezvous_key.hpp"
 
 #include <chrono>
@@ -20,6 +21,17 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
 {
   if (cluster.host_count() < 2)
     return Error::at("", "transfer", "a cluster of at least two hosts", std::to_string(cluster.host_count()));
+  if (job.materialize) {
+    // Real bytes for every tensor of a step, at the largest size: refuse what the machine cannot hold.
+    uint64_t largest = 0;
+    for (uint64_t s : job.sizes)
+      largest = std::max(largest, s);
+    const uint64_t tensors = uint64_t(std::max(job.tensors_per_step, 1));
+    if (auto st = check_memory(estimate_transfer(largest * tensors, tensors), "materialized transfer",
+                               "use smaller or fewer tensors, or virtual (not materialized) buffers");
+        !st.ok())
+      return st.error();
+  }
   SimOptions so;
   so.materialize = job.materialize;
   auto simr = Simulation::create(cluster, so);

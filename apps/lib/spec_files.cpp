@@ -162,7 +162,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       if (!transports::find_transport(t.transports[0]))
         fail(r.file(), r.field("transport"), "a registered transport", "\"" + t.transports[0] + "\"");
     }
-    t.workers = int(r.integer("workers", 0, 100000, 0));
+    t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
     t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
     t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
     t.fetch = r.str("fetch", "per_tower");

@@ -87,3 +87,14 @@ TEST_CASE("emulated training refuses a bad job with the field named", "[emulator
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message().find("scale") != std::string::npos);
 }
+
+TEST_CASE("emulated training that needs more memory than the machine has is refused up front", "[emulator]")
+{
+  emu::EmuTrainingJob j;
+  j.transport = "verbs_v2";
+  j.scale = 1e9; // every variable's bytes x 1e9: terabytes of real memory
+  auto r = emu::run_emulated_training(small_model(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message().find("emulated training") != std::string::npos);
+  CHECK(r.error().message().find("--scale") != std::string::npos);
+}

@@ -1,7 +1,8 @@
-// Memory a simulation job will need, estimated before it starts, and the check that refuses a job the machine
-// cannot hold (with the estimate and what to change) instead of letting the kernel kill it half-way. The
-// constants are measured (docs/faults.md, "Resource bounds"): bytes per step-graph op and per simulated
-// process, and the bytes of materialized buffers. Tests: tests/sim/resource_estimate_test.cpp.
+// Memory a job will need, estimated before it starts, and the check that refuses a job the machine cannot hold
+// (with the estimate and what to change) instead of letting the kernel kill it half-way: simulated training
+// (bytes per step-graph op and per process), materialized transfers and emulated training (real bytes). The
+// constants are measured (docs/faults.md, "Resource bounds"). Reads /proc and the cgroup: no SimGrid, no verbs.
+// Tests: tests/core/resource_estimate_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"
@@ -9,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tp::sim {
+namespace tp {
 
 struct MemoryEstimate {
   double bytes = 0;
@@ -20,6 +21,8 @@ struct MemoryEstimate {
 MemoryEstimate estimate_training(uint64_t graph_ops, uint64_t processes);
 /// A transfer job: `materialized_bytes` of tensors that carry real bytes (0 when virtual), on two processes.
 MemoryEstimate estimate_transfer(uint64_t materialized_bytes, uint64_t tensors);
+/// Emulated training: every byte is real. `model_bytes` after scaling, `towers` GPUs in all, `tasks` processes.
+MemoryEstimate estimate_emulated_training(uint64_t model_bytes, uint64_t towers, uint64_t tasks);
 
 /// Memory this process may still use: the smallest of MemAvailable (/proc/meminfo), the cgroup's
 /// memory.max - memory.current, and RLIMIT_AS; TENSORPATH_MEMORY_LIMIT (bytes, or "512M", "8G") replaces it.
@@ -30,4 +33,4 @@ uint64_t available_memory();
 /// available; ok otherwise.
 Status check_memory(const MemoryEstimate& need, const std::string& what, const std::string& advice);
 
-} // namespace tp::sim
+} // namespace tp
