@@ -53,6 +53,7 @@ struct FaultStats {
   uint64_t qps_failed = 0;          ///< QPs that went to the error state because of a fault
   double retry_seconds = 0;         ///< sum over transfers of the time between a loss and its resend
   std::vector<std::string> events;  ///< "t=0.512 s: link node1/nic0 down", ... in time order
+  std::string first_error;          ///< the first error completion other than a flush (also in events)
 };
 
 /// One interval during which a transfer between two processes waited for a retransmission (RC or TCP) or

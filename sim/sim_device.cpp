@@ -111,7 +111,6 @@ public:
     bool injected = false; ///< injection started (or not needed: READ request)
     uint64_t comm_id = 0;
     uint32_t generation = 0;
-    int retries = 0;
     int rnr_retries = 0;
     double t_inject = 0;
     double t_attempt = 0;  ///< when this attempt was injected (retry accounting)
@@ -675,13 +674,25 @@ private:
   }
 
   /// The packets of a lost attempt before the lost one arrived in order: the resend starts after them, and, as the
-  /// ACKs advanced, the retry counter starts again.
+  /// ACKs advanced, the QP's retry counter starts again.
   void take_progress(SendOp& op)
   {
     if (op.progress == 0) return;
     op.acked += op.progress;
     op.progress = 0;
-    op.retries = 0;
+    retry_count_ = 0;
+  }
+
+  /// One more retry for the QP; true when that exceeds retry_cnt. Expirations for attempts that began before the
+  /// last counted one belong to the same round (the NIC keeps one transport timer per QP, not one per WR).
+  bool count_retry(const SendOp& op)
+  {
+    const double now = reactor().now();
+    if (op.t_attempt >= last_retry_at_ || retry_count_ == 0) {
+      ++retry_count_;
+      last_retry_at_ = now;
+    }
+    return retry_count_ > attr_.retry_cnt;
   }
 
   /// PSN sequence error NAK: go back to the lost packet at once; counts against retry_cnt like a time-out.
@@ -691,7 +702,7 @@ private:
     const double now = reactor().now();
     if (FaultInjector* f = faults()) f->note_retry(op->t_attempt, now, dev_.owner(), peer_owner());
     take_progress(*op);
-    if (++op->retries > attr_.retry_cnt) {
+    if (count_retry(*op)) {
       fail(op, WcStatus::RETRY_EXC_ERR);
       return;
     }
@@ -878,7 +889,7 @@ private:
       f->note_retry(op->t_attempt, reactor().now(), dev_.owner(), peer_owner());
     }
     take_progress(*op);
-    if (++op->retries > attr_.retry_cnt) {
+    if (count_retry(*op)) {
       fail(op, WcStatus::RETRY_EXC_ERR);
       return;
     }
@@ -889,6 +900,7 @@ private:
   void rnr_nak(const OpPtr& op, double delay)
   {
     if (op->finished) return;
+    retry_count_ = 0; // the responder answered: the transport retry counter restarts (assumption: as for an ACK)
     if (FaultInjector* f = faults()) {
       ++f->stats().rnr_naks;
       f->note_retry(op->t_attempt, reactor().now() + delay, dev_.owner(), peer_owner());
@@ -950,6 +962,7 @@ private:
       if (auto self = weak.lock(); self && op->generation == gen && !op->finished) {
         op->finished = true;
         op->status = st;
+        if (st == WcStatus::SUCCESS) self->retry_count_ = 0; // an ACK that advances: the retry counter restarts
         self->deliver_in_order();
       }
     });
@@ -958,6 +971,16 @@ private:
   void fail(const OpPtr& op, WcStatus st)
   {
     if (op->finished) return;
+    if (FaultInjector* f = faults(); f && f->stats().first_error.empty()) {
+      // The root cause for the report: what failed first, before the flushes that follow it.
+      const char* what = op->wr.opcode == WrOpcode::RDMA_READ ? "RDMA READ"
+                         : is_send(op->wr.opcode)             ? "SEND"
+                                                              : "RDMA WRITE";
+      f->log(std::string("first error completion: ") + to_string(st) + " for a " + what + " of " +
+             std::to_string(op->length) + " bytes from " + dev_.owner() + " to " + peer_owner() + " after " +
+             std::to_string(retry_count_ - 1) + " resends without progress");
+      f->stats().first_error = f->stats().events.back();
+    }
     abort_in_flight(*op);
     op->finished = true;
     op->status = st;
@@ -1002,6 +1025,7 @@ private:
     next_start_ = 0;
     injecting_ = nullptr;
     outstanding_reads_ = 0;
+    retry_count_ = 0;
     next_msn_ = 0;
     expected_msn_ = 0;
   }
@@ -1038,6 +1062,10 @@ private:
   double last_start_ = -1.0;
   double cpu_free_ = 0;
   int outstanding_reads_ = 0;
+  /// Transport retry counter of the QP (IB: per requester, restarted by every ACK that shows forward progress),
+  /// against attr_.retry_cnt; time-outs and sequence NAKs count.
+  int retry_count_ = 0;
+  double last_retry_at_ = -1; ///< when retry_count_ last went up
   uint64_t next_msn_ = 0;
   double last_read_arrival_ = 0;
   std::unordered_map<const SendOp*, std::shared_ptr<Reservation>> op_reservation_;

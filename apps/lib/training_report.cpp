@@ -70,6 +70,7 @@ json faults_json(const sim::TrainingResult& r)
             {"tcp_retransmissions", f.tcp_retransmissions},
             {"qps_failed", f.qps_failed},
             {"retry_seconds", f.retry_seconds},
+            {"first_error", f.first_error},
             {"events", f.events}};
   if (r.failure) {
     const auto& x = *r.failure;
@@ -93,6 +94,7 @@ void faults_from(const json& j, sim::TrainingResult& r)
   f.tcp_retransmissions = j.at("tcp_retransmissions");
   f.qps_failed = j.at("qps_failed");
   f.retry_seconds = j.at("retry_seconds");
+  f.first_error = j.value("first_error", "");
   f.events = j.at("events").get<std::vector<std::string>>();
   if (j.contains("failure")) {
     const json& x = j.at("failure");
