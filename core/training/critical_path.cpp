@@ -76,9 +76,9 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       cp.aggregate_apply += d;
       return;
     case OpKind::ALLREDUCE: {
-      const std::string task = task_of_device(op.device);
-      const double r = std::min(
-          d, covered(retries, a, b, [&](const RetryWindow& w) { return w.task == task || w.peer_task == task; }));
+      // A collective waits for every rank (the ring, the coordinator's negotiation): a resend between any two
+      // tasks of the job holds it up.
+      const double r = std::min(d, covered(retries, a, b, [](const RetryWindow&) { return true; }));
       cp.retry += r;
       cp.network += d - r;
       return;

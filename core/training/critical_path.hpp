@@ -31,7 +31,8 @@ struct CriticalPath {
 };
 
 /// An interval during which a transfer between two tasks waited for a resend (fault injection): the part of a
-/// transfer's network time on the path that overlaps one is charged to `retry` instead.
+/// transfer's network time on the path that overlaps one between its two tasks (for a collective: any two tasks)
+/// is charged to `retry` instead.
 struct RetryWindow {
   double start = 0, end = 0;
   std::string task, peer_task;
