@@ -145,6 +145,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   sim_options.faults = job.faults;
   const bool with_faults = !job.faults.empty();
   if (!(job.stall_timeout > 0)) return Error::at("", "stall_timeout", "a positive number of seconds", "<= 0");
+  if (with_faults && L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL)
+    return Error::at("", "faults", "collective_mode protocol (analytical rings bypass the simulated NICs and links)",
+                     "collective_mode analytical");
   auto simr = Simulation::create(cluster, sim_options);
   if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();

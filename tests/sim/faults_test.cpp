@@ -319,3 +319,31 @@ TEST_CASE("faults are checked: a fault in a step the job never reaches is report
   REQUIRE_FALSE(r.fault_stats.events.empty());
   CHECK(r.fault_stats.events.back().find("never fired") != std::string::npos);
 }
+
+TEST_CASE("faults are checked: analytical rings bypass the NICs, so faults need protocol collectives", "[faults]")
+{
+  transports::register_builtin_transports();
+  auto j = job("grpc", {link_down(0, 1)});
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.ps_tasks = 0;
+  j.layout.ps_hosts.clear();
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = sim::run_training_job(test::test_cluster(2), toy(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "faults");
+  CHECK(r.error().message().find("protocol") != std::string::npos);
+}
+
+TEST_CASE("a link flap in a ring allreduce: the job completes and the collective's wait counts as retry", "[faults]")
+{
+  auto j = job("verbs_v2", {link_down(1e-3, 0.2)});
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.ps_tasks = 0;
+  j.layout.ps_hosts.clear();
+  j.layout.ranks_per_host = 1;
+  auto r = run(j);
+  REQUIRE_FALSE(r.failure);
+  CHECK(r.step_seconds[1] >= 0.2);
+  CHECK(r.breakdown.retry > 0);
+  CHECK(parts(r.breakdown) == Approx(r.step_time).epsilon(1e-6));
+}
