@@ -86,3 +86,23 @@ write("fuzz_ar_grpc", "fin", prefix(3, fin=2))
 write("fuzz_ar_grpc", "ready", prefix(6, fin=1))
 write("fuzz_ar_grpc", "ping", prefix(4))
 write("fuzz_ar_grpc", "pong", prefix(5))
+
+
+# MPI over the Messenger (limits: max_header 1024, eager 12 KiB): the prefix (no limits byte), padded to the prefix
+# region when an eager payload follows; the header is the envelope (tag, body).
+def mpi(tag, body, payload_len=0, t=1, chunk=0, payload=b""):
+    env = u32(tag) + s(body)
+    p = u8(t) + u64(9) + s(env) + u64(payload_len) + u64(0x7F0000006000 if t == 2 else 0) + u32(0x66 if t == 2 else 0) \
+        + u64(chunk) + u32(0) + u8(0)
+    return (p + bytes(max(0, 1024 + 64 - len(p))) if payload else p) + payload
+
+
+mreq = u64(3) + s(KEY) + u64(1)
+write("fuzz_mpi", "request", mpi(1010, mreq))
+write("fuzz_mpi", "response_in_payload", mpi(2020, u64(3) + s(KEY) + u8(1) + meta(0, 0, (4,)), 16, payload=bytes(16)))
+write("fuzz_mpi", "response_in_payload_rts", mpi(2020, u64(3) + s(KEY) + u8(1) + meta(0, 0, (1024, 1024)), 4 << 20,
+                                                t=2, chunk=4 << 20))
+write("fuzz_mpi", "response_data_follows", mpi(2020, u64(3) + s(KEY) + u8(0) + meta(0, 0, (1024, 1024))))
+write("fuzz_mpi", "response_dead", mpi(2020, u64(3) + s(KEY) + u8(1) + meta(0, 1, ())))
+write("fuzz_mpi", "response_error", mpi(2020, u64(3) + s(KEY) + u8(2) + s("Aborted") + s("restarted")))
+write("fuzz_mpi", "data", mpi(3030, b"", 4 << 20, t=2, chunk=4 << 20))
