@@ -6,6 +6,7 @@
 #include "core/transports/grpc/grpc.hpp"
 #include "core/transports/mpi/mpi_wire.hpp"
 #include "core/transports/rdma/messenger_wire.hpp"
+#include "core/transports/rdma/rdma_channels.hpp"
 #include "core/transports/verbs_v1/verbs_v1_wire.hpp"
 #include "core/transports/verbs_v2/verbs_v2_wire.hpp"
 
@@ -241,4 +242,34 @@ TEST_CASE("MPI messages: envelopes, requests and responses with the payload they
   auto d = decode_response(encode(err), 0);
   REQUIRE(d.ok());
   CHECK(d->error_text.size() == 512);
+}
+
+TEST_CASE("RDMA channel set-up messages: endpoint, buffer list and nothing after them", "[quick][wire]")
+{
+  auto hello = [](uint32_t qp_num, uint32_t count, size_t buffers) {
+    rpc::Writer w;
+    w.str("/job:worker/replica:0/task:0");
+    verbs::QpEndpoint ep;
+    ep.qp_num = qp_num;
+    ep.psn = 0x1000;
+    w.bytes(ep.encode());
+    w.u32(count);
+    for (size_t i = 0; i < buffers; ++i) {
+      w.u64(0x1000 * (i + 1));
+      w.u32(uint32_t(i));
+      w.u64(720);
+    }
+    return w.take();
+  };
+  auto ok = decode_channel_hello(hello(0x123, 2, 2));
+  REQUIRE(ok.ok());
+  CHECK(ok->buffers.size() == 2);
+  CHECK(ok->ep.qp_num == 0x123);
+  CHECK_FALSE(decode_channel_hello(hello(0x123, 2, 1)).ok());     // a truncated buffer list
+  CHECK_FALSE(decode_channel_hello(hello(0x123, 1, 2)).ok());     // trailing bytes
+  CHECK_FALSE(decode_channel_hello(hello(0x1000000, 0, 0)).ok()); // a QP number beyond 24 bits
+  CHECK_FALSE(decode_channel_hello(hello(0x123, 5000, 0)).ok());  // more than 1024 buffers
+  auto bytes = hello(0x123, 0, 0);
+  for (size_t n = 0; n < bytes.size(); ++n)
+    CHECK_FALSE(decode_channel_hello(std::vector<uint8_t>(bytes.begin(), bytes.begin() + long(n))).ok());
 }

@@ -106,3 +106,16 @@ write("fuzz_mpi", "response_data_follows", mpi(2020, u64(3) + s(KEY) + u8(0) + m
 write("fuzz_mpi", "response_dead", mpi(2020, u64(3) + s(KEY) + u8(1) + meta(0, 1, ())))
 write("fuzz_mpi", "response_error", mpi(2020, u64(3) + s(KEY) + u8(2) + s("Aborted") + s("restarted")))
 write("fuzz_mpi", "data", mpi(3030, b"", 4 << 20, t=2, chunk=4 << 20))
+
+
+# RDMA channel set-up (RPC body): task, QP endpoint (lid u16, gid 16 bytes, qp_num u32, psn u32; 24-bit values),
+# then the fixed buffers (addr u64, rkey u32, length u64).
+def hello(task, nbufs):
+    ep = struct.pack("<H", 7) + bytes(range(16)) + u32(0x000123) + u32(0x001000)
+    return s(task) + s(ep) + u32(nbufs) + b"".join(u64(0x7F0000007000 + i * 4096) + u32(0x10 + i) + u64(720)
+                                                  for i in range(nbufs))
+
+
+write("fuzz_channel_hello", "verbs_v1", hello("/job:worker/replica:0/task:0", 2))
+write("fuzz_channel_hello", "verbs_v2", hello("/job:ps/replica:0/task:0", 1))
+write("fuzz_channel_hello", "no_buffers", hello("/job:worker/replica:0/task:1", 0))
