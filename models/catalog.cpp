@@ -481,4 +481,41 @@ Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
   }
 }
 
+Result<std::string> Catalog::check_text(const std::string& text, const std::string& file) const
+{
+  try {
+    const json j = json_input::parse_text(text, file);
+    if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())
+      return Error::at(file, "kind", "a \"kind\" string (nic, host, cluster, ...)", "nothing (missing)");
+    const std::string kind = j["kind"].get<std::string>();
+    const Obj o(j, file, "");
+    if (kind == "nic")
+      parse_nic(o);
+    else if (kind == "pcie")
+      parse_pcie(o);
+    else if (kind == "cpu")
+      parse_cpu(o);
+    else if (kind == "gpu")
+      parse_gpu(o);
+    else if (kind == "socket_link")
+      parse_socket_link(o);
+    else if (kind == "switch")
+      parse_switch(o);
+    else if (kind == "registration")
+      parse_registration(o);
+    else if (kind == "tcp")
+      parse_tcp(o);
+    else if (kind == "host")
+      parse_host(*this, o);
+    else if (kind == "cluster")
+      parse_cluster(*this, o);
+    else
+      fail(file, "kind", "nic, pcie, cpu, gpu, socket_link, switch, registration, tcp, host or cluster",
+           "\"" + kind + "\"");
+    return kind;
+  } catch (const LoadError& e) {
+    return e.error;
+  }
+}
+
 } // namespace tp::models

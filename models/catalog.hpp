@@ -35,6 +35,10 @@ public:
 
   /// The "kind" field of a profile file ("nic", "host", ...), to dispatch on a --hw argument.
   Result<std::string> kind_of(const std::string& name_or_path) const;
+  /// Parse and check profile JSON text of any kind (its "kind" field) as the loaders do, resolving the profiles
+  /// it names in this catalog; `file` names it in errors and is the base of a cluster's relative "network" path.
+  /// The kind, or an Error naming the field.
+  Result<std::string> check_text(const std::string& text, const std::string& file) const;
   /// Names of all profiles of a kind (sorted).
   std::vector<std::string> list(const std::string& kind) const;
   /// Resolve a name or path to a file path; Error naming the places searched.

@@ -3,9 +3,12 @@
 
 #include <set>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 namespace tp::json_input {
 
@@ -14,16 +17,34 @@ void fail(const std::string& file, const std::string& field, const std::string& 
   throw LoadError{Error::at(file, field, expected, got)};
 }
 
+namespace {
+
+template <class Input> json parse_or_fail(Input&& in, const std::string& path)
+{
+  try {
+    return json::parse(std::forward<Input>(in));
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    fail(path, "byte " + std::to_string(e.byte), "valid JSON", what.substr(what.find(':') + 1));
+  } catch (const json::exception& e) {
+    // nlohmann reports some malformed input otherwise: out_of_range for a number no type holds (1e400)
+    std::string what = e.what();
+    fail(path, "", "valid JSON", what.substr(what.find(':') + 1));
+  }
+}
+
+} // namespace
+
 json read_file(const std::string& path)
 {
   std::ifstream in(path);
   if (!in) fail(path, "", "a readable JSON file", "cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    fail(path, "byte " + std::to_string(e.byte), "valid JSON", what.substr(what.find(':') + 1));
-  }
+  return parse_or_fail(in, path);
+}
+
+json parse_text(const std::string& text, const std::string& file)
+{
+  return parse_or_fail(text, file);
 }
 
 Object::Object(const json& j, std::string file, std::string path)
@@ -72,6 +93,8 @@ long Object::integer(const std::string& key, long lo, long hi, std::optional<lon
   }
   const json& v = j_.at(key);
   if (!v.is_number_integer()) fail(file_, field(key), "an integer", v.type_name());
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::max(hi, 0L))) // beyond long: no conversion
+    fail(file_, field(key), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), v.dump());
   const long x = v.get<long>();
   if (x < lo || x > hi)
     fail(file_, field(key), "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), std::to_string(x));
@@ -109,8 +132,15 @@ uint64_t Object::size(const std::string& key, uint64_t def)
     else if (suffix == "G" || suffix == "GiB")
       mult = 1ull << 30;
     if (i > 0 && mult > 0) {
-      const uint64_t n = std::strtoull(t.substr(0, i).c_str(), nullptr, 10) * mult;
-      if (n > 0) return n;
+      // digit by digit, refusing what does not fit 64 bits once multiplied
+      uint64_t n = 0;
+      bool fits = true;
+      for (size_t k = 0; k < i && fits; ++k) {
+        const uint64_t d = uint64_t(t[k] - '0');
+        fits = n <= (UINT64_MAX - d) / 10;
+        n = fits ? n * 10 + d : 0;
+      }
+      if (fits && n > 0 && n <= UINT64_MAX / mult) return n * mult;
     }
   }
   fail(file_, field(key), "a positive size (bytes, or a string like \"64K\")", v.dump());

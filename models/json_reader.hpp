@@ -26,6 +26,8 @@ struct LoadError {
 
 /// Parse a file; LoadError with the byte offset on malformed JSON.
 json read_file(const std::string& path);
+/// Parse JSON text; `file` names it in the LoadError on malformed JSON.
+json parse_text(const std::string& text, const std::string& file);
 
 /// A JSON object being read: remembers the keys used so that unknown (misspelt) keys can be reported.
 class Object {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -301,6 +302,10 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
 
 Result<NetworkImport> import_simgrid_platform(const std::string& path)
 {
+  // A regular file only: a device or a FIFO named in a profile ("network": "/dev/zero") would never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return Error::at(path, "", "a readable SimGrid platform file", "no such regular file");
   std::ifstream f(path);
   if (!f) return Error::at(path, "", "a readable SimGrid platform file", "cannot open");
   std::ostringstream s;

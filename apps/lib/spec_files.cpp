@@ -1,7 +1,6 @@
-// JSON loading of scenarios and validation cases; running their jobs on the simulator.
+// Running scenario and validation jobs on the simulator (their JSON loading is in spec_parse.cpp).
 #include "apps/lib/spec_files.hpp"
 #include "apps/lib/args.hpp"
-#include "apps/lib/fault_spec.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
 #include "core/common/isolated_run.hpp"
@@ -13,17 +12,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <set>
 
 #ifndef TENSORPATH_SOURCE_DIR
 #define TENSORPATH_SOURCE_DIR "."
 #endif
-
-namespace fs = std::filesystem;
 
 namespace tp::frontend {
 
@@ -34,174 +27,7 @@ std::string default_cases_dir()
 
 namespace {
 
-using json_input::fail;
 using json_input::json;
-using Reader = json_input::Object;
-using SpecError = json_input::LoadError;
-
-json read_json(const std::string& path)
-{
-  return json_input::read_file(path);
-}
-
-JobSpec parse_job(Reader r, const std::string& default_hw)
-{
-  JobSpec j;
-  j.label = r.str("label", "");
-  const std::string kind = r.str("kind");
-  j.hw = r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw));
-  j.switch_name = r.str("switch", "");
-  if (kind == "perftest") {
-    j.kind = JobSpec::Kind::PERFTEST;
-    auto& c = j.perftest.config;
-    const std::string op = r.str("op", "write");
-    if (!microbench::parse_verb(op, c.verb)) fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
-    const std::string metric = r.str("metric", "bw");
-    if (metric != "bw" && metric != "lat") fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
-    c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
-    if (r.has("sizes")) {
-      const json& s = r.get("sizes");
-      if (s.is_string() && s.get<std::string>() == "all")
-        c.sizes = microbench::PerftestConfig::all_sizes();
-      else if (s.is_array() && !s.empty()) {
-        c.sizes.clear();
-        for (const auto& v : s) {
-          if (!v.is_number_unsigned() || v.get<uint64_t>() == 0)
-            fail(r.file(), r.field("sizes"), "positive integers (bytes) or \"all\"", v.dump());
-          c.sizes.push_back(v.get<uint64_t>());
-        }
-      } else
-        fail(r.file(), r.field("sizes"), "an array of sizes or \"all\"", s.dump());
-    } else {
-      c.sizes = {r.size("size", 65536)};
-    }
-    c.iterations = uint64_t(r.integer("iterations", 1, 100000000, 0));
-    c.qps = int(r.integer("qps", 1, 1024, 1));
-    c.tx_depth = int(r.integer("tx_depth", 1, 16384, 128));
-    c.inline_size = int(r.integer("inline", -1, 4096, -1));
-    j.perftest.nic = int(r.integer("nic", 0, 64, 0));
-    j.perftest.cross_socket = r.boolean("cross_socket", false);
-    j.perftest.gpu = r.boolean("gpu", false);
-    j.perftest.server = r.str("server", "");
-    j.perftest.client = r.str("client", "");
-  } else if (kind == "pcie_copy") {
-    j.kind = JobSpec::Kind::PCIE_COPY;
-    sim::CopyJob cj;
-    cj.config.gpu = int(r.integer("gpu", 0, 1024, 0));
-    cj.config.host_node = int(r.integer("host_node", 0, 7, 0));
-    cj.config.bytes = r.size("size", 32ull << 20);
-    cj.config.iterations = int(r.integer("iterations", 1, 1000000, 10));
-    cj.config.pinned = r.boolean("pinned", true);
-    cj.machine = r.str("machine", "");
-    j.copies.push_back(cj);
-  } else if (kind == "transfer") {
-    j.kind = JobSpec::Kind::TRANSFER;
-    auto read_transfer = [&](Reader& t, sim::TransferJob& tj, std::string& fabric) {
-      tj.transport = t.str("transport");
-      if (!transports::find_transport(tj.transport))
-        fail(t.file(), t.field("transport"), "a registered transport", "\"" + tj.transport + "\"");
-      auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
-      if (!st.ok()) fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
-      tj.strategy = st.value();
-      tj.sizes = {t.size("size", 1 << 20)};
-      tj.steps = int(t.integer("steps", 1, 100, 3));
-      tj.tensors_per_step = int(t.integer("tensors", 1, 100000, 1));
-      auto place = [&](const std::string& key) {
-        const std::string v = t.str(key, "cpu");
-        if (v == "cpu") return Location::host(0);
-        if (v.rfind("numa", 0) == 0 && v.size() == 5 && std::isdigit(static_cast<unsigned char>(v[4])))
-          return Location::host(v[4] - '0');
-        if (v.rfind("gpu", 0) == 0 && v.size() >= 4 && std::isdigit(static_cast<unsigned char>(v[3])))
-          return Location::gpu(std::stoi(v.substr(3)));
-        fail(t.file(), t.field(key), "cpu, numaN or gpuN", "\"" + v + "\"");
-      };
-      tj.src = place("src");
-      tj.dst = place("dst");
-      fabric = t.str("fabric", "");
-    };
-    read_transfer(r, j.transfer, j.fabric);
-    if (r.has("baseline")) {
-      j.has_baseline = true;
-      Reader b(r.get("baseline"), r.file(), r.field("baseline"));
-      read_transfer(b, j.baseline, j.baseline_fabric);
-      b.finish();
-    }
-  } else if (kind == "training") {
-    j.kind = JobSpec::Kind::TRAINING;
-    TrainingSpec& t = j.training;
-    t.hw = j.hw;
-    t.switch_name = j.switch_name;
-    t.model = r.str("model");
-    t.batch = int(r.integer("batch", 1, 4096, 32));
-    if (t.model == "synthetic") {
-      t.synthetic_parameters = int64_t(r.number("parameters"));
-      t.synthetic_layers = int(r.integer("layers", 1, 100000));
-      t.synthetic_compute_ms = r.number("compute_ms");
-      if (t.synthetic_parameters <= 0)
-        fail(r.file(), r.field("parameters"), "a positive parameter count", std::to_string(t.synthetic_parameters));
-      if (t.synthetic_compute_ms < 0)
-        fail(r.file(), r.field("compute_ms"), "a non-negative time", std::to_string(t.synthetic_compute_ms));
-    }
-    t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
-    t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
-    t.mode = r.str("mode", "ps");
-    if (t.mode != "ps" && t.mode != "allreduce")
-      fail(r.file(), r.field("mode"), "ps or allreduce", "\"" + t.mode + "\"");
-    t.transports.clear();
-    if (r.has("transports")) {
-      const json& list = r.get("transports");
-      if (!list.is_array() || list.empty())
-        fail(r.file(), r.field("transports"), "a non-empty list of transport names", std::string(list.type_name()));
-      for (const auto& x : list) {
-        if (!x.is_string() || !transports::find_transport(x.get<std::string>()))
-          fail(r.file(), r.field("transports"), "registered transport names", x.dump());
-        t.transports.push_back(x.get<std::string>());
-      }
-    } else {
-      t.transports.push_back(r.str("transport"));
-      if (!transports::find_transport(t.transports[0]))
-        fail(r.file(), r.field("transport"), "a registered transport", "\"" + t.transports[0] + "\"");
-    }
-    t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
-    t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
-    t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
-    t.fetch = r.str("fetch", "per_tower");
-    if (t.fetch != "per_tower" && t.fetch != "per_worker")
-      fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
-    auto st = memory::parse_strategy(r.str("strategy", "pool_visitor"));
-    if (!st.ok()) fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
-    t.strategy = st.value();
-    t.steps = int(r.integer("steps", 2, 1000, 3));
-    t.fabric = r.str("fabric", "");
-    t.nic = r.str("nic", "");
-    t.one_gpu_reference = r.boolean("reference", true);
-    t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
-    t.collectives.coordinator = r.boolean("coordinator", true);
-    t.collectives.tick_seconds = r.number("tick_ms", 1.0) * 1e-3;
-    if (t.collectives.tick_seconds <= 0)
-      fail(r.file(), r.field("tick_ms"), "a positive tick", std::to_string(t.collectives.tick_seconds * 1e3));
-    t.collectives.fusion_threshold = r.size("fusion", 0);
-    t.collectives.response_cache = r.boolean("response_cache", false);
-    t.initial_broadcast = r.boolean("initial_broadcast", false);
-    t.allreduce_on_host = r.boolean("allreduce_on_host", false);
-    t.collective_mode = r.str("collective_mode", "protocol");
-    if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
-      fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
-    t.faults = read_fault_plan(r);
-    t.stall_timeout = r.number("stall_timeout", 1000);
-    if (!(t.stall_timeout > 0) || std::isinf(t.stall_timeout))
-      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds",
-           std::to_string(t.stall_timeout));
-  } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
-  }
-  r.finish();
-  return j;
-}
-
-} // namespace
-
-namespace {
 
 /// One transfer run in a child process (one simulation each); returns steady latency, first latency, bandwidth.
 Result<std::array<double, 3>> isolated_transfer(const models::ClusterProfile& cluster, const sim::TransferJob& tj)
@@ -342,124 +168,12 @@ Result<JobOutcome> decode_outcome(const std::string& text)
   }
 }
 
-Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& paths)
-{
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    if (fs::is_directory(p)) {
-      std::vector<std::string> in_dir;
-      for (const auto& e : fs::directory_iterator(p))
-        if (e.path().extension() == ".json") in_dir.push_back(e.path().string());
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else if (fs::is_regular_file(p)) {
-      files.push_back(p);
-    } else {
-      return Error::at(p, "", "a validation case file or directory", "no such file or directory");
-    }
-  }
-  std::vector<ValidationCase> out;
-  std::set<std::string> names;
-  try {
-    for (const auto& f : files) {
-      json j = read_json(f);
-      Reader top(j, f, "");
-      const std::string prefix = top.str("group", "");
-      const std::string default_hw = top.str("hw", "");
-      const json& cases = top.get("cases");
-      if (!cases.is_array() || cases.empty()) fail(f, "cases", "a non-empty array of cases", cases.type_name());
-      top.finish({"description", "notes"});
-      for (size_t i = 0; i < cases.size(); ++i) {
-        Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
-        ValidationCase c;
-        c.file = f;
-        c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
-        if (!names.insert(c.name).second) fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
-        c.description = r.str("description", "");
-        c.source = r.str("source");
-        c.measure = r.str("measure");
-        c.unit = r.str("unit", "");
-        c.expected = r.number("expected");
-        c.tolerance = r.number("tolerance");
-        if (c.tolerance <= 0 || c.tolerance >= 1)
-          fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
-        if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
-        c.note = r.str("note", "");
-        c.expected_to_fail = r.str("expected_to_fail", "");
-        c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
-        r.finish();
-        out.push_back(std::move(c));
-      }
-    }
-  } catch (const SpecError& e) {
-    return e.error;
-  }
-  return out;
-}
-
-namespace {
-Result<Scenario> scenario_from(const json& j, const std::string& path)
-{
-  try {
-    Reader r(j, path, "");
-    Scenario s;
-    s.file = path;
-    const std::string kind = r.str("kind", "microbenchmarks");
-    if (kind != "microbenchmarks" && kind != "training")
-      fail(path, "kind", "\"microbenchmarks\" or \"training\"", "\"" + kind + "\"");
-    s.name = r.str("name", fs::path(path).stem().string());
-    s.description = r.str("description", "");
-    const std::string hw = r.str("hw", "");
-    const json& jobs = r.get("jobs");
-    if (!jobs.is_array() || jobs.empty()) fail(path, "jobs", "a non-empty array of jobs", jobs.type_name());
-    for (size_t i = 0; i < jobs.size(); ++i)
-      s.jobs.push_back(parse_job(Reader(jobs[i], path, "jobs[" + std::to_string(i) + "]"), hw));
-    r.finish({"notes"});
-    return s;
-  } catch (const SpecError& e) {
-    return e.error;
-  }
-}
-} // namespace
-
-Result<Scenario> load_scenario(const std::string& path)
-{
-  try {
-    return scenario_from(read_json(path), path);
-  } catch (const SpecError& e) {
-    return e.error;
-  }
-}
-
-Result<Scenario> load_scenario_text(const std::string& text, const std::string& name)
-{
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    return Error::at(name, "", "JSON", e.what());
-  }
-  return scenario_from(j, name);
-}
-
 const char* embedded_default_scenario()
 {
   static const char text[] = {
 #include "default_scenario.inc"
       0};
   return text;
-}
-
-Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field)
-{
-  try {
-    json j = json::parse(json_text);
-    return parse_job(Reader(j, file, field), "");
-  } catch (const SpecError& e) {
-    return e.error;
-  } catch (const std::exception& e) {
-    return Error::at(file, field, "a job object", e.what());
-  }
 }
 
 } // namespace tp::frontend

@@ -32,7 +32,13 @@ struct SweepSpec {
   std::vector<std::string> keep; ///< metrics to keep in rows (empty: all)
 };
 
+/// Most points a sweep may have (each is a simulation; a larger design space is split into several sweeps).
+constexpr uint64_t MAX_SWEEP_POINTS = 10000;
+
+/// Load a sweep file and check every point's job (without running anything).
 Result<SweepSpec> load_sweep(const std::string& path);
+/// The same from JSON text; `path` stands for the file in error messages.
+Result<SweepSpec> load_sweep_text(const std::string& text, const std::string& path);
 
 struct SweepPoint {
   size_t index = 0;

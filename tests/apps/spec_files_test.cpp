@@ -179,3 +179,39 @@ TEST_CASE("Every fault scenario loads", "[quick]")
   }
   CHECK(n >= 7);
 }
+
+TEST_CASE("Numbers in a job that fit no type are refused, not wrapped or converted", "[quick]")
+{
+  auto job = [](const std::string& fields) {
+    return parse_job_text(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", )" + fields + "}", "f.json", "job");
+  };
+  REQUIRE(job(R"("inline": -1)").ok());
+  // 2^64 - 1 used to be read as -1 (inside the range -1 .. 4096).
+  auto wrapped = job(R"("inline": 18446744073709551615)");
+  REQUIRE_FALSE(wrapped.ok());
+  CHECK(wrapped.error().field == "job.inline");
+  REQUIRE(job(R"("size": "64K")").value().perftest.config.sizes.at(0) == 64 << 10);
+  // 99999999999999999999 G wrapped around 64 bits into some size.
+  auto size = job(R"("size": "99999999999999999999G")");
+  REQUIRE_FALSE(size.ok());
+  CHECK(size.error().field == "job.size");
+  CHECK_FALSE(job(R"("size": "17179869184G")").ok()); // 2^34 GiB = 2^64 bytes
+  // A GPU index that std::stoi cannot hold threw out_of_range out of the loader.
+  auto gpu = parse_job_text(
+      R"({"kind": "transfer", "transport": "gdr", "hw": "connectx3-40gbe-roce", "src": "gpu99999999999"})", "f.json",
+      "job");
+  REQUIRE_FALSE(gpu.ok());
+  CHECK(gpu.error().field == "job.src");
+  // A synthetic parameter count beyond int64_t was converted anyway (undefined behaviour).
+  auto params = parse_job_text(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "transport": "mpi",
+                                   "parameters": 1e300, "layers": 2, "compute_ms": 1})",
+                               "f.json", "job");
+  REQUIRE_FALSE(params.ok());
+  CHECK(params.error().field == "job.parameters");
+  // A scenario file with a number no type holds: nlohmann's out_of_range escaped load_scenario.
+  auto f = write_tmp("big.json", R"({"jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce", "size": 1e400}]})");
+  auto big = load_scenario(f);
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.error().expected == "valid JSON");
+  fs::remove(f);
+}

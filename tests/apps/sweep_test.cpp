@@ -82,6 +82,14 @@ TEST_CASE("a bad sweep file is refused with the file, the field and the expectat
        "combine"},
       {R"([1, 2])", "an object"},
       {R"({"base": )", "JSON"},
+      // A name or combine of the wrong type threw nlohmann's type_error out of load_sweep.
+      {R"({"name": 3, "base": {"kind": "transfer", "hw": "connectx4-edr-ib"}, "axes": {"size": ["4K"]}})", "name"},
+      {R"({"base": {"kind": "transfer", "hw": "connectx4-edr-ib"}, "axes": {"size": ["4K"]}, "combine": [1]})",
+       "combine"},
+      // 11^4 = 14,641 points: over the limit, refused before any point is expanded.
+      {R"({"base": {"kind": "transfer", "hw": "connectx4-edr-ib"}, "axes": {"a": [0,1,2,3,4,5,6,7,8,9,10],
+          "b": [0,1,2,3,4,5,6,7,8,9,10], "c": [0,1,2,3,4,5,6,7,8,9,10], "d": [0,1,2,3,4,5,6,7,8,9,10]}})",
+       "at most 10000 points"},
   };
   for (const auto& c : cases) {
     const std::string path = temp_file("bad.json", c.text);

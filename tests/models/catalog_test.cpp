@@ -122,3 +122,35 @@ TEST_CASE("A host that references an unknown profile or an impossible socket is 
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().expected.find("connectx3-40gbe-roce") != std::string::npos); // lists the known ones
 }
+
+TEST_CASE("Profile text of any kind is checked; numbers and sizes that fit no type are errors", "[quick]")
+{
+  Catalog cat;
+  const std::string file = cat.root() + "/switch/inline.json";
+  auto good = cat.check_text(GOOD_SWITCH, file);
+  REQUIRE(good.ok());
+  CHECK(good.value() == "switch");
+  auto unknown = cat.check_text(R"({"kind": "toaster"})", file);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().field == "kind");
+  // nlohmann throws out_of_range, not parse_error, for 1e400: it escaped the loaders (a crash) before.
+  auto overflow =
+      cat.check_text(R"({"kind": "switch", "latency": {"value": 1e400, "unit": "ns", "source": "x y z"}})", file);
+  REQUIRE_FALSE(overflow.ok());
+  CHECK(overflow.error().expected == "valid JSON");
+  ScratchCatalog s("overflow");
+  s.write("switch", "huge", R"({"kind": "switch", "latency": {"value": 1e400, "unit": "ns", "source": "x y z"}})");
+  auto huge = Catalog(s.root.string()).network_switch("huge");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.error().expected == "valid JSON");
+}
+
+TEST_CASE("A cluster's network file must be a regular file (a device would be read forever)", "[quick]")
+{
+  Catalog cat;
+  auto r = cat.check_text(R"({"kind": "cluster", "hosts": [{"host": "k40m-10gbe"}], "switch": "mellanox-sb7800",
+                              "network": "/dev/zero"})",
+                          cat.root() + "/cluster/inline.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().file == "/dev/zero");
+}

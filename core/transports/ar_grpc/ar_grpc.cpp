@@ -1,5 +1,6 @@
 // AR-gRPC: RecvTensor request/response as RDMA messages (eager or chunked rendezvous), per-peer tuning.
 #include "core/transports/ar_grpc/ar_grpc.hpp"
+#include "core/transports/ar_grpc/ar_grpc_wire.hpp"
 #include "core/transports/rdma/messenger.hpp"
 #include "core/transports/wire_common.hpp"
 
@@ -28,9 +29,59 @@ ArGrpcTuning tune_ar_grpc(double rtt, double copy_bandwidth, double link_bandwid
   return t;
 }
 
+namespace ar_grpc_wire {
+
+std::vector<uint8_t> encode(const Frame& f)
+{
+  rpc::Writer w;
+  w.u8(f.type);
+  w.u64(f.id);
+  if (f.type == REQUEST) {
+    w.u64(f.step);
+    w.str(f.key);
+  } else if (f.is_error) {
+    w.u8(1);
+    w.str(f.error_code);
+    w.str(f.error_text);
+  } else {
+    w.u8(0); // ok
+    write_meta(w, f.meta);
+  }
+  return w.take();
+}
+
+Result<Frame> decode(const std::vector<uint8_t>& header, uint64_t payload_len)
+{
+  auto bad = [](const std::string& what) { return Error::status("Internal", "malformed AR-gRPC message: " + what); };
+  rpc::Reader r(header);
+  Frame f;
+  if (!r.u8(f.type) || (f.type != REQUEST && f.type != RESPONSE)) return bad("type: expected 1 or 2");
+  if (!r.u64(f.id)) return bad("no call id");
+  if (f.type == REQUEST) {
+    if (!r.u64(f.step) || !r.str(f.key, 4096)) return bad("request: expected a step and a key of at most 4096 bytes");
+  } else {
+    uint8_t status = 0;
+    if (!r.u8(status) || status > 1) return bad("response status: expected 0 or 1");
+    f.is_error = status == 1;
+    if (f.is_error) {
+      if (!r.str(f.error_code, 64) || !r.str(f.error_text, 1000)) return bad("error status: expected two strings");
+    } else if (!read_meta(r, f.meta)) {
+      return bad("meta-data: expected dtype, dead flag, at most 16 dims, proto size");
+    }
+  }
+  if (!r.done()) return bad(std::to_string(r.remaining()) + " trailing bytes");
+  if (payload_len != f.payload_bytes())
+    return bad("a payload of " + std::to_string(payload_len) + " bytes, expected " + std::to_string(f.payload_bytes()));
+  return f;
+}
+
+} // namespace ar_grpc_wire
+
 namespace {
 
-constexpr uint8_t REQUEST = 1, RESPONSE = 2;
+using ar_grpc_wire::Frame;
+using ar_grpc_wire::REQUEST;
+using ar_grpc_wire::RESPONSE;
 constexpr uint64_t MAX_EAGER = 64 << 10; // bounce buffers fit the largest tunable threshold
 
 class ArGrpc final : public Transport {
@@ -85,12 +136,12 @@ public:
     rec->t_start = ctx_.runtime->now();
     const uint64_t id = next_call_++;
     calls_[id] = Call{args, std::move(done), rec, key.src.task_name(), ctx_.runtime->now()};
-    rpc::Writer w;
-    w.u8(REQUEST);
-    w.u64(id);
-    w.u64(uint64_t(step));
-    w.str(key.full);
-    auto header = w.take();
+    Frame req;
+    req.type = REQUEST;
+    req.id = id;
+    req.step = uint64_t(step);
+    req.key = key.full;
+    auto header = ar_grpc_wire::encode(req);
     const std::string peer = key.src.task_name();
     with_tuning(peer, [this, peer, header, id](const ArGrpcTuning& t) {
       auto it = calls_.find(id);
@@ -149,23 +200,27 @@ private:
 
   void arrived(Incoming m, Messenger::Deliver deliver)
   {
-    rpc::Reader r(m.header);
-    uint8_t type = 0;
-    uint64_t id = 0;
-    if (!r.u8(type) || !r.u64(id)) return deliver(Buffer{}, [](Status) {});
-    if (type == REQUEST) return serve(m, r, id, std::move(deliver));
-    if (type == RESPONSE) return response(m, r, id, std::move(deliver));
-    deliver(Buffer{}, [](Status) {});
+    auto f = ar_grpc_wire::decode(m.header, m.payload_len);
+    if (!f.ok()) {
+      deliver(Buffer{}, [](Status) {}); // nothing lands (the Messenger refuses a payload for an empty destination)
+      // A malformed response to one of our calls fails that call; anything else from a malformed peer is dropped.
+      rpc::Reader r(m.header);
+      uint8_t type = 0;
+      uint64_t id = 0;
+      if (r.u8(type) && type == RESPONSE && r.u64(id)) fail_call(id, f.error());
+      return;
+    }
+    if (f->type == REQUEST) return serve(m, *f, std::move(deliver));
+    return response(*f, std::move(deliver));
   }
 
   // ---- producer: the gRPC handler above an RDMA endpoint ----
-  void serve(const Incoming& m, rpc::Reader& r, uint64_t id, Messenger::Deliver deliver)
+  void serve(const Incoming& m, const Frame& f, Messenger::Deliver deliver)
   {
     deliver(Buffer{}, [](Status) {}); // the request had no payload
-    uint64_t step = 0;
-    std::string key_text;
+    const uint64_t id = f.id, step = f.step;
+    const std::string& key_text = f.key;
     const std::string consumer = m.peer_task;
-    if (!r.u64(step) || !r.str(key_text, 4096)) return;
     auto key = rendezvous::parse_key(key_text);
     if (!key.ok()) return reply_error(consumer, id, key.error());
     if (key->src_incarnation != ctx_.incarnation)
@@ -187,12 +242,11 @@ private:
           rec->bytes = n;
           rec->src_location = t.location().to_string();
           auto send = [this, consumer, id, rec, n, got](Tensor src) {
-            rpc::Writer w;
-            w.u8(RESPONSE);
-            w.u64(id);
-            w.u8(0); // ok
-            write_meta(w, TensorMeta::of(got->tensor, got->is_dead));
-            auto header = w.take();
+            Frame resp;
+            resp.type = RESPONSE;
+            resp.id = id;
+            resp.meta = TensorMeta::of(got->tensor, got->is_dead);
+            auto header = ar_grpc_wire::encode(resp);
             with_tuning(consumer, [this, consumer, header, src, n, rec](const ArGrpcTuning& tu) {
               messenger_.send(
                   consumer, header, src.buffer(), n, rec,
@@ -223,38 +277,30 @@ private:
 
   void reply_error(const std::string& consumer, uint64_t id, const Error& e)
   {
-    rpc::Writer w;
-    w.u8(RESPONSE);
-    w.u64(id);
-    w.u8(1);
-    w.str(e.code.empty() ? "Internal" : e.code);
-    w.str(e.message().substr(0, 900));
-    messenger_.send(consumer, w.take(), nullptr, 0, nullptr, [](Status) {});
+    Frame resp;
+    resp.type = RESPONSE;
+    resp.id = id;
+    resp.is_error = true;
+    resp.error_code = e.code.empty() ? "Internal" : e.code.substr(0, 64);
+    resp.error_text = e.message().substr(0, 900);
+    messenger_.send(consumer, ar_grpc_wire::encode(resp), nullptr, 0, nullptr, [](Status) {});
   }
 
   // ---- consumer ----
-  void response(const Incoming& m, rpc::Reader& r, uint64_t id, Messenger::Deliver deliver)
+  void response(const Frame& f, Messenger::Deliver deliver)
   {
-    auto it = calls_.find(id);
-    uint8_t status = 0;
-    if (it == calls_.end() || !r.u8(status)) {
+    auto it = calls_.find(f.id);
+    if (it == calls_.end()) {
       deliver(Buffer{}, [](Status) {});
       return;
     }
     Call c = std::move(it->second);
     calls_.erase(it);
-    if (status == 1) {
-      std::string code, text;
-      r.str(code, 64);
-      r.str(text, 1000);
+    if (f.is_error) {
       deliver(Buffer{}, [](Status) {});
-      return finish(std::move(c), Error::status(code, text));
+      return finish(std::move(c), Error::status(f.error_code, f.error_text));
     }
-    TensorMeta meta;
-    if (!read_meta(r, meta)) {
-      deliver(Buffer{}, [](Status) {});
-      return finish(std::move(c), Error::status("Internal", "malformed AR-gRPC response"));
-    }
+    const TensorMeta meta = f.meta;
     const uint64_t n = meta.is_dead ? 0 : meta.total_bytes();
     c.rec->bytes = n;
     if (n == 0 || meta.is_dead) {

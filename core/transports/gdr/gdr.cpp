@@ -1,5 +1,6 @@
 // GDR: RecvTensor with dma_ok, remote memory region descriptors, READ + release.
 #include "core/transports/gdr/gdr.hpp"
+#include "core/transports/gdr/gdr_wire.hpp"
 #include "core/transports/grpc/grpc.hpp"
 #include "core/transports/rdma/rdma_channels.hpp"
 
@@ -7,9 +8,34 @@
 
 namespace tp::transports {
 
+namespace gdr_wire {
+
+void write_remote_region(rpc::Writer& w, const RemoteRegion& region)
+{
+  w.u64(region.addr);
+  w.u32(region.rkey);
+  w.u32(region.key);
+}
+
+Result<RemoteRegion> read_remote_region(rpc::Reader& r, const TensorMeta& meta)
+{
+  RemoteRegion region;
+  if (!r.u64(region.addr) || !r.u32(region.rkey) || !r.u32(region.key) || !r.done())
+    return Error::status("Internal", "malformed GDR remote memory region in RecvTensor response");
+  if (meta.is_dead || !is_pod(meta.dtype))
+    return Error::status("Internal", "GDR remote memory region for a dead or non-POD tensor");
+  region.bytes = meta.total_bytes();
+  if (region.bytes == 0 || region.bytes > (1ull << 31))
+    return Error::status("Internal", "GDR remote memory region of " + std::to_string(region.bytes) +
+                                         " bytes (expected 1 B .. 2 GiB, one RDMA READ)");
+  return region;
+}
+
+} // namespace gdr_wire
+
 namespace {
 
-constexpr uint8_t KIND_GDR = 1;
+using gdr_wire::KIND_GDR;
 
 class GdrTransport final : public GrpcTransport {
 public:
@@ -28,7 +54,7 @@ protected:
   {
     const Tensor t = got.tensor;
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
-    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || !ctx_.device)
+    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || n > (1ull << 31) || !ctx_.device)
       return encode(rec, std::move(got), t_arrived, std::move(respond));
     rec->bytes = n;
     rec->src_location = t.location().to_string();
@@ -57,9 +83,8 @@ protected:
                                        const uint32_t key = next_key_++;
                                        held_[key] = Held{t, view, rec};
                                        rpc::Writer w = response_header(KIND_GDR, TensorMeta::of(t, false), t_arrived);
-                                       w.u64(view.nic.addr);
-                                       w.u32(advertised_rkey(ctx_.options, view.mr.rkey));
-                                       w.u32(key);
+                                       gdr_wire::write_remote_region(
+                                           w, {view.nic.addr, advertised_rkey(ctx_.options, view.mr.rkey), key, n});
                                        rpc::Payload p{w.take(), 0};
                                        p.extra_wire_bytes = grpc_wire_bytes(p.bytes.size(), 60) - p.bytes.size();
                                        respond(std::move(p));
@@ -73,11 +98,10 @@ protected:
   {
     if (kind != KIND_GDR)
       return GrpcTransport::consume(kind, meta, r, std::move(resp), rec, args, producer, std::move(finish));
-    uint64_t addr = 0;
-    uint32_t rkey = 0, key = 0;
-    if (!r.u64(addr) || !r.u32(rkey) || !r.u32(key) || !r.done())
-      return finish(Error::status("Internal", "malformed GDR remote memory region in RecvTensor response"));
-    const uint64_t n = meta.total_bytes();
+    auto region = gdr_wire::read_remote_region(r, meta);
+    if (!region.ok()) return finish(region.error());
+    const uint64_t addr = region->addr, n = region->bytes;
+    const uint32_t rkey = region->rkey, key = region->key;
     AllocatorAttributes attrs = args.alloc_attrs;
     attrs.nic_compatible = true;
     auto dst = ctx_.memory->allocate(meta.dtype, meta.shape, args.dst_location, attrs, meta.proto_bytes);

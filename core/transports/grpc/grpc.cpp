@@ -3,6 +3,7 @@
 #include "core/rpc/rpc.hpp"
 #include "core/transports/wire_common.hpp"
 
+#include <cmath>
 #include <cstring>
 
 namespace tp::transports {
@@ -81,16 +82,23 @@ void GrpcTransport::recv_from_remote_async(int64_t step, const rendezvous::Parse
             [this, rec, args, finish, t_call, producer](Result<rpc::Payload> resp) {
               if (!resp.ok()) return finish(resp.error());
               rpc::Reader r(resp.value().bytes);
-              uint8_t kind = 0;
-              TensorMeta meta;
-              double producer_seconds = 0;
-              if (!r.u8(kind) || !read_meta(r, meta) || !r.f64(producer_seconds))
-                return finish(Error::status("Internal", "malformed RecvTensor response"));
-              rec->add(Phase::WIRE, std::max(0.0, ctx_.runtime->now() - t_call - producer_seconds));
-              rec->bytes = meta.total_bytes();
-              rec->is_dead = meta.is_dead;
-              consume(kind, meta, r, std::move(resp.value()), rec, args, producer, finish);
+              auto h = read_recv_tensor_header(r);
+              if (!h.ok()) return finish(h.error());
+              rec->add(Phase::WIRE, std::max(0.0, ctx_.runtime->now() - t_call - h->producer_seconds));
+              rec->bytes = h->meta.total_bytes();
+              rec->is_dead = h->meta.is_dead;
+              consume(h->kind, h->meta, r, std::move(resp.value()), rec, args, producer, finish);
             });
+}
+
+Result<RecvTensorHeader> read_recv_tensor_header(rpc::Reader& r)
+{
+  RecvTensorHeader h;
+  if (!r.u8(h.kind) || !read_meta(r, h.meta) || !r.f64(h.producer_seconds))
+    return Error::status("Internal", "malformed RecvTensor response");
+  if (!std::isfinite(h.producer_seconds) || h.producer_seconds < 0)
+    return Error::status("Internal", "RecvTensor response: producer time " + std::to_string(h.producer_seconds));
+  return h;
 }
 
 void GrpcTransport::consume(uint8_t kind, const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp,

@@ -55,6 +55,16 @@ private:
 
 std::unique_ptr<Transport> make_grpc_transport(const TaskContext& ctx);
 
+/// The start of every RecvTensor response: kind (0: tensor content follows; GDR's 1: a remote region follows),
+/// meta-data, and the producer's time between the request's arrival and the response.
+struct RecvTensorHeader {
+  uint8_t kind = 0;
+  TensorMeta meta;
+  double producer_seconds = 0;
+};
+/// Read it from a peer's response (the producer time must be finite and >= 0): an Error when malformed.
+Result<RecvTensorHeader> read_recv_tensor_header(rpc::Reader& r);
+
 /// Bytes gRPC puts on the wire for a message of `n` bytes: 5-byte length prefix, 9-byte HTTP/2 frame header per
 /// 16 KiB DATA frame, and the HEADERS/trailer frames of a unary call (`header_bytes`).
 uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes);

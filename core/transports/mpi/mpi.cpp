@@ -1,5 +1,6 @@
 // MPI rendezvous: request/response/data messages, tag matching, MPI thread.
 #include "core/transports/mpi/mpi.hpp"
+#include "core/transports/mpi/mpi_wire.hpp"
 #include "core/transports/rdma/messenger.hpp"
 #include "core/transports/wire_common.hpp"
 
@@ -8,9 +9,97 @@
 
 namespace tp::transports {
 
+namespace mpi_wire {
+
+std::vector<uint8_t> encode(const Envelope& e)
+{
+  rpc::Writer w;
+  w.u32(e.tag);
+  w.bytes(e.body);
+  return w.take();
+}
+
+std::vector<uint8_t> encode(const Request& r)
+{
+  rpc::Writer w;
+  w.u64(r.step);
+  w.str(r.key);
+  w.u64(r.request_id);
+  return w.take();
+}
+
+std::vector<uint8_t> encode(const Response& r)
+{
+  rpc::Writer w;
+  w.u64(r.step);
+  w.str(r.key);
+  w.u8(uint8_t(r.carried));
+  if (r.carried == Carried::ERROR) {
+    w.str(r.error_code.substr(0, 64));
+    w.str(r.error_text.substr(0, 512));
+  } else {
+    write_meta(w, r.meta);
+  }
+  return w.take();
+}
+
 namespace {
 
-constexpr uint32_t TAG_REQUEST = 1010, TAG_RESPONSE = 2020, TAG_DATA = 3030;
+Error bad(const std::string& what)
+{
+  return Error::status("Internal", "malformed MPI message: " + what);
+}
+
+} // namespace
+
+Result<Envelope> decode_envelope(const std::vector<uint8_t>& header, uint64_t payload_len)
+{
+  rpc::Reader r(header);
+  Envelope e;
+  if (!r.u32(e.tag) || (e.tag != TAG_REQUEST && e.tag != TAG_RESPONSE && e.tag != TAG_DATA))
+    return bad("tag: expected 1010, 2020 or 3030");
+  if (!r.bytes(e.body, 1 << 20) || !r.done()) return bad("envelope: expected a body of at most 1 MiB and no more");
+  if (e.tag == TAG_REQUEST && payload_len != 0) return bad("a request with a payload");
+  if (e.tag == TAG_DATA && !e.body.empty()) return bad("a data message with a body");
+  return e;
+}
+
+Result<Request> decode_request(const std::vector<uint8_t>& body)
+{
+  rpc::Reader r(body);
+  Request q;
+  if (!r.u64(q.step) || !r.str(q.key, 4096) || !r.u64(q.request_id) || !r.done())
+    return bad("request: expected a step, a key of at most 4096 bytes and a request id");
+  return q;
+}
+
+Result<Response> decode_response(const std::vector<uint8_t>& body, uint64_t payload_len)
+{
+  rpc::Reader r(body);
+  Response p;
+  uint8_t carried = 0;
+  if (!r.u64(p.step) || !r.str(p.key, 4096)) return bad("response: expected a step and a key of at most 4096 bytes");
+  if (!r.u8(carried) || carried > 2) return bad("response: expected 0, 1 or 2 for how the tensor is carried");
+  p.carried = Carried(carried);
+  if (p.carried == Carried::ERROR) {
+    if (!r.str(p.error_code, 64) || !r.str(p.error_text, 4096)) return bad("error status: expected two strings");
+  } else if (!read_meta(r, p.meta)) {
+    return bad("response meta-data: expected dtype, dead flag, at most 16 dims, proto size");
+  }
+  if (!r.done()) return bad(std::to_string(r.remaining()) + " trailing bytes");
+  if (payload_len != p.payload_bytes())
+    return bad("a payload of " + std::to_string(payload_len) + " bytes, expected " + std::to_string(p.payload_bytes()));
+  return p;
+}
+
+} // namespace mpi_wire
+
+namespace {
+
+using mpi_wire::Carried;
+using mpi_wire::TAG_DATA;
+using mpi_wire::TAG_REQUEST;
+using mpi_wire::TAG_RESPONSE;
 // Costs of the MPI library calls made by the transport's MPI thread. No measurement of TF's MPI thread was
 // found; an MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
 constexpr double MPI_CALL_SECONDS = 1e-6;
@@ -82,11 +171,7 @@ public:
     rec->t_start = ctx_.runtime->now();
     const std::string id = std::to_string(step) + ";" + key.full;
     pending_[id] = Pending{args, std::move(done), rec, key.src.task_name()};
-    rpc::Writer w;
-    w.u64(uint64_t(step));
-    w.str(key.full);
-    w.u64(next_request_id_++);
-    auto header = w.take();
+    auto header = mpi_wire::encode(mpi_wire::Request{uint64_t(step), key.full, next_request_id_++});
     const std::string peer = key.src.task_name();
     // The request closure runs on the MPI thread: serialize, MPI_Alloc_mem, Isend(1010).
     thread_.submit([this, peer, header, rec](std::function<void()> release) {
@@ -137,19 +222,16 @@ private:
   void isend(const std::string& peer, uint32_t tag, std::vector<uint8_t> body, const Buffer* payload, uint64_t len,
              std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent)
   {
-    rpc::Writer w;
-    w.u32(tag);
-    w.bytes(body);
-    messenger_.send(peer, w.take(), payload, len, std::move(rec), std::move(sent));
+    messenger_.send(peer, mpi_wire::encode(mpi_wire::Envelope{tag, std::move(body)}), payload, len, std::move(rec),
+                    std::move(sent));
   }
 
   void arrived(Incoming m, Messenger::Deliver deliver)
   {
-    rpc::Reader r(m.header);
-    uint32_t tag = 0;
-    std::vector<uint8_t> body;
-    if (!r.u32(tag) || !r.bytes(body, 1 << 20) || !r.done()) return; // not an MPI envelope: dropped (a malformed peer)
-    m.header = std::move(body);
+    auto env = mpi_wire::decode_envelope(m.header, m.payload_len);
+    if (!env.ok()) return deliver(Buffer{}, [](Status) {}); // not an MPI envelope: dropped (a malformed peer)
+    const uint32_t tag = env->tag;
+    m.header = std::move(env->body);
     if (tag == TAG_DATA) {
       // Matched by the MPI thread's blocking Recv(3030), in order per source.
       auto& posted = data_recvs_[m.peer_task];
@@ -188,11 +270,11 @@ private:
   {
     // Blocking Recv of the (eager) request into an MPI_Alloc_mem buffer, then parse.
     deliver(Buffer{}, [](Status) {});
-    rpc::Reader r(m.header);
-    uint64_t step = 0, request_id = 0;
-    std::string key_text;
+    auto req = mpi_wire::decode_request(m.header);
     release();
-    if (!r.u64(step) || !r.str(key_text, 4096) || !r.u64(request_id)) return;
+    if (!req.ok()) return; // nobody to answer: the key is unknown
+    const uint64_t step = req->step;
+    const std::string key_text = req->key;
     auto key = rendezvous::parse_key(key_text);
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "mpi";
@@ -218,13 +300,13 @@ private:
 
   void respond_error(const std::string& consumer, int64_t step, const std::string& key, const Error& e)
   {
-    rpc::Writer w;
-    w.u64(uint64_t(step));
-    w.str(key);
-    w.u8(2); // error
-    w.str(e.code.empty() ? "Internal" : e.code);
-    w.str(e.message());
-    auto body = w.take();
+    mpi_wire::Response resp;
+    resp.step = uint64_t(step);
+    resp.key = key;
+    resp.carried = Carried::ERROR;
+    resp.error_code = e.code.empty() ? "Internal" : e.code;
+    resp.error_text = e.message();
+    auto body = mpi_wire::encode(resp);
     thread_.submit([this, consumer, body](std::function<void()> release) {
       isend(consumer, TAG_RESPONSE, body, nullptr, 0, nullptr, [](Status) {});
       release();
@@ -239,13 +321,8 @@ private:
     rec->bytes = n;
     rec->src_location = t.location().to_string();
     const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= 1024 && !got.is_dead;
-    auto header = [&](uint8_t single) {
-      rpc::Writer w;
-      w.u64(uint64_t(step));
-      w.str(key);
-      w.u8(single);
-      write_meta(w, TensorMeta::of(t, got.is_dead));
-      return w.take();
+    auto header = [&](Carried carried) {
+      return mpi_wire::encode(mpi_wire::Response{uint64_t(step), key, carried, {}, {}, TensorMeta::of(t, got.is_dead)});
     };
     auto log = [this, rec](Status) {
       rec->t_end = ctx_.runtime->now();
@@ -253,7 +330,7 @@ private:
     };
     if (optimal) {
       // Metadata on 2020, the payload from the tensor's own buffer on 3030 (zero copy at the sender).
-      auto body = header(0);
+      auto body = header(Carried::DATA_FOLLOWS);
       thread_.submit([this, consumer, body, t, n, rec, log](std::function<void()> release) {
         isend(consumer, TAG_RESPONSE, body, nullptr, 0, nullptr, [](Status) {});
         isend(consumer, TAG_DATA, {}, t.buffer(), n, rec, [t, log](Status st) { log(st); }); // keeps t alive
@@ -265,7 +342,7 @@ private:
     auto proto = ctx_.memory->allocate(t.dtype, t.shape, Location::host(ctx_.cpu_numa_node),
                                        AllocatorAttributes{true, true, false}, t.proto_bytes);
     if (n > 0 && !proto.ok()) return respond_error(consumer, step, key, proto.error());
-    auto body = header(1);
+    auto body = header(Carried::IN_PAYLOAD);
     auto send = [this, consumer, body, n, rec, log](Tensor p) {
       thread_.submit([this, consumer, body, p, n, rec, log](std::function<void()> release) {
         isend(consumer, TAG_RESPONSE, body, p.buffer(), n, rec, [p, log](Status st) { log(st); });
@@ -294,15 +371,22 @@ private:
   // ---- consumer ----
   void handle_response(Incoming m, Messenger::Deliver deliver, std::function<void()> release)
   {
-    rpc::Reader r(m.header);
-    uint64_t step = 0;
-    std::string key;
-    uint8_t single = 0;
-    if (!r.u64(step) || !r.str(key, 4096) || !r.u8(single) || single > 2) {
+    auto resp = mpi_wire::decode_response(m.header, m.payload_len);
+    if (!resp.ok()) {
       deliver(Buffer{}, [](Status) {});
-      return release();
+      release();
+      // A malformed response to one of our requests fails it; anything else from a malformed peer is dropped.
+      rpc::Reader r(m.header);
+      uint64_t step = 0;
+      std::string key;
+      if (!r.u64(step) || !r.str(key, 4096)) return;
+      auto it = pending_.find(std::to_string(step) + ";" + key);
+      if (it == pending_.end()) return;
+      Pending p = std::move(it->second);
+      pending_.erase(it);
+      return finish(std::move(p), resp.error());
     }
-    const std::string id = std::to_string(step) + ";" + key;
+    const std::string id = std::to_string(resp->step) + ";" + resp->key;
     auto it = pending_.find(id);
     if (it == pending_.end()) {
       deliver(Buffer{}, [](Status) {});
@@ -310,20 +394,13 @@ private:
     }
     Pending p = std::move(it->second);
     pending_.erase(it);
-    if (single == 2) {
-      std::string code, text;
-      r.str(code, 64);
-      r.str(text, 4096);
+    if (resp->carried == Carried::ERROR) {
       deliver(Buffer{}, [](Status) {});
       release();
-      return finish(std::move(p), Error::status(code, text));
+      return finish(std::move(p), Error::status(resp->error_code, resp->error_text));
     }
-    TensorMeta meta;
-    if (!read_meta(r, meta)) {
-      deliver(Buffer{}, [](Status) {});
-      release();
-      return finish(std::move(p), Error::status("Internal", "malformed MPI response"));
-    }
+    const TensorMeta meta = resp->meta;
+    const bool in_payload = resp->carried == Carried::IN_PAYLOAD;
     const uint64_t n = meta.is_dead ? 0 : meta.total_bytes();
     p.rec->bytes = n;
     if (meta.is_dead || n == 0) {
@@ -342,7 +419,7 @@ private:
     }
     Tensor out = dst.value();
     auto pp = std::make_shared<Pending>(std::move(p));
-    if (single == 1) {
+    if (in_payload) {
       // The proto came with the response: receive it into an MPI_Alloc_mem buffer, then MakeTensorFromProto.
       auto proto = ctx_.memory->allocate(meta.dtype, meta.shape, Location::host(ctx_.cpu_numa_node),
                                          AllocatorAttributes{true, true, false}, meta.proto_bytes);

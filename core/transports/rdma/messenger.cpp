@@ -1,26 +1,11 @@
 // Eager (bounce buffers) and rendezvous (RTS, chunked RDMA READ, FIN) messaging.
 #include "core/transports/rdma/messenger.hpp"
+#include "core/transports/rdma/messenger_wire.hpp"
 #include "core/transports/wire_common.hpp"
 
 namespace tp::transports {
 
-namespace {
-
-constexpr uint8_t EAGER = 1, RTS = 2, FIN = 3, PING = 4, PONG = 5, READY = 6;
-constexpr uint8_t PIPELINED = 1; // RTS flag: chunks become readable one by one, each announced by a READY
-constexpr uint64_t RECV_FLAG = 1ull << 62;
-
-struct Prefix {
-  uint8_t type = 0;
-  uint64_t msg_id = 0;
-  std::vector<uint8_t> header;
-  uint64_t payload_len = 0;
-  uint64_t addr = 0;
-  uint32_t rkey = 0;
-  uint64_t chunk = 0;
-  uint32_t fin_chunk = 0; ///< FIN, READY: the chunk
-  uint8_t flags = 0;
-};
+namespace messenger_wire {
 
 std::vector<uint8_t> encode(const Prefix& p)
 {
@@ -37,13 +22,54 @@ std::vector<uint8_t> encode(const Prefix& p)
   return w.take();
 }
 
-bool decode(const uint8_t* d, size_t n, Prefix& p, uint64_t max_header)
+Result<Prefix> decode(const uint8_t* d, size_t n, const Arrival& a)
 {
+  auto bad = [](const std::string& what) { return Error::status("Internal", "malformed message prefix: " + what); };
   rpc::Reader r(d, n);
-  return r.u8(p.type) && p.type >= EAGER && p.type <= READY && r.u64(p.msg_id) && r.bytes(p.header, max_header) &&
-         r.u64(p.payload_len) && r.u64(p.addr) && r.u32(p.rkey) && r.u64(p.chunk) && r.u32(p.fin_chunk) &&
-         r.u8(p.flags);
+  Prefix p;
+  if (!r.u8(p.type) || p.type < EAGER || p.type > READY) return bad("type: expected 1..6");
+  if (!r.u64(p.msg_id)) return bad("no message id");
+  if (!r.bytes(p.header, a.max_header))
+    return bad("header: expected at most " + std::to_string(a.max_header) + " bytes");
+  if (!r.u64(p.payload_len) || !r.u64(p.addr) || !r.u32(p.rkey) || !r.u64(p.chunk) || !r.u32(p.fin_chunk) ||
+      !r.u8(p.flags))
+    return bad("truncated");
+  if (p.flags & ~PIPELINED) return bad("unknown flags " + std::to_string(p.flags));
+  if (p.type == EAGER) {
+    const uint64_t region = prefix_region(a.max_header);
+    if (p.payload_len > a.eager_capacity)
+      return bad("eager payload of " + std::to_string(p.payload_len) + " bytes, the bounce buffer holds " +
+                 std::to_string(a.eager_capacity));
+    if (p.payload_len > 0 && (a.received < region || p.payload_len > a.received - region))
+      return bad("eager payload of " + std::to_string(p.payload_len) + " bytes, " +
+                 std::to_string(a.received < region ? 0 : a.received - region) + " arrived");
+  }
+  if (p.type == RTS) {
+    if (p.payload_len == 0 || p.payload_len > MAX_PAYLOAD)
+      return bad("rendezvous payload of " + std::to_string(p.payload_len) + " bytes (expected 1 B .. 1 TiB)");
+    if (p.chunk == 0) return bad("rendezvous chunk size 0");
+    if (p.payload_len / p.chunk + (p.payload_len % p.chunk != 0) > UINT32_MAX)
+      return bad("more than 2^32 - 1 rendezvous chunks");
+  }
+  if ((p.type == FIN || p.type == READY) && p.fin_chunk == UINT32_MAX) return bad("chunk index 2^32 - 1");
+  return p;
 }
+
+} // namespace messenger_wire
+
+namespace {
+
+using messenger_wire::EAGER;
+using messenger_wire::encode;
+using messenger_wire::FIN;
+using messenger_wire::PING;
+using messenger_wire::PIPELINED;
+using messenger_wire::PONG;
+using messenger_wire::Prefix;
+using messenger_wire::READY;
+using messenger_wire::RTS;
+
+constexpr uint64_t RECV_FLAG = 1ull << 62;
 
 } // namespace
 
@@ -311,10 +337,16 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
   ChannelState* s = state(ch);
   const Slot& rx = s->rx.at(slot);
   const uint64_t region = opt_.max_header + 64;
-  Prefix p;
   const uint8_t* d = ctx_.runtime->memory().resolve(rx.mem.addr, std::min<uint64_t>(region, len));
-  if (!d || !decode(d, std::min<uint64_t>(region, len), p, opt_.max_header))
-    return fail_channel(ch, Error::status("Internal", "malformed message from " + ch.peer_task));
+  if (!d) return fail_channel(ch, Error::status("Internal", "no message bytes from " + ch.peer_task));
+  auto decoded = messenger_wire::decode(d, std::min<uint64_t>(region, len),
+                                        messenger_wire::Arrival{len, opt_.max_header, rx.mem.size - region});
+  if (!decoded.ok()) {
+    Error e = decoded.error();
+    e.detail += " (from " + ch.peer_task + ")";
+    return fail_channel(ch, e);
+  }
+  const Prefix p = std::move(decoded.value());
   Channel* chp = &ch;
   auto repost = [this, chp, slot] {
     ChannelState* st = state(*chp);
@@ -374,6 +406,11 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
         repost();
         return landed(ok_status());
       }
+      if (dst.size < p.payload_len) { // the receiver's protocol expected less than the peer sent
+        repost();
+        return landed(Error::status("Internal", "message payload of " + std::to_string(p.payload_len) +
+                                                    " bytes for a destination of " + std::to_string(dst.size)));
+      }
       ctx_.memory->copy(dst, src, p.payload_len, [repost, landed](Status st) {
         repost();
         landed(st);
@@ -384,13 +421,16 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
   // RTS: read the payload when the receiver has a destination.
   repost();
   handler_(std::move(in), [this, chp, p](const Buffer& dst, std::function<void(Status)> landed) {
+    if (dst.size < p.payload_len) // the receiver's protocol expected less than the peer announced
+      return landed(Error::status("Internal", "message payload of " + std::to_string(p.payload_len) +
+                                                  " bytes for a destination of " + std::to_string(dst.size)));
     auto r = std::make_shared<Reading>();
     r->ch = chp;
     r->msg_id = p.msg_id;
     r->addr = p.addr;
     r->rkey = p.rkey;
     r->len = p.payload_len;
-    r->chunks = uint32_t((p.payload_len + p.chunk - 1) / p.chunk);
+    r->chunks = messenger_wire::chunk_count(p);
     r->landed = std::move(landed);
     const uint64_t chunk = p.chunk;
     if (p.flags & PIPELINED) {
@@ -410,7 +450,7 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
         return r->landed(v.error());
       }
       r->view = v.value();
-      r->chunks = uint32_t((r->len + chunk - 1) / chunk);
+      r->chunks = uint32_t(r->len / chunk + (r->len % chunk != 0));
       read_chunk_size_[r.get()] = chunk;
       r->view_ready = true;
       read_more(r);

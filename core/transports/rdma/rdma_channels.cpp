@@ -121,29 +121,35 @@ std::vector<uint8_t> RdmaChannels::encode_hello(Channel& ch)
   return w.take();
 }
 
-namespace {
-bool decode_hello(const std::vector<uint8_t>& in, std::string& task, verbs::QpEndpoint& ep,
-                  std::vector<RemoteBuffer>& bufs)
+Result<ChannelHello> decode_channel_hello(const std::vector<uint8_t>& in)
 {
   rpc::Reader r(in);
+  ChannelHello h;
   std::vector<uint8_t> epb;
   uint32_t n = 0;
-  if (!r.str(task, 1024) || !r.bytes(epb, 64) || !verbs::QpEndpoint::decode(epb.data(), epb.size(), ep) || !r.u32(n) ||
-      n > 1024)
-    return false;
-  bufs.clear();
+  if (!r.str(h.task, 1024) || !r.bytes(epb, 64) || !verbs::QpEndpoint::decode(epb.data(), epb.size(), h.ep) ||
+      !r.u32(n) || n > 1024)
+    return Error::status("InvalidArgument", "malformed channel set-up message: task, QP endpoint, buffer count");
   for (uint32_t i = 0; i < n; ++i) {
     RemoteBuffer b;
-    if (!r.u64(b.addr) || !r.u32(b.rkey) || !r.u64(b.length)) return false;
-    bufs.push_back(b);
+    if (!r.u64(b.addr) || !r.u32(b.rkey) || !r.u64(b.length))
+      return Error::status("InvalidArgument", "malformed channel set-up message: truncated buffer list");
+    h.buffers.push_back(b);
   }
-  return r.done();
+  if (!r.done()) return Error::status("InvalidArgument", "malformed channel set-up message: trailing bytes");
+  return h;
 }
-} // namespace
 
 Status RdmaChannels::connect(Channel& ch, const verbs::QpEndpoint& remote, std::vector<RemoteBuffer> remote_buffers)
 {
   if (ch.connected) return ok_status();
+  // Both ends run the same protocol: the peer announces as many fixed buffers as we do (the transports index
+  // them; fewer made verbs v1/v2 throw std::out_of_range at their first message).
+  const size_t ours = buffers_ ? buffers_(ch).size() : 0;
+  if (remote_buffers.size() != ours)
+    return Error::status("InvalidArgument", "channel set-up from " + ch.peer_task + " announces " +
+                                                std::to_string(remote_buffers.size()) + " fixed buffers, expected " +
+                                                std::to_string(ours));
   ch.remote_buffers = std::move(remote_buffers);
   verbs::QpAttr a;
   a.qp_state = verbs::QpState::RTR;
@@ -167,14 +173,12 @@ Status RdmaChannels::connect(Channel& ch, const verbs::QpEndpoint& remote, std::
 
 void RdmaChannels::serve(rpc::Payload req, rpc::Responder respond)
 {
-  std::string peer;
-  verbs::QpEndpoint ep;
-  std::vector<RemoteBuffer> bufs;
-  if (!decode_hello(req.bytes, peer, ep, bufs))
-    return respond(Error::status("InvalidArgument", "malformed channel set-up request"));
+  auto hello = decode_channel_hello(req.bytes);
+  if (!hello.ok()) return respond(hello.error());
+  const std::string peer = hello->task;
   auto ch = ensure(peer);
   if (!ch.ok()) return respond(ch.error());
-  if (auto st = connect(*ch.value(), ep, std::move(bufs)); !st.ok()) return respond(st.error());
+  if (auto st = connect(*ch.value(), hello->ep, std::move(hello->buffers)); !st.ok()) return respond(st.error());
   respond(rpc::Payload{encode_hello(*ch.value()), 0});
   // Anyone waiting locally for this channel can go now.
   auto w = waiting_.find(peer);
@@ -213,14 +217,12 @@ void RdmaChannels::get(const std::string& peer_task, std::function<void(Result<C
               waiting_.erase(w);
               Result<Channel*> out = Error::msg("unset");
               Channel& ch2 = *channels_.at(peer_task);
-              std::string peer;
-              verbs::QpEndpoint ep;
-              std::vector<RemoteBuffer> bufs;
-              if (!resp.ok())
-                out = resp.error();
-              else if (!decode_hello(resp.value().bytes, peer, ep, bufs) || peer != peer_task)
+              auto hello = resp.ok() ? decode_channel_hello(resp.value().bytes) : Result<ChannelHello>(resp.error());
+              if (!hello.ok())
+                out = hello.error();
+              else if (hello->task != peer_task)
                 out = Error::status("Internal", "malformed channel set-up response from " + peer_task);
-              else if (auto st = connect(ch2, ep, std::move(bufs)); !st.ok())
+              else if (auto st = connect(ch2, hello->ep, std::move(hello->buffers)); !st.ok())
                 out = st.error();
               else
                 out = &ch2;

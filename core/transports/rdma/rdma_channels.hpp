@@ -23,12 +23,22 @@ struct RemoteBuffer {
   uint64_t length = 0;
 };
 
+/// The channel set-up message each side sends over RPC: its task, its QP endpoint and its fixed buffers.
+struct ChannelHello {
+  std::string task;
+  verbs::QpEndpoint ep;
+  std::vector<RemoteBuffer> buffers;
+};
+/// Decode a peer's set-up message: a task name of at most 1 KiB, a valid QP endpoint, at most 1024 buffers and
+/// nothing after them. The fuzz target tests/fuzz/fuzz_channel_hello.cpp feeds it.
+Result<ChannelHello> decode_channel_hello(const std::vector<uint8_t>& in);
+
 struct Channel {
   std::string peer_task;
   std::string peer_process;
   std::unique_ptr<verbs::QueuePair> qp;
   verbs::QpEndpoint local;
-  std::vector<RemoteBuffer> remote_buffers; ///< the peer's fixed buffers, as it announced them
+  std::vector<RemoteBuffer> remote_buffers; ///< the peer's fixed buffers, as many as ours (checked at set-up)
   bool connected = false;
   std::shared_ptr<void> state; ///< the transport's per-channel protocol state
 };

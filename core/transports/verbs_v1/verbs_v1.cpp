@@ -2,6 +2,7 @@
 // BUFFER_REQUEST/RESPONSE on first use and growth, BUFFER_IDLE after the consumer copied the tensor out.
 #include "core/transports/verbs_v1/verbs_v1.hpp"
 #include "core/transports/rdma/rdma_channels.hpp"
+#include "core/transports/verbs_v1/verbs_v1_wire.hpp"
 #include "core/transports/wire_common.hpp"
 
 #include <deque>
@@ -20,36 +21,7 @@ uint32_t verbs_v1_buffer_hash(const std::string& name)
   return h;
 }
 
-namespace {
-
-constexpr uint64_t HEADER = 720; // fixed header at offset 0 of every message and tensor buffer
-constexpr uint64_t WR_MESSAGE = 1, WR_ACK = 2, WR_TENSOR = 3;
-const char* const RX_MESSAGE = "rx_message_buffer";
-const char* const RX_ACK = "rx_ack_buffer";
-
-// ERROR_STATUS is tensorpath's: TF v1 CHECK-fails the producer instead (the process dies and the master aborts
-// the step); the message makes the consumer's Recv report that outcome without killing a simulated process.
-enum class MsgType : uint8_t {
-  ACK = 1,
-  TENSOR_REQUEST,
-  BUFFER_REQUEST,
-  BUFFER_RESPONSE,
-  BUFFER_IDLE,
-  TENSOR_WRITE,
-  ERROR_STATUS
-};
-enum class BufStatus : uint8_t { NONE, IDLE, BUSY };
-
-struct Msg {
-  MsgType type = MsgType::ACK;
-  std::string name;
-  int64_t step = 0;
-  uint64_t buffer_size = 0;
-  uint64_t remote_addr = 0;
-  uint32_t rkey = 0;
-  TensorMeta meta;
-  std::string error_code, error_text;
-};
+namespace verbs_v1_wire {
 
 std::vector<uint8_t> encode(const Msg& m)
 {
@@ -66,19 +38,55 @@ std::vector<uint8_t> encode(const Msg& m)
   return w.take();
 }
 
-bool decode(const uint8_t* p, size_t n, Msg& m)
+Result<Msg> decode(const uint8_t* p, size_t n)
 {
+  auto bad = [](const char* field, const char* expected) {
+    return Error::status("Internal",
+                         std::string("verbs v1: malformed message header: ") + field + ": expected " + expected);
+  };
   rpc::Reader r(p, n);
+  Msg m;
   uint8_t t;
   uint64_t step;
-  if (!r.u8(t) || t < 1 || t > 7 || !r.str(m.name, 512) || !r.u64(step) || !r.u64(m.buffer_size) ||
-      !r.u64(m.remote_addr) || !r.u32(m.rkey) || !read_meta(r, m.meta) || !r.str(m.error_code, 32) ||
-      !r.str(m.error_text, 100))
-    return false;
+  if (!r.u8(t) || t < 1 || t > 7) return bad("type", "1..7");
+  if (!r.str(m.name, 512)) return bad("name", "a string of at most 512 bytes");
+  if (!r.u64(step) || !r.u64(m.buffer_size) || !r.u64(m.remote_addr) || !r.u32(m.rkey))
+    return bad("step, buffer size, address, rkey", "4 integers");
+  if (!read_meta(r, m.meta)) return bad("meta-data", "dtype, dead flag, at most 16 dims, proto size");
+  if (!r.str(m.error_code, 32) || !r.str(m.error_text, 100)) return bad("error status", "two short strings");
   m.type = MsgType(t);
   m.step = int64_t(step);
-  return true;
+  if ((m.type == MsgType::BUFFER_REQUEST || m.type == MsgType::BUFFER_RESPONSE) &&
+      (m.buffer_size < HEADER || m.buffer_size > MAX_BUFFER))
+    return bad("buffer size", "a size within [720 B, 1 TiB]");
+  return m;
 }
+
+Result<uint64_t> payload_bytes(const Msg& m, uint64_t buffer_size)
+{
+  const uint64_t n = m.meta.is_dead ? 0 : m.meta.total_bytes();
+  if (buffer_size < HEADER || n > buffer_size - HEADER)
+    return Error::status("Internal", "verbs v1: " + m.name + ": header announces " + std::to_string(n) +
+                                         " bytes, the buffer holds " +
+                                         std::to_string(buffer_size < HEADER ? 0 : buffer_size - HEADER));
+  return n;
+}
+
+} // namespace verbs_v1_wire
+
+namespace {
+
+using verbs_v1_wire::decode;
+using verbs_v1_wire::encode;
+using verbs_v1_wire::HEADER;
+using verbs_v1_wire::Msg;
+using verbs_v1_wire::MsgType;
+
+constexpr uint64_t WR_MESSAGE = 1, WR_ACK = 2, WR_TENSOR = 3;
+const char* const RX_MESSAGE = "rx_message_buffer";
+const char* const RX_ACK = "rx_ack_buffer";
+
+enum class BufStatus : uint8_t { NONE, IDLE, BUSY };
 
 /// One of a channel's buffers (message, ACK, or per-tensor).
 struct RdmaBuffer {
@@ -285,15 +293,15 @@ private:
         s->tx_message.remote_status = BufStatus::IDLE;
         return pump_messages(ch);
       }
-      Msg m;
       const uint8_t* p = ctx_.runtime->memory().resolve(b.mem.addr, std::min<uint64_t>(HEADER, b.mem.size));
-      if (!p || !decode(p, std::min<uint64_t>(HEADER, b.mem.size), m))
-        return fail_channel(ch, Error::status("Internal", "verbs v1: malformed header in " + b.name));
+      if (!p) return fail_channel(ch, Error::status("Internal", "verbs v1: no header bytes in " + b.name));
+      auto m = decode(p, std::min<uint64_t>(HEADER, b.mem.size));
+      if (!m.ok()) return fail_channel(ch, m.error());
       if (&b == &s->rx_message) {
         send_ack(ch); // the peer's message buffer is free again
-        return handle_message(ch, m);
+        return handle_message(ch, *m);
       }
-      return tensor_arrived(ch, b, m);
+      return tensor_arrived(ch, b, *m);
     }
     if (wc.wr_id == WR_MESSAGE) {
       s->tx_message.local = BufStatus::IDLE;
@@ -580,7 +588,13 @@ private:
     Pending p = std::move(it->second);
     s->callbacks.erase(it);
     const TensorMeta meta = h.meta;
-    const uint64_t n = meta.is_dead ? 0 : meta.total_bytes();
+    // The peer's header says how many bytes follow it: never more than this buffer holds.
+    auto announced = verbs_v1_wire::payload_bytes(h, b.mem.size);
+    if (!announced.ok()) {
+      finish(std::move(p), announced.error());
+      return fail_channel(ch, announced.error());
+    }
+    const uint64_t n = *announced;
     p.rec->bytes = n;
     p.rec->add(Phase::WIRE, 0);
     Channel* chp = &ch;

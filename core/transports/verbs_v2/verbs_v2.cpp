@@ -2,6 +2,7 @@
 // machine. Message layout and imm encoding follow protocols.md 2.2.
 #include "core/transports/verbs_v2/verbs_v2.hpp"
 #include "core/transports/rdma/rdma_channels.hpp"
+#include "core/transports/verbs_v2/verbs_v2_wire.hpp"
 #include "core/transports/wire_common.hpp"
 
 #include <deque>
@@ -9,27 +10,7 @@
 
 namespace tp::transports {
 
-namespace {
-
-constexpr uint32_t IMM_MESSAGE = 0xFFFFFFFF;
-constexpr uint32_t IMM_ACK = 0xFFFFFFFE;
-constexpr uint32_t MAX_INDEX = 0xFFFFFFFD;
-constexpr uint64_t HEADER_BYTES = 583;          // kMessageTotalBytes on x86-64 (protocols.md 2.1)
-constexpr uint64_t MESSAGE_BUFFER = 583 + 4096; // header + error-status area
-constexpr uint64_t WR_MESSAGE = 1, WR_ACK = 2, WR_CONTENT = 3;
-
-enum class MsgType : uint8_t { TENSOR_REQUEST = 1, META_DATA_UPDATE = 2, TENSOR_RE_REQUEST = 3, ERROR_STATUS = 4 };
-
-struct Msg {
-  MsgType type = MsgType::TENSOR_REQUEST;
-  std::string name;
-  int64_t step = 0;
-  uint32_t index = 0;
-  uint64_t remote_addr = 0;
-  uint32_t rkey = 0;
-  TensorMeta meta;
-  std::string error_code, error_text;
-};
+namespace verbs_v2_wire {
 
 std::vector<uint8_t> encode(const Msg& m)
 {
@@ -46,19 +27,42 @@ std::vector<uint8_t> encode(const Msg& m)
   return w.take();
 }
 
-bool decode(const uint8_t* p, size_t n, Msg& m)
+Result<Msg> decode(const uint8_t* p, size_t n)
 {
+  auto bad = [](const char* field, const char* expected) {
+    return Error::status("Internal", std::string("verbs v2: malformed message: ") + field + ": expected " + expected);
+  };
   rpc::Reader r(p, n);
+  Msg m;
   uint8_t type;
   uint64_t step;
-  if (!r.u8(type) || type < 1 || type > 4 || !r.str(m.name, 512) || !r.u64(step) || !r.u32(m.index) ||
-      !r.u64(m.remote_addr) || !r.u32(m.rkey) || !read_meta(r, m.meta) || !r.str(m.error_code, 64) ||
-      !r.str(m.error_text, 4000))
-    return false;
+  if (!r.u8(type) || type < 1 || type > 4) return bad("type", "1..4");
+  if (!r.str(m.name, 512)) return bad("name", "a string of at most 512 bytes");
+  if (!r.u64(step) || !r.u32(m.index) || !r.u64(m.remote_addr) || !r.u32(m.rkey))
+    return bad("step, index, address, rkey", "4 integers");
+  if (m.index > MAX_INDEX) return bad("index", "an index below the reserved immediates");
+  if (!read_meta(r, m.meta)) return bad("meta-data", "dtype, dead flag, at most 16 dims, proto size");
+  if (!r.str(m.error_code, 64) || !r.str(m.error_text, 4000)) return bad("error status", "two short strings");
   m.type = MsgType(type);
   m.step = int64_t(step);
-  return true;
+  return m;
 }
+
+} // namespace verbs_v2_wire
+
+namespace {
+
+using verbs_v2_wire::decode;
+using verbs_v2_wire::encode;
+using verbs_v2_wire::HEADER_BYTES;
+using verbs_v2_wire::IMM_ACK;
+using verbs_v2_wire::IMM_MESSAGE;
+using verbs_v2_wire::MAX_INDEX;
+using verbs_v2_wire::MESSAGE_BUFFER;
+using verbs_v2_wire::Msg;
+using verbs_v2_wire::MsgType;
+
+constexpr uint64_t WR_MESSAGE = 1, WR_ACK = 2, WR_CONTENT = 3;
 
 /// Consumer side of one receive.
 struct Request {
@@ -243,14 +247,18 @@ private:
         s->remote_idle = true;
         pump(ch);
       } else if (wc.imm_data == IMM_MESSAGE) {
-        Msg m;
-        const uint8_t* p = ctx_.runtime->memory().resolve(s->rx.addr, wc.byte_len);
-        if (!p || !decode(p, wc.byte_len, m)) {
-          fail_channel(ch, Error::status("Internal", "malformed verbs message from " + ch.peer_task));
+        // Never look past our message buffer, whatever length the completion reports.
+        const uint64_t len = std::min<uint64_t>(wc.byte_len, s->rx.size);
+        const uint8_t* p = ctx_.runtime->memory().resolve(s->rx.addr, len);
+        auto m = p ? decode(p, len) : Result<Msg>(Error::status("Internal", "verbs v2: no message bytes"));
+        if (!m.ok()) {
+          Error e = m.error();
+          e.detail += " (from " + ch.peer_task + ")";
+          fail_channel(ch, e);
           return;
         }
         send_ack(ch); // the peer's tx buffer is free as soon as we have parsed it
-        handle(ch, m);
+        handle(ch, *m);
       } else {
         content_arrived(ch, wc.imm_data);
       }
