@@ -26,7 +26,7 @@ declare -A seeds=(
   [fuzz_ar_grpc]="tests/fuzz/seeds/fuzz_ar_grpc"
   [fuzz_mpi]="tests/fuzz/seeds/fuzz_mpi"
   [fuzz_channel_hello]="tests/fuzz/seeds/fuzz_channel_hello"
-  [fuzz_scenario]="scenarios scenarios/examples"
+  [fuzz_scenario]="scenarios scenarios/examples scenarios/faults"
   [fuzz_sweep]="scenarios/sweeps"
   [fuzz_hw_profile]="$(echo models/hw/*/)"
 )
