@@ -136,19 +136,7 @@ public:
   uint32_t qpn() const { return qpn_; }
 
   /// The owning process died: forget everything, send and answer nothing, complete nothing.
-  void kill()
-  {
-    for (auto& op : sq_)
-      abort_in_flight(*op);
-    sq_.clear();
-    rq_.clear();
-    for (auto& r : reserved_)
-      r->cancelled = true;
-    reserved_.clear();
-    op_reservation_.clear();
-    next_start_ = 0;
-    injecting_ = nullptr;
-  }
+  void kill() { reset(); }
   const QpAttr& attr() const { return attr_; }
   Reactor& reactor() { return dev_.ctx().reactor; }
   const Platform& pf() { return *dev_.ctx().platform; }
