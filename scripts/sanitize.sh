@@ -24,7 +24,7 @@ configure_build() {
   shift 2
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
     -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only -DNDEBUG $flags -fno-omit-frame-pointer" \
-    -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="$flags" -DTENSORPATH_BUILD_BENCH=OFF > /dev/null
+    -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="$flags" -DTENSORPATH_BUILD_BENCH=OFF -DTENSORPATH_TEST_TIMEOUT=1200 > /dev/null
   local t0=$SECONDS
   ninja -C "$dir" -j "$jobs" "$@"
   echo "sanitize: $dir built in $((SECONDS - t0)) s"
@@ -53,7 +53,9 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   dir=build-asan
   rm -rf "$dir/reports" && mkdir -p "$dir/reports"
   # The test discovery at build time runs the test programs, so the options are set for the build too.
-  export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$root/$dir/reports/asan"
+  # detect_stack_use_after_return stays off: it makes the simulator runs ~1.7x slower (the 40-GPU validation case
+  # takes 290 s without it); heap, stack-overflow, global and leak checks are on.
+  export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:log_path=$root/$dir/reports/asan"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp:log_path=$root/$dir/reports/ubsan"
   export TENSORPATH_TIME_SCALE="${TENSORPATH_TIME_SCALE:-3}"
