@@ -191,7 +191,9 @@ private:
     auto other = other_.lock();
     if (!other) return;
     out_.busy = true;
-    auto [msg, done] = std::move(out_.queue.front());
+    // Named variables, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    Message msg = std::move(out_.queue.front().first);
+    std::function<void(Status)> done = std::move(out_.queue.front().second);
     out_.queue.pop_front();
     SimContext& ctx = net_.ctx();
     const Platform& pf = *ctx.platform;

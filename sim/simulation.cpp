@@ -14,6 +14,7 @@
 #include <xbt/log.h>
 
 #include <atomic>
+#include <cstdlib>
 
 namespace sg4 = simgrid::s4u;
 
@@ -127,6 +128,27 @@ size_t fail_process_qps(SimContext& ctx, const std::string& name)
 
 namespace {
 std::atomic<bool> g_simulation_created{false};
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitizedBuild = true;
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+
+/// The context factory to ask SimGrid for: the option, else $TENSORPATH_SIMGRID_CONTEXTS, else "thread" under
+/// ASan/TSan (SimGrid's raw and boost contexts switch stacks behind the sanitizers' back), else SimGrid's default.
+std::string context_factory(const SimOptions& options)
+{
+  if (!options.context_factory.empty()) return options.context_factory;
+  if (const char* env = std::getenv("TENSORPATH_SIMGRID_CONTEXTS"); env && *env) return env;
+  return kSanitizedBuild ? "thread" : "";
+}
 } // namespace
 
 Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProfile& cluster, const SimOptions& options)
@@ -137,9 +159,16 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
                      "a second simulation; run each in its own process (ctest does this per test case)");
   auto ctx = std::make_unique<SimContext>();
   ctx->options = options;
-  static int argc = 1;
-  static char arg0[] = "tensorpath";
-  static char* argv[] = {arg0, nullptr};
+  // The context factory goes on the engine's command line: SimGrid picks its factory while the engine is built,
+  // and a later set_config("contexts/factory:...") is silently ignored. Static: the engine keeps argv.
+  // The --log argument keeps SimGrid from announcing that setting.
+  static std::string arg0 = "tensorpath", quiet_cfg = "--log=xbt_cfg.thres:warning", factory_arg;
+  static char* argv[] = {arg0.data(), quiet_cfg.data(), nullptr, nullptr};
+  static int argc = 2;
+  if (const std::string factory = context_factory(options); !factory.empty()) {
+    factory_arg = "--cfg=contexts/factory:" + factory;
+    argv[argc++] = factory_arg.data();
+  }
   ctx->engine = std::make_unique<sg4::Engine>(&argc, argv);
   xbt_log_control_set("xbt_cfg.thres:warning"); // our own settings below are not news to the user
   // RDMA fabrics: no TCP-inspired corrections. LV08's defaults would multiply latencies by 13.01 and scale
@@ -152,7 +181,6 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   sg4::Engine::set_config("network/weight-S:0");
   // Device latencies are tens of nanoseconds: keep SimGrid's time arithmetic well below that.
   sg4::Engine::set_config("surf/precision:1e-13");
-  if (!options.context_factory.empty()) sg4::Engine::set_config("contexts/factory:" + options.context_factory);
   for (const auto& c : options.simgrid_config)
     sg4::Engine::set_config(c);
   ctx->platform = std::make_unique<Platform>(cluster);

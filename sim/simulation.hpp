@@ -29,7 +29,10 @@ struct SimContext;
 struct SimOptions {
   /// Back every buffer with real bytes by default (tests check the bytes that land).
   bool materialize = false;
-  /// SimGrid context factory ("raw", "boost", "thread"; "thread" is the one clean under ASan). Empty: default.
+  /// SimGrid context factory ("raw", "boost", "thread"; "thread" is the one clean under ASan and TSan).
+  /// Empty: the environment variable TENSORPATH_SIMGRID_CONTEXTS if set (so that a whole test suite, the
+  /// `tensorpath` binaries it spawns and the processes they fork all use it), else "thread" in a build with
+  /// AddressSanitizer or ThreadSanitizer, else SimGrid's default. See docs/sanitizers.md.
   std::string context_factory;
   /// Extra SimGrid --cfg=key:value settings (after tensorpath's own network-model settings).
   std::vector<std::string> simgrid_config;

@@ -266,10 +266,19 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
 
   void exchange()
   {
-    auto self = shared_from_this();
-    auto st = server.side.streams->listen(cfg.port, [self](StreamPtr conn) {
+    // The connections' receive handlers hold the test weakly: the connections are the test's own (server.conn,
+    // client.conn), so a strong capture would be a cycle that keeps both alive forever (LeakSanitizer found it).
+    // So does the listener, which the stream network keeps until the simulation ends: a strong capture there
+    // destroyed the test, and its QPs, after their device (UBSan: SimQueuePair's destructor on a dead SimDevice).
+    // Perftest owns the test for the whole run, so the weak reference is always there when a message arrives.
+    std::weak_ptr<Impl> weak = weak_from_this();
+    auto st = server.side.streams->listen(cfg.port, [weak](StreamPtr conn) {
+      auto self = weak.lock();
+      if (!self) return;
       self->server.conn = conn;
-      conn->set_receive_handler([self](Message m) {
+      conn->set_receive_handler([weak](Message m) {
+        auto self = weak.lock();
+        if (!self) return;
         if (!decode_info(m.bytes, self->server) || self->server.remote.size() != self->server.qps.size())
           return self->fail(
               Error::at("", "perftest exchange", "the client's QP endpoints and MR key", "a malformed message"));
@@ -278,10 +287,14 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
       });
     });
     if (!st.ok()) return fail(st.error());
-    client.side.streams->connect(server.side.name, cfg.port, [self](Result<StreamPtr> r) {
+    client.side.streams->connect(server.side.name, cfg.port, [weak](Result<StreamPtr> r) {
+      auto self = weak.lock();
+      if (!self) return;
       if (!r.ok()) return self->fail(r.error());
       self->client.conn = r.value();
-      self->client.conn->set_receive_handler([self](Message m) {
+      self->client.conn->set_receive_handler([weak](Message m) {
+        auto self = weak.lock();
+        if (!self) return;
         if (!decode_info(m.bytes, self->client) || self->client.remote.size() != self->client.qps.size())
           return self->fail(
               Error::at("", "perftest exchange", "the server's QP endpoints and MR key", "a malformed message"));

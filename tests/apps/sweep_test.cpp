@@ -2,6 +2,8 @@
 // resume after a torn write or a SIGKILL without losing or duplicating a row, shards, determinism.
 #include "apps/lib/sweep.hpp"
 
+#include "tests/test_time.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -209,9 +211,10 @@ TEST_CASE("a sweep killed with SIGKILL and resumed loses no row and writes none 
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  // Kill it once some rows are in (or after 2 s at most).
+  // Kill it once some rows are in (or after 2 s at most, scaled in slow builds).
   const auto t0 = std::chrono::steady_clock::now();
-  while (frontend::rows_in_file(out).size() < 10 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2))
+  while (frontend::rows_in_file(out).size() < 10 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::duration<double>(tp::test::wall_seconds(2)))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);

@@ -6,6 +6,8 @@
 #include "emulator/emulation.hpp"
 #include "emulator/transfer_job.hpp"
 
+#include "tests/test_time.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -17,7 +19,7 @@ using namespace tp::emu;
 
 namespace {
 
-constexpr double kTimeout = 10.0;
+const double kTimeout = tp::test::wall_seconds(10.0);
 
 /// Two connected RC QPs between processes a and b, with a 64 KiB registered buffer each.
 struct SoftPair {
@@ -379,14 +381,14 @@ bool consumer_fails_when_producer_dies(const std::string& transport, std::string
   emu.on(pp, [&] { ps.reset(); }); // the producer's transport, connections and QPs go away
   pp.runtime->stop();
   pp.device.reset();
-  const bool failed = Emulation::wait_until([&] { return phase == 2; }, 5.0);
+  const bool failed = Emulation::wait_until([&] { return phase == 2; }, tp::test::wall_seconds(5.0));
   {
     std::lock_guard<std::mutex> l(mu);
     error = err;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   emu.on(wp, [&] { worker.reset(); });
-  return failed && secs <= 5.0 && error != "no error";
+  return failed && secs <= tp::test::wall_seconds(5.0) && error != "no error";
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // consumer waits for its tensor gives the consumer an error within 5 s on every transport.
 #include "emulator/process_transfer.hpp"
 
+#include "tests/test_time.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -51,8 +53,8 @@ void check_producer_death(const std::string& transport)
   // One transfer completes, so that every connection is up.
   REQUIRE(pp.prepare(1, 1 << 20).ok());
   REQUIRE(pp.go(1, 1 << 20, true, true).ok());
-  REQUIRE(pp.producer_result(10).ok());
-  auto first = pp.consumer_result(10);
+  REQUIRE(pp.producer_result(tp::test::wall_seconds(10)).ok());
+  auto first = pp.consumer_result(tp::test::wall_seconds(10));
   REQUIRE(first.ok());
   REQUIRE(first->bytes_ok);
   REQUIRE(pp.cleanup(1).ok());
@@ -60,7 +62,7 @@ void check_producer_death(const std::string& transport)
   REQUIRE(pp.go(2, 1 << 20, true, false).ok());
   pp.kill_producer();
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = pp.consumer_result(10);
+  auto r = pp.consumer_result(tp::test::wall_seconds(10));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(transport);
   REQUIRE_FALSE(r.ok());
@@ -68,7 +70,7 @@ void check_producer_death(const std::string& transport)
   // The consumer process itself answered with its receive's error (not: it crashed, or did not answer).
   CHECK(r.error().message().find("consumer: ") != std::string::npos);
   CHECK(r.error().message().find("process is gone") == std::string::npos);
-  CHECK(took < 5);
+  CHECK(took < tp::test::wall_seconds(5));
 }
 
 } // namespace

@@ -439,11 +439,15 @@ private:
         pp->rec->copies += 2;
         const bool pcie = out.location().is_gpu();
         auto make = [this, pp, pr, out, n, pcie](Status) {
-          ctx_.memory->copy(*out.buffer(), *pr.buffer(), n,
-                            timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, out](Status s2) {
-                              if (!s2.ok()) return finish(std::move(*pp), s2.error());
-                              finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
-                            }));
+          // The completion holds `pr` until the copy out of it is done: otherwise the MPI_Alloc_mem buffer went
+          // back to the pool while the copy was still reading it, and the next response's RDMA READ could land
+          // in it mid-copy (ThreadSanitizer found this; docs/sanitizers.md).
+          ctx_.memory->copy(
+              *out.buffer(), *pr.buffer(), n,
+              timed(*ctx_.runtime, pp->rec, pcie ? Phase::PCIE : Phase::COPY, [this, pp, pr, out](Status s2) {
+                if (!s2.ok()) return finish(std::move(*pp), s2.error());
+                finish(std::move(*pp), rendezvous::RecvOutcome{out, false});
+              }));
         };
         if (!is_pod(out.dtype))
           ctx_.runtime->execute(Work::serialize(*pr.buffer(), n, true),
