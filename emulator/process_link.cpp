@@ -1,7 +1,7 @@
 // Unix-socket links between software devices of different processes (see process_link.hpp).
-// Frame: u8 type (1 hello, 2 request, 3 response), u32 body length, body. Hello body: u16 first lid, u64 arena base,
-// u64 arena capacity; the arena's memfd rides along as SCM_RIGHTS.
+// The frames and their decoders: emulator/process_wire.hpp.
 #include "emulator/process_link.hpp"
+#include "emulator/process_wire.hpp"
 #include "emulator/socket_io.hpp"
 
 #include <sys/socket.h>
@@ -15,8 +15,6 @@
 namespace tp::emu {
 
 namespace {
-
-constexpr uint8_t HELLO = 1, REQUEST = 2, RESPONSE = 3;
 
 sockaddr_un address(const std::string& path)
 {
@@ -93,11 +91,9 @@ bool ProcessLink::reaches(uint16_t lid)
 
 bool ProcessLink::write_frame(Conn& c, uint8_t type, const std::vector<uint8_t>& body)
 {
-  uint8_t head[5] = {type};
-  const uint32_t n = uint32_t(body.size());
-  std::memcpy(head + 1, &n, 4);
+  const auto head = wire::encode_head(type, uint32_t(body.size()));
   std::lock_guard<std::mutex> lock(c.write_mu);
-  return send_all(c.fd, head, 5) && send_all(c.fd, body.data(), body.size());
+  return send_all(c.fd, head.data(), head.size()) && send_all(c.fd, body.data(), body.size());
 }
 
 bool ProcessLink::send_request(uint16_t dst_lid, const std::vector<uint8_t>& frame)
@@ -119,16 +115,8 @@ bool ProcessLink::send_request(uint16_t dst_lid, const std::vector<uint8_t>& fra
       return false;
     }
     // Hello with our arena's memfd.
-    uint8_t body[18];
-    const uint64_t base = reinterpret_cast<uint64_t>(arena_.base()), cap = arena_.capacity();
-    std::memcpy(body, &first_lid_, 2);
-    std::memcpy(body + 2, &base, 8);
-    std::memcpy(body + 10, &cap, 8);
-    uint8_t head[5] = {HELLO};
-    const uint32_t n = sizeof body;
-    std::memcpy(head + 1, &n, 4);
-    std::vector<uint8_t> msg(head, head + 5);
-    msg.insert(msg.end(), body, body + sizeof body);
+    std::vector<uint8_t> msg =
+        wire::encode_hello({first_lid_, reinterpret_cast<uint64_t>(arena_.base()), arena_.capacity()});
     iovec iov{msg.data(), msg.size()};
     alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
     msghdr mh{};
@@ -163,7 +151,7 @@ bool ProcessLink::send_request(uint16_t dst_lid, const std::vector<uint8_t>& fra
       c->reader = std::thread([this, c] { read_loop(c); });
     }
   }
-  return write_frame(*c, REQUEST, frame);
+  return write_frame(*c, wire::REQUEST, frame);
 }
 
 void ProcessLink::accept_loop()
@@ -175,7 +163,7 @@ void ProcessLink::accept_loop()
       return; // shut down
     }
     // The hello (with the peer's memfd) comes first.
-    uint8_t buf[5 + 18];
+    uint8_t buf[wire::FRAME_HEAD_BYTES + wire::HELLO_BODY_BYTES];
     iovec iov{buf, sizeof buf};
     alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
     msghdr mh{};
@@ -184,19 +172,18 @@ void ProcessLink::accept_loop()
     mh.msg_control = ctrl;
     mh.msg_controllen = sizeof ctrl;
     const ssize_t r = ::recvmsg(fd, &mh, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-    cmsghdr* cm = CMSG_FIRSTHDR(&mh);
-    if (r != ssize_t(sizeof buf) || buf[0] != HELLO || !cm || cm->cmsg_type != SCM_RIGHTS) {
+    cmsghdr* cm = r > 0 ? CMSG_FIRSTHDR(&mh) : nullptr;
+    int afd = -1;
+    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+      std::memcpy(&afd, CMSG_DATA(cm), sizeof(int));
+    const auto hello = r == ssize_t(sizeof buf) ? wire::decode_hello(buf, sizeof buf) : std::nullopt;
+    if (!hello || afd < 0 || (mh.msg_flags & MSG_CTRUNC)) {
+      if (afd >= 0) ::close(afd);
       ::close(fd);
       continue;
     }
-    int afd = -1;
-    std::memcpy(&afd, CMSG_DATA(cm), sizeof(int));
-    uint16_t peer_lid;
-    uint64_t base, cap;
-    std::memcpy(&peer_lid, buf + 5, 2);
-    std::memcpy(&base, buf + 7, 8);
-    std::memcpy(&cap, buf + 15, 8);
-    auto arena = PeerArena::map(afd, base, cap);
+    const uint16_t peer_lid = hello->first_lid;
+    auto arena = PeerArena::map(afd, hello->arena_base, hello->arena_capacity);
     if (!arena.ok()) {
       ::close(fd);
       continue;
@@ -218,24 +205,18 @@ void ProcessLink::accept_loop()
 
 void ProcessLink::read_loop(std::shared_ptr<Conn> c)
 {
+  // Until the peer closes or sends a malformed frame (a protocol error: the connection is dropped).
   std::vector<uint8_t> body;
-  for (;;) {
-    uint8_t head[5];
-    if (!recv_all(c->fd, head, 5)) break;
-    uint32_t n;
-    std::memcpy(&n, head + 1, 4);
-    if (n > (1u << 20)) break; // a frame is a header, never a payload
-    body.resize(n);
-    if (!recv_all(c->fd, body.data(), n)) break;
-    if (head[0] == REQUEST && c->arena) {
-      const auto resp = h_.on_request(body, *c->arena);
-      if (!write_frame(*c, RESPONSE, resp)) break;
-    } else if (head[0] == RESPONSE) {
-      h_.on_response(body);
-    } else {
-      break; // a protocol error: drop the connection
-    }
-  }
+  wire::read_frames([&](uint8_t* p, size_t n) { return recv_all(c->fd, p, n); }, body,
+                    [&](uint8_t type, const std::vector<uint8_t>& b) {
+                      if (type == wire::REQUEST && c->arena)
+                        return write_frame(*c, wire::RESPONSE, h_.on_request(b, *c->arena));
+                      if (type == wire::RESPONSE) {
+                        h_.on_response(b);
+                        return true;
+                      }
+                      return false;
+                    });
   if (stopping_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);

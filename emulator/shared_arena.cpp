@@ -2,6 +2,7 @@
 #include "emulator/shared_arena.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,6 +87,15 @@ uint64_t SharedArena::used() const
 
 Result<std::unique_ptr<PeerArena>> PeerArena::map(int fd, uint64_t remote_base, uint64_t capacity)
 {
+  // The peer says how large its arena is; the memfd says how large it really is. Mapping past the end of the file
+  // would turn the first access there into SIGBUS, so a capacity the file does not have is refused.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || capacity == 0 || uint64_t(st.st_size) < capacity ||
+      remote_base + capacity < remote_base) {
+    ::close(fd);
+    return Error::at("", "peer arena", "a capacity within the peer's memfd (" + std::to_string(st.st_size) + " B)",
+                     std::to_string(capacity) + " B");
+  }
   void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   const int e = errno;
   ::close(fd);

@@ -2,6 +2,7 @@
 #include "emulator/soft_device.hpp"
 
 #include "emulator/completion_delivery.hpp"
+#include "emulator/process_wire.hpp"
 
 #include "core/device/qp_state_machine.hpp"
 
@@ -614,38 +615,6 @@ void SoftDevice::landed(uint64_t addr, uint64_t len)
 
 // ---------------------------------------------------------------- between processes (the process link)
 
-namespace {
-
-struct WireRequest {
-  uint64_t seq;
-  uint64_t remote_addr;
-  uint64_t len;
-  uint16_t src_lid, dst_lid;
-  uint32_t src_qpn, dst_qpn;
-  uint32_t imm_data;
-  uint32_t rkey;
-  uint32_t n_sge;
-  uint32_t inline_len;
-  uint8_t opcode;
-};
-
-struct WireResponse {
-  uint64_t seq;
-  uint32_t qpn;
-  uint16_t lid;
-  uint8_t verdict;
-  uint8_t rnr_timer;
-};
-
-template <class T> std::vector<uint8_t> as_bytes(const T& v)
-{
-  std::vector<uint8_t> b(sizeof v);
-  std::memcpy(b.data(), &v, sizeof v);
-  return b;
-}
-
-} // namespace
-
 bool SoftFabric::reaches(uint16_t lid)
 {
   return link_ && !link_->owns(lid) && link_->reaches(lid);
@@ -654,27 +623,70 @@ bool SoftFabric::reaches(uint16_t lid)
 bool SoftFabric::send_request(const QpCore& q, const PendingSend& p, uint64_t len)
 {
   if (!link_) return false;
-  WireRequest r{};
-  r.seq = p.seq;
-  r.remote_addr = p.wr.remote_addr;
-  r.len = len;
-  r.src_lid = q.dev.port_address().lid;
-  r.dst_lid = q.attr.dest.lid;
-  r.src_qpn = q.qpn;
-  r.dst_qpn = q.attr.dest_qp_num;
-  r.imm_data = p.wr.imm_data;
-  r.rkey = p.wr.rkey;
-  r.opcode = uint8_t(p.wr.opcode);
-  r.inline_len = p.wr.inline_data ? uint32_t(p.inline_bytes.size()) : 0;
-  r.n_sge = p.wr.inline_data ? 0 : uint32_t(p.wr.sg_list.size());
-  std::vector<uint8_t> frame = as_bytes(r);
-  for (uint32_t i = 0; i < r.n_sge; ++i) {
-    const uint64_t sg[2] = {p.wr.sg_list[i].addr, p.wr.sg_list[i].length};
-    const auto* b = reinterpret_cast<const uint8_t*>(sg);
-    frame.insert(frame.end(), b, b + sizeof sg);
+  wire::RequestHeader h;
+  h.seq = p.seq;
+  h.remote_addr = p.wr.remote_addr;
+  h.len = len;
+  h.src_lid = q.dev.port_address().lid;
+  h.dst_lid = q.attr.dest.lid;
+  h.src_qpn = q.qpn;
+  h.dst_qpn = q.attr.dest_qp_num;
+  h.imm_data = p.wr.imm_data;
+  h.rkey = p.wr.rkey;
+  h.opcode = p.wr.opcode;
+  std::vector<wire::Sge> sges;
+  if (!p.wr.inline_data)
+    for (const auto& s : p.wr.sg_list)
+      sges.push_back({s.addr, s.length});
+  return link_->send_request(h.dst_lid, wire::encode_request(h, sges, p.inline_bytes.data(),
+                                                             p.wr.inline_data ? uint32_t(p.inline_bytes.size()) : 0));
+}
+
+std::vector<uint8_t> SoftFabric::answer_request(const std::vector<uint8_t>& body, const PeerArena& requester)
+{
+  wire::Response out;
+  ResponderVerdict v = ResponderVerdict::REM_INV_REQ;
+  uint8_t rnr = 0;
+  if (auto h = wire::decode_request_header(body.data(), body.size())) {
+    out.seq = h->seq;
+    out.qpn = h->src_qpn;
+    out.lid = h->src_lid;
   }
-  frame.insert(frame.end(), p.inline_bytes.begin(), p.inline_bytes.end());
-  return link_->send_request(r.dst_lid, frame);
+  if (auto req = wire::decode_request(body.data(), body.size())) {
+    std::vector<Span> payload;
+    bool mapped = true;
+    if (req->inline_len > 0) payload.push_back({reinterpret_cast<uint64_t>(req->inline_data), req->inline_len});
+    for (const auto& sg : req->sges) {
+      uint8_t* local = requester.translate(sg.addr, sg.length);
+      if (!local && sg.length > 0) mapped = false; // the requester's memory is not in its shared arena
+      payload.push_back({reinterpret_cast<uint64_t>(local), sg.length});
+    }
+    const wire::RequestHeader& r = req->h;
+    std::lock_guard<std::mutex> lock(state_mu_);
+    SoftDevice* pdev = device(r.dst_lid);
+    QpCore* peer = pdev ? pdev->qp(r.dst_qpn) : nullptr;
+    // An RC QP hears only from the QP it is connected to; anything else gets no answer a requester could act on.
+    if (!peer || peer->attr.dest.lid != r.src_lid || peer->attr.dest_qp_num != r.src_qpn)
+      v = ResponderVerdict::NOT_READY;
+    else if (!mapped)
+      v = ResponderVerdict::REM_OP;
+    else
+      v = respond(pdev, peer, ResponderRequest{r.opcode, r.len, r.rkey, r.remote_addr, r.imm_data}, payload, payload,
+                  rnr);
+  }
+  out.verdict = uint8_t(v);
+  out.rnr_timer = rnr;
+  return wire::encode_response(out);
+}
+
+void SoftFabric::take_response(const std::vector<uint8_t>& body)
+{
+  auto r = wire::decode_response(body.data(), body.size());
+  if (!r || r->verdict > uint8_t(ResponderVerdict::REM_OP)) return;
+  std::lock_guard<std::mutex> lock(state_mu_);
+  SoftDevice* d = device(r->lid);
+  QpCore* q = d ? d->qp(r->qpn) : nullptr;
+  if (q) q->response(r->seq, ResponderVerdict(r->verdict), r->rnr_timer);
 }
 
 Status SoftFabric::link_processes(const std::string& dir, SharedArena& arena)
@@ -683,50 +695,9 @@ Status SoftFabric::link_processes(const std::string& dir, SharedArena& arena)
   if (link_) return Error::at("", "link_processes", "a fabric not linked yet", "linked");
   ProcessLink::Handlers h;
   h.on_request = [this](const std::vector<uint8_t>& body, const PeerArena& requester) {
-    WireRequest r{};
-    WireResponse out{};
-    ResponderVerdict v = ResponderVerdict::REM_OP;
-    uint8_t rnr = 0;
-    if (body.size() >= sizeof r) {
-      std::memcpy(&r, body.data(), sizeof r);
-      out.seq = r.seq;
-      out.qpn = r.src_qpn;
-      out.lid = r.src_lid;
-      const size_t need = sizeof r + size_t(r.n_sge) * 16 + r.inline_len;
-      std::vector<Span> payload;
-      bool mapped = body.size() == need && r.n_sge <= 64;
-      if (mapped && r.inline_len > 0)
-        payload.push_back({reinterpret_cast<uint64_t>(body.data() + sizeof r + size_t(r.n_sge) * 16), r.inline_len});
-      for (uint32_t i = 0; mapped && i < r.n_sge; ++i) {
-        uint64_t sg[2];
-        std::memcpy(sg, body.data() + sizeof r + size_t(i) * 16, 16);
-        uint8_t* local = requester.translate(sg[0], sg[1]);
-        if (!local && sg[1] > 0) mapped = false; // the requester's memory is not in its shared arena
-        payload.push_back({reinterpret_cast<uint64_t>(local), sg[1]});
-      }
-      std::lock_guard<std::mutex> lock(state_mu_);
-      SoftDevice* pdev = device(r.dst_lid);
-      if (!pdev)
-        v = ResponderVerdict::NOT_READY;
-      else if (mapped)
-        v = respond(pdev, pdev->qp(r.dst_qpn),
-                    ResponderRequest{WrOpcode(r.opcode), r.len, r.rkey, r.remote_addr, r.imm_data}, payload, payload,
-                    rnr);
-    }
-    out.verdict = uint8_t(v);
-    out.rnr_timer = rnr;
-    return as_bytes(out);
+    return answer_request(body, requester);
   };
-  h.on_response = [this](const std::vector<uint8_t>& body) {
-    WireResponse r{};
-    if (body.size() != sizeof r) return;
-    std::memcpy(&r, body.data(), sizeof r);
-    if (r.verdict > uint8_t(ResponderVerdict::REM_OP)) return;
-    std::lock_guard<std::mutex> lock(state_mu_);
-    SoftDevice* d = device(r.lid);
-    QpCore* q = d ? d->qp(r.qpn) : nullptr;
-    if (q) q->response(r.seq, ResponderVerdict(r.verdict), r.rnr_timer);
-  };
+  h.on_response = [this](const std::vector<uint8_t>& body) { take_response(body); };
   h.on_peer_lost = [this](uint16_t first_lid) {
     std::lock_guard<std::mutex> lock(state_mu_);
     for (auto& [lid, d] : devices_)

@@ -56,6 +56,12 @@ public:
   uint64_t next_seq() { return ++seq_; }
   /// Send a WR to its responder in another process (state() held). False: the process cannot be reached.
   bool send_request(const QpCore& q, const PendingSend& p, uint64_t len);
+  /// A request frame body from another process (emulator/process_wire.hpp) whose memory is `requester`: checked,
+  /// carried out on the addressed QP and memory, and answered with a response frame body (a malformed request is
+  /// NAKed as an invalid request, one for a QP not connected to its sender is not acknowledged).
+  std::vector<uint8_t> answer_request(const std::vector<uint8_t>& body, const PeerArena& requester);
+  /// A response frame body from another process: completes the in-flight WR it answers; anything else is ignored.
+  void take_response(const std::vector<uint8_t>& body);
   uint64_t bytes_moved() const { return bytes_moved_; }
   void count_bytes(uint64_t n) { bytes_moved_ += n; }
 

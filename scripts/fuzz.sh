@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and run each from the project's fixtures as seeds.
-#   scripts/fuzz.sh                 smoke: 10 s per target (what CI runs; about 2.5 minutes for the 12 targets)
+#   scripts/fuzz.sh                 smoke: 10 s per target (what CI runs; about 3 minutes for the 14 targets)
 #   scripts/fuzz.sh 1000000         at least that many executions per target (docs/fuzzing.md records the counts)
 #   scripts/fuzz.sh N fuzz_gdr ...  only the targets named
 # Exit status 1 if a target crashes; its reproducer is left in build-fuzz/fuzz/crash-*.
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v clang++ > /dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 1; }
 all=(fuzz_traces fuzz_simgrid_platform fuzz_rpc_frame fuzz_verbs_v1 fuzz_verbs_v2 fuzz_gdr fuzz_ar_grpc fuzz_mpi
-     fuzz_channel_hello fuzz_scenario fuzz_sweep fuzz_hw_profile)
+     fuzz_channel_hello fuzz_scenario fuzz_sweep fuzz_hw_profile fuzz_validation_cases fuzz_process_link)
 runs="${1:-}"
 shift || true
 [ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")
@@ -29,6 +29,8 @@ declare -A seeds=(
   [fuzz_scenario]="scenarios scenarios/examples scenarios/faults"
   [fuzz_sweep]="scenarios/sweeps"
   [fuzz_hw_profile]="$(echo models/hw/*/)"
+  [fuzz_validation_cases]="validation/cases"
+  [fuzz_process_link]="tests/fuzz/seeds/fuzz_process_link"
 )
 status=0
 for t in "${targets[@]}"; do

@@ -62,10 +62,9 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
   export TENSORPATH_TIME_SCALE="${user_scale:-3}"
   configure_build "$dir" "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
     core_tests models_tests sim_tests transport_tests training_tests emulator_tests apps_tests traces_tests tensorpath
-  # Every test but one: `tensorpath validate` over all shipped validation cases runs > 20 min under ASan on 2 cores
-  # (the 40-GPU Baidu ring case alone ~5 min). Its code (training, collectives, perftest, the validate command) is
-  # run under ASan by training_tests, sim_tests and apps_tests' other validate cases. docs/sanitizers.md.
-  run_ctest "$dir" -E '^apps_tests:The shipped validation cases all pass or are known misses$' || status=1
+  # Every test, the shipped validation cases included: one ctest entry per case (`validation:*`), started first
+  # (tests/CMakeLists.txt); the two 40-GPU Baidu ring cases take ~5 minutes each under ASan.
+  run_ctest "$dir" || status=1
   unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TENSORPATH_TIME_SCALE
 fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then

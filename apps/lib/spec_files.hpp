@@ -60,6 +60,8 @@ struct ValidationCase {
 
 /// Load cases from files or directories (every *.json inside, sorted). Case names must be unique.
 Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& paths);
+/// The cases of one case file's JSON text; `name` stands for the file in error messages.
+Result<std::vector<ValidationCase>> load_cases_text(const std::string& text, const std::string& name);
 
 struct Scenario {
   std::string name;

@@ -1,8 +1,8 @@
 // Loading of scenarios, validation cases and sweep points' jobs from JSON (strict: unknown fields and wrong
 // types are errors naming the file and the field). Parsing only: nothing here runs a simulation (run_job in
 // spec_files.cpp does), so the fuzz build compiles this file without the simulator (tests/fuzz/fuzz_scenario.cpp).
-#include "apps/lib/spec_files.hpp"
 #include "apps/lib/fault_spec.hpp"
+#include "apps/lib/spec_files.hpp"
 #include "core/transports/transport.hpp"
 #include "models/json_reader.hpp"
 
@@ -178,12 +178,49 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.faults = read_fault_plan(r);
     t.stall_timeout = r.number("stall_timeout", 1000);
     if (!(t.stall_timeout > 0) || std::isinf(t.stall_timeout))
-      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds", std::to_string(t.stall_timeout));
+      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds",
+           std::to_string(t.stall_timeout));
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }
   r.finish();
   return j;
+}
+
+} // namespace
+
+namespace {
+
+/// The cases of one case file (parsed JSON `j` of file `f`), appended to `out`; names must be unique in `names`.
+void cases_from(const json& j, const std::string& f, std::set<std::string>& names, std::vector<ValidationCase>& out)
+{
+  Reader top(j, f, "");
+  const std::string prefix = top.str("group", "");
+  const std::string default_hw = top.str("hw", "");
+  const json& cases = top.get("cases");
+  if (!cases.is_array() || cases.empty()) fail(f, "cases", "a non-empty array of cases", cases.type_name());
+  top.finish({"description", "notes"});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
+    ValidationCase c;
+    c.file = f;
+    c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
+    if (!names.insert(c.name).second) fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
+    c.description = r.str("description", "");
+    c.source = r.str("source");
+    c.measure = r.str("measure");
+    c.unit = r.str("unit", "");
+    c.expected = r.number("expected");
+    c.tolerance = r.number("tolerance");
+    if (c.tolerance <= 0 || c.tolerance >= 1)
+      fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
+    if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
+    c.note = r.str("note", "");
+    c.expected_to_fail = r.str("expected_to_fail", "");
+    c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
+    r.finish();
+    out.push_back(std::move(c));
+  }
 }
 
 } // namespace
@@ -207,36 +244,26 @@ Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& p
   std::vector<ValidationCase> out;
   std::set<std::string> names;
   try {
-    for (const auto& f : files) {
-      json j = read_json(f);
-      Reader top(j, f, "");
-      const std::string prefix = top.str("group", "");
-      const std::string default_hw = top.str("hw", "");
-      const json& cases = top.get("cases");
-      if (!cases.is_array() || cases.empty()) fail(f, "cases", "a non-empty array of cases", cases.type_name());
-      top.finish({"description", "notes"});
-      for (size_t i = 0; i < cases.size(); ++i) {
-        Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
-        ValidationCase c;
-        c.file = f;
-        c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
-        if (!names.insert(c.name).second) fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
-        c.description = r.str("description", "");
-        c.source = r.str("source");
-        c.measure = r.str("measure");
-        c.unit = r.str("unit", "");
-        c.expected = r.number("expected");
-        c.tolerance = r.number("tolerance");
-        if (c.tolerance <= 0 || c.tolerance >= 1)
-          fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
-        if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
-        c.note = r.str("note", "");
-        c.expected_to_fail = r.str("expected_to_fail", "");
-        c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
-        r.finish();
-        out.push_back(std::move(c));
-      }
+    for (const auto& f : files)
+      cases_from(read_json(f), f, names, out);
+  } catch (const SpecError& e) {
+    return e.error;
+  }
+  return out;
+}
+
+Result<std::vector<ValidationCase>> load_cases_text(const std::string& text, const std::string& name)
+{
+  std::vector<ValidationCase> out;
+  std::set<std::string> names;
+  try {
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const std::exception& e) {
+      return Error::at(name, "", "JSON", e.what());
     }
+    cases_from(j, name, names, out);
   } catch (const SpecError& e) {
     return e.error;
   }

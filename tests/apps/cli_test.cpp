@@ -125,11 +125,17 @@ TEST_CASE("A known miss marked expected_to_fail is reported XFAIL and does not f
   CHECK(j.at(0).at("expected_to_fail").get<std::string>() == "the model cannot meet this");
 }
 
-TEST_CASE("The shipped validation cases all pass or are known misses", "[quick]")
+// Every shipped case runs as its own ctest entry (`validation:GROUP/NAME`, tests/CMakeLists.txt); this checks that
+// `validate` without a file finds validation/cases/ and that --case picks one case out of all of them.
+TEST_CASE("validate without a file runs the shipped cases and --case selects one", "[quick]")
 {
-  Run v = run("validate");
+  Run v = run("validate --case NIC/cx3-40gbe-roce-send-bw-64k --json -");
   INFO(v.out);
-  CHECK(v.status == 0);
+  REQUIRE(v.status == 0);
+  auto j = nlohmann::json::parse(v.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j.at(0).at("case").get<std::string>() == "NIC/cx3-40gbe-roce-send-bw-64k");
+  CHECK(j.at(0).at("pass").get<bool>());
 }
 
 TEST_CASE("train prints step time per transport and writes a Chrome trace that parses", "[quick]")

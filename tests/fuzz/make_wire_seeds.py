@@ -119,3 +119,41 @@ def hello(task, nbufs):
 write("fuzz_channel_hello", "verbs_v1", hello("/job:worker/replica:0/task:0", 2))
 write("fuzz_channel_hello", "verbs_v2", hello("/job:ps/replica:0/task:0", 1))
 write("fuzz_channel_hello", "no_buffers", hello("/job:worker/replica:0/task:1", 0))
+
+
+# The emulator's process link (emulator/process_wire.hpp): frames (u8 type, u32 length, body) as one process's
+# software device sends them to another's. The addresses, key and QP numbers are those of tests/fuzz/fuzz_process_link.cpp:
+# registered region at 0x700000001000 (64 KiB, rkey 0x1100000) on lid 1 / qpn 0x100, connected to lid 2 / qpn 77;
+# the requester's arena at 0x500000000000 (1 MiB).
+REGION, RKEY, ARENA = 0x700000001000, 0x1100000, 0x500000000000
+SEND, SEND_IMM, WRITE, WRITE_IMM, READ = range(5)
+
+
+def frame(t, body): return u8(t) + u32(len(body)) + body
+def hello_frame(lid=101, base=ARENA, cap=1 << 20): return frame(1, struct.pack("<H", lid) + u64(base) + u64(cap))
+
+
+def request(op, length, addr=REGION, rkey=RKEY, sges=(), inline=b"", seq=1, imm=0, src=(2, 77), dst=(1, 0x100)):
+    h = (u64(seq) + u64(addr) + u64(length) + struct.pack("<HH", src[0], dst[0]) + u32(src[1]) + u32(dst[1]) +
+         u32(imm) + u32(rkey) + u32(len(sges)) + u32(len(inline)) + u8(op))
+    return frame(2, h + b"".join(u64(a) + u64(n) for a, n in sges) + inline)
+
+
+def response(seq=1, qpn=0x100, lid=1, verdict=0, rnr=0):
+    return frame(3, u64(seq) + u32(qpn) + struct.pack("<H", lid) + u8(verdict) + u8(rnr))
+
+
+write("fuzz_process_link", "hello", hello_frame())
+write("fuzz_process_link", "write", request(WRITE, 256, sges=[(ARENA + 64, 256)]))
+write("fuzz_process_link", "write_two_sges", request(WRITE, 96, REGION + 512, sges=[(ARENA, 32), (ARENA + 4096, 64)]))
+write("fuzz_process_link", "write_imm", request(WRITE_IMM, 128, imm=0xBEEF, sges=[(ARENA, 128)]))
+write("fuzz_process_link", "write_zero", request(WRITE, 0))
+write("fuzz_process_link", "read", request(READ, 1024, REGION + 8192, sges=[(ARENA + 8192, 1024)]))
+write("fuzz_process_link", "send", request(SEND, 512, 0, 0, sges=[(ARENA + 128, 512)]))
+write("fuzz_process_link", "send_inline", request(SEND_IMM, 16, 0, 0, inline=bytes(range(16)), imm=7))
+write("fuzz_process_link", "bad_rkey", request(WRITE, 64, rkey=0x1234, sges=[(ARENA, 64)]))
+write("fuzz_process_link", "other_qp", request(WRITE, 64, src=(3, 78), sges=[(ARENA, 64)]))
+write("fuzz_process_link", "response", response())
+write("fuzz_process_link", "stream", hello_frame() + request(WRITE, 256, sges=[(ARENA, 256)], seq=1) +
+      request(SEND, 64, 0, 0, sges=[(ARENA, 64)], seq=2) + request(SEND, 64, 0, 0, sges=[(ARENA, 64)], seq=3) +
+      request(SEND, 64, 0, 0, sges=[(ARENA, 64)], seq=4) + response(seq=9, verdict=2, rnr=14))
