@@ -31,9 +31,15 @@ int run_validate(const frontend::ParsedArgs& a)
   auto cases = frontend::load_cases(paths);
   if (!cases.ok()) return report_error(cases.error());
   const std::string only = a.get("case");
+  auto limit = a.get_int("timeout", 600, 1, 86400);
+  if (!limit.ok()) return report_error(limit.error());
+  // --case NAME: the case of that exact name if there is one, else every case whose name contains NAME.
+  bool exact = false;
+  for (const auto& c : cases.value())
+    exact = exact || c.name == only;
   std::vector<Row> rows;
   for (const auto& c : cases.value()) {
-    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    if (!only.empty() && (exact ? c.name != only : c.name.find(only) == std::string::npos)) continue;
     Row row;
     row.c = &c;
     auto child = run_isolated(
@@ -42,7 +48,7 @@ int run_validate(const frontend::ParsedArgs& a)
           if (!out.ok()) return out.error();
           return frontend::encode_outcome(out.value());
         },
-        600);
+        double(limit.value()));
     if (!child.ok()) {
       row.error = child.error().message();
     } else if (auto o = frontend::decode_outcome(child.value()); !o.ok()) {
@@ -160,9 +166,10 @@ Command validate_command()
   frontend::CommandSpec s;
   s.name = "validate";
   s.summary = "run the validation cases (measured results from papers/issues) and compare the model to them";
-  s.usage = "[CASES.json|DIR ...] [--case NAME] [--json FILE|-] [--verbose] [--slow]";
+  s.usage = "[CASES.json|DIR ...] [--case NAME] [--timeout S] [--json FILE|-] [--verbose] [--slow]";
   s.options = {
-      {"case", 0, true, "NAME", "only cases whose name contains NAME"},
+      {"case", 0, true, "NAME", "only the case named NAME (GROUP/NAME), or else the cases whose name contains NAME"},
+      {"timeout", 0, true, "S", "seconds a case may run before it is stopped and fails (default 600)"},
       {"json", 0, true, "FILE",
        "also write a JSON list of {case, expected, got, tolerance, pass} (\"-\": stdout only)"},
       {"verbose", 'v', false, "", "print each job's report (perftest tables, copy results)"},

@@ -125,6 +125,39 @@ TEST_CASE("A known miss marked expected_to_fail is reported XFAIL and does not f
   CHECK(j.at(0).at("expected_to_fail").get<std::string>() == "the model cannot meet this");
 }
 
+TEST_CASE("validate --case prefers the exact name over a part of one and --timeout is checked", "[quick]")
+{
+  const std::string path = "/tmp/tp_cli_cases_" + std::to_string(::getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(R"({"group": "G", "cases": [
+    {"case": "write", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.5, "source": "test",
+     "expected_to_fail": "not compared here",
+     "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 10}},
+    {"case": "write-large", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.5, "source": "test",
+     "expected_to_fail": "not compared here",
+     "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 1048576, "iterations": 10}}]})",
+             f);
+  std::fclose(f);
+  auto names = [](const std::string& out) {
+    std::vector<std::string> v;
+    for (const auto& row : nlohmann::json::parse(out))
+      v.push_back(row.at("case").get<std::string>());
+    return v;
+  };
+  Run exact = run("validate " + path + " --case G/write --json -");
+  Run part = run("validate " + path + " --case write --json -");
+  Run bad = run("validate " + path + " --case G/write --timeout 0");
+  std::remove(path.c_str());
+  INFO(exact.out << part.out << bad.out);
+  REQUIRE(exact.status == 0);
+  CHECK(names(exact.out) == std::vector<std::string>{"G/write"});
+  REQUIRE(part.status == 0);
+  CHECK(names(part.out) == std::vector<std::string>{"G/write", "G/write-large"});
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("timeout") != std::string::npos);
+}
+
 // Every shipped case runs as its own ctest entry (`validation:GROUP/NAME`, tests/CMakeLists.txt); this checks that
 // `validate` without a file finds validation/cases/ and that --case picks one case out of all of them.
 TEST_CASE("validate without a file runs the shipped cases and --case selects one", "[quick]")
