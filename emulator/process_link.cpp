@@ -165,23 +165,30 @@ void ProcessLink::accept_loop()
     // The hello (with the peer's memfd) comes first.
     uint8_t buf[wire::FRAME_HEAD_BYTES + wire::HELLO_BODY_BYTES];
     iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+    // Room for more descriptors than a hello carries: every one the peer sent is received (and closed) here.
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(8 * sizeof(int))] = {};
     msghdr mh{};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
     mh.msg_control = ctrl;
     mh.msg_controllen = sizeof ctrl;
     const ssize_t r = ::recvmsg(fd, &mh, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-    cmsghdr* cm = r > 0 ? CMSG_FIRSTHDR(&mh) : nullptr;
-    int afd = -1;
-    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
-      std::memcpy(&afd, CMSG_DATA(cm), sizeof(int));
+    std::vector<int> fds;
+    for (cmsghdr* cm = r > 0 ? CMSG_FIRSTHDR(&mh) : nullptr; cm; cm = CMSG_NXTHDR(&mh, cm))
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+        for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+          int one;
+          std::memcpy(&one, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+          fds.push_back(one);
+        }
     const auto hello = r == ssize_t(sizeof buf) ? wire::decode_hello(buf, sizeof buf) : std::nullopt;
-    if (!hello || afd < 0 || (mh.msg_flags & MSG_CTRUNC)) {
-      if (afd >= 0) ::close(afd);
+    if (!hello || fds.size() != 1 || (mh.msg_flags & MSG_CTRUNC)) { // exactly one memfd, with a valid hello
+      for (int f : fds)
+        ::close(f);
       ::close(fd);
       continue;
     }
+    const int afd = fds[0];
     const uint16_t peer_lid = hello->first_lid;
     auto arena = PeerArena::map(afd, hello->arena_base, hello->arena_capacity);
     if (!arena.ok()) {

@@ -1,6 +1,7 @@
 // Shared-memory arenas (see shared_arena.hpp).
 #include "emulator/shared_arena.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,12 +13,14 @@ namespace tp::emu {
 
 Result<std::unique_ptr<SharedArena>> SharedArena::create(uint64_t capacity, const std::string& name)
 {
-  const int fd = ::memfd_create(("tensorpath-" + name).c_str(), MFD_CLOEXEC);
+  const int fd = ::memfd_create(("tensorpath-" + name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return Error::msg(std::string("memfd_create: ") + std::strerror(errno));
-  if (::ftruncate(fd, off_t(capacity)) != 0) {
+  // Sealed at its size: a peer that maps it can rely on every byte staying there (PeerArena::map checks the seal).
+  if (::ftruncate(fd, off_t(capacity)) != 0 ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     const int e = errno;
     ::close(fd);
-    return Error::msg(std::string("ftruncate of the shared arena: ") + std::strerror(e));
+    return Error::msg(std::string("sizing the shared arena: ") + std::strerror(e));
   }
   void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   if (p == MAP_FAILED) {
@@ -87,25 +90,39 @@ uint64_t SharedArena::used() const
 
 Result<std::unique_ptr<PeerArena>> PeerArena::map(int fd, uint64_t remote_base, uint64_t capacity)
 {
-  // The peer says how large its arena is; the memfd says how large it really is. Mapping past the end of the file
-  // would turn the first access there into SIGBUS, so a capacity the file does not have is refused.
+  // The peer says how large its arena is; the memfd says how large it really is and, sealed against shrinking, that
+  // it stays so. Mapping past the end of the file would turn the first access there into SIGBUS, so a capacity the
+  // file does not have, or a file that could shrink, is refused.
   struct stat st {};
+  const int seals = ::fcntl(fd, F_GET_SEALS);
   if (::fstat(fd, &st) != 0 || capacity == 0 || uint64_t(st.st_size) < capacity ||
-      remote_base + capacity < remote_base) {
+      remote_base + capacity < remote_base || seals < 0 || !(seals & F_SEAL_SHRINK)) {
     ::close(fd);
-    return Error::at("", "peer arena", "a capacity within the peer's memfd (" + std::to_string(st.st_size) + " B)",
-                     std::to_string(capacity) + " B");
+    return Error::at("", "peer arena",
+                     "a capacity within the peer's memfd (" + std::to_string(st.st_size) +
+                         " B), sealed against shrinking",
+                     std::to_string(capacity) + " B" + (seals >= 0 && (seals & F_SEAL_SHRINK) ? "" : ", not sealed"));
   }
-  void* p = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  // Between PROT_NONE guard pages: an access just outside the peer's memory faults instead of landing in a neighbour.
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t span = (capacity + page - 1) / page * page + 2 * page;
+  void* reserve = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = reserve == MAP_FAILED ? MAP_FAILED
+                                  : ::mmap(static_cast<uint8_t*>(reserve) + page, capacity, PROT_READ | PROT_WRITE,
+                                           MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
   const int e = errno;
   ::close(fd);
-  if (p == MAP_FAILED) return Error::msg(std::string("mmap of a peer's arena: ") + std::strerror(e));
-  return std::unique_ptr<PeerArena>(new PeerArena(static_cast<uint8_t*>(p), remote_base, capacity));
+  if (p == MAP_FAILED) {
+    if (reserve != MAP_FAILED) ::munmap(reserve, span);
+    return Error::msg(std::string("mmap of a peer's arena: ") + std::strerror(e));
+  }
+  return std::unique_ptr<PeerArena>(
+      new PeerArena(static_cast<uint8_t*>(reserve), span, static_cast<uint8_t*>(p), remote_base, capacity));
 }
 
 PeerArena::~PeerArena()
 {
-  ::munmap(local_, capacity_);
+  ::munmap(mapping_, mapping_bytes_);
 }
 
 } // namespace tp::emu

@@ -47,7 +47,8 @@ private:
 /// A peer process's arena mapped into this one: translates the peer's addresses to local pointers.
 class PeerArena {
 public:
-  /// Map `fd` (received from the peer; closed here) whose memory the peer sees at `remote_base`.
+  /// Map `fd` (received from the peer; closed here) whose memory the peer sees at `remote_base`, between guard pages.
+  /// The memfd must hold `capacity` bytes and be sealed against shrinking (SharedArena::create seals it).
   static Result<std::unique_ptr<PeerArena>> map(int fd, uint64_t remote_base, uint64_t capacity);
   ~PeerArena();
   /// Local pointer for the peer's [addr, addr+len), or nullptr when it is not inside the peer's arena.
@@ -58,10 +59,12 @@ public:
   }
 
 private:
-  PeerArena(uint8_t* local, uint64_t remote_base, uint64_t capacity)
-      : local_(local), remote_base_(remote_base), capacity_(capacity)
+  PeerArena(uint8_t* mapping, uint64_t mapping_bytes, uint8_t* local, uint64_t remote_base, uint64_t capacity)
+      : mapping_(mapping), mapping_bytes_(mapping_bytes), local_(local), remote_base_(remote_base), capacity_(capacity)
   {
   }
+  uint8_t* mapping_; ///< the reservation: a guard page, the peer's memory, a guard page
+  uint64_t mapping_bytes_;
   uint8_t* local_;
   uint64_t remote_base_, capacity_;
 };

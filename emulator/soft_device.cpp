@@ -278,6 +278,8 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     if (p.in_flight) return Outcome::WAIT;
     const WrOpcode code = p.wr.opcode;
     const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
+    // A message longer than RC carries (max_msg_sz) fails here, on whichever path its responder is, as on a NIC.
+    if (len > wire::MAX_MESSAGE) return fail(p, WcStatus::LOC_LEN_ERR, delay);
     // Local protection checks (the requester's own SGEs).
     if (!p.wr.inline_data)
       for (const auto& s : p.wr.sg_list)
@@ -467,6 +469,8 @@ public:
     if (wr.sg_list.size() > c_->init.cap.max_send_sge)
       return Error::at("", "post_send", "at most " + std::to_string(c_->init.cap.max_send_sge) + " SGEs",
                        std::to_string(wr.sg_list.size()));
+    if (wr.inline_data && wr.opcode == WrOpcode::RDMA_READ)
+      return Error::at("", "post_send", "inline data only on a SEND or an RDMA WRITE", "an RDMA READ");
     PendingSend p;
     p.wr = wr;
     if (wr.inline_data) {

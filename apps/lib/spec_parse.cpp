@@ -204,11 +204,14 @@ void cases_from(const json& j, const std::string& f, std::set<std::string>& name
     Reader r(cases[i], f, "cases[" + std::to_string(i) + "]");
     ValidationCase c;
     c.file = f;
-    c.name = (prefix.empty() ? "" : prefix + "/") + r.str("case");
+    const std::string case_name = r.str("case");
+    if (case_name.empty()) fail(f, r.field("case"), "a case name", "\"\"");
+    c.name = (prefix.empty() ? "" : prefix + "/") + case_name;
     if (!names.insert(c.name).second) fail(f, r.field("case"), "a unique case name", "\"" + c.name + "\" again");
     c.description = r.str("description", "");
     c.source = r.str("source");
     c.measure = r.str("measure");
+    if (c.measure.empty()) fail(f, r.field("measure"), "the name of a metric the job reports", "\"\"");
     c.unit = r.str("unit", "");
     c.expected = r.number("expected");
     c.tolerance = r.number("tolerance");

@@ -61,6 +61,16 @@ TEST_CASE("Bad case files are refused with file and field", "[quick]")
   CHECK_FALSE(load_cases({"/nonexistent/dir"}).ok());
   for (const auto& f : {f1, f2, f3, f4})
     fs::remove(f);
+  // An empty case name would be selected by every --case; an empty measure names no metric.
+  const std::string setup =
+      R"("source": "s", "expected": 1, "tolerance": 0.1, "setup": {"kind": "perftest", "hw": "x"})";
+  auto r5 = load_cases_text(R"({"cases": [{"case": "", "measure": "m", )" + setup + "}]}", "c5.json");
+  REQUIRE_FALSE(r5.ok());
+  CHECK(r5.error().field == "cases[0].case");
+  CHECK(r5.error().file == "c5.json");
+  auto r6 = load_cases_text(R"({"cases": [{"case": "x", "measure": "", )" + setup + "}]}", "c6.json");
+  REQUIRE_FALSE(r6.ok());
+  CHECK(r6.error().field == "cases[0].measure");
 }
 
 TEST_CASE("Every example scenario loads", "[quick]")

@@ -9,9 +9,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 using namespace tp;
 using namespace tp::emu;
@@ -229,11 +233,59 @@ TEST_CASE("process wire: malformed or misaddressed requests are refused and touc
     REQUIRE(b == 0);
 }
 
-TEST_CASE("process wire: a peer arena larger than the memfd it came with is refused", "[emulator]")
+TEST_CASE("process wire: a peer arena larger than its memfd, or not sealed at its size, is refused", "[emulator]")
 {
   auto a = SharedArena::create(1 << 20, "wire-test-small").value();
   auto too_big = PeerArena::map(::dup(a->fd()), kArenaBase, 2 << 20);
   REQUIRE_FALSE(too_big.ok());
   CHECK(too_big.error().message().find("capacity") != std::string::npos);
   CHECK(PeerArena::map(::dup(a->fd()), kArenaBase, 1 << 20).ok());
+
+  // A memfd that is not sealed against shrinking could be cut short under the mapping later: refused as well.
+  const int loose = ::memfd_create("wire-test-unsealed", MFD_CLOEXEC);
+  REQUIRE(loose >= 0);
+  REQUIRE(::ftruncate(loose, 1 << 20) == 0);
+  auto unsealed = PeerArena::map(loose, kArenaBase, 1 << 20);
+  REQUIRE_FALSE(unsealed.ok());
+  CHECK(unsealed.error().message().find("not sealed") != std::string::npos);
+}
+
+TEST_CASE("soft device: a message over 2 GiB fails locally and inline data on a READ is refused", "[emulator]")
+{
+  Responder r;
+  std::mutex mu;
+  std::vector<verbs::WorkCompletion> wcs;
+  r.cq->set_handler([&](const verbs::WorkCompletion& wc) {
+    std::lock_guard<std::mutex> lock(mu);
+    wcs.push_back(wc);
+  });
+  verbs::SendWr big;
+  big.wr_id = 5;
+  big.opcode = verbs::WrOpcode::RDMA_WRITE;
+  big.sg_list = {{r.at(0), 0x90000000u, r.mr.lkey}}; // 2.25 GiB: more than RC's max_msg_sz, whatever the responder
+  big.remote_addr = 0x1000;
+  big.rkey = 1;
+  REQUIRE(r.qp->post_send(big).ok());
+  for (int i = 0; i < 2000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!wcs.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    REQUIRE(wcs.size() == 1);
+    CHECK(wcs[0].wr_id == 5);
+    CHECK(wcs[0].status == verbs::WcStatus::LOC_LEN_ERR);
+  }
+  // The QP is in error now; a fresh one for the inline check.
+  Responder fresh;
+  verbs::SendWr read;
+  read.opcode = verbs::WrOpcode::RDMA_READ;
+  read.inline_data = true;
+  read.sg_list = {{fresh.at(0), 16, fresh.mr.lkey}};
+  auto st = fresh.qp->post_send(read);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message().find("inline") != std::string::npos);
 }

@@ -1,9 +1,10 @@
 // libFuzzer target: the bytes another OS process sends over the emulator's process link (emulator/process_wire.hpp),
-// read as ProcessLink's reader reads its socket (wire::read_frames): hello frames, and request / response bodies
-// answered by a real software device (SoftFabric::answer_request / take_response). The device has a registered
-// region between PROT_NONE guard pages, an RC QP connected to lid 2 / qpn 77 with two receives posted, and the
-// requester's arena mapped as a peer's. A malformed frame or request must be refused or NAKed; an access outside the
-// region or the arena faults here (guard pages) or is reported by ASan.
+// read as ProcessLink reads a connection: a hello, then frames (wire::read_frames) whose request / response bodies a
+// real software device answers (SoftFabric::answer_request / take_response). The device has a registered region
+// between PROT_NONE guard pages, an RC QP connected to lid 2 / qpn 77 with two receives posted, and the requester's
+// arena mapped as a peer's (PeerArena: between guard pages too). A malformed frame or request must be refused or
+// NAKed; an access just outside the region or the arena faults. Not reached: the sockets themselves, and responses
+// that complete a WR (this QP never sends).
 // Seeds (tests/fuzz/make_wire_seeds.py) use the addresses, key and QP number below, which setup checks.
 #include "emulator/host_memory.hpp"
 #include "emulator/loop_runtime.hpp"
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -110,6 +112,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   Responder& r = responder();
   r.reset_qp();
   size_t off = 0;
+  // As the link reads a connection: the hello first (accept_loop: one fixed-size read), then frames (read_loop),
+  // where a second hello, like any malformed frame, ends the connection.
+  if (size > 0 && data[0] == wire::HELLO) {
+    const size_t n = std::min(size, wire::FRAME_HEAD_BYTES + wire::HELLO_BODY_BYTES);
+    if (auto h = wire::decode_hello(data, n))
+      if (wire::encode_hello(*h) != std::vector<uint8_t>(data, data + n)) __builtin_trap(); // round trip
+    off = n;
+  }
   auto recv = [&](uint8_t* p, size_t n) {
     if (size - off < n) return false;
     std::memcpy(p, data + off, n);
@@ -118,15 +128,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   };
   std::vector<uint8_t> body;
   wire::read_frames(recv, body, [&](uint8_t type, const std::vector<uint8_t>& b) {
-    if (type == wire::HELLO) {
-      std::vector<uint8_t> frame(wire::FRAME_HEAD_BYTES);
-      const auto head = wire::encode_head(type, uint32_t(b.size()));
-      std::memcpy(frame.data(), head.data(), head.size());
-      frame.insert(frame.end(), b.begin(), b.end());
-      if (auto h = wire::decode_hello(frame.data(), frame.size()))
-        if (wire::encode_hello(*h) != frame) __builtin_trap(); // a hello that decodes re-encodes to itself
-      return true;
-    }
     if (type == wire::REQUEST) {
       if (auto req = wire::decode_request(b.data(), b.size()))
         if (wire::encode_request(req->h, req->sges, req->inline_data, req->inline_len) != b) __builtin_trap();
@@ -135,8 +136,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
       if (!resp || resp->verdict > uint8_t(ResponderVerdict::REM_OP)) __builtin_trap(); // always a valid answer
       return true;
     }
-    r.fabric.take_response(b);
-    return true;
+    if (type == wire::RESPONSE) {
+      r.fabric.take_response(b);
+      return true;
+    }
+    return false;
   });
   return 0;
 }
