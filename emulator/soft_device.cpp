@@ -571,6 +571,12 @@ Result<std::unique_ptr<CompletionQueue>> SoftDevice::create_cq(int min_entries)
 Result<std::unique_ptr<QueuePair>> SoftDevice::create_qp(const QpInitAttr& attr)
 {
   if (!attr.send_cq || !attr.recv_cq) return Error::at("", "create_qp", "send and receive CQs", "null");
+  // As ibv_create_qp: more SGEs per WR than the device has is EINVAL (and keeps every request within the process
+  // link's 64-SGE frame, process_wire.hpp).
+  for (const uint32_t sges : {attr.cap.max_send_sge, attr.cap.max_recv_sge})
+    if (sges > query().max_sge)
+      return Error::at("", "create_qp", "max_send_sge and max_recv_sge <= " + std::to_string(query().max_sge),
+                       std::to_string(sges));
   if (attr.cap.max_inline_data > query().max_inline_data)
     return Error::at("", "create_qp", "max_inline_data <= " + std::to_string(query().max_inline_data),
                      std::to_string(attr.cap.max_inline_data));

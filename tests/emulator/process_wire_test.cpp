@@ -289,3 +289,17 @@ TEST_CASE("soft device: a message over 2 GiB fails locally and inline data on a 
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().message().find("inline") != std::string::npos);
 }
+
+TEST_CASE("soft device: a QP with more SGEs per WR than the device has is refused, as by ibv_create_qp", "[emulator]")
+{
+  Responder r;
+  verbs::QpInitAttr ia;
+  ia.send_cq = r.cq.get();
+  ia.recv_cq = r.cq.get();
+  ia.cap.max_send_sge = r.device.query().max_sge + 1;
+  auto qp = r.device.create_qp(ia);
+  REQUIRE_FALSE(qp.ok());
+  CHECK(qp.error().message().find("max_send_sge") != std::string::npos);
+  ia.cap.max_send_sge = r.device.query().max_sge;
+  CHECK(r.device.create_qp(ia).ok());
+}
