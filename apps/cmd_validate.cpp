@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -34,9 +35,8 @@ int run_validate(const frontend::ParsedArgs& a)
   auto limit = a.get_int("timeout", 600, 1, 86400);
   if (!limit.ok()) return report_error(limit.error());
   // --case NAME: the case of that exact name if there is one, else every case whose name contains NAME.
-  bool exact = false;
-  for (const auto& c : cases.value())
-    exact = exact || c.name == only;
+  const bool exact =
+      std::any_of(cases->begin(), cases->end(), [&](const frontend::ValidationCase& c) { return c.name == only; });
   std::vector<Row> rows;
   for (const auto& c : cases.value()) {
     if (!only.empty() && (exact ? c.name != only : c.name.find(only) == std::string::npos)) continue;

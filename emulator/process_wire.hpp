@@ -28,10 +28,9 @@ constexpr uint32_t MAX_FRAME_BODY = 1u << 20;
 constexpr size_t HELLO_BODY_BYTES = 18;
 constexpr size_t REQUEST_HEADER_BYTES = 53;
 constexpr size_t RESPONSE_BYTES = 16;
-/// At most this many SGEs per request (the soft device's max_sge is lower) and at most this many bytes per message
-/// (RC's limit, as ibv_query_port's max_msg_sz).
+/// At most this many SGEs per request (the soft device's max_sge is lower); at most verbs::MAX_MESSAGE_BYTES per
+/// message.
 constexpr uint32_t MAX_SGES = 64;
-constexpr uint64_t MAX_MESSAGE = 1ull << 31;
 
 struct FrameHead {
   uint8_t type = 0;
@@ -173,15 +172,15 @@ inline std::optional<RequestHeader> decode_request_header(const uint8_t* data, s
 }
 
 /// A request that a responder may act on: a known opcode, at most MAX_SGES SGEs, no more bytes than the frame holds
-/// and no fewer, a length within MAX_MESSAGE that equals what the SGEs or the inline bytes hold (a READ's SGEs say
-/// where its bytes go), and inline bytes only on a SEND or WRITE.
+/// and no fewer, a length within MAX_MESSAGE_BYTES that equals what the SGEs or the inline bytes hold (a READ's SGEs
+/// say where its bytes go), and inline bytes only on a SEND or WRITE.
 inline std::optional<Request> decode_request(const uint8_t* data, size_t size)
 {
   uint32_t n_sge = 0, inline_len = 0;
   auto h = decode_request_header(data, size, &n_sge, &inline_len);
   if (!h) return std::nullopt;
   if (uint8_t(h->opcode) > uint8_t(verbs::WrOpcode::RDMA_READ)) return std::nullopt;
-  if (n_sge > MAX_SGES || h->len > MAX_MESSAGE) return std::nullopt;
+  if (n_sge > MAX_SGES || h->len > verbs::MAX_MESSAGE_BYTES) return std::nullopt;
   if (inline_len > 0 && (n_sge > 0 || h->opcode == verbs::WrOpcode::RDMA_READ)) return std::nullopt;
   if (size != REQUEST_HEADER_BYTES + size_t(n_sge) * 16 + inline_len) return std::nullopt;
   Request req;
@@ -191,7 +190,7 @@ inline std::optional<Request> decode_request(const uint8_t* data, size_t size)
   req.sges.resize(n_sge);
   for (auto& s : req.sges) {
     if (!r.u64(s.addr) || !r.u64(s.length)) return std::nullopt;
-    if (s.length > MAX_MESSAGE) return std::nullopt;
+    if (s.length > verbs::MAX_MESSAGE_BYTES) return std::nullopt;
     total += s.length; // at most 64 x 2^31: no overflow
   }
   if (inline_len > 0) {

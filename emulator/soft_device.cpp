@@ -279,7 +279,7 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
     const WrOpcode code = p.wr.opcode;
     const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
     // A message longer than RC carries (max_msg_sz) fails here, on whichever path its responder is, as on a NIC.
-    if (len > wire::MAX_MESSAGE) return fail(p, WcStatus::LOC_LEN_ERR, delay);
+    if (len > MAX_MESSAGE_BYTES) return fail(p, WcStatus::LOC_LEN_ERR, delay);
     // Local protection checks (the requester's own SGEs).
     if (!p.wr.inline_data)
       for (const auto& s : p.wr.sg_list)
@@ -657,12 +657,14 @@ std::vector<uint8_t> SoftFabric::answer_request(const std::vector<uint8_t>& body
   wire::Response out;
   ResponderVerdict v = ResponderVerdict::REM_INV_REQ;
   uint8_t rnr = 0;
-  if (auto h = wire::decode_request_header(body.data(), body.size())) {
+  // The whole request, or when it does not decode, its header at least: whom to answer.
+  const auto req = wire::decode_request(body.data(), body.size());
+  if (const auto h = req ? std::optional(req->h) : wire::decode_request_header(body.data(), body.size())) {
     out.seq = h->seq;
     out.qpn = h->src_qpn;
     out.lid = h->src_lid;
   }
-  if (auto req = wire::decode_request(body.data(), body.size())) {
+  if (req) {
     std::vector<Span> payload;
     bool mapped = true;
     if (req->inline_len > 0) payload.push_back({reinterpret_cast<uint64_t>(req->inline_data), req->inline_len});

@@ -8,14 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v clang++ > /dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 1; }
-all=(fuzz_traces fuzz_simgrid_platform fuzz_rpc_frame fuzz_verbs_v1 fuzz_verbs_v2 fuzz_gdr fuzz_ar_grpc fuzz_mpi
-     fuzz_channel_hello fuzz_scenario fuzz_sweep fuzz_hw_profile fuzz_validation_cases fuzz_process_link)
-runs="${1:-}"
-shift || true
-[ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENSORPATH_FUZZ=ON > /dev/null
-ninja -C build-fuzz "${targets[@]}"
-# Seed directories per target (their regular files; tests/fuzz/make_wire_seeds.py writes tests/fuzz/seeds/).
+# Every target (tests/fuzz/CMakeLists.txt) with its seed directories (their regular files;
+# tests/fuzz/make_wire_seeds.py writes tests/fuzz/seeds/). Without names, all of them run, in name order.
 declare -A seeds=(
   [fuzz_traces]="tests/traces/fixtures"
   [fuzz_simgrid_platform]="models/hw/network"
@@ -32,6 +26,15 @@ declare -A seeds=(
   [fuzz_validation_cases]="validation/cases"
   [fuzz_process_link]="tests/fuzz/seeds/fuzz_process_link"
 )
+mapfile -t all < <(printf '%s\n' "${!seeds[@]}" | sort)
+runs="${1:-}"
+shift || true
+[ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  [ -n "${seeds[$t]+set}" ] || { echo "fuzz: unknown target $t (known: ${all[*]})" >&2; exit 2; }
+done
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENSORPATH_FUZZ=ON > /dev/null
+ninja -C build-fuzz "${targets[@]}"
 status=0
 for t in "${targets[@]}"; do
   corpus="build-fuzz/corpus/$t"

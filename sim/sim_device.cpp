@@ -503,7 +503,7 @@ private:
           fail(op, WcStatus::LOC_PROT_ERR);
           return;
         }
-    if (op->length > (1ull << 31)) {
+    if (op->length > MAX_MESSAGE_BYTES) {
       fail(op, WcStatus::LOC_LEN_ERR);
       return;
     }

@@ -11,6 +11,9 @@
 
 namespace tp::verbs {
 
+/// The largest message one RC work request carries (ibv_port_attr.max_msg_sz on current NICs): 2 GiB.
+constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;
+
 /// Memory region / QP access flags (bit mask, as IBV_ACCESS_*).
 enum class Access : uint32_t {
   NONE = 0,

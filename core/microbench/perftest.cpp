@@ -558,7 +558,7 @@ void Perftest::start(std::function<void(Result<PerftestResult>)> done)
     return;
   }
   for (uint64_t s : impl_->cfg.sizes)
-    if (s == 0 || s > (1ull << 31)) {
+    if (s == 0 || s > verbs::MAX_MESSAGE_BYTES) {
       done(Error::at("", "perftest --size", "1 B .. 2 GiB", std::to_string(s)));
       return;
     }

@@ -25,7 +25,7 @@ Result<RemoteRegion> read_remote_region(rpc::Reader& r, const TensorMeta& meta)
   if (meta.is_dead || !is_pod(meta.dtype))
     return Error::status("Internal", "GDR remote memory region for a dead or non-POD tensor");
   region.bytes = meta.total_bytes();
-  if (region.bytes == 0 || region.bytes > (1ull << 31))
+  if (region.bytes == 0 || region.bytes > verbs::MAX_MESSAGE_BYTES)
     return Error::status("Internal", "GDR remote memory region of " + std::to_string(region.bytes) +
                                          " bytes (expected 1 B .. 2 GiB, one RDMA READ)");
   return region;
@@ -54,7 +54,8 @@ protected:
   {
     const Tensor t = got.tensor;
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
-    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || n > (1ull << 31) || !ctx_.device)
+    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || n > verbs::MAX_MESSAGE_BYTES ||
+        !ctx_.device)
       return encode(rec, std::move(got), t_arrived, std::move(respond));
     rec->bytes = n;
     rec->src_location = t.location().to_string();
