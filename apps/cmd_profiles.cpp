@@ -62,7 +62,7 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
 
 int run_profiles(const frontend::ParsedArgs& a)
 {
-  models::Catalog cat(a.get("models-dir", models::default_models_dir()));
+  models::Catalog cat; // the search path (--models-dir, TENSORPATH_MODELS_DIR, the built-in models/hw)
   const auto& pos = a.positional();
   if (pos.size() >= 2) {
     show(cat, pos[0], pos[1]);
@@ -83,9 +83,9 @@ Command profiles_command()
 {
   frontend::CommandSpec s;
   s.name = "profiles";
-  s.summary = "list the hardware profiles (models/hw), or show one: profiles KIND NAME";
-  s.usage = "[KIND [NAME]] [--models-dir DIR]";
-  s.options = {{"models-dir", 0, true, "DIR", "profile directory (default: models/hw of the source tree)"}};
+  s.summary = "list the hardware profiles (the search path: --models-dir, TENSORPATH_MODELS_DIR, models/hw), or show "
+              "one: profiles KIND NAME";
+  s.usage = "[KIND [NAME]] [--models-dir DIR]...";
   s.details = "KIND is one of nic, pcie, cpu, gpu, socket_link, switch, registration, tcp, host, cluster.";
   return {s, &run_profiles};
 }

@@ -1,9 +1,12 @@
 // tensorpath: the command line. Thin: parses arguments, calls the libraries, prints.
 #include "apps/commands.hpp"
 #include "core/common/result.hpp"
+#include "models/catalog.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #ifndef TENSORPATH_VERSION
@@ -22,12 +25,45 @@ int report_error(const Error& e)
 
 namespace {
 
+/// Options every subcommand takes, added here once rather than by each command.
+const tp::frontend::OptionSpec COMMON_OPTIONS[] = {
+    {"models-dir", 0, true, "DIR",
+     "look for hardware profiles in DIR first (repeatable; then TENSORPATH_MODELS_DIR, then the built-in models/hw; "
+     "docs/adding-a-hardware-profile.md)"},
+};
+
 std::vector<tp::cli::Command> commands()
 {
-  return {tp::cli::run_command(),      tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
-          tp::cli::transfer_command(), tp::cli::train_command(),    tp::cli::allreduce_command(),
-          tp::cli::emulate_command(),  tp::cli::sweep_command(),    tp::cli::plan_command(),
-          tp::cli::replay_command(),   tp::cli::validate_command(), tp::cli::profiles_command()};
+  std::vector<tp::cli::Command> all = {
+      tp::cli::run_command(),      tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
+      tp::cli::transfer_command(), tp::cli::train_command(),    tp::cli::allreduce_command(),
+      tp::cli::emulate_command(),  tp::cli::sweep_command(),    tp::cli::plan_command(),
+      tp::cli::replay_command(),   tp::cli::validate_command(), tp::cli::profiles_command()};
+  for (auto& c : all)
+    c.spec.options.insert(c.spec.options.end(), std::begin(COMMON_OPTIONS), std::end(COMMON_OPTIONS));
+  return all;
+}
+
+/// --models-dir DIR (any number, any subcommand): the profile search path of this process, and of the processes it
+/// starts (the MPI sweep driver and its `tensorpath sweep --point` children), through TENSORPATH_MODELS_DIR.
+tp::Status apply_models_dirs(const tp::frontend::ParsedArgs& args)
+{
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  for (const auto& d : args.get_all("models-dir")) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec))
+      return tp::Error::at(d, "--models-dir", "a directory of hardware profiles", "no such directory");
+    dirs.push_back(fs::absolute(d).lexically_normal().string());
+  }
+  if (dirs.empty()) return tp::ok_status();
+  tp::models::set_models_dirs(dirs);
+  std::string env;
+  for (const auto& d : dirs)
+    env += (env.empty() ? "" : ":") + d;
+  if (const char* old = std::getenv("TENSORPATH_MODELS_DIR"); old && *old) env += std::string(":") + old;
+  ::setenv("TENSORPATH_MODELS_DIR", env.c_str(), 1);
+  return tp::ok_status();
 }
 
 void usage(std::FILE* out)
@@ -68,6 +104,7 @@ int main(int argc, char** argv)
       }
     auto parsed = tp::frontend::parse_args(c.spec, args);
     if (!parsed.ok()) return tp::cli::report_error(parsed.error());
+    if (auto st = apply_models_dirs(parsed.value()); !st.ok()) return tp::cli::report_error(st.error());
     return c.run(parsed.value());
   }
   std::fprintf(stderr, "tensorpath: unknown command \"%s\"\n\n", name.c_str());

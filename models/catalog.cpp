@@ -35,10 +35,48 @@ const char* to_string(LinkLayerKind k)
   return "?";
 }
 
-std::string default_models_dir()
+std::string builtin_models_dir()
 {
-  if (const char* env = std::getenv("TENSORPATH_MODELS_DIR")) return env;
   return TENSORPATH_DEFAULT_MODELS_DIR;
+}
+
+namespace {
+
+std::vector<std::string>& cli_models_dirs()
+{
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+
+} // namespace
+
+void set_models_dirs(const std::vector<std::string>& dirs)
+{
+  cli_models_dirs() = dirs;
+}
+
+std::vector<ModelsDir> models_search_path()
+{
+  std::vector<ModelsDir> out;
+  auto add = [&out](const std::string& path, const char* origin) {
+    if (path.empty()) return;
+    for (const auto& d : out)
+      if (d.path == path) return; // the first mention decides its place
+    out.push_back({path, origin});
+  };
+  for (const auto& d : cli_models_dirs())
+    add(d, "--models-dir");
+  if (const char* env = std::getenv("TENSORPATH_MODELS_DIR")) {
+    std::string list = env;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t colon = std::min(list.find(':', start), list.size());
+      add(list.substr(start, colon - start), "TENSORPATH_MODELS_DIR");
+      start = colon + 1;
+    }
+  }
+  add(builtin_models_dir(), "built-in");
+  return out;
 }
 
 namespace {
@@ -76,6 +114,7 @@ NicProfile parse_nic(Obj o)
   NicProfile p;
   p.name = o.str("name", "");
   p.description = o.str("description", "");
+  p.file = o.file();
   std::string ll = o.str("link_layer");
   if (ll == "infiniband")
     p.link_layer = LinkLayerKind::INFINIBAND;
@@ -102,7 +141,7 @@ NicProfile parse_nic(Obj o)
   p.rx_pipeline_latency = quantity(o, "rx_pipeline_latency", Dimension::TIME);
   p.wqe_processing_time = quantity(o, "wqe_processing_time", Dimension::TIME);
   p.max_message_rate = quantity(o, "max_message_rate", Dimension::MESSAGE_RATE, 0.0);
-  p.max_inline_data = uint32_t(quantity(o, "max_inline_data", Dimension::BYTES, 0.0));
+  p.max_inline_data = uint32_t(quantity(o, "max_inline_data", Dimension::BYTES, 0.0, 0.0, 1 << 20)); // fits 32 bits
   o.finish();
   return p;
 }
@@ -160,6 +199,7 @@ GpuProfile parse_gpu(Obj o)
   check_kind(o, "gpu");
   GpuProfile p;
   p.name = o.str("name", "");
+  p.file = o.file();
   p.pcie = o.str("pcie");
   p.memory = quantity(o, "memory", Dimension::BYTES, std::nullopt, 1.0);
   p.memory_bandwidth = quantity(o, "memory_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
@@ -225,42 +265,140 @@ TcpProfile parse_tcp(Obj o)
 
 // ---- catalog ----
 
-Catalog::Catalog(std::string root) : root_(std::move(root)) {}
-
-Result<std::string> Catalog::locate(const std::string& kind, const std::string& name_or_path) const
+Catalog::Catalog() : dirs_(models_search_path()) {}
+Catalog::Catalog(std::string root) : dirs_{{std::move(root), "catalog root"}} {}
+Catalog::Catalog(std::vector<ModelsDir> dirs) : dirs_(std::move(dirs))
 {
-  if (name_or_path.empty()) return Error::at("", kind, "a profile name or a path to a .json file", "an empty string");
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json")) {
-    if (fs::is_regular_file(name_or_path)) return name_or_path;
+  if (dirs_.empty()) dirs_.push_back({builtin_models_dir(), "built-in"});
+}
+
+namespace {
+
+const char* const KINDS[] = {"host", "cluster",     "nic",    "pcie",         "cpu",
+                             "gpu",  "socket_link", "switch", "registration", "tcp"};
+
+bool is_path(const std::string& name_or_path)
+{
+  return name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+}
+
+bool regular_file(const fs::path& p)
+{
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+/// The directory of a referring file ("." for a bare file name); empty when `referrer` is not a file.
+fs::path dir_of(const std::string& referrer)
+{
+  if (referrer.empty() || !regular_file(referrer)) return {};
+  const fs::path dir = fs::path(referrer).parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+/// A file in a flat directory is a profile of `kind` only if it says so: a scenario or another kind's profile that
+/// happens to share the name is passed over. A file that is not valid JSON is taken (loading it names the problem).
+bool flat_profile_of(const fs::path& p, const std::string& kind)
+{
+  if (!regular_file(p)) return false;
+  try {
+    const json j = json_input::read_file(p.string());
+    return j.is_object() && j.contains("kind") && j["kind"].is_string() && j["kind"].get<std::string>() == kind;
+  } catch (const LoadError&) {
+    return true;
+  }
+}
+
+/// Beside `dir`: <dir>/<name>.json (saying its kind), <dir>/<kind>/<name>.json, <dir>/../<kind>/<name>.json.
+std::string find_beside(const fs::path& dir, const std::string& kind, const std::string& name)
+{
+  if (dir.empty()) return {};
+  if (flat_profile_of(dir / (name + ".json"), kind)) return (dir / (name + ".json")).string();
+  for (const fs::path& p : {dir / kind / (name + ".json"), dir / ".." / kind / (name + ".json")})
+    if (regular_file(p)) return p.lexically_normal().string();
+  return {};
+}
+
+/// In a search-path directory: <dir>/<kind>/<name>.json, then <dir>/<name>.json (saying its kind).
+std::string find_in(const std::string& dir, const std::string& kind, const std::string& name)
+{
+  const fs::path nested = fs::path(dir) / kind / (name + ".json");
+  if (regular_file(nested)) return nested.string();
+  const fs::path flat = fs::path(dir) / (name + ".json");
+  if (flat_profile_of(flat, kind)) return flat.string();
+  return {};
+}
+
+/// "beside h.json: /x, /x/nic, /nic; --models-dir: /a; TENSORPATH_MODELS_DIR: /b (missing); built-in: /src/models/hw"
+std::string searched(const std::vector<ModelsDir>& dirs, const std::string& kind, const std::string& near)
+{
+  std::string out;
+  if (const fs::path dir = dir_of(near); !dir.empty())
+    out = "beside " + near + ": " + dir.string() + ", " + (dir / kind).string() + ", " +
+          (dir / ".." / kind).lexically_normal().string();
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    out += (out.empty() ? "" : "; ") + d.origin + ": " + d.path + (fs::is_directory(d.path, ec) ? "" : " (missing)");
+  }
+  return "looked for <dir>/" + kind + "/<name>.json and <dir>/<name>.json in " + out;
+}
+
+} // namespace
+
+Result<std::string> Catalog::locate(const std::string& kind, const std::string& name_or_path,
+                                    const std::string& near) const
+{
+  if (name_or_path.empty()) return Error::at(near, kind, "a profile name or a path to a .json file", "an empty string");
+  if (is_path(name_or_path)) {
+    // a relative path from the referring file's directory first, then as given (the working directory)
+    if (const fs::path dir = dir_of(near); !dir.empty() && fs::path(name_or_path).is_relative())
+      if (regular_file(dir / name_or_path)) return (dir / name_or_path).lexically_normal().string();
+    if (regular_file(name_or_path)) return name_or_path;
     return Error::at(name_or_path, "", "an existing profile file", "no such file");
   }
-  fs::path p = fs::path(root_) / kind / (name_or_path + ".json");
-  if (fs::is_regular_file(p)) return p.string();
-  auto names = list(kind);
+  if (auto p = find_beside(dir_of(near), kind, name_or_path); !p.empty()) return p;
+  for (const auto& d : dirs_)
+    if (auto p = find_in(d.path, kind, name_or_path); !p.empty()) return p;
   std::string known;
-  for (const auto& n : names)
+  for (const auto& n : list(kind))
     known += (known.empty() ? "" : ", ") + n;
-  return Error::at((fs::path(root_) / kind).string(), kind,
-                   "a known " + kind + " profile" + (known.empty() ? "" : " (" + known + ")"),
-                   "\"" + name_or_path + "\"");
+  Error e = Error::at(near, kind, "a known " + kind + " profile" + (known.empty() ? "" : " (" + known + ")"),
+                      "\"" + name_or_path + "\"");
+  e.detail = searched(dirs_, kind, near);
+  return e;
 }
 
 std::vector<std::string> Catalog::list(const std::string& kind) const
 {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(root_) / kind, ec))
-    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  std::set<std::string> names;
+  for (const auto& d : dirs_) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(d.path) / kind, ec))
+      if (e.path().extension() == ".json") names.insert(e.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string profile_beside(const std::string& name, const std::string& referrer, const std::vector<std::string>& kinds)
+{
+  const fs::path dir = dir_of(referrer);
+  if (dir.empty() || name.empty()) return name;
+  if (is_path(name)) {
+    if (fs::path(name).is_relative() && regular_file(dir / name)) return (dir / name).lexically_normal().string();
+    return name;
+  }
+  for (const auto& kind : kinds)
+    if (auto p = find_beside(dir, kind, name); !p.empty()) return p;
+  return name;
 }
 
 namespace {
 
 template <class T, class Parse>
-Result<T> load(const Catalog& cat, const std::string& kind, const std::string& name_or_path, Parse parse)
+Result<T> load(const Catalog& cat, const std::string& kind, const std::string& name_or_path, Parse parse,
+               const std::string& near = {})
 {
-  auto path = cat.locate(kind, name_or_path);
+  auto path = cat.locate(kind, name_or_path, near);
   if (!path.ok()) return path.error();
   try {
     json j = read_json_file(*path);
@@ -272,13 +410,34 @@ Result<T> load(const Catalog& cat, const std::string& kind, const std::string& n
   }
 }
 
-/// A field that names a profile ("k40m") or holds one inline ({...}).
+/// A profile named by field `key` of `o`: looked for beside o's file first; an unknown name is reported at the field.
+template <class T, class Parse>
+T referenced(const Catalog& cat, Obj& o, const std::string& key, const std::string& kind, const std::string& name,
+             Parse parse)
+{
+  auto path = cat.locate(kind, name, o.file());
+  if (!path.ok()) {
+    Error e = path.error();
+    if (!is_path(name)) { // an unknown name: at the referring field
+      e.file = o.file();
+      e.field = o.field(key);
+    }
+    throw LoadError{e};
+  }
+  auto r = load<T>(cat, kind, *path, parse);
+  if (!r.ok()) throw LoadError{r.error()};
+  return r.value();
+}
+
+/// A field that names a profile ("k40m") or holds one inline ({...}); a missing field takes `def`, a name given by
+/// the profile `def_near` (a NIC's or GPU's default PCIe attachment) and resolved beside that profile's file.
 template <class T, class Parse>
 T component(const Catalog& cat, Obj& o, const std::string& key, const std::string& kind, Parse parse,
-            std::optional<std::string> def = std::nullopt)
+            std::optional<std::string> def = std::nullopt, const std::string& def_near = {})
 {
   if (!o.has(key) && def) {
-    auto r = load<T>(cat, kind, *def, parse);
+    o.accept(key);
+    auto r = load<T>(cat, kind, *def, parse, def_near);
     if (!r.ok()) throw LoadError{r.error()};
     return r.value();
   }
@@ -289,17 +448,7 @@ T component(const Catalog& cat, Obj& o, const std::string& key, const std::strin
     return p;
   }
   if (!v.is_string()) fail(o.file(), o.field(key), "a " + kind + " profile name or an inline object", type_name(v));
-  auto r = load<T>(cat, kind, v.get<std::string>(), parse);
-  if (!r.ok()) {
-    Error e = r.error();
-    if (e.file.find(cat.root()) == 0 && e.got.find("\"" + v.get<std::string>() + "\"") == 0) {
-      // unknown name: report it at the referring field
-      e.file = o.file();
-      e.field = o.field(key);
-    }
-    throw LoadError{e};
-  }
-  return r.value();
+  return referenced<T>(cat, o, key, kind, v.get<std::string>(), parse);
 }
 
 HostProfile parse_host(const Catalog& cat, Obj o)
@@ -333,7 +482,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
       GpuSpec spec;
       spec.gpu = component<GpuProfile>(cat, g, "model", "gpu", parse_gpu);
       spec.socket = int(g.integer("socket", 0, nsock - 1));
-      spec.pcie = component<PcieProfile>(cat, g, "pcie", "pcie", parse_pcie, spec.gpu.pcie);
+      spec.pcie = component<PcieProfile>(cat, g, "pcie", "pcie", parse_pcie, spec.gpu.pcie, spec.gpu.file);
       g.finish();
       h.gpus.push_back(spec);
     }
@@ -347,7 +496,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
     NicSpec spec;
     spec.nic = component<NicProfile>(cat, n, "model", "nic", parse_nic);
     spec.socket = int(n.integer("socket", 0, nsock - 1));
-    spec.pcie = component<PcieProfile>(cat, n, "pcie", "pcie", parse_pcie, spec.nic.pcie);
+    spec.pcie = component<PcieProfile>(cat, n, "pcie", "pcie", parse_pcie, spec.nic.pcie, spec.nic.file);
     n.finish();
     h.nics.push_back(spec);
   }
@@ -377,9 +526,8 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
     if (hv.is_object()) {
       hg.host = parse_host(cat, Obj(hv, o.file(), g.field("host")));
     } else if (hv.is_string()) {
-      auto r = cat.host(hv.get<std::string>());
-      if (!r.ok()) throw LoadError{r.error()};
-      hg.host = r.value();
+      hg.host = referenced<HostProfile>(cat, g, "host", "host", hv.get<std::string>(),
+                                        [&cat](Obj h) { return parse_host(cat, std::move(h)); });
     } else {
       fail(o.file(), g.field("host"), "a host profile name or an inline host", type_name(hv));
     }
@@ -461,16 +609,18 @@ Result<ClusterProfile> Catalog::cluster(const std::string& n) const
 Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
 {
   std::string path = name_or_path;
-  if (!(name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))) {
-    // search every kind for that name
-    for (const char* kind :
-         {"host", "cluster", "nic", "pcie", "cpu", "gpu", "socket_link", "switch", "registration", "tcp"}) {
-      auto p = fs::path(root_) / kind / (name_or_path + ".json");
-      if (fs::is_regular_file(p)) return std::string(kind);
-    }
-    return Error::at(root_, "", "a profile name found under " + root_ + " or a path to a .json file",
+  if (!is_path(name_or_path)) {
+    // the first directory of the search path holding a profile of that name, of any kind
+    for (const auto& d : dirs_)
+      for (const char* kind : KINDS)
+        if (!find_in(d.path, kind, name_or_path).empty()) return std::string(kind);
+    std::string where;
+    for (const auto& d : dirs_)
+      where += (where.empty() ? "" : ", ") + d.path + " (" + d.origin + ")";
+    return Error::at("", "", "a profile name found in " + where + " or a path to a .json file",
                      "\"" + name_or_path + "\"");
   }
+  if (!regular_file(path)) return Error::at(path, "", "an existing profile file", "no such file");
   try {
     json j = read_json_file(path);
     if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string())

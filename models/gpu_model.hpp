@@ -9,6 +9,7 @@ namespace tp::models {
 struct GpuProfile {
   std::string name;
   std::string pcie;                  ///< default PCIe attachment (profile name)
+  std::string file;                  ///< the file it was read from: `pcie` is resolved beside it first
   double memory = 0;                 ///< bytes
   double memory_bandwidth = 0;       ///< bytes/s
   double fp32_peak = 0;              ///< FLOP/s

@@ -1,5 +1,7 @@
 // Strict JSON reading helpers.
 #include "models/json_reader.hpp"
+#include "core/common/json_strict.hpp"
+#include "core/common/number_rule.hpp"
 
 #include <set>
 
@@ -22,7 +24,9 @@ namespace {
 template <class Input> json parse_or_fail(Input&& in, const std::string& path)
 {
   try {
-    return json::parse(std::forward<Input>(in));
+    return json_strict::parse<json>(std::forward<Input>(in));
+  } catch (const json_strict::StrictError& e) { // a key given twice, a number beyond a double: at its field
+    fail(path, e.path.empty() ? "(top level)" : e.path, e.expected, e.got);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     fail(path, "byte " + std::to_string(e.byte), "valid JSON", what.substr(what.find(':') + 1));
@@ -72,16 +76,18 @@ std::string Object::str(const std::string& key, std::optional<std::string> def)
   return v.get<std::string>();
 }
 
-double Object::number(const std::string& key, std::optional<double> def)
+double Object::number(const std::string& key, double lo, double hi, std::optional<double> def)
 {
   used_.insert(key);
   if (!j_.contains(key)) {
     if (def) return *def;
-    fail(file_, field(key), "a number", "nothing (missing)");
+    fail(file_, field(key), range_text(lo, hi), "nothing (missing)");
   }
   const json& v = j_.at(key);
-  if (!v.is_number()) fail(file_, field(key), "a number", v.type_name());
-  return v.get<double>();
+  if (!v.is_number()) fail(file_, field(key), range_text(lo, hi), v.type_name());
+  const double x = v.get<double>();
+  if (!number_ok(x, lo, hi)) fail(file_, field(key), range_text(lo, hi), v.dump());
+  return x;
 }
 
 long Object::integer(const std::string& key, long lo, long hi, std::optional<long> def)
@@ -158,7 +164,8 @@ void Object::finish(std::initializer_list<const char*> also) const
 }
 
 /// {"value": v, "unit": u, "source": s[, "status", "note"]}, converted to SI. `min_si` guards against nonsense.
-double quantity(Object& o, const std::string& key, models::Dimension dim, std::optional<double> def, double min_si)
+double quantity(Object& o, const std::string& key, models::Dimension dim, std::optional<double> def, double min_si,
+                std::optional<double> max_si)
 {
   if (!o.has(key)) {
     o.accept(key);
@@ -169,7 +176,9 @@ double quantity(Object& o, const std::string& key, models::Dimension dim, std::o
   const json& v = o.get(key);
   const std::string f = o.field(key);
   Object q(v, o.file(), f);
-  const double value = q.number("value");
+  const json& raw = q.get("value");
+  if (!raw.is_number()) fail(o.file(), f + ".value", "a number", raw.type_name());
+  const double value = raw.get<double>();
   const std::string unit = q.str("unit");
   const std::string source = q.str("source");
   if (source.size() < 3)
@@ -185,7 +194,15 @@ double quantity(Object& o, const std::string& key, models::Dimension dim, std::o
   q.finish();
   auto si = models::to_si(value, unit, dim);
   if (!si.ok()) fail(o.file(), f + ".unit", si.error().expected, si.error().got);
-  if (*si < min_si) fail(o.file(), f + ".value", "a value >= " + std::to_string(min_si) + " (SI)", std::to_string(*si));
+  // The one rule on the SI value: finite (1e308 Gb/s overflows to infinity bytes/s), within the field's range and
+  // the dimension's ceiling, and no negative sign (-0 included).
+  const double hi = max_si ? *max_si : models::max_si(dim);
+  if (!number_ok(*si, min_si, hi)) {
+    const std::string si_unit = models::si_unit(dim);
+    const std::string in_si = number_text(*si) + (si_unit.empty() ? "" : " " + si_unit);
+    fail(o.file(), f + ".value", range_text(min_si, hi, "a value") + (si_unit.empty() ? "" : " " + si_unit),
+         raw.dump() + " " + unit + (unit == si_unit ? "" : " = " + in_si));
+  }
   return *si;
 }
 

@@ -24,7 +24,8 @@ struct LoadError {
 [[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& expected,
                        const std::string& got);
 
-/// Parse a file; LoadError with the byte offset on malformed JSON.
+/// Parse a file; LoadError with the byte offset on malformed JSON, or with the path of a key given twice in one
+/// object (core/common/json_strict.hpp).
 json read_file(const std::string& path);
 /// Parse JSON text; `file` names it in the LoadError on malformed JSON.
 json parse_text(const std::string& text, const std::string& file);
@@ -41,7 +42,9 @@ public:
   /// The raw value of a required field.
   const json& get(const std::string& key);
   std::string str(const std::string& key, std::optional<std::string> def = std::nullopt);
-  double number(const std::string& key, std::optional<double> def = std::nullopt);
+  /// A number in [lo, hi] by the rule of core/common/number_rule.hpp (finite, in range, no negative sign when
+  /// lo >= 0); every caller states the field's range.
+  double number(const std::string& key, double lo, double hi, std::optional<double> def = std::nullopt);
   long integer(const std::string& key, long lo, long hi, std::optional<long> def = std::nullopt);
   bool boolean(const std::string& key, bool def);
   /// A size in bytes: a positive integer or a string such as "64K", "32M".
@@ -59,8 +62,9 @@ private:
 };
 
 /// A quantity {"value": v, "unit": u, "source": s[, "status", "note"]} converted to SI (a missing key gives `def`,
-/// or a LoadError without one); `min_si` guards against nonsense.
+/// or a LoadError without one). The SI value obeys the number rule (core/common/number_rule.hpp) with the range
+/// [min_si, max_si]; max_si defaults to the dimension's ceiling (models::max_si).
 double quantity(Object& o, const std::string& key, models::Dimension dim, std::optional<double> def = std::nullopt,
-                double min_si = 0.0);
+                double min_si = 0.0, std::optional<double> max_si = std::nullopt);
 
 } // namespace tp::json_input

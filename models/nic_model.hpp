@@ -14,6 +14,7 @@ const char* to_string(LinkLayerKind k);
 struct NicProfile {
   std::string name;
   std::string description;
+  std::string file; ///< the file it was read from: `pcie` is resolved beside it first
   LinkLayerKind link_layer = LinkLayerKind::INFINIBAND;
   double line_rate = 0;           ///< data rate after line encoding, bytes/s
   uint32_t mtu = 4096;            ///< active path MTU, bytes of payload per packet

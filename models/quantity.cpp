@@ -34,6 +34,59 @@ const char* to_string(Dimension d)
   return "?";
 }
 
+const char* si_unit(Dimension d)
+{
+  switch (d) {
+  case Dimension::BYTES:
+    return "B";
+  case Dimension::BYTE_RATE:
+    return "B/s";
+  case Dimension::TIME:
+    return "s";
+  case Dimension::TRANSFER_RATE:
+    return "T/s";
+  case Dimension::FREQUENCY:
+    return "Hz";
+  case Dimension::FLOP_RATE:
+    return "FLOP/s";
+  case Dimension::MESSAGE_RATE:
+    return "msg/s";
+  case Dimension::IMAGE_RATE:
+    return "img/s";
+  case Dimension::COUNT:
+  case Dimension::FRACTION:
+    return "";
+  }
+  return "?";
+}
+
+double max_si(Dimension d)
+{
+  switch (d) {
+  case Dimension::BYTES:
+    return 1125899906842624.0; // 1 PiB: a sum of all memory of a large cluster, not one part
+  case Dimension::BYTE_RATE:
+    return 1e15; // 1 PB/s (8 Pb/s): 200x an HBM3 stack, 10,000x a 800 Gb/s NIC
+  case Dimension::TIME:
+    return 3600; // an hour: profiles hold latencies and per-call overheads (microseconds)
+  case Dimension::TRANSFER_RATE:
+    return 1e12; // 1000 GT/s per lane (PCIe 7.0 signals at 128 GT/s)
+  case Dimension::FREQUENCY:
+    return 1e12; // 1 THz
+  case Dimension::FLOP_RATE:
+    return 1e18; // 1 EFLOP/s for one device
+  case Dimension::MESSAGE_RATE:
+    return 1e12;
+  case Dimension::IMAGE_RATE:
+    return 1e9;
+  case Dimension::COUNT:
+    return 1e12;
+  case Dimension::FRACTION:
+    return 1;
+  }
+  return 0;
+}
+
 Result<double> to_si(double value, const std::string& unit, Dimension dim)
 {
   static const std::map<std::string, std::pair<Dimension, double>> table = {

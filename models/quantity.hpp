@@ -26,4 +26,11 @@ const char* to_string(Dimension d);
 /// Convert `value` given in `unit` to the SI base of `dim`; Error (expected/got) if the unit does not fit.
 Result<double> to_si(double value, const std::string& unit, Dimension dim);
 
+/// The SI unit a dimension is converted to ("B/s", "s", ...).
+const char* si_unit(Dimension d);
+/// The largest value of a dimension (SI) that can be right for any hardware a profile describes, far above any
+/// real one: 1 PiB, 1 PB/s, an hour, 1 THz, 1 EFLOP/s, ... A larger number is a typo or a probe (1e308 Gb/s is
+/// infinity in bytes/s), refused by the profile reader. docs/formats.md lists them.
+double max_si(Dimension d);
+
 } // namespace tp::models

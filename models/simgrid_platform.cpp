@@ -1,8 +1,11 @@
 // SimGrid platform files as the network part (see simgrid_platform.hpp). A small scanner for the XML subset SimGrid
 // platforms use (elements with attributes, comments, the prolog and DOCTYPE; no text content is needed).
 #include "models/simgrid_platform.hpp"
+#include "core/common/number_rule.hpp"
+#include "models/quantity.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -42,12 +45,40 @@ Result<std::vector<Tag>> scan(const std::string& x, const std::string& file)
       advance_to(end + 3);
       continue;
     }
-    if (x.compare(i, 2, "<?") == 0 || x.compare(i, 2, "<!") == 0) {
-      const size_t end = x.find('>', i);
-      if (end == std::string::npos) return err("a closed declaration", "end of file");
-      advance_to(end + 1);
+    if (x.compare(i, 2, "<?") == 0) { // the prolog, processing instructions
+      const size_t end = x.find("?>", i);
+      if (end == std::string::npos) return err("a closed <?...?>", "end of file");
+      advance_to(end + 2);
       continue;
     }
+    if (x.compare(i, 9, "<![CDATA[") == 0) { // text, never markup
+      const size_t end = x.find("]]>", i);
+      if (end == std::string::npos) return err("a closed <![CDATA[...]]>", "end of file");
+      advance_to(end + 3);
+      continue;
+    }
+    if (x.compare(i, 9, "<!DOCTYPE") == 0) {
+      // An internal subset ("[...]") may declare entities whose text is markup (<!ENTITY l "<link .../>">); this
+      // reader expands no entity, so a platform that needs one is refused rather than read differently than
+      // SimGrid reads it. A DOCTYPE naming an external DTD (SimGrid's own) is skipped.
+      size_t j = i + 9;
+      char quote = 0;
+      for (; j < x.size() && (quote || x[j] != '>'); ++j) {
+        if (quote) {
+          if (x[j] == quote) quote = 0;
+        } else if (x[j] == '"' || x[j] == '\'') {
+          quote = x[j];
+        } else if (x[j] == '[') {
+          return err("a DOCTYPE without an internal subset (DTD entities are not expanded)", "'[' in <!DOCTYPE");
+        }
+      }
+      if (j >= x.size()) return err("a closed <!DOCTYPE ...>", "end of file");
+      advance_to(j + 1);
+      continue;
+    }
+    if (x.compare(i, 2, "<!") == 0)
+      return err("an element, a comment, CDATA or a DOCTYPE (DTD declarations such as <!ENTITY> are not read)",
+                 "\"" + x.substr(i, std::min<size_t>(12, x.size() - i)) + "\"");
     Tag t;
     t.line = line;
     size_t j = i + 1;
@@ -87,7 +118,9 @@ Result<std::vector<Tag>> scan(const std::string& x, const std::string& file)
       const char q = x[k];
       const size_t e = x.find(q, k + 1);
       if (e == std::string::npos) return err("a closing quote for " + key, "end of file");
-      t.attrs[key] = x.substr(k + 1, e - k - 1);
+      // XML allows an attribute once per element; which copy a reader keeps differs, so neither is taken
+      if (!t.attrs.emplace(key, x.substr(k + 1, e - k - 1)).second)
+        return err("each attribute once in <" + t.name + ">", "\"" + key + "\" again");
       j = e + 1;
     }
     advance_to(j);
@@ -102,7 +135,7 @@ bool number_unit(const std::string& s, double& v, std::string& unit)
   v = std::strtod(s.c_str(), &end);
   if (end == s.c_str()) return false;
   unit = end;
-  return v >= 0 && std::isfinite(v);
+  return number_ok(v, 0, DBL_MAX); // finite, not negative (-0 included): "nan", "inf", "-0us" are refused
 }
 
 constexpr size_t MAX_HOSTS = 100000; ///< a platform beyond this is refused, not allocated
@@ -152,7 +185,7 @@ bool simgrid_bandwidth(const std::string& s, double& bps)
   auto it = units.find(u);
   if (it == units.end()) return false;
   bps = v * it->second;
-  return bps > 0;
+  return bps > 0 && number_ok(bps, 0, max_si(Dimension::BYTE_RATE)); // the profile's ceiling: 1e308Tbps is infinite
 }
 
 bool simgrid_latency(const std::string& s, double& sec)
@@ -165,7 +198,7 @@ bool simgrid_latency(const std::string& s, double& sec)
   auto it = units.find(u);
   if (it == units.end()) return false;
   sec = v * it->second;
-  return true;
+  return number_ok(sec, 0, max_si(Dimension::TIME));
 }
 
 Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const std::string& file)
@@ -185,7 +218,9 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
     auto s = attr(t, k);
     if (!s.ok()) return s.error();
     if (!simgrid_bandwidth(s.value(), v))
-      return Error::at(file, "line " + std::to_string(t.line), std::string(k) + ": a bandwidth like 10Gbps or 1.25GBps",
+      return Error::at(file, "line " + std::to_string(t.line),
+                       std::string(k) + ": a bandwidth like 10Gbps or 1.25GBps, above 0 and at most " +
+                           number_text(max_si(Dimension::BYTE_RATE)) + " B/s",
                        "\"" + s.value() + "\"");
     return ok_status();
   };
@@ -193,7 +228,9 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
     auto s = attr(t, k);
     if (!s.ok()) return s.error();
     if (!simgrid_latency(s.value(), v))
-      return Error::at(file, "line " + std::to_string(t.line), std::string(k) + ": a latency like 10us or 1e-5",
+      return Error::at(file, "line " + std::to_string(t.line),
+                       std::string(k) + ": a latency like 10us or 1e-5" + range_text(0, max_si(Dimension::TIME), "") +
+                           " s",
                        "\"" + s.value() + "\"");
     return ok_status();
   };
@@ -203,7 +240,28 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
   const Tag* open_route = nullptr;
   for (const auto& t : tags.value()) {
     if (t.name == "platform") platform = true;
+    if (t.name == "zone" || t.name == "AS") {
+      // Only full routing is read: its <route>s list each host pair's links. Other routings (Floyd, Dijkstra: routes
+      // between neighbours; Cluster*, Vivaldi, Wifi, Star, None: computed or absent routes) would be misread as
+      // host links and a switch, so they are refused.
+      const auto routing = t.attrs.find("routing");
+      if (routing != t.attrs.end() && routing->second != "Full")
+        return Error::at(file, "line " + std::to_string(t.line),
+                         "<" + t.name + " routing=\"Full\"> (the one zone routing read; or a <cluster>)",
+                         "routing=\"" + routing->second + "\"");
+    } else if (t.name == "zoneRoute" || t.name == "ASroute" || t.name == "bypassRoute" || t.name == "bypassZoneRoute" ||
+               t.name == "bypassASroute") {
+      return Error::at(file, "line " + std::to_string(t.line),
+                       "one network: a <cluster> or a Full zone's <route>s between hosts (routes between zones are "
+                       "not read)",
+                       "<" + t.name + ">");
+    }
     if (t.name == "cluster") {
+      // A cluster is read as hosts on private links behind one backbone: the FLAT topology. Fat trees, tori and
+      // dragonflies route through several switches, which this reader does not model.
+      if (const auto topo = t.attrs.find("topology"); topo != t.attrs.end() && topo->second != "FLAT")
+        return Error::at(file, "line " + std::to_string(t.line), "a <cluster> with topology FLAT (the one read)",
+                         "topology=\"" + topo->second + "\"");
       auto id = attr(t, "id");
       auto pre = attr(t, "prefix"), suf = attr(t, "suffix"), rad = attr(t, "radical");
       for (auto* r : {&id, &pre, &suf, &rad})

@@ -3,7 +3,10 @@
 // backbone bb_bw/bb_lat), or a <zone routing="Full"> whose routes between hosts cross host links and at most one
 // shared link (a switch). What it gives tensorpath: the hosts (how many, their names), each host's link bandwidth and
 // latency (the NIC's line rate and port latency) and the backbone's latency (the switch). Anything else in the file
-// (speeds, disks, properties, other zones) is ignored; anything malformed is an error naming the file and line.
+// (speeds, disks, properties) is ignored; anything malformed is an error naming the file and line, and so is what
+// would be misread: a zone routing other than Full, a cluster topology other than FLAT, routes between zones, an
+// attribute given twice, a DOCTYPE with an internal subset (entities are never expanded, so markup hidden in one is
+// never read as elements; CDATA is text), and bandwidths or latencies breaking the number rule.
 // Tests: tests/models/simgrid_platform_test.cpp.
 #pragma once
 

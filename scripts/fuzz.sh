@@ -11,8 +11,8 @@ command -v clang++ > /dev/null || { echo "fuzz: clang++ not found (apt-get insta
 # Every target (tests/fuzz/CMakeLists.txt) with its seed directories (their regular files;
 # tests/fuzz/make_wire_seeds.py writes tests/fuzz/seeds/). Without names, all of them run, in name order.
 declare -A seeds=(
-  [fuzz_traces]="tests/traces/fixtures"
-  [fuzz_simgrid_platform]="models/hw/network"
+  [fuzz_traces]="tests/traces/fixtures tests/fuzz/seeds/fuzz_traces"
+  [fuzz_simgrid_platform]="models/hw/network tests/fuzz/seeds/fuzz_simgrid_platform"
   [fuzz_rpc_frame]=""
   [fuzz_verbs_v1]="tests/fuzz/seeds/fuzz_verbs_v1"
   [fuzz_verbs_v2]="tests/fuzz/seeds/fuzz_verbs_v2"
@@ -20,10 +20,10 @@ declare -A seeds=(
   [fuzz_ar_grpc]="tests/fuzz/seeds/fuzz_ar_grpc"
   [fuzz_mpi]="tests/fuzz/seeds/fuzz_mpi"
   [fuzz_channel_hello]="tests/fuzz/seeds/fuzz_channel_hello"
-  [fuzz_scenario]="scenarios scenarios/examples scenarios/faults"
-  [fuzz_sweep]="scenarios/sweeps"
-  [fuzz_hw_profile]="$(echo models/hw/*/)"
-  [fuzz_validation_cases]="validation/cases"
+  [fuzz_scenario]="scenarios scenarios/examples scenarios/faults tests/fuzz/seeds/fuzz_scenario"
+  [fuzz_sweep]="scenarios/sweeps tests/fuzz/seeds/fuzz_sweep"
+  [fuzz_hw_profile]="$(echo models/hw/*/) tests/fuzz/seeds/fuzz_hw_profile"
+  [fuzz_validation_cases]="validation/cases tests/fuzz/seeds/fuzz_validation_cases"
   [fuzz_process_link]="tests/fuzz/seeds/fuzz_process_link"
 )
 mapfile -t all < <(printf '%s\n' "${!seeds[@]}" | sort)

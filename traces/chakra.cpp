@@ -66,7 +66,9 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
     const size_t pos = size_t(in.tellg());
     json node;
     try {
-      in >> node;
+      node = json_strict::parse<json>(in, false); // one object; the stream stays after it
+    } catch (const json_strict::StrictError& e) {
+      return Error::at(file, "line " + std::to_string(line_of(input, pos)) + ": " + e.path, e.expected, e.got);
     } catch (const json::parse_error& e) {
       return Error::at(file, "line " + std::to_string(line_of(input, pos + (e.byte > 0 ? e.byte - 1 : 0))),
                        "concatenated JSON objects (Chakra JSON)", e.what());
@@ -79,11 +81,14 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
     if (!node.is_object()) return Error::at(file, where, "a node object", node.type_name());
     const std::string type = text(node, "type");
     if (type.empty()) continue; // metadata (schema, pid, ...)
-    double start = 0, dur = 0;
-    number(node, "startTimeMicros", start);
-    if (!number(node, "durationMicros", dur) || dur < 0)
+    auto start_field = timestamp(node, "startTimeMicros", file, where + ":");
+    if (!start_field.ok()) return start_field.error();
+    auto dur_field = duration(node, "durationMicros", file, where + ":");
+    if (!dur_field.ok()) return dur_field.error();
+    if (!*dur_field)
       return Error::at(file, where, "\"durationMicros\" (an int64, as a string or a number)",
                        node.dump().substr(0, 80));
+    const double start = start_field->value_or(0), dur = **dur_field;
     const std::string name = text(node, "name");
     if (type == "COMP_NODE") {
       TraceOp op;
@@ -94,10 +99,11 @@ Result<Trace> parse_chakra(const std::string& input, const std::string& file)
       t.ops.push_back(op);
     } else if (type == "COMM_COLL_NODE" || type == "COMM_SEND_NODE" || type == "COMM_RECV_NODE") {
       const json* size = attr(node, "comm_size");
-      double bytes = 0;
-      uint64_t nbytes = 0;
-      if (!size || !number(json{{"v", *size}}, "v", bytes) || !count_of(bytes, nbytes))
-        return Error::at(file, where, "a \"comm_size\" attr (bytes)", node.dump().substr(0, 80));
+      if (!size) return Error::at(file, where, "a \"comm_size\" attr (bytes)", node.dump().substr(0, 80));
+      auto bytes = numeric(json{{"comm_size", *size}}, "comm_size", 0, MAX_COUNT, true, file, where + ": attr");
+      if (!bytes.ok()) return bytes.error();
+      if (!*bytes) return Error::at(file, where, "a \"comm_size\" attr (bytes)", node.dump().substr(0, 80));
+      const uint64_t nbytes = uint64_t(**bytes);
       if (type == "COMM_COLL_NODE") {
         TraceCollective c;
         c.name = name;

@@ -76,11 +76,17 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
   Trace t;
   t.format = "horovod_timeline";
   t.file = file;
+  // The file is an array of events: event i is at "[i]".
+  auto at = [](size_t i) { return "[" + std::to_string(i) + "]"; };
+  auto event_error = [&](const std::string& f, size_t i, const std::string& expected, const std::string& got) {
+    return Error::at(f, at(i), expected, got);
+  };
   std::map<long, std::string> tensor;
   struct Open {
     std::string name;
     double ts;
     json args;
+    std::string at; ///< "[7]": where the B event is
   };
   std::map<long, std::vector<Open>> open; // per tensor: the B events not yet ended
   for (size_t i = 0; i < ev.size(); ++i) {
@@ -95,10 +101,12 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       continue;
     }
     if (ph != "B" && ph != "E" && ph != "X") continue;
-    double ts = 0;
-    if (!number(e, "ts", ts)) return event_error(file, i, "a numeric \"ts\" (microseconds)", e.dump().substr(0, 80));
+    auto ts_field = timestamp(e, "ts", file, at(i));
+    if (!ts_field.ok()) return ts_field.error();
+    if (!*ts_field) return event_error(file, i, "a numeric \"ts\" (microseconds)", e.dump().substr(0, 80));
+    const double ts = **ts_field;
     if (ph == "B") {
-      open[pid].push_back({text(e, "name"), ts, e.value("args", json::object())});
+      open[pid].push_back({text(e, "name"), ts, e.value("args", json::object()), at(i)});
       continue;
     }
     if (ph == "X") continue; // instant activities inside an operation
@@ -115,9 +123,13 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     c.start = b.ts * 1e-6;
     c.duration = (ts - b.ts) * 1e-6;
     if (c.duration < 0) return event_error(file, i, "an end after its begin", std::to_string(ts));
-    double bytes = 0;
-    if (number(b.args, "bytes", bytes) || number(b.args, "size", bytes)) {
-      if (!count_of(bytes, c.bytes)) return event_error(file, i, "a byte count", b.args.dump().substr(0, 80));
+    // the size from the begin event (b.at names it)
+    auto bytes = numeric(b.args, "bytes", 0, MAX_COUNT, true, file, b.at + ".args");
+    if (!bytes.ok()) return bytes.error();
+    auto size = numeric(b.args, "size", 0, MAX_COUNT, true, file, b.at + ".args");
+    if (!size.ok()) return size.error();
+    if (*bytes || *size) {
+      c.bytes = uint64_t(*bytes ? **bytes : **size);
     } else if (b.args.contains("dtype") && b.args.contains("shape")) {
       const size_t es = dtype_bytes(text(b.args, "dtype"));
       const long long n = elements(b.args["shape"]);

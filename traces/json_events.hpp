@@ -1,21 +1,28 @@
 // Helpers shared by the trace parsers (internal: include only from traces/*.cpp; it brings nlohmann/json).
 #pragma once
 
+#include "core/common/json_strict.hpp"
+#include "core/common/number_rule.hpp"
 #include "core/common/result.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <optional>
 #include <string>
 
 namespace tp::traces::detail {
 
 using json = nlohmann::json;
 
-/// Parse JSON text; a syntax error names the file, the byte offset and nlohmann's reason.
+/// Parse JSON text; a syntax error names the file, the byte offset and nlohmann's reason; a key given twice in one
+/// event or a number beyond a double names its path ("traceEvents[7].dur").
 inline Result<json> parse_json(const std::string& text, const std::string& file)
 {
   try {
-    return json::parse(text);
+    return json_strict::parse<json>(text);
+  } catch (const json_strict::StrictError& e) {
+    return Error::at(file, e.path.empty() ? "(top level)" : e.path, e.expected, e.got);
   } catch (const json::parse_error& e) {
     return Error::at(file, "byte " + std::to_string(e.byte), "JSON", e.what());
   } catch (const json::exception& e) { // e.g. a number too large for any type (found by fuzzing)
@@ -23,15 +30,22 @@ inline Result<json> parse_json(const std::string& text, const std::string& file)
   }
 }
 
-/// A count that fits: 0 <= v < 2^53 (bytes, elements, ranks); false for NaN, negatives and absurd sizes.
+// The ranges of a trace's numbers (the rule of core/common/number_rule.hpp: finite, in range, no negative sign).
+constexpr double MAX_TIMESTAMP_US = 1e18;        ///< 31,700 years of microseconds: any epoch timestamp fits
+constexpr double MAX_DURATION_US = 1e15;         ///< 31.7 years
+constexpr double MAX_COUNT = 9007199254740991.0; ///< 2^53 - 1: bytes, elements (exact in a double)
+
+/// A count that fits: an integer 0 <= v < 2^53 (bytes, elements, ranks); false for NaN, negatives, fractions and
+/// absurd sizes.
 inline bool count_of(double v, uint64_t& out)
 {
-  if (!(v >= 0) || v >= 9007199254740992.0) return false;
+  if (!number_ok(v, 0, MAX_COUNT) || v != std::floor(v)) return false;
   out = uint64_t(v);
   return true;
 }
 
 /// A number field (or a number in a string, as Chakra writes int64) -> double; false when absent or not a number.
+/// The value is not checked: numeric() below applies the rule.
 inline bool number(const json& o, const char* key, double& out)
 {
   if (!o.is_object() || !o.contains(key)) return false;
@@ -49,14 +63,49 @@ inline bool number(const json& o, const char* key, double& out)
   return false;
 }
 
+/// The numeric field `key` of `o` by the number rule: nothing when absent (or not a number: the caller says whether
+/// it is required); the value when it is finite and in [lo, hi] (an integer when `integral`); otherwise an Error at
+/// `where`.`key` ("line 7: key" when `where` ends with ':'): NaN or infinity (strings such as "nan", "inf", "1e999"), a
+/// negative time or size, a count with a fraction.
+inline Result<std::optional<double>> numeric(const json& o, const char* key, double lo, double hi, bool integral,
+                                             const std::string& file, const std::string& where)
+{
+  double v = 0;
+  if (!number(o, key, v)) return std::optional<double>();
+  if (!number_ok(v, lo, hi) || (integral && v != std::floor(v)))
+    return Error::at(file, where.ends_with(':') ? where + " " + key : where + "." + key,
+                     range_text(lo, hi, integral ? "an integer" : "a number"), o[key].dump());
+  return std::optional<double>(v);
+}
+
+/// A timestamp in microseconds (ts, startTimeMicros): [0, MAX_TIMESTAMP_US].
+inline Result<std::optional<double>> timestamp(const json& o, const char* key, const std::string& file,
+                                               const std::string& where)
+{
+  return numeric(o, key, 0, MAX_TIMESTAMP_US, false, file, where);
+}
+
+/// A duration in microseconds (dur, durationMicros): [0, MAX_DURATION_US].
+inline Result<std::optional<double>> duration(const json& o, const char* key, const std::string& file,
+                                              const std::string& where)
+{
+  return numeric(o, key, 0, MAX_DURATION_US, false, file, where);
+}
+
 inline std::string text(const json& o, const char* key)
 {
   return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
 }
 
+/// "traceEvents[7]": where event `index` sits in a Chrome trace object.
+inline std::string event_at(size_t index)
+{
+  return "traceEvents[" + std::to_string(index) + "]";
+}
+
 inline Error event_error(const std::string& file, size_t index, const std::string& expected, const std::string& got)
 {
-  return Error::at(file, "traceEvents[" + std::to_string(index) + "]", expected, got);
+  return Error::at(file, event_at(index), expected, got);
 }
 
 } // namespace tp::traces::detail

@@ -45,12 +45,21 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     const bool nccl = name.rfind("nccl:", 0) == 0 || name.find("ncclKernel") != std::string::npos ||
                       name.find("ncclDevKernel") != std::string::npos;
     if (!nccl && cat != "kernel") continue;
-    double ts = 0, dur = 0;
-    if (!number(e, "ts", ts) || !number(e, "dur", dur) || dur < 0)
+    auto ts_field = timestamp(e, "ts", file, event_at(i));
+    if (!ts_field.ok()) return ts_field.error();
+    auto dur_field = duration(e, "dur", file, event_at(i));
+    if (!dur_field.ok()) return dur_field.error();
+    if (!*ts_field || !*dur_field)
       return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
+    const double ts = **ts_field, dur = **dur_field;
     if (nccl) {
-      double nelems = 0, group = 0;
-      const bool sized = number(args, "In msg nelems", nelems) || number(args, "Out msg nelems", nelems);
+      const std::string at_args = event_at(i) + ".args";
+      auto in_n = numeric(args, "In msg nelems", 0, MAX_COUNT, true, file, at_args);
+      if (!in_n.ok()) return in_n.error();
+      auto out_n = numeric(args, "Out msg nelems", 0, MAX_COUNT, true, file, at_args);
+      if (!out_n.ok()) return out_n.error();
+      const bool sized = *in_n || *out_n;
+      const double nelems = *in_n ? **in_n : *out_n ? **out_n : 0;
       if (!sized && name.rfind("nccl:", 0) != 0) {
         // An NCCL kernel without sizes: the GPU time of the nccl: call launched before it (the call's own event
         // is only the CPU-side launch).
@@ -67,11 +76,14 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       TraceCollective c;
       c.name = name;
       c.kind = collective_kind(name.rfind("nccl:", 0) == 0 ? name.substr(5) : name);
-      uint64_t n = 0, ranks = 0;
+      uint64_t n = 0;
       if (!count_of(nelems, n) || n > (uint64_t(1) << 56))
         return event_error(file, i, "an element count that fits", args.dump().substr(0, 80));
       c.bytes = n * es;
-      c.ranks = number(args, "Group size", group) && count_of(group, ranks) && ranks < (1u << 24) ? int(ranks) : 0;
+      // a group of ranks: 1 .. 2^24 - 1 (absent: not recorded, 0)
+      auto group = numeric(args, "Group size", 1, double((1u << 24) - 1), true, file, at_args);
+      if (!group.ok()) return group.error();
+      c.ranks = *group ? int(**group) : 0;
       c.start = ts * 1e-6;
       c.duration = dur * 1e-6;
       t.collectives.push_back(c);
@@ -80,9 +92,9 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     }
     TraceOp op;
     op.name = name;
-    double dev = 0;
-    uint64_t devno = 0;
-    op.device = number(args, "device", dev) && count_of(dev, devno) ? "cuda:" + std::to_string(devno) : "gpu";
+    auto dev = numeric(args, "device", 0, 65535, true, file, event_at(i) + ".args"); // a CUDA device index
+    if (!dev.ok()) return dev.error();
+    op.device = *dev ? "cuda:" + std::to_string(uint64_t(**dev)) : "gpu";
     op.start = ts * 1e-6;
     op.duration = dur * 1e-6;
     t.ops.push_back(op);

@@ -44,9 +44,13 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
     const json& e = ev[i];
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     if (text(e, "ph") != "X") continue; // metadata, flows, counters
-    double ts = 0, dur = 0;
-    if (!number(e, "ts", ts) || !number(e, "dur", dur) || dur < 0)
+    auto ts_field = timestamp(e, "ts", file, event_at(i));
+    if (!ts_field.ok()) return ts_field.error();
+    auto dur_field = duration(e, "dur", file, event_at(i));
+    if (!dur_field.ok()) return dur_field.error();
+    if (!*ts_field || !*dur_field)
       return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
+    const double ts = **ts_field, dur = **dur_field;
     const json args = e.value("args", json::object());
     std::string label = text(args, "label");
     if (label.empty()) label = text(args, "name");

@@ -1,8 +1,10 @@
 // Fault list of a scenario job (see fault_spec.hpp).
 #include "apps/lib/fault_spec.hpp"
 
+#include "core/common/number_rule.hpp"
 #include "models/json_reader.hpp"
 
+#include <cfloat>
 #include <cmath>
 #include <sstream>
 
@@ -20,7 +22,7 @@ double read_time(json_input::Object& o, const std::string& key, double def, bool
   const json& v = o.get(key);
   if (v.is_number()) {
     const double t = v.get<double>();
-    if (!(t >= 0) || std::isinf(t)) fail(o.file(), o.field(key), "a time >= 0 (seconds)", v.dump());
+    if (!number_ok(t, 0, DBL_MAX)) fail(o.file(), o.field(key), "a time >= 0 (seconds)", v.dump()); // -0 too
     return t;
   }
   if (v.is_string()) {
@@ -31,7 +33,7 @@ double read_time(json_input::Object& o, const std::string& key, double def, bool
     std::string unit;
     if (in >> x >> unit && !(in >> std::ws).good()) {
       auto si = models::to_si(x, unit, models::Dimension::TIME);
-      if (si.ok() && si.value() >= 0 && !std::isinf(si.value())) return si.value();
+      if (si.ok() && number_ok(si.value(), 0, DBL_MAX)) return si.value();
     }
   }
   fail(o.file(), o.field(key),
@@ -78,7 +80,7 @@ sim::FaultPlan read_fault_plan(json_input::Object& job)
       x.nic = int(f.integer("nic", 0, 64, 0));
       x.duration = read_time(f, "duration", std::numeric_limits<double>::infinity(), true);
       if (x.kind == sim::FaultKind::PACKET_LOSS) {
-        x.probability = f.number("probability");
+        x.probability = f.number("probability", 0, 1);
         if (!(x.probability >= 0 && x.probability <= 1))
           fail(f.file(), f.field("probability"), "a probability per packet in [0, 1]", std::to_string(x.probability));
       }

@@ -3,11 +3,14 @@
 // spec_files.cpp does), so the fuzz build compiles this file without the simulator (tests/fuzz/fuzz_scenario.cpp).
 #include "apps/lib/fault_spec.hpp"
 #include "apps/lib/spec_files.hpp"
+#include "core/common/number_rule.hpp"
 #include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
 #include "models/json_reader.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -28,13 +31,25 @@ json read_json(const std::string& path)
   return json_input::read_file(path);
 }
 
+// The ranges of the job's numbers (the rule: core/common/number_rule.hpp). Beyond them a number cannot be right.
+constexpr double MAX_COMPUTE_MS = 1e9;     ///< a synthetic model's compute per step: at most 11.6 days
+constexpr double MIN_TICK_MS = 1e-6;       ///< the coordinator's tick: 1 ns ..
+constexpr double MAX_TICK_MS = 1e6;        ///< .. 1000 s
+constexpr double MIN_STALL_TIMEOUT = 1e-9; ///< simulated seconds without progress before a run is stalled
+constexpr double MAX_STALL_TIMEOUT = 1e9;
+
 JobSpec parse_job(Reader r, const std::string& default_hw)
 {
   JobSpec j;
   j.label = r.str("label", "");
   const std::string kind = r.str("kind");
-  j.hw = r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw));
-  j.switch_name = r.str("switch", "");
+  // Profiles named by the file are looked for beside it first (models::profile_beside), then on the search path.
+  auto beside = [&](const std::string& name, std::vector<std::string> kinds) {
+    return models::profile_beside(name, r.file(), kinds);
+  };
+  j.hw = beside(r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw)),
+                {"host", "cluster", "nic"});
+  j.switch_name = beside(r.str("switch", ""), {"switch"});
   if (kind == "perftest") {
     j.kind = JobSpec::Kind::PERFTEST;
     auto& c = j.perftest.config;
@@ -103,7 +118,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       };
       tj.src = place("src");
       tj.dst = place("dst");
-      fabric = t.str("fabric", "");
+      fabric = beside(t.str("fabric", ""), {"tcp"});
     };
     read_transfer(r, j.transfer, j.fabric);
     if (r.has("baseline")) {
@@ -121,14 +136,9 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.batch = int(r.integer("batch", 1, 4096, 32));
     if (t.model == "synthetic") {
       // Checked as a double before the conversion (a double beyond int64_t does not convert).
-      const double parameters = r.number("parameters");
-      if (!(parameters >= 1 && parameters <= 1e15))
-        fail(r.file(), r.field("parameters"), "a parameter count in 1 .. 1e15", std::to_string(parameters));
-      t.synthetic_parameters = int64_t(parameters);
+      t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
       t.synthetic_layers = int(r.integer("layers", 1, 100000));
-      t.synthetic_compute_ms = r.number("compute_ms");
-      if (t.synthetic_compute_ms < 0)
-        fail(r.file(), r.field("compute_ms"), "a non-negative time", std::to_string(t.synthetic_compute_ms));
+      t.synthetic_compute_ms = r.number("compute_ms", 0, MAX_COMPUTE_MS);
     }
     t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
     t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
@@ -160,14 +170,12 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     if (!st.ok()) fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
     t.strategy = st.value();
     t.steps = int(r.integer("steps", 2, 1000, 3));
-    t.fabric = r.str("fabric", "");
-    t.nic = r.str("nic", "");
+    t.fabric = beside(r.str("fabric", ""), {"tcp"});
+    t.nic = beside(r.str("nic", ""), {"nic"});
     t.one_gpu_reference = r.boolean("reference", true);
     t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
     t.collectives.coordinator = r.boolean("coordinator", true);
-    t.collectives.tick_seconds = r.number("tick_ms", 1.0) * 1e-3;
-    if (t.collectives.tick_seconds <= 0)
-      fail(r.file(), r.field("tick_ms"), "a positive tick", std::to_string(t.collectives.tick_seconds * 1e3));
+    t.collectives.tick_seconds = r.number("tick_ms", MIN_TICK_MS, MAX_TICK_MS, 1.0) * 1e-3;
     t.collectives.fusion_threshold = r.size("fusion", 0);
     t.collectives.response_cache = r.boolean("response_cache", false);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
@@ -176,10 +184,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
       fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
     t.faults = read_fault_plan(r);
-    t.stall_timeout = r.number("stall_timeout", 1000);
-    if (!(t.stall_timeout > 0) || std::isinf(t.stall_timeout))
-      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds",
-           std::to_string(t.stall_timeout));
+    t.stall_timeout = r.number("stall_timeout", MIN_STALL_TIMEOUT, MAX_STALL_TIMEOUT, 1000);
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }
@@ -213,10 +218,10 @@ void cases_from(const json& j, const std::string& f, std::set<std::string>& name
     c.measure = r.str("measure");
     if (c.measure.empty()) fail(f, r.field("measure"), "the name of a metric the job reports", "\"\"");
     c.unit = r.str("unit", "");
-    c.expected = r.number("expected");
-    c.tolerance = r.number("tolerance");
+    c.expected = r.number("expected", -DBL_MAX, DBL_MAX);
+    c.tolerance = r.number("tolerance", 0, 1);
     if (c.tolerance <= 0 || c.tolerance >= 1)
-      fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", std::to_string(c.tolerance));
+      fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", number_text(c.tolerance));
     if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
     c.note = r.str("note", "");
     c.expected_to_fail = r.str("expected_to_fail", "");
@@ -260,13 +265,7 @@ Result<std::vector<ValidationCase>> load_cases_text(const std::string& text, con
   std::vector<ValidationCase> out;
   std::set<std::string> names;
   try {
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const std::exception& e) {
-      return Error::at(name, "", "JSON", e.what());
-    }
-    cases_from(j, name, names, out);
+    cases_from(json_input::parse_text(text, name), name, names, out);
   } catch (const SpecError& e) {
     return e.error;
   }
@@ -309,19 +308,17 @@ Result<Scenario> load_scenario(const std::string& path)
 
 Result<Scenario> load_scenario_text(const std::string& text, const std::string& name)
 {
-  json j;
   try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    return Error::at(name, "", "JSON", e.what());
+    return scenario_from(json_input::parse_text(text, name), name);
+  } catch (const SpecError& e) {
+    return e.error;
   }
-  return scenario_from(j, name);
 }
 
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field)
 {
   try {
-    json j = json::parse(json_text);
+    const json j = json_input::parse_text(json_text, file);
     return parse_job(Reader(j, file, field), "");
   } catch (const SpecError& e) {
     return e.error;

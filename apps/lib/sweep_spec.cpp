@@ -3,6 +3,8 @@
 // (tests/fuzz/fuzz_sweep.cpp).
 #include "apps/lib/spec_files.hpp"
 #include "apps/lib/sweep.hpp"
+#include "core/common/json_strict.hpp"
+#include "core/common/number_rule.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,8 @@ namespace tp::frontend {
 using json = nlohmann::json;
 
 namespace {
+
+constexpr double MAX_POINT_TIMEOUT = 7 * 24 * 3600.0; ///< wall seconds one point may run
 
 Error spec_error(const std::string& file, const std::string& field, const std::string& expected, const std::string& got)
 {
@@ -36,7 +40,9 @@ Result<SweepSpec> load_sweep_text(const std::string& text, const std::string& pa
 {
   nlohmann::ordered_json j; // axes keep their file order
   try {
-    j = nlohmann::ordered_json::parse(text);
+    j = json_strict::parse<nlohmann::ordered_json>(text);
+  } catch (const json_strict::StrictError& e) { // a key given twice (an axis named twice), a number beyond a double
+    return spec_error(path, e.path.empty() ? "(top level)" : e.path, e.expected, e.got);
   } catch (const std::exception& e) {
     return spec_error(path, "", "JSON", e.what());
   }
@@ -90,8 +96,11 @@ Result<SweepSpec> load_sweep_text(const std::string& text, const std::string& pa
     return spec_error(path, "axes", "at most " + std::to_string(MAX_SWEEP_POINTS) + " points",
                       "more (split the sweep)");
   if (j.contains("point_timeout")) {
-    if (!j["point_timeout"].is_number() || j["point_timeout"].get<double>() <= 0)
-      return spec_error(path, "point_timeout", "seconds > 0", j["point_timeout"].dump());
+    // the number rule (core/common/number_rule.hpp): finite, positive, at most a week of wall time per point
+    if (!j["point_timeout"].is_number() || !number_ok(j["point_timeout"].get<double>(), 0, MAX_POINT_TIMEOUT) ||
+        j["point_timeout"].get<double>() == 0)
+      return spec_error(path, "point_timeout", range_text(0, MAX_POINT_TIMEOUT, "seconds > 0"),
+                        j["point_timeout"].dump());
     s.point_timeout = j["point_timeout"];
   }
   if (j.contains("metrics")) {

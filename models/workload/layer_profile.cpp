@@ -1,5 +1,6 @@
 // PipeDream graph.txt parser (see layer_profile.hpp).
 #include "models/workload/layer_profile.hpp"
+#include "core/common/number_rule.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -93,8 +94,14 @@ Result<LayerProfile> parse_pipedream_profile(const std::string& path)
       const std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
       char* end = nullptr;
       const double v = std::strtod(val.c_str(), &end);
-      if (end == val.c_str() || *end != '\0' || v < 0)
-        return Error::at(path, where + ": " + key, "a non-negative number", "\"" + val + "\"");
+      // the number rule (core/common/number_rule.hpp): "nan", "inf", "-0" are refused; times in ms up to an hour,
+      // sizes up to 1 PiB
+      const bool time = key.ends_with("_time");
+      const double hi = time ? 3.6e6 : 1125899906842624.0;
+      if (end == val.c_str() || *end != '\0' || !number_ok(v, 0, hi))
+        return Error::at(path, where + ": " + key, range_text(0, hi, time ? "milliseconds" : "bytes"),
+                         "\"" + val + "\"");
+      if (seen.count(key)) return Error::at(path, where + ": " + key, "each key once per node", "a second time");
       if (key == "forward_compute_time")
         l.forward_seconds = v * 1e-3;
       else if (key == "backward_compute_time")

@@ -275,3 +275,54 @@ TEST_CASE("the same scenario and the same replay give byte-identical results (de
   REQUIRE(a.status == 0);
   CHECK(a.out == b.out);
 }
+
+TEST_CASE("Every subcommand takes --models-dir, which like TENSORPATH_MODELS_DIR finds one's own profiles", "[quick]")
+{
+  // every subcommand takes it (and checks it) before doing anything else
+  for (const char* c : {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "sweep", "plan",
+                        "replay", "validate", "profiles"}) {
+    INFO(c);
+    Run help = run(std::string(c) + " --help");
+    CHECK(help.out.find("--models-dir DIR") != std::string::npos);
+    Run r = run(std::string(c) + " --models-dir /no/such/models-dir");
+    CHECK(r.status == 2);
+    CHECK(r.out.find("/no/such/models-dir: --models-dir: expected a directory") != std::string::npos);
+  }
+  const fs::path dir = fs::temp_directory_path() / ("tp_cli_models_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "a" / "switch");
+  fs::create_directories(dir / "b");
+  std::ofstream(dir / "a" / "switch" / "lab-switch.json")
+      << R"({"kind": "switch", "latency": {"value": 100, "unit": "ns", "source": "a test"}})";
+  std::ofstream(dir / "b" / "flat-switch.json") // a flat directory: the file says its kind
+      << R"({"kind": "switch", "latency": {"value": 200, "unit": "ns", "source": "a test"}})";
+  Run opt =
+      run("profiles switch lab-switch --models-dir " + (dir / "a").string() + " --models-dir " + (dir / "b").string());
+  CHECK(opt.status == 0);
+  CHECK(opt.out.find((dir / "a" / "switch" / "lab-switch.json").string()) != std::string::npos);
+  Run flat =
+      run("profiles switch flat-switch --models-dir " + (dir / "a").string() + " --models-dir " + (dir / "b").string());
+  CHECK(flat.out.find((dir / "b" / "flat-switch.json").string()) != std::string::npos);
+  Run listed = run("profiles switch --models-dir " + (dir / "a").string());
+  CHECK(listed.out.find("lab-switch") != std::string::npos);
+  CHECK(listed.out.find("mellanox-sb7800") != std::string::npos); // the built-in ones still listed
+  Run by_env = run("profiles switch flat-switch");
+  CHECK(by_env.out.find((dir / "b" / "flat-switch.json").string()) == std::string::npos);
+  const std::string with_env = "TENSORPATH_MODELS_DIR=/no/such:" + (dir / "b").string() + " ";
+  const std::string cmd = with_env + TENSORPATH_BINARY + " profiles switch flat-switch 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::string out;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.append(buf.data(), n);
+  CHECK(::pclose(p) == 0);
+  CHECK(out.find((dir / "b" / "flat-switch.json").string()) != std::string::npos);
+  // an unknown name says where it looked
+  Run missing = run("perftest --hw no-such-nic --models-dir " + (dir / "a").string());
+  CHECK(missing.status == 2);
+  CHECK(missing.out.find((dir / "a").string() + " (--models-dir)") != std::string::npos);
+  CHECK(missing.out.find("(built-in)") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -1,7 +1,12 @@
 // Scenario and validation-case files: the shipped ones load; bad ones name the file and the field.
+#include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/spec_files.hpp"
+#include "apps/lib/sweep.hpp"
+#include "models/catalog.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -158,6 +163,9 @@ TEST_CASE("Fault lists are read with units and refused with file and field", "[q
       {R"({"type": "meteor"})", "jobs[0].faults[0].type"},
       {R"({"type": "link_down", "host": "node1", "at": "soon"})", "jobs[0].faults[0].at"},
       {R"({"type": "link_down", "host": "node1", "at": -1})", "jobs[0].faults[0].at"},
+      {R"({"type": "link_down", "host": "node1", "at": -0.0})", "jobs[0].faults[0].at"}, // the number rule
+      {R"({"type": "link_down", "host": "node1", "at": "-0 ms"})", "jobs[0].faults[0].at"},
+      {R"({"type": "link_down", "host": "node1", "duration": "1e308 s", "at": "1e400 s"})", "jobs[0].faults[0].at"},
       {R"({"type": "packet_loss", "host": "node1", "probability": 1.5})", "jobs[0].faults[0].probability"},
       {R"({"type": "packet_loss", "host": "node1"})", "jobs[0].faults[0].probability"},
       {R"({"type": "qp_error"})", "jobs[0].faults[0].process"},
@@ -222,6 +230,156 @@ TEST_CASE("Numbers in a job that fit no type are refused, not wrapped or convert
   auto f = write_tmp("big.json", R"({"jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce", "size": 1e400}]})");
   auto big = load_scenario(f);
   REQUIRE_FALSE(big.ok());
-  CHECK(big.error().expected == "valid JSON");
+  CHECK(big.error().field == "jobs[0].size"); // named at its field since the strict parser
   fs::remove(f);
+}
+
+TEST_CASE("Every number of a job refuses overflow, negatives, -0, absurd values and strings, naming the field",
+          "[quick]")
+{
+  struct Job {
+    std::string base; ///< a valid job
+    std::vector<std::string> fields;
+    std::vector<std::string> negative_ok;
+  } jobs[] = {
+      {R"({"kind": "perftest", "hw": "connectx3-40gbe-roce"})",
+       {"iterations", "qps", "tx_depth", "inline", "nic", "size"},
+       {"inline"}},
+      {R"({"kind": "pcie_copy", "hw": "hkust-k40m-cx3"})", {"gpu", "host_node", "size", "iterations"}, {}},
+      {R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc"})", {"size", "steps", "tensors"}, {}},
+      {R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "transport": "mpi", "parameters": 1000,
+           "layers": 2, "compute_ms": 1})",
+       {"batch", "parameters", "layers", "compute_ms", "workers", "gpus_per_worker", "ps", "steps", "ranks_per_host",
+        "tick_ms", "fusion", "stall_timeout", "seed"},
+       {"ps"}},
+  };
+  for (const auto& j : jobs) {
+    REQUIRE(parse_job_text(j.base, "f.json", "job").ok());
+    for (const auto& f : j.fields)
+      for (const std::string bad : {"1e400", "-1e400", "1e300", "-1", "-0.0", "\"nan\"", "\"inf\""}) {
+        if (bad == "-1" && std::count(j.negative_ok.begin(), j.negative_ok.end(), f)) continue;
+        nlohmann::json doc = nlohmann::json::parse(j.base);
+        doc[f] = "@BAD@"; // replaces the base's value, if any (a second key would be refused as such)
+        std::string text = doc.dump();
+        text.replace(text.find("\"@BAD@\""), 7, bad);
+        auto r = parse_job_text(text, "f.json", "job");
+        INFO(text);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().file == "f.json");
+        CHECK(r.error().field.find(f) != std::string::npos);
+        CHECK(r.error().expected != "each key once in an object");
+      }
+  }
+  // the fields with a range of reals: their limits hold, 0 where it is a value
+  auto training = [](const std::string& field) {
+    nlohmann::json doc = nlohmann::json::parse(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic",
+                                                   "transport": "mpi", "parameters": 1000, "layers": 2,
+                                                   "compute_ms": 1})");
+    doc.update(nlohmann::json::parse("{" + field + "}"));
+    return parse_job_text(doc.dump(), "f.json", "job");
+  };
+  CHECK(training(R"("compute_ms": 0)").ok());
+  CHECK_FALSE(training(R"("compute_ms": 1e10)").ok());
+  CHECK_FALSE(training(R"("tick_ms": 0)").ok());
+  CHECK(training(R"("tick_ms": 0.5)").ok());
+  CHECK_FALSE(training(R"("stall_timeout": 1e300)").ok());
+}
+
+TEST_CASE("Validation cases and sweeps refuse numbers that cannot be right, naming the field", "[quick]")
+{
+  auto cases = [](const std::string& expected, const std::string& tolerance) {
+    return load_cases_text(R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": )" + expected +
+                               R"(, "tolerance": )" + tolerance +
+                               R"(, "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce"}}]})",
+                           "cases.json");
+  };
+  REQUIRE(cases("5", "0.05").ok());
+  CHECK(cases("-5", "0.05").ok()); // an expected value may be negative
+  for (const auto& [e, t, field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"1e400", "0.05", "cases[0].expected"},
+                                                                      {"5", "-0.0", "cases[0].tolerance"},
+                                                                      {"5", "1e400", "cases[0].tolerance"},
+                                                                      {"5", "\"nan\"", "cases[0].tolerance"},
+                                                                      {"\"nan\"", "0.05", "cases[0].expected"}}) {
+    auto r = cases(e, t);
+    INFO(e << " " << t);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().file == "cases.json");
+    CHECK(r.error().field == field);
+  }
+  auto sweep = [](const std::string& timeout) {
+    return load_sweep_text(R"({"base": {"kind": "perftest", "hw": "connectx3-40gbe-roce"}, "axes": {"size": [4096]},
+                               "point_timeout": )" +
+                               timeout + "}",
+                           "sweep.json");
+  };
+  REQUIRE(sweep("60").ok());
+  for (const char* bad : {"0", "-0.0", "-1", "1e300", "1e400", "\"nan\""}) {
+    auto r = sweep(bad);
+    INFO(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().file == "sweep.json");
+    CHECK(r.error().field == "point_timeout");
+  }
+}
+
+TEST_CASE("A key given twice in a scenario, a case file or a sweep is refused with its path", "[quick]")
+{
+  auto sc = load_scenario_text(R"({"jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce",
+                                              "hw": "connectx4-100g-ib"}]})",
+                               "scenario.json");
+  REQUIRE_FALSE(sc.ok());
+  CHECK(sc.error().file == "scenario.json");
+  CHECK(sc.error().field == "jobs[0].hw");
+  CHECK(sc.error().expected == "each key once in an object");
+  const auto f = write_tmp("dup-scenario.json", R"({"name": "a", "name": "b", "jobs": []})");
+  auto from_file = load_scenario(f);
+  REQUIRE_FALSE(from_file.ok());
+  CHECK(from_file.error().field == "name");
+  fs::remove(f);
+  auto cs = load_cases_text(R"({"cases": [{"case": "x", "case": "y", "source": "s", "measure": "m", "expected": 1,
+                                           "tolerance": 0.1, "setup": {"kind": "perftest"}}]})",
+                            "cases.json");
+  REQUIRE_FALSE(cs.ok());
+  CHECK(cs.error().field == "cases[0].case");
+  auto sw = load_sweep_text(R"({"base": {"kind": "perftest", "hw": "connectx3-40gbe-roce"},
+                                "axes": {"size": [4096], "size": [65536]}})",
+                            "sweep.json");
+  REQUIRE_FALSE(sw.ok());
+  CHECK(sw.error().file == "sweep.json");
+  CHECK(sw.error().field == "axes.size");
+}
+
+TEST_CASE("A scenario's hardware profile sits next to it: found there first, then on the search path", "[quick]")
+{
+  const fs::path dir = fs::temp_directory_path() / ("tp_beside_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "nested");
+  // a host of one's own beside the scenario, and a NIC it names beside the host
+  std::ifstream in(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/host/hkust-k40m-cx3.json");
+  std::string host((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string nic_ref = "\"model\": \"connectx3-40gbe-roce\"";
+  REQUIRE(host.find(nic_ref) != std::string::npos);
+  host.replace(host.find(nic_ref), nic_ref.size(), "\"model\": \"lab-nic\"");
+  std::ofstream(dir / "lab-host.json") << host;
+  std::ifstream nin(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/nic/connectx3-40gbe-roce.json");
+  std::ofstream(dir / "lab-nic.json") << nin.rdbuf();
+  std::ofstream(dir / "scenario.json") << R"({"jobs": [{"kind": "perftest", "hw": "lab-host"},
+                                                        {"kind": "perftest", "hw": "connectx3-40gbe-roce"}]})";
+  std::ofstream(dir / "nested" / "relative.json") << R"({"jobs": [{"kind": "perftest", "hw": "../lab-host.json"}]})";
+  auto sc = load_scenario((dir / "scenario.json").string());
+  REQUIRE(sc.ok());
+  CHECK(sc->jobs[0].hw == (dir / "lab-host.json").string());
+  CHECK(sc->jobs[1].hw == "connectx3-40gbe-roce"); // not beside it: left to the search path
+  auto cluster = cluster_for(tp::models::Catalog(), sc->jobs[0].hw, 2);
+  REQUIRE(cluster.ok());
+  CHECK(cluster->host(0).nics[0].nic.file == (dir / "lab-nic.json").string());
+  auto rel = load_scenario((dir / "nested" / "relative.json").string());
+  REQUIRE(rel.ok());
+  CHECK(rel->jobs[0].hw == (dir / "lab-host.json").string()); // a relative path from the scenario's directory
+  // text without a file (fuzzing, the built-in default) resolves nothing beside it
+  auto text = load_scenario_text(R"({"jobs": [{"kind": "perftest", "hw": "lab-host"}]})", "lab-host.json");
+  REQUIRE(text.ok());
+  CHECK(text->jobs[0].hw == "lab-host");
+  fs::remove_all(dir);
 }

@@ -3,8 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace tp::models;
 namespace fs = std::filesystem;
@@ -134,15 +139,17 @@ TEST_CASE("Profile text of any kind is checked; numbers and sizes that fit no ty
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.error().field == "kind");
   // nlohmann throws out_of_range, not parse_error, for 1e400: it escaped the loaders (a crash) before.
+  // now named at its field (the strict parser knows where it is)
   auto overflow =
       cat.check_text(R"({"kind": "switch", "latency": {"value": 1e400, "unit": "ns", "source": "x y z"}})", file);
   REQUIRE_FALSE(overflow.ok());
-  CHECK(overflow.error().expected == "valid JSON");
+  CHECK(overflow.error().field == "latency.value");
+  CHECK(overflow.error().got == "1e400");
   ScratchCatalog s("overflow");
   s.write("switch", "huge", R"({"kind": "switch", "latency": {"value": 1e400, "unit": "ns", "source": "x y z"}})");
   auto huge = Catalog(s.root.string()).network_switch("huge");
   REQUIRE_FALSE(huge.ok());
-  CHECK(huge.error().expected == "valid JSON");
+  CHECK(huge.error().field == "latency.value");
 }
 
 TEST_CASE("A cluster's network file must be a regular file (a device would be read forever)", "[quick]")
@@ -153,4 +160,244 @@ TEST_CASE("A cluster's network file must be a regular file (a device would be re
                           cat.root() + "/cluster/inline.json");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().file == "/dev/zero");
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Every numeric field of a profile: the "value" of each quantity ({"value", "unit", "source"}) and each plain number
+/// (lanes, cores, socket, count), with its path as the reader names it ("sockets[0].memory.value").
+void numeric_fields(json& j, const std::string& path, std::vector<std::pair<json*, std::string>>& out)
+{
+  auto join = [&](const std::string& k) { return path.empty() ? k : path + "." + k; };
+  if (j.is_object()) {
+    if (j.contains("value") && j.contains("unit")) {
+      out.push_back({&j["value"], join("value")});
+      return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.value().is_number())
+        out.push_back({&it.value(), join(it.key())});
+      else
+        numeric_fields(it.value(), join(it.key()), out);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      numeric_fields(j[i], path + "[" + std::to_string(i) + "]", out);
+  }
+}
+
+std::string slurp(const std::string& path)
+{
+  std::ifstream f(path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+TEST_CASE("Every numeric field of every shipped profile refuses overflow, negatives, -0 and absurd values by name",
+          "[quick]")
+{
+  // NaN and infinity cannot be written in JSON; they arrive as 1e400 (beyond a double), as a product that overflows
+  // (1e308 Gb/s is infinity in bytes/s) or as a string. Each is refused at its field, whatever the field.
+  const char* const BAD[] = {"1e400", "-1e400", "1e308", "-1", "-0.0", "\"nan\"", "1e30"};
+  Catalog cat(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw");
+  size_t fields = 0;
+  for (const char* kind :
+       {"nic", "pcie", "cpu", "gpu", "socket_link", "switch", "registration", "tcp", "host", "cluster"}) {
+    for (const auto& name : cat.list(kind)) {
+      const std::string file = cat.locate(kind, name).value();
+      json doc = json::parse(slurp(file));
+      std::vector<std::pair<json*, std::string>> numbers;
+      numeric_fields(doc, "", numbers);
+      if (std::string(kind) != "cluster") CHECK_FALSE(numbers.empty());
+      for (auto& [value, path] : numbers) {
+        ++fields;
+        const json keep = *value;
+        for (const char* bad : BAD) {
+          *value = "@BAD@";
+          std::string text = doc.dump();
+          text.replace(text.find("\"@BAD@\""), 7, bad);
+          *value = keep;
+          auto r = cat.check_text(text, file);
+          INFO(file << " " << path << " = " << bad);
+          REQUIRE_FALSE(r.ok());
+          CHECK(r.error().file == file);
+          // a field the reader reads as a whole (an integer) or as a quantity's value
+          CHECK(r.error().field == path);
+        }
+      }
+    }
+  }
+  CHECK(fields > 200);
+}
+
+TEST_CASE("A rate of 1e308 Gb/s (infinity in bytes/s) and a latency of -0 are refused, naming the field", "[quick]")
+{
+  Catalog cat;
+  const std::string file = cat.root() + "/switch/inline.json";
+  auto inf = cat.check_text(R"({"kind": "socket_link", "bandwidth": {"value": 1e308, "unit": "Gb/s", "source": "x y z"},
+    "latency": {"value": 1, "unit": "us", "source": "x y z"},
+    "gpu_p2p_bandwidth": {"value": 1, "unit": "GB/s", "source": "x y z"}})",
+                            file);
+  REQUIRE_FALSE(inf.ok());
+  CHECK(inf.error().field == "bandwidth.value");
+  CHECK(inf.error().got.find("infinity") != std::string::npos);
+  CHECK(inf.error().expected.find("1e+15") != std::string::npos); // the ceiling it breaks
+  auto neg = cat.check_text(R"({"kind": "switch", "latency": {"value": -0.0, "unit": "ns", "source": "x y z"}})", file);
+  REQUIRE_FALSE(neg.ok());
+  CHECK(neg.error().field == "latency.value");
+  CHECK(neg.error().got.find("-0") != std::string::npos);
+  // the rule's limits are the field's: 0 and the dimension's ceiling are still right
+  CHECK(cat.check_text(R"({"kind": "switch", "latency": {"value": 0, "unit": "ns", "source": "x y z"}})", file).ok());
+  CHECK(cat.check_text(R"({"kind": "switch", "latency": {"value": 3600, "unit": "s", "source": "x y z"}})", file).ok());
+}
+
+TEST_CASE("A key given twice in a profile is refused with its path", "[quick]")
+{
+  Catalog cat;
+  const std::string file = cat.root() + "/switch/inline.json";
+  auto top = cat.check_text(R"({"kind": "switch", "latency": {"value": 1, "unit": "ns", "source": "x y z"},
+                                "latency": {"value": 2, "unit": "ns", "source": "x y z"}})",
+                            file);
+  REQUIRE_FALSE(top.ok());
+  CHECK(top.error().field == "latency");
+  CHECK(top.error().expected == "each key once in an object");
+  auto nested = cat.check_text(R"({"kind": "switch", "latency": {"value": 1, "unit": "ns", "unit": "us",
+                                   "source": "x y z"}})",
+                               file);
+  REQUIRE_FALSE(nested.ok());
+  CHECK(nested.error().field == "latency.unit");
+  ScratchCatalog s("dupkey");
+  s.write("switch", "twice", R"({"kind": "switch", "kind": "switch",
+                                 "latency": {"value": 1, "unit": "ns", "source": "x y z"}})");
+  auto file_dup = Catalog(s.root.string()).network_switch("twice");
+  REQUIRE_FALSE(file_dup.ok());
+  CHECK(file_dup.error().file.find("twice.json") != std::string::npos);
+  CHECK(file_dup.error().field == "kind");
+}
+
+namespace {
+
+/// A scratch directory of one's own profiles (not a copy of models/hw), removed at the end.
+struct OwnDir {
+  fs::path dir;
+  explicit OwnDir(const std::string& tag)
+  {
+    dir = fs::temp_directory_path() / ("tp_own_" + tag + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~OwnDir() { fs::remove_all(dir); }
+  std::string write(const fs::path& rel, const std::string& text) const
+  {
+    fs::create_directories((dir / rel).parent_path());
+    std::ofstream(dir / rel) << text;
+    return (dir / rel).string();
+  }
+};
+
+/// A shipped NIC with another name and line rate.
+std::string nic_text(double gbps)
+{
+  json j = json::parse(slurp(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/nic/connectx3-40gbe-roce.json"));
+  j["line_rate"]["value"] = gbps;
+  j.erase("name");
+  return j.dump();
+}
+
+/// A shipped host whose NIC is `nic` (a name).
+std::string host_text(const std::string& nic)
+{
+  json j = json::parse(slurp(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/host/hkust-k40m-cx3.json"));
+  j["nics"][0]["model"] = nic;
+  j.erase("name");
+  return j.dump();
+}
+
+} // namespace
+
+TEST_CASE("Profiles of one's own: --models-dir (set_models_dirs) first, then TENSORPATH_MODELS_DIR, then built-in",
+          "[quick]")
+{
+  OwnDir cli("cli"), env("env");
+  cli.write("nic/my-nic.json", nic_text(25));
+  env.write("nic/my-nic.json", nic_text(50)); // shadowed by --models-dir's
+  env.write("nic/env-nic.json", nic_text(50));
+  env.write("host/my-host.json", host_text("env-nic"));
+  ::setenv("TENSORPATH_MODELS_DIR", ("/no/such/dir:" + env.dir.string() + ":").c_str(), 1);
+  set_models_dirs({cli.dir.string()});
+  const auto path = models_search_path();
+  REQUIRE(path.size() == 4); // the empty entry is skipped, the missing one kept (and said so when not found)
+  CHECK(path[0].origin == "--models-dir");
+  CHECK(path[1].path == "/no/such/dir");
+  CHECK(path[2].origin == "TENSORPATH_MODELS_DIR");
+  CHECK(path[3].origin == "built-in");
+  Catalog cat;
+  auto mine = cat.nic("my-nic");
+  REQUIRE(mine.ok());
+  CHECK(mine->line_rate == Approx(25e9 / 8));
+  CHECK(mine->name == "my-nic");
+  auto host = cat.host("my-host"); // found in the environment's directory, its NIC too
+  REQUIRE(host.ok());
+  CHECK(host->nics[0].nic.line_rate == Approx(50e9 / 8));
+  CHECK(host->sockets.size() == 2); // its CPU and the rest from the built-in profiles
+  CHECK(cat.kind_of("my-host").value() == "host");
+  const auto nics = cat.list("nic");
+  CHECK(std::count(nics.begin(), nics.end(), "my-nic") == 1);
+  CHECK(std::count(nics.begin(), nics.end(), "connectx3-40gbe-roce") == 1);
+  // the unknown name says where it looked
+  auto missing = cat.nic("nowhere-nic");
+  REQUIRE_FALSE(missing.ok());
+  const std::string m = missing.error().message();
+  CHECK(m.find("nowhere-nic") != std::string::npos);
+  CHECK(m.find("--models-dir: " + cli.dir.string()) != std::string::npos);
+  CHECK(m.find("TENSORPATH_MODELS_DIR: /no/such/dir (missing)") != std::string::npos);
+  CHECK(m.find("TENSORPATH_MODELS_DIR: " + env.dir.string()) != std::string::npos);
+  CHECK(m.find("built-in: " + builtin_models_dir()) != std::string::npos);
+  set_models_dirs({});
+  ::unsetenv("TENSORPATH_MODELS_DIR");
+  CHECK_FALSE(Catalog().nic("my-nic").ok());
+}
+
+TEST_CASE("A profile's references are looked for beside its file first; an unknown one names the places", "[quick]")
+{
+  OwnDir own("beside");
+  // a flat directory: the host, its NIC beside it, and a file of another kind with a referenced name
+  const std::string host = own.write("lab/my-host.json", host_text("lab-nic"));
+  own.write("lab/lab-nic.json", nic_text(100));
+  own.write("lab/gen3-x8.json", GOOD_SWITCH); // a switch named like the NIC's PCIe profile: passed over
+  Catalog cat(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw");
+  auto h = cat.host(host);
+  REQUIRE(h.ok());
+  CHECK(h->nics[0].nic.line_rate == Approx(100e9 / 8));
+  CHECK(h->nics[0].pcie.name == "gen3-x8"); // the built-in PCIe profile
+  // a models-dir layout: host/ and nic/ side by side
+  const std::string host2 = own.write("tree/host/h2.json", host_text("tree-nic"));
+  own.write("tree/nic/tree-nic.json", nic_text(10));
+  auto h2 = cat.host(host2);
+  REQUIRE(h2.ok());
+  CHECK(h2->nics[0].nic.line_rate == Approx(10e9 / 8));
+  // a NIC's default PCIe attachment beside the NIC's file
+  json nic = json::parse(nic_text(40));
+  nic["pcie"] = "lab-pcie";
+  own.write("lab2/n.json", nic.dump());
+  json pcie = json::parse(slurp(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw/pcie/gen3-x8.json"));
+  pcie["lanes"] = 4;
+  own.write("lab2/lab-pcie.json", pcie.dump());
+  const std::string host3 = own.write("lab3/h3.json", host_text((own.dir / "lab2/n.json").string()));
+  auto h3 = cat.host(host3);
+  REQUIRE(h3.ok());
+  CHECK(h3->nics[0].pcie.lanes == 4);
+  // unknown: at the referring field, with the places searched
+  const std::string bad = own.write("lab/bad-host.json", host_text("no-such-nic"));
+  auto r = cat.host(bad);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().file == bad);
+  CHECK(r.error().field == "nics[0].model");
+  CHECK(r.error().detail.find("beside " + bad) != std::string::npos);
+  CHECK(r.error().detail.find((own.dir / "lab").string()) != std::string::npos);
+  CHECK(r.error().detail.find(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw") != std::string::npos);
 }

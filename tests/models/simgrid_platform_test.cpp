@@ -103,3 +103,115 @@ TEST_CASE("malformed platform files are refused with the file, the line and the 
     CHECK(n.error().message().find(c.needle) != std::string::npos);
   }
 }
+
+namespace {
+
+/// The error of importing `xml`, or an empty message when it is accepted.
+std::string refusal(const std::string& xml)
+{
+  auto n = models::import_simgrid_platform_text(xml, "p.xml");
+  return n.ok() ? std::string() : n.error().message();
+}
+
+const std::string CLUSTER = "<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us'/>";
+
+std::string platform(const std::string& body)
+{
+  return "<?xml version='1.0'?>\n<platform version='4.1'>\n" + body + "\n</platform>";
+}
+
+} // namespace
+
+TEST_CASE("SimGrid XML: an attribute given twice is refused", "[models]")
+{
+  REQUIRE(refusal(platform(CLUSTER)).empty());
+  const std::string m =
+      refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' bw='1Gbps'/>"));
+  CHECK(m.find("p.xml: line 3") != std::string::npos);
+  CHECK(m.find("each attribute once in <cluster>") != std::string::npos);
+  CHECK(m.find("\"bw\" again") != std::string::npos);
+  CHECK_FALSE(refusal(platform("<host id='a' id='b'/>")).empty());
+}
+
+TEST_CASE("SimGrid XML: a zone routing the reader does not implement is refused, naming it and what is read",
+          "[models]")
+{
+  const std::string routes = "<host id='a'/><host id='b'/><link id='l' bandwidth='1Gbps' latency='1us'/>"
+                             "<route src='a' dst='b'><link_ctn id='l'/></route>";
+  REQUIRE(refusal(platform("<zone id='z' routing='Full'>" + routes + "</zone>")).empty());
+  for (const char* routing :
+       {"Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster", "ClusterFatTree", "Star", "Wifi"}) {
+    const std::string m =
+        refusal(platform(std::string("<zone id='z' routing='") + routing + "'>" + routes + "</zone>"));
+    INFO(routing);
+    CHECK(m.find("line 3") != std::string::npos);
+    CHECK(m.find(std::string("routing=\"") + routing + "\"") != std::string::npos);
+    CHECK(m.find("routing=\"Full\"") != std::string::npos); // what is supported
+  }
+  CHECK(refusal(platform("<AS id='z' routing='Floyd'>" + routes + "</AS>")).find("Floyd") != std::string::npos);
+  // a cluster that routes through more than one switch, and routes between zones
+  CHECK(refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' "
+                         "topology='FAT_TREE' topo_parameters='2;4,4;1,2;1,2'/>"))
+            .find("topology=\"FAT_TREE\"") != std::string::npos);
+  REQUIRE(refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' "
+                           "topology='FLAT'/>"))
+              .empty());
+  CHECK(refusal(platform("<zone id='w' routing='Full'>" + CLUSTER +
+                         "<zoneRoute src='c' dst='d' gw_src='n0' gw_dst='m0'><link_ctn id='x'/></zoneRoute></zone>"))
+            .find("<zoneRoute>") != std::string::npos);
+}
+
+TEST_CASE("SimGrid XML: markup hidden in DTD entities or CDATA is never read as elements", "[models]")
+{
+  // Before: the DOCTYPE was skipped to its first '>', which sat inside the entity's text, so the rest of the entity
+  // (<host id='evil'/>) was read as a host.
+  const std::string hidden = "<?xml version='1.0'?>\n<!DOCTYPE platform [\n<!ENTITY x \"a>b<host id='evil'/>\">\n]>\n"
+                             "<platform version='4.1'>" +
+                             CLUSTER + "&x;</platform>";
+  const std::string m = refusal(hidden);
+  CHECK(m.find("p.xml: line 2") != std::string::npos);
+  CHECK(m.find("DTD entities are not expanded") != std::string::npos);
+  CHECK_FALSE(refusal("<!ENTITY x \"<host id='evil'/>\">" + platform(CLUSTER)).empty());
+  // SimGrid's own DOCTYPE (an external DTD) is fine; an entity reference in the body is text
+  auto ok = models::import_simgrid_platform_text(
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      "<platform version='4.1'>" +
+          CLUSTER + "&x; <![CDATA[ a>b <host id='evil'/> ]]></platform>",
+      "p.xml");
+  REQUIRE(ok.ok());
+  CHECK(ok->hosts.size() == 4); // n0..n3, no "evil"
+  // an entity reference where a number belongs is not expanded: the attribute is refused
+  CHECK(refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='&big;' lat='1us'/>"))
+            .find("bw: a bandwidth") != std::string::npos);
+}
+
+TEST_CASE("SimGrid XML: every bandwidth and latency refuses NaN, infinity, negatives and -0 by line", "[models]")
+{
+  struct Attr {
+    std::string xml; ///< with @ for the value
+    bool bandwidth;
+  } attrs[] = {
+      {"<cluster id='c' prefix='n' suffix='' radical='0-3' bw='@' lat='1us'/>", true},
+      {"<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='@'/>", false},
+      {"<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' bb_lat='@'/>", false},
+      {"<host id='a'/><host id='b'/><link id='l' bandwidth='@' latency='1us'/>"
+       "<route src='a' dst='b'><link_ctn id='l'/></route>",
+       true},
+      {"<host id='a'/><host id='b'/><link id='l' bandwidth='1Gbps' latency='@'/>"
+       "<route src='a' dst='b'><link_ctn id='l'/></route>",
+       false},
+  };
+  for (const auto& a : attrs) {
+    for (const std::string bad :
+         {"nan", "NaNGbps", "inf", "infus", "-1", "-0", "-0us", "1e308Tbps", "1e400", "1e30", "1e308h", ""}) {
+      std::string xml = a.xml;
+      xml.replace(xml.find('@'), 1, bad);
+      INFO(xml);
+      const std::string m = refusal(platform(xml));
+      CHECK(m.find("p.xml: line 3") != std::string::npos);
+    }
+    std::string good = a.xml;
+    good.replace(good.find('@'), 1, a.bandwidth ? "1Gbps" : "0");
+    CHECK(refusal(platform(good)).empty());
+  }
+}

@@ -107,6 +107,30 @@ TEST_CASE("malformed profile line is an error naming file and line", "[workload]
   CHECK(p.error().field.find("forward_compute_time") != std::string::npos);
 }
 
+TEST_CASE("a profile's numbers that cannot be right (NaN, infinity, -0, absurd) and repeated keys are refused",
+          "[workload]")
+{
+  const fs::path f = fs::temp_directory_path() / ("tp_nan_profile_" + std::to_string(::getpid()) + ".graph.txt");
+  const std::string keys[] = {"forward_compute_time", "backward_compute_time", "activation_size", "parameter_size"};
+  for (const auto& key : keys)
+    for (const char* bad : {"nan", "inf", "-inf", "-0", "-1", "1e300", "1e999"}) {
+      std::string line = "node1 -- A --";
+      for (const auto& k : keys)
+        line += std::string(k == keys[0] ? " " : ", ") + k + "=" + (k == key ? bad : "1");
+      std::ofstream(f) << line << "\n";
+      auto p = parse_pipedream_profile(f.string());
+      INFO(line);
+      REQUIRE_FALSE(p.ok());
+      CHECK(p.error().field == "line 1: " + key);
+    }
+  std::ofstream(f) << "node1 -- A -- forward_compute_time=1, backward_compute_time=1, activation_size=1, "
+                      "parameter_size=4, forward_compute_time=2\n";
+  auto twice = parse_pipedream_profile(f.string());
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error().field == "line 1: forward_compute_time");
+  fs::remove(f);
+}
+
 TEST_CASE("profile with a cycle is rejected", "[workload]")
 {
   const fs::path f = fs::temp_directory_path() / "tp_cycle_profile.graph.txt";
