@@ -297,15 +297,16 @@ fs::path dir_of(const std::string& referrer)
 }
 
 /// A file in a flat directory is a profile of `kind` only if it says so: a scenario or another kind's profile that
-/// happens to share the name is passed over. A file that is not valid JSON is taken (loading it names the problem).
-bool flat_profile_of(const fs::path& p, const std::string& kind)
+/// happens to share the name is passed over. A file that is not valid JSON is taken when `broken_too` (a lookup by
+/// name: loading it names the problem), not when listing.
+bool flat_profile_of(const fs::path& p, const std::string& kind, bool broken_too = true)
 {
   if (!regular_file(p)) return false;
   try {
     const json j = json_input::read_file(p.string());
     return j.is_object() && j.contains("kind") && j["kind"].is_string() && j["kind"].get<std::string>() == kind;
   } catch (const LoadError&) {
-    return true;
+    return broken_too;
   }
 }
 
@@ -375,6 +376,13 @@ std::vector<std::string> Catalog::list(const std::string& kind) const
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(fs::path(d.path) / kind, ec))
       if (e.path().extension() == ".json") names.insert(e.path().stem().string());
+    // a flat directory's files of this kind (profiles are small: larger files, such as traces, are not opened)
+    for (const auto& e : fs::directory_iterator(fs::path(d.path), ec)) {
+      std::error_code size_ec;
+      if (e.path().extension() == ".json" && e.file_size(size_ec) < (1u << 20) && !size_ec &&
+          flat_profile_of(e.path(), kind, false))
+        names.insert(e.path().stem().string());
+    }
   }
   return {names.begin(), names.end()};
 }

@@ -303,8 +303,9 @@ TEST_CASE("Every subcommand takes --models-dir, which like TENSORPATH_MODELS_DIR
   Run flat =
       run("profiles switch flat-switch --models-dir " + (dir / "a").string() + " --models-dir " + (dir / "b").string());
   CHECK(flat.out.find((dir / "b" / "flat-switch.json").string()) != std::string::npos);
-  Run listed = run("profiles switch --models-dir " + (dir / "a").string());
+  Run listed = run("profiles switch --models-dir " + (dir / "a").string() + " --models-dir " + (dir / "b").string());
   CHECK(listed.out.find("lab-switch") != std::string::npos);
+  CHECK(listed.out.find("flat-switch") != std::string::npos);
   CHECK(listed.out.find("mellanox-sb7800") != std::string::npos); // the built-in ones still listed
   Run by_env = run("profiles switch flat-switch");
   CHECK(by_env.out.find((dir / "b" / "flat-switch.json").string()) == std::string::npos);
