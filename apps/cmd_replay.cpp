@@ -3,6 +3,7 @@
 // communication event on that fabric (a transfer through --transport between two hosts, an allreduce as a ring over
 // --ranks hosts in the analytical fabric mode), print recorded against simulated, and replay the step with the recorded
 // compute and the new communication times (traces/replay: the recorded order stands for dependencies).
+#include "core/common/suggest.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
@@ -57,7 +58,9 @@ int run_replay(const frontend::ParsedArgs& a)
   transports::register_builtin_transports();
   const std::string transport = a.get("transport", "grpc");
   if (!transports::find_transport(transport))
-    return report_error(Error::at("", "--transport", "a registered transport", "\"" + transport + "\""));
+    return report_error(
+        Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
+                  unknown_name(transport, transports::transport_names())));
   auto ranks_arg = a.get_int("ranks", 0, 0, 100000);
   if (!ranks_arg.ok()) return report_error(ranks_arg.error());
   models::Catalog cat;
@@ -157,6 +160,7 @@ int run_replay(const frontend::ParsedArgs& a)
 Command replay_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "replay";
   s.summary = "read a recorded trace (TF/Horovod timeline, PyTorch profiler, Chakra) and re-simulate its communication";
   s.usage = "TRACE [--hw PROFILE [--transport T] [--ranks N] [--switch S]]";

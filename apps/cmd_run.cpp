@@ -70,6 +70,7 @@ int run_scenario(const frontend::ParsedArgs& a)
 Command run_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "run";
   s.summary = "run a scenario file (jobs on a hardware profile; none: the built-in default) and print a summary";
   s.usage = "[SCENARIO.json] [--json] [--trace FILE]";

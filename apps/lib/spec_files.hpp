@@ -76,6 +76,10 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
 /// The default scenario (scenarios/default.json) as built into the binary: `tensorpath run` without a file.
 const char* embedded_default_scenario();
 
+/// Every metric name a job can report (run_job's metrics; docs/formats.md), without running it: what a sweep's
+/// "metrics" and a case's "measure" may name. A job reports a subset (a failed run reports only its fault counters).
+std::vector<std::string> metric_names(const JobSpec& job);
+
 /// Parse one job from its JSON text (a sweep point); errors name `file` and `field`.
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field);
 

@@ -1,4 +1,6 @@
 // Training runs, reports and traces (see training_report.hpp).
+#include "core/common/suggest.hpp"
+#include "core/common/file_io.hpp"
 #include "apps/lib/training_report.hpp"
 
 #include "apps/lib/hw_resolve.hpp"
@@ -229,7 +231,9 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   if (spec.mode != "ps" && spec.mode != "allreduce")
     return Error::at("", "mode", "ps or allreduce", "\"" + spec.mode + "\"");
   for (const auto& t : spec.transports)
-    if (!transports::find_transport(t)) return Error::at("", "transport", "a known transport", "\"" + t + "\"");
+    if (!transports::find_transport(t))
+      return Error::at("", "transport", one_of_names(t, transports::transport_names()),
+                       unknown_name(t, transports::transport_names()));
   // Hosts needed when --hw is a single host profile.
   auto kind = cat.kind_of(spec.hw);
   if (!kind.ok()) return kind.error();
@@ -427,6 +431,15 @@ std::string training_table(const TrainingReport& r)
                    r.model_bytes * 1e-6, r.cluster,
                    s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
+  if (s.mode == "allreduce") {
+    const bool library_defaults = s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
+                                  s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
+                                  s.collectives.fusion_threshold ==
+                                      collectives::library_defaults(s.library).fusion_threshold &&
+                                  s.collectives.response_cache == collectives::library_defaults(s.library).response_cache;
+    o += fmt::format("allreduce library {} ({})\n", collectives::describe(s.library, s.collectives),
+                     library_defaults ? "its defaults" : "changed from its defaults by the job");
+  }
   if (r.reference)
     o += fmt::format("1-GPU reference ({}): step {:.1f} ms, {:.1f} images/s\n",
                      s.mode == "ps" ? "variables on the host CPU" : "variables on the GPU",
@@ -510,6 +523,12 @@ std::string training_json(const TrainingReport& r)
   j["model"] = r.spec.model;
   j["batch"] = r.spec.batch;
   j["mode"] = r.spec.mode;
+  if (r.spec.mode == "allreduce")
+    j["allreduce"] = {{"library", collectives::to_string(r.spec.library)},
+                      {"coordinator", r.spec.collectives.coordinator},
+                      {"tick_ms", r.spec.collectives.tick_seconds * 1e3},
+                      {"fusion_bytes", r.spec.collectives.fusion_threshold},
+                      {"response_cache", r.spec.collectives.response_cache}};
   j["cluster"] = r.cluster;
   j["gpu"] = r.gpu;
   j["compute_seconds"] = r.compute_seconds;
@@ -669,12 +688,7 @@ Status write_trace(const TrainingReport& r, const std::string& path)
 {
   for (const auto& run : r.runs)
     if (run.error.empty() && !run.result.events.empty()) {
-      std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) return Error::at(path, "", "a writable file", "cannot open");
-      const std::string text = chrome_trace(run.result);
-      std::fwrite(text.data(), 1, text.size(), f);
-      std::fclose(f);
-      return ok_status();
+      return io::write_file_atomically(path, chrome_trace(run.result));
     }
   return Error::at(path, "trace", "a run that kept its events", "none (every run failed)");
 }

@@ -4,6 +4,7 @@
 // Perfetto / chrome://tracing). Tests: tests/apps/training_cli_test.cpp, tests/sim/training_test.cpp.
 #pragma once
 
+#include "core/collectives/library_defaults.hpp"
 #include "core/common/result.hpp"
 #include "core/memory/tensor_memory.hpp"
 #include "core/transports/transport.hpp"
@@ -36,7 +37,10 @@ struct TrainingSpec {
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
   int ranks_per_host = 0;                   ///< allreduce: 0 = every GPU of a host
-  collectives::EngineOptions collectives;   ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
+  /// allreduce: the library whose defaults apply (Horovod's unless named), and the options in force (its defaults
+  /// with the job's overrides): coordinator tick, fusion, response cache, MaTEx mode.
+  collectives::AllreduceLibrary library = collectives::AllreduceLibrary::HOROVOD;
+  collectives::EngineOptions collectives = collectives::library_defaults(collectives::AllreduceLibrary::HOROVOD);
   bool initial_broadcast = false;           ///< allreduce: broadcast the variables first (MaTEx)
   bool allreduce_on_host = false;           ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
   std::string collective_mode = "protocol"; ///< allreduce: protocol (through the transport) or analytical

@@ -123,7 +123,7 @@ TEST_CASE("A host that references an unknown profile or an impossible socket is 
   CHECK(missing.error().expected.find("connectx3-40gbe-roce") != std::string::npos); // lists the known ones
 }
 
-TEST_CASE("Profile text of any kind is checked; numbers and sizes that fit no type are errors", "[quick]")
+TEST_CASE("Profile text of any kind is checked, numbers and sizes that fit no type are errors", "[quick]")
 {
   Catalog cat;
   const std::string file = cat.root() + "/switch/inline.json";

@@ -107,7 +107,7 @@ TEST_CASE("link flap: RC resends after each ACK time-out until the port is back,
   CHECK_FALSE(f.events.empty());
 }
 
-TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ERR); the report names step and "
+TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ERR), the report names step and "
           "transfer",
           "[faults]")
 {
@@ -217,7 +217,7 @@ TEST_CASE("no receive WRs for good with rnr_retry 7 (infinite): the step is repo
   CHECK(r.fault_stats.rnr_naks > 1000); // 0.64 ms apart for 2 s
 }
 
-TEST_CASE("QP forced into error: a fatal CHECK at the flushed WRs (verbs v1); the peer times out (GDR)", "[faults]")
+TEST_CASE("QP forced into error: a fatal CHECK at the flushed WRs (verbs v1), the peer times out (GDR)", "[faults]")
 {
   // One simulation per process: each transport in a child.
   auto outcome = [](const char* t) {
