@@ -1,10 +1,10 @@
 // `tensorpath emulate`: tensors between emulated processes (real threads, real memory, the software verbs
 // device) through each transport, with every received byte checked; per-transfer records in the simulator's
 // format. The same transport source files as `tensorpath transfer`.
-#include "core/common/file_io.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/sim_vs_emu.hpp"
+#include "core/common/file_io.hpp"
 #include "emulator/ibv_device.hpp"
 #include "emulator/training_job.hpp"
 #include "emulator/transfer_job.hpp"

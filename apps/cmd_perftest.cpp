@@ -1,8 +1,8 @@
 // `tensorpath perftest`: ib_{write,read,send}_{bw,lat} on the simulated fabric.
-#include "core/common/file_io.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
+#include "core/common/file_io.hpp"
 #include "models/catalog.hpp"
 #include "sim/microbench_jobs.hpp"
 

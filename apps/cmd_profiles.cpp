@@ -85,7 +85,8 @@ int run_profiles(const frontend::ParsedArgs& a)
   if (pos.size() > 2)
     return report_error(Error::at("", "tensorpath profiles", "at most KIND and NAME", pos[2] + " (one too many)"));
   if (!pos.empty() && std::find(kinds.begin(), kinds.end(), pos[0]) == kinds.end())
-    return report_error(Error::at("", "tensorpath profiles KIND", one_of_names(pos[0], kinds), unknown_name(pos[0], kinds)));
+    return report_error(
+        Error::at("", "tensorpath profiles KIND", one_of_names(pos[0], kinds), unknown_name(pos[0], kinds)));
   if (pos.size() == 2) return show(cat, pos[0], pos[1]);
   for (const char* kind : KINDS) {
     if (!pos.empty() && pos[0] != kind) continue;

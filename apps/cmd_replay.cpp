@@ -3,10 +3,10 @@
 // communication event on that fabric (a transfer through --transport between two hosts, an allreduce as a ring over
 // --ranks hosts in the analytical fabric mode), print recorded against simulated, and replay the step with the recorded
 // compute and the new communication times (traces/replay: the recorded order stands for dependencies).
-#include "core/common/suggest.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/common/suggest.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/transfer_job.hpp"
 #include "traces/replay.hpp"
@@ -58,9 +58,8 @@ int run_replay(const frontend::ParsedArgs& a)
   transports::register_builtin_transports();
   const std::string transport = a.get("transport", "grpc");
   if (!transports::find_transport(transport))
-    return report_error(
-        Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
-                  unknown_name(transport, transports::transport_names())));
+    return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
+                                  unknown_name(transport, transports::transport_names())));
   auto ranks_arg = a.get_int("ranks", 0, 0, 100000);
   if (!ranks_arg.ok()) return report_error(ranks_arg.error());
   models::Catalog cat;

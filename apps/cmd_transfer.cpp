@@ -1,9 +1,9 @@
 // `tensorpath transfer`: one tensor or a size sweep between two simulated hosts, per transport side by side:
 // first-use and steady-state latency, bandwidth, and where the time went (consumer and producer records).
-#include "core/common/file_io.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"

@@ -1,9 +1,9 @@
 // `tensorpath validate`: run the validation cases (scenario + expected value + tolerance + source), each in
 // its own child process, and print case / expected / got / error / pass. Exit status 1 if a case fails.
-#include "core/common/file_io.hpp"
 #include "apps/commands.hpp"
 #include "apps/lib/sim_vs_emu.hpp"
 #include "apps/lib/spec_files.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
 
 #include <nlohmann/json.hpp>

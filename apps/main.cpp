@@ -53,8 +53,7 @@ int checked_stdout(int rc)
 {
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
-    std::fprintf(stderr, "tensorpath: output lost: standard output: %s\n",
-                 err ? std::strerror(err) : "write error");
+    std::fprintf(stderr, "tensorpath: output lost: standard output: %s\n", err ? std::strerror(err) : "write error");
     return rc == 0 ? tp::cli::exit_code::OUTPUT_LOST : rc;
   }
   return rc;

@@ -1,6 +1,6 @@
 // Shared command-line helpers (see cli_common.hpp).
-#include "core/common/file_io.hpp"
 #include "apps/lib/cli_common.hpp"
+#include "core/common/file_io.hpp"
 
 #include "core/common/suggest.hpp"
 #include "core/transports/transport.hpp"
@@ -45,8 +45,7 @@ Result<Location> parse_placement(const std::string& s, const std::string& option
 Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def)
 {
   if (a.has("sweep")) {
-    if (a.has("size"))
-      return Error::at("", "--size", "either --size or --sweep (the sweep sets the sizes)", "both");
+    if (a.has("size")) return Error::at("", "--size", "either --size or --sweep (the sweep sets the sizes)", "both");
     std::vector<uint64_t> sizes;
     for (uint64_t s = 4096; s <= (256ull << 20); s *= 4)
       sizes.push_back(s);

@@ -117,7 +117,8 @@ Result<std::unique_ptr<RowsFile>> open_rows_file(const std::string& path, bool r
       if (::flock(rows->lock_fd_, LOCK_EX | LOCK_NB) != 0) break;
       locked = true;
       // Locked: but is it still the file at that path? (The previous holder unlinks it when it ends.)
-      struct stat held {}, now {};
+      struct stat held {
+      }, now{};
       if (::fstat(rows->lock_fd_, &held) == 0 && ::stat(rows->lock_path_.c_str(), &now) == 0 &&
           held.st_dev == now.st_dev && held.st_ino == now.st_ino)
         break;

@@ -52,12 +52,11 @@ void check_profiles(const JobSpec& j, const Reader& r)
     out.detail = e.file.empty() ? e.detail : "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
     throw SpecError{out};
   };
-  check("hw", "hw\n" + j.hw + "\n" + j.switch_name,
-        [&]() -> Status {
-          auto c = cluster_for(cat, j.hw, 1, j.switch_name);
-          if (!c.ok()) return c.error();
-          return ok_status();
-        });
+  check("hw", "hw\n" + j.hw + "\n" + j.switch_name, [&]() -> Status {
+    auto c = cluster_for(cat, j.hw, 1, j.switch_name);
+    if (!c.ok()) return c.error();
+    return ok_status();
+  });
   auto simple = [&](const std::string& field, const std::string& name, auto getter) {
     if (name.empty()) return;
     check(field, field + "\n" + name, [&]() -> Status {
@@ -224,10 +223,10 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.collectives.tick_seconds = r.number("tick_ms", d.tick_seconds * 1e3) * 1e-3;
     if (!(t.collectives.tick_seconds > 0) || t.collectives.tick_seconds > 10)
       fail(r.file(), r.field("tick_ms"), "a tick in (0, 10000] ms", std::to_string(t.collectives.tick_seconds * 1e3));
-    t.collectives.fusion_threshold = r.has("fusion") && r.get("fusion").is_number_integer() &&
-                                             r.get("fusion").get<long long>() == 0
-                                         ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
-                                         : r.size("fusion", d.fusion_threshold);
+    t.collectives.fusion_threshold =
+        r.has("fusion") && r.get("fusion").is_number_integer() && r.get("fusion").get<long long>() == 0
+            ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
+            : r.size("fusion", d.fusion_threshold);
     t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
     t.allreduce_on_host = r.boolean("allreduce_on_host", false);
@@ -235,7 +234,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
       fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
     // A field of the other mode would be silently ignored: refuse it.
-    const char* allreduce_only[] = {"library",  "coordinator",      "tick_ms",           "fusion",
+    const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
                                     "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
                                     "ranks_per_host"};
     const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
@@ -407,16 +406,15 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::TRANSFER:
     out = {"latency_us", "first_latency_us", "bandwidth_GBps", "bandwidth_MBps"};
-    if (job.has_baseline) out.insert(out.end(), {"baseline_latency_us", "speedup_vs_baseline",
-                                                 "latency_reduction_vs_baseline"});
+    if (job.has_baseline)
+      out.insert(out.end(), {"baseline_latency_us", "speedup_vs_baseline", "latency_reduction_vs_baseline"});
     break;
   case JobSpec::Kind::TRAINING: {
     const auto& t = job.training;
-    std::vector<std::string> per_run = {"step_ms",         "images_per_second",    "scaling_efficiency",
-                                        "speedup_over_one_gpu", "network_ms",     "gpu_busy_fraction",
-                                        "path_compute_ms", "path_copy_ms",         "path_registration_ms",
-                                        "path_pcie_ms",    "path_network_ms",      "path_aggregate_apply_ms",
-                                        "path_waiting_ms", "path_retry_ms",        "gpus"};
+    std::vector<std::string> per_run = {
+        "step_ms",           "images_per_second",       "scaling_efficiency", "speedup_over_one_gpu", "network_ms",
+        "gpu_busy_fraction", "path_compute_ms",         "path_copy_ms",       "path_registration_ms", "path_pcie_ms",
+        "path_network_ms",   "path_aggregate_apply_ms", "path_waiting_ms",    "path_retry_ms",        "gpus"};
     if (!t.faults.empty())
       per_run.insert(per_run.end(), {"failed", "completed_steps", "packets_lost", "rc_retransmissions", "rnr_naks",
                                      "tcp_retransmissions", "retry_ms", "failed_step"});

@@ -2,15 +2,15 @@
 // nothing here runs a simulation (sweep.cpp does), so the fuzz build compiles this file without the simulator
 // (tests/fuzz/fuzz_sweep.cpp).
 #include "apps/lib/spec_files.hpp"
-#include "core/common/file_io.hpp"
 #include "apps/lib/sweep.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/suggest.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace tp::frontend {

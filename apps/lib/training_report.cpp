@@ -1,7 +1,7 @@
 // Training runs, reports and traces (see training_report.hpp).
-#include "core/common/suggest.hpp"
-#include "core/common/file_io.hpp"
 #include "apps/lib/training_report.hpp"
+#include "core/common/file_io.hpp"
+#include "core/common/suggest.hpp"
 
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
@@ -432,11 +432,11 @@ std::string training_table(const TrainingReport& r)
                    s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
   if (s.mode == "allreduce") {
-    const bool library_defaults = s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
-                                  s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
-                                  s.collectives.fusion_threshold ==
-                                      collectives::library_defaults(s.library).fusion_threshold &&
-                                  s.collectives.response_cache == collectives::library_defaults(s.library).response_cache;
+    const bool library_defaults =
+        s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
+        s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
+        s.collectives.fusion_threshold == collectives::library_defaults(s.library).fusion_threshold &&
+        s.collectives.response_cache == collectives::library_defaults(s.library).response_cache;
     o += fmt::format("allreduce library {} ({})\n", collectives::describe(s.library, s.collectives),
                      library_defaults ? "its defaults" : "changed from its defaults by the job");
   }

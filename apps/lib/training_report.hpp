@@ -36,7 +36,7 @@ struct TrainingSpec {
   std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
-  int ranks_per_host = 0;                   ///< allreduce: 0 = every GPU of a host
+  int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
   /// allreduce: the library whose defaults apply (Horovod's unless named), and the options in force (its defaults
   /// with the job's overrides): coordinator tick, fusion, response cache, MaTEx mode.
   collectives::AllreduceLibrary library = collectives::AllreduceLibrary::HOROVOD;

@@ -14,7 +14,7 @@
 namespace tp::io {
 
 /// The input caps, in bytes. `TENSORPATH_MAX_INPUT_BYTES` overrides both (docs/cli.md#input-size-limits).
-constexpr uint64_t SPEC_INPUT_CAP = 64ull << 20;  ///< scenarios, sweeps, cases, profiles, platform files, rows
+constexpr uint64_t SPEC_INPUT_CAP = 64ull << 20; ///< scenarios, sweeps, cases, profiles, platform files, rows
 constexpr uint64_t TRACE_INPUT_CAP = 4ull << 30; ///< recorded traces (Kineto files of several GB exist)
 constexpr uint64_t ROWS_INPUT_CAP = 1ull << 30;  ///< sweep rows files (10,000 points at most, a few KB each)
 
