@@ -1,11 +1,14 @@
 // Scenario and validation-case files: the shipped ones load; bad ones name the file and the field.
 #include "apps/lib/spec_files.hpp"
+#include "core/common/isolated_run.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 using namespace tp::frontend;
 namespace fs = std::filesystem;
@@ -224,4 +227,56 @@ TEST_CASE("Numbers in a job that fit no type are refused, not wrapped or convert
   REQUIRE_FALSE(big.ok());
   CHECK(big.error().expected == "valid JSON");
   fs::remove(f);
+}
+
+namespace {
+
+/// Run a job in a child process (one simulation per process) and compare the metrics it reports with
+/// metric_names(job): what a sweep's "metrics" may name must be exactly what the job can report.
+void check_metric_names(const std::string& job_json)
+{
+  auto job = parse_job_text(job_json, "test.json", "job");
+  REQUIRE(job.ok());
+  auto child = tp::run_isolated([&]() -> tp::Result<std::string> {
+    auto out = run_job(job.value());
+    if (!out.ok()) return out.error();
+    std::string names;
+    for (const auto& [k, v] : out->metrics)
+      names += k + "\n";
+    return names;
+  });
+  REQUIRE(child.ok());
+  std::set<std::string> reported;
+  std::istringstream in(child.value());
+  for (std::string n; std::getline(in, n);)
+    reported.insert(n);
+  const auto listed_v = metric_names(job.value());
+  const std::set<std::string> listed(listed_v.begin(), listed_v.end());
+  for (const auto& n : reported) {
+    INFO(job_json << ": reports " << n);
+    CHECK(listed.count(n));
+  }
+  for (const auto& n : listed) {
+    INFO(job_json << ": lists " << n);
+    CHECK(reported.count(n));
+  }
+}
+
+} // namespace
+
+TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quick]")
+{
+  check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 4096,
+                         "iterations": 100})");
+  check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "read", "metric": "lat",
+                         "size": 64, "iterations": 100})");
+  check_metric_names(R"({"kind": "pcie_copy", "hw": "broadwell-p100", "size": "1M", "iterations": 2})");
+  check_metric_names(R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc", "size": "64K",
+                         "steps": 2, "baseline": {"transport": "verbs_v2"}})");
+  check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,
+                         "layers": 4, "compute_ms": 10, "transports": ["grpc", "verbs_v2"], "workers": 2, "ps": 1,
+                         "steps": 2})");
+  check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,
+                         "layers": 4, "compute_ms": 10, "transport": "mpi", "mode": "allreduce", "workers": 2,
+                         "steps": 2, "reference": false})");
 }
