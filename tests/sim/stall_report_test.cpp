@@ -2,6 +2,7 @@
 // only retries at stall_timeout) against slowness (a transfer or computation still in progress at stall_timeout,
 // named with the resource that makes it slow). A compute time the simulated clock cannot hold is refused up front.
 // Issue 13: a 1 b/s link or a compute of 1e308 ms was reported "protocol stalled".
+#include "apps/lib/spec_files.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "sim/training_job.hpp"
@@ -138,6 +139,24 @@ TEST_CASE("a compute time the simulated clock cannot hold (1e308 ms) is refused 
   auto total = sim::run_training_job(test::test_cluster(2), toy(sim::MAX_SIMULATED_SECONDS / 4), job("grpc", 1000));
   REQUIRE_FALSE(total.ok());
   CHECK(has(total.error().message(), "s per step"));
+}
+
+TEST_CASE("a scenario's compute_ms of 1e308 and a stall_timeout of 1e300 are refused when the file loads", "[stall]")
+{
+  auto job = [](const std::string& fields) {
+    return frontend::parse_job_text(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic",
+                                        "transport": "grpc", "parameters": 1000, "layers": 2, )" +
+                                        fields + "}",
+                                    "f.json", "job");
+  };
+  REQUIRE(job(R"("compute_ms": 630)").ok());
+  auto compute = job(R"("compute_ms": 1e308)");
+  REQUIRE_FALSE(compute.ok());
+  CHECK(compute.error().field == "job.compute_ms");
+  CHECK(has(compute.error().message(), "got 1e+308"));
+  auto timeout = job(R"("compute_ms": 630, "stall_timeout": 1e300)");
+  REQUIRE_FALSE(timeout.ok());
+  CHECK(timeout.error().field == "job.stall_timeout");
 }
 
 TEST_CASE("a stall_timeout beyond the simulated clock's range is refused", "[stall]")
