@@ -193,6 +193,7 @@ int run_transfer(const frontend::ParsedArgs& a)
   }
   for (const auto& [n, e] : errors)
     std::printf("%s: ERROR %s\n", n.c_str(), e.c_str());
+  if (!errors.empty()) std::printf("%zu of %zu transport(s) failed.\n", errors.size(), names.size());
   return errors.empty() ? 0 : 1;
 }
 

@@ -35,6 +35,10 @@ struct JobSpec {
 struct JobOutcome {
   std::map<std::string, double> metrics;
   std::string report;
+  /// Transports of the job whose transfers failed or whose step never finished (a training job with faults):
+  /// "verbs_v1: failed in step 2", ... Non-empty: the job failed (`tensorpath run` counts it, exits 1), although
+  /// it has metrics and a report (a sweep keeps them as a row with `failed` = 1).
+  std::vector<std::string> failed;
 };
 
 /// Run a job on the simulator in this process (one simulation: call it in a child process).

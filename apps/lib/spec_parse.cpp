@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -28,6 +29,14 @@ using json_input::fail;
 using json_input::json;
 using Reader = json_input::Object;
 using SpecError = json_input::LoadError;
+
+/// A number as %g (1e+308, not its 309 digits).
+std::string short_number(double v)
+{
+  char b[40];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
 
 json read_json(const std::string& path)
 {
@@ -173,8 +182,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       t.synthetic_parameters = int64_t(parameters);
       t.synthetic_layers = int(r.integer("layers", 1, 100000));
       t.synthetic_compute_ms = r.number("compute_ms");
-      if (t.synthetic_compute_ms < 0)
-        fail(r.file(), r.field("compute_ms"), "a non-negative time", std::to_string(t.synthetic_compute_ms));
+      if (!(t.synthetic_compute_ms >= 0) || !(t.synthetic_compute_ms <= sim::MAX_SIMULATED_SECONDS * 1e3))
+        fail(r.file(), r.field("compute_ms"),
+             "a time in ms in [0, " + short_number(sim::MAX_SIMULATED_SECONDS * 1e3) +
+                 "] (the simulated clock resolves nanoseconds up to about 52 days)",
+             short_number(t.synthetic_compute_ms));
     }
     t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
     t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
@@ -248,9 +260,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
                "one");
     t.faults = read_fault_plan(r);
     t.stall_timeout = r.number("stall_timeout", 1000);
-    if (!(t.stall_timeout > 0) || std::isinf(t.stall_timeout))
-      fail(r.file(), r.field("stall_timeout"), "a positive number of simulated seconds",
-           std::to_string(t.stall_timeout));
+    if (!(t.stall_timeout > 0) || !(t.stall_timeout <= sim::MAX_SIMULATED_SECONDS))
+      fail(r.file(), r.field("stall_timeout"),
+           "a positive number of simulated seconds, at most " + short_number(sim::MAX_SIMULATED_SECONDS) +
+               " (about 52 days: the simulated clock's range)",
+           short_number(t.stall_timeout));
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }

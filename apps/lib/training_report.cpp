@@ -22,9 +22,23 @@ using json = nlohmann::json;
 
 bool TrainingReport::all_ok() const
 {
-  for (const auto& r : runs)
-    if (!r.error.empty()) return false;
-  return true;
+  return failed_runs(*this).empty();
+}
+
+std::vector<std::string> failed_runs(const TrainingReport& r)
+{
+  std::vector<std::string> out;
+  for (const auto& run : r.runs) {
+    if (!run.error.empty())
+      out.push_back(run.transport + ": ERROR " + run.error);
+    else if (const auto& f = run.result.failure)
+      out.push_back(fmt::format("{}: {} in step {} ({} step(s) completed)", run.transport,
+                                !f->stalled ? "failed"
+                                : f->slow   ? "too slow (stall_timeout)"
+                                            : "stalled",
+                                f->step, run.result.step_seconds.size()));
+  }
+  return out;
 }
 
 double TrainingReport::scaling_efficiency(const sim::TrainingResult& r) const
@@ -76,11 +90,17 @@ json faults_json(const sim::TrainingResult& r)
             {"events", f.events}};
   if (r.failure) {
     const auto& x = *r.failure;
-    j["failure"] = {{"step", x.step},         {"at", x.at},
-                    {"stalled", x.stalled},   {"task", x.task},
-                    {"op_kind", x.op_kind},   {"op", x.op},
-                    {"transfer", x.transfer}, {"error", x.error},
-                    {"original", x.original}, {"unfinished", x.unfinished}};
+    j["failure"] = {{"step", x.step},
+                    {"at", x.at},
+                    {"stalled", x.stalled},
+                    {"slow", x.slow},
+                    {"task", x.task},
+                    {"op_kind", x.op_kind},
+                    {"op", x.op},
+                    {"transfer", x.transfer},
+                    {"error", x.error},
+                    {"original", x.original},
+                    {"unfinished", x.unfinished}};
   }
   return j;
 }
@@ -104,6 +124,7 @@ void faults_from(const json& j, sim::TrainingResult& r)
     t.step = x.at("step");
     t.at = x.at("at");
     t.stalled = x.at("stalled");
+    t.slow = x.value("slow", false);
     t.task = x.at("task");
     t.op_kind = x.at("op_kind");
     t.op = x.at("op");
@@ -491,7 +512,8 @@ std::string training_table(const TrainingReport& r)
     if (x.failure) {
       const auto& y = *x.failure;
       if (y.stalled) {
-        o += fmt::format("  STALLED in step {} after {:.3f} s: {}\n", y.step, y.at, y.error);
+        o +=
+            fmt::format("  {} in step {} after {:.3f} s: {}\n", y.slow ? "TOO SLOW" : "STALLED", y.step, y.at, y.error);
         for (const auto& t : y.unfinished)
           o += "    never finished: " + t + "\n";
       } else {
@@ -511,6 +533,11 @@ std::string training_table(const TrainingReport& r)
       if (r.runs[i].error.empty() && r.runs[i].result.step_time > 0)
         o += fmt::format(" {} {:.2f}x", r.runs[i].transport, r.runs[0].result.step_time / r.runs[i].result.step_time);
     o += "\n";
+  }
+  if (const auto failed = failed_runs(r); !failed.empty()) {
+    o += fmt::format("\n{} of {} transport run(s) FAILED:\n", failed.size(), r.runs.size());
+    for (const auto& f : failed)
+      o += "  " + f + "\n";
   }
   o += "\ncritical path: the chain of ops that set the step time, split by what ran on it (it adds up to the step);\n"
        "GPU%: mean GPU kernel time over the step time; scaling: images/s over GPUs x the 1-GPU images/s.\n";

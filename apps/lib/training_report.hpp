@@ -65,6 +65,7 @@ struct TrainingReport {
   uint64_t model_bytes = 0;
   std::optional<sim::TrainingResult> reference; ///< 1 GPU, variables on its host's CPU
   std::vector<TrainingRun> runs;
+  /// No run ended in an error, and none failed or stalled under injected faults.
   bool all_ok() const;
   /// images/s of a run over (GPUs x the 1-GPU reference's images/s); 0 without a reference.
   double scaling_efficiency(const sim::TrainingResult& r) const;
@@ -72,6 +73,9 @@ struct TrainingReport {
 };
 
 Result<TrainingReport> run_training(const TrainingSpec& spec);
+/// The runs that failed, one line each ("verbs_v1: failed in step 2 (...)", "grpc: stalled in step 2", "mpi: ERROR
+/// ..."): a run that ended in an error, or whose transfers failed or whose step never finished under faults.
+std::vector<std::string> failed_runs(const TrainingReport& r);
 std::string training_table(const TrainingReport& r);
 std::string training_json(const TrainingReport& r);
 /// Metrics of a report by name: per transport T "step_ms.T", "images_per_second.T", "scaling_efficiency.T",
