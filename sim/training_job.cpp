@@ -453,12 +453,23 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       if (failure) {
         f.at = failed_at;
         f.task = runtimes[failed_task]->spec().task;
-        if (!fatal) {
-          const auto fo = executors[failed_task]->failed_op();
-          f.op_kind = fo.kind;
-          f.op = fo.op;
-          f.transfer = fo.key;
+        // A failed op names itself; a fatal error completion (the original aborts the process) names a channel:
+        // report the transfer the task was waiting for then or, when it waited for none (it was the producer: a
+        // Send is passive), the earliest transfer another task was waiting for from it.
+        auto fo = executors[failed_task]->failed_op();
+        if (fatal || fo.kind.empty()) {
+          const auto waiting = executors[failed_task]->waiting_ops();
+          if (!waiting.empty()) fo = waiting.front();
         }
+        if (fo.kind.empty()) {
+          const std::string& me = runtimes[failed_task]->spec().task;
+          for (size_t k = 0; k < executors.size(); ++k)
+            for (const auto& w : executors[k]->waiting_ops())
+              if (w.key.find(me + "/") != std::string::npos && (fo.kind.empty() || w.started < fo.started)) fo = w;
+        }
+        f.op_kind = fo.kind;
+        f.op = fo.op;
+        f.transfer = fo.key;
         f.error = failure->message();
       } else {
         f.stalled = true;
