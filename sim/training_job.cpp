@@ -118,6 +118,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   const size_t H = cluster.host_count();
   const auto names = cluster.host_names();
   if (H == 0) return Error::at("", "hw", "a cluster with hosts", "none");
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && L.ps_tasks > 0)
+    return Error::at("", "ps", "no parameter-server task in allreduce mode (the ranks hold the variables)",
+                     std::to_string(L.ps_tasks));
 
   // Placement of tasks on hosts and GPUs.
   training::StepLayout sl;
