@@ -127,6 +127,18 @@ check "profiles: an unknown name" 2 +"nosuch" -- "$tp" profiles nic nosuch
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
 
+echo "== faults, failures and slowness"
+cat >"$work/late.json" <<'EOF'
+{"kind": "training", "name": "late", "hw": "hkust-4node", "jobs": [{"kind": "training", "model": "synthetic",
+ "parameters": 1000000, "layers": 4, "compute_ms": 10, "batch": 32, "workers": 2, "gpus_per_worker": 1, "ps": 1,
+ "steps": 3, "reference": false, "transport": "verbs_v2",
+ "faults": [{"type": "link_down", "host": "node1", "step": 2, "at": "5 s", "duration": "1 s"}]}]}
+EOF
+check "a fault after the work has ended never fires" 0 +"never fired" -- "$tp" run "$work/late.json"
+check "a fault scenario where transports failed exits 1" 1 +"FAILED" -- "$tp" run "$root/scenarios/faults/qp-error.json"
+echo '{"name": "x", "jobs": [{"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000, "layers": 1, "compute_ms": 1e308, "transport": "grpc"}]}' >"$work/huge.json"
+check "compute beyond the simulated clock is bad input, not a stall" 2 +"compute_ms" -- "$tp" run "$work/huge.json"
+
 echo "== unknown names get the valid ones and a suggestion"
 check "transport typo" 2 +"did you mean \"verbs_v1\"" -- "$tp" transfer --transport verbs_v3
 check "model typo" 2 +"did you mean \"resnet50\"" -- "$tp" train --model resnet5
