@@ -2,6 +2,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
+#include "core/common/file_io.hpp"
 #include "models/catalog.hpp"
 #include "sim/microbench_jobs.hpp"
 
@@ -60,9 +61,8 @@ int run_perftest(const frontend::ParsedArgs& a)
       std::fputs(frontend::perftest_csv(res).c_str(), stdout);
       return 0;
     }
-    std::ofstream f(path);
-    if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
-    f << frontend::perftest_csv(res);
+    if (auto st = io::write_file_atomically(path, frontend::perftest_csv(res)); !st.ok())
+      return report_io_error(st.error());
   }
   std::fputs(frontend::perftest_banner(res, link).c_str(), stdout);
   std::fputs(frontend::perftest_table(res).c_str(), stdout);

@@ -34,6 +34,7 @@ int run_plan(const frontend::ParsedArgs& a)
     o.progress = ::isatty(2);
     auto sum = frontend::run_sweep(spec.value(), o);
     if (!sum.ok()) return report_error(sum.error());
+    if (!sum->lost.empty()) return report_io_error(Error::msg(sum->lost));
     std::printf("sweep %s: %zu point(s) (%zu run now) in %s\n\n", spec->name.c_str(), sum->total, sum->ran,
                 o.out.c_str());
     rows_path = o.out;
@@ -50,6 +51,7 @@ int run_plan(const frontend::ParsedArgs& a)
     q.where.emplace_back(w.substr(0, eq), w.substr(eq + 1));
   }
   q.cost = a.get("cost", "nic_line_rate");
+  if (auto st = frontend::check_query(rows.value(), q, rows_path); !st.ok()) return report_error(st.error());
   models::Catalog cat;
   std::map<std::string, double> line_rates;
   std::string cost_error;
@@ -86,6 +88,7 @@ int run_plan(const frontend::ParsedArgs& a)
 Command plan_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "plan";
   s.summary = "answer a capacity question from sweep rows: which options reach a target, cheapest first";
   s.usage = "ROWS.jsonl|SWEEP.json [--target METRIC>=VALUE] [--where FIELD=VALUE ...] [--cost C] [--top N]";

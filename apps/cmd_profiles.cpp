@@ -1,6 +1,10 @@
 // `tensorpath profiles [KIND] [NAME]`: list the hardware profiles, or show one with its derived figures.
 #include "apps/commands.hpp"
+#include "core/common/suggest.hpp"
 #include "models/catalog.hpp"
+
+#include <algorithm>
+#include <iterator>
 
 #include <cstdio>
 
@@ -11,13 +15,12 @@ namespace {
 const char* const KINDS[] = {"nic",    "pcie",         "cpu", "gpu",  "socket_link",
                              "switch", "registration", "tcp", "host", "cluster"};
 
-void show(const models::Catalog& cat, const std::string& kind, const std::string& name)
+int show(const models::Catalog& cat, const std::string& kind, const std::string& name)
 {
   if (kind == "nic") {
     auto n = cat.nic(name);
     if (!n.ok()) {
-      report_error(n.error());
-      return;
+      return report_error(n.error());
     }
     std::printf("%s: %s\n  link layer %s, line rate %.2f Gb/s, MTU %u, %.0f B headers per packet\n"
                 "  wire goodput %.3f Gb/s (%.1f %% of line rate), PCIe %s\n",
@@ -26,8 +29,7 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
   } else if (kind == "pcie") {
     auto p = cat.pcie(name);
     if (!p.ok()) {
-      report_error(p.error());
-      return;
+      return report_error(p.error());
     }
     std::printf("%s: %d lanes at %.0f GT/s: raw %.3f GB/s, TLP layer %.3f GB/s, posted writes %.3f GB/s,\n"
                 "  read completions %.3f GB/s (64 B) / %.3f GB/s (128 B) per direction\n",
@@ -37,8 +39,7 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
   } else if (kind == "host") {
     auto h = cat.host(name);
     if (!h.ok()) {
-      report_error(h.error());
-      return;
+      return report_error(h.error());
     }
     std::printf("%s: %zu socket(s)", h->name.c_str(), h->sockets.size());
     for (size_t s = 0; s < h->sockets.size(); ++s)
@@ -53,21 +54,40 @@ void show(const models::Catalog& cat, const std::string& kind, const std::string
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {
-      report_error(path.error());
-      return;
+      return report_error(path.error());
     }
+    // Load and check it too: a profile that does not load is an error, not a path printed as if it were fine.
+    auto loaded = [&]() -> Status {
+      auto st = ok_status();
+      auto keep = [&](const auto& r) {
+        if (!r.ok()) st = r.error();
+      };
+      if (kind == "cpu") keep(cat.cpu(name));
+      if (kind == "gpu") keep(cat.gpu(name));
+      if (kind == "socket_link") keep(cat.socket_link(name));
+      if (kind == "switch") keep(cat.network_switch(name));
+      if (kind == "registration") keep(cat.registration(name));
+      if (kind == "tcp") keep(cat.tcp(name));
+      if (kind == "cluster") keep(cat.cluster(name));
+      return st;
+    }();
+    if (!loaded.ok()) return report_error(loaded.error());
     std::printf("%s\n", path.value().c_str());
   }
+  return exit_code::OK;
 }
 
 int run_profiles(const frontend::ParsedArgs& a)
 {
   models::Catalog cat; // the search path (--models-dir, TENSORPATH_MODELS_DIR, the built-in models/hw)
   const auto& pos = a.positional();
-  if (pos.size() >= 2) {
-    show(cat, pos[0], pos[1]);
-    return 0;
-  }
+  const std::vector<std::string> kinds(std::begin(KINDS), std::end(KINDS));
+  if (pos.size() > 2)
+    return report_error(Error::at("", "tensorpath profiles", "at most KIND and NAME", pos[2] + " (one too many)"));
+  if (!pos.empty() && std::find(kinds.begin(), kinds.end(), pos[0]) == kinds.end())
+    return report_error(
+        Error::at("", "tensorpath profiles KIND", one_of_names(pos[0], kinds), unknown_name(pos[0], kinds)));
+  if (pos.size() == 2) return show(cat, pos[0], pos[1]);
   for (const char* kind : KINDS) {
     if (!pos.empty() && pos[0] != kind) continue;
     std::printf("%s:\n", kind);
@@ -82,6 +102,7 @@ int run_profiles(const frontend::ParsedArgs& a)
 Command profiles_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 2;
   s.name = "profiles";
   s.summary = "list the hardware profiles (the search path: --models-dir, TENSORPATH_MODELS_DIR, models/hw), or show "
               "one: profiles KIND NAME";

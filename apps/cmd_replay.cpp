@@ -6,6 +6,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/common/suggest.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/transfer_job.hpp"
 #include "traces/replay.hpp"
@@ -57,7 +58,8 @@ int run_replay(const frontend::ParsedArgs& a)
   transports::register_builtin_transports();
   const std::string transport = a.get("transport", "grpc");
   if (!transports::find_transport(transport))
-    return report_error(Error::at("", "--transport", "a registered transport", "\"" + transport + "\""));
+    return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
+                                  unknown_name(transport, transports::transport_names())));
   auto ranks_arg = a.get_int("ranks", 0, 0, 100000);
   if (!ranks_arg.ok()) return report_error(ranks_arg.error());
   models::Catalog cat;
@@ -157,6 +159,7 @@ int run_replay(const frontend::ParsedArgs& a)
 Command replay_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "replay";
   s.summary = "read a recorded trace (TF/Horovod timeline, PyTorch profiler, Chakra) and re-simulate its communication";
   s.usage = "TRACE [--hw PROFILE [--transport T] [--ranks N] [--switch S]]";

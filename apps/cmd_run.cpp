@@ -52,7 +52,16 @@ int run_scenario(const frontend::ParsedArgs& a)
                     o.error().message().c_str());
     } else {
       jj["metrics"] = o->metrics;
-      if (!json) std::printf("[%zu] %s (%s)\n%s\n", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
+      // A job that ran but some of whose transports failed (transfers failed, or a step never finished) failed.
+      if (!o->failed.empty()) {
+        ++failures;
+        jj["failed"] = o->failed;
+      }
+      if (!json) {
+        std::printf("[%zu] %s (%s)\n%s", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
+        if (!o->failed.empty()) std::printf("[%zu] FAILED: %zu transport run(s) failed\n", i + 1, o->failed.size());
+        std::printf("\n");
+      }
     }
     out["jobs"].push_back(jj);
   }
@@ -70,6 +79,7 @@ int run_scenario(const frontend::ParsedArgs& a)
 Command run_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "run";
   s.summary = "run a scenario file (jobs on a hardware profile; none: the built-in default) and print a summary";
   s.usage = "[SCENARIO.json] [--json] [--trace FILE]";

@@ -2,6 +2,7 @@
 // process, appending one JSON row per finished point; --resume after a kill, --shard K/N for job arrays.
 #include "apps/commands.hpp"
 #include "apps/lib/sweep.hpp"
+#include "core/common/file_io.hpp"
 
 #include <unistd.h>
 
@@ -48,6 +49,10 @@ int run_sweep_command(const frontend::ParsedArgs& a)
     std::printf("%s\n", frontend::point_row_here(spec.value(), pts[size_t(idx.value())]).c_str());
     return 0;
   }
+  if (a.has("spec-hash")) {
+    std::printf("%s\n", spec->hash.c_str());
+    return 0;
+  }
   if (a.has("list")) {
     for (const auto& p : frontend::sweep_points(spec.value()))
       std::printf("%zu %s\n", p.index, p.job.c_str());
@@ -56,6 +61,8 @@ int run_sweep_command(const frontend::ParsedArgs& a)
   frontend::SweepOptions o;
   o.out = a.get("out");
   if (o.out.empty()) return report_error(Error::at("", "--out", "a rows file (JSON lines)", "none"));
+  if (a.has("csv") && (io::same_file(a.get("csv"), a.positional()[0]) || a.get("csv") == o.out))
+    return report_error(Error::at(a.get("csv"), "--csv", "a file other than the sweep file and --out", "the same"));
   auto jobs = a.get_int("jobs", 1, 1, 1024);
   if (!jobs.ok()) return report_error(jobs.error());
   o.jobs = int(jobs.value());
@@ -74,13 +81,20 @@ int run_sweep_command(const frontend::ParsedArgs& a)
   o.progress = !a.has("quiet") && ::isatty(2);
   auto sum = frontend::run_sweep(spec.value(), o);
   if (!sum.ok()) return report_error(sum.error());
+  if (!sum->lost.empty())
+    return report_io_error(Error::msg(sum->lost + " (the sweep stopped; " + std::to_string(sum->ran) +
+                                      " point(s) ran, the rows written before the error are in the file)"));
   std::printf("%s: %zu point(s)%s, %zu run now (%zu error rows), %zu already in %s; %.1f s, %.1f points/s\n",
               spec->name.c_str(), sum->total, o.shards > 1 ? (" in shard " + a.get("shard")).c_str() : "", sum->ran,
               sum->errors, sum->skipped, o.out.c_str(), sum->seconds,
               sum->seconds > 0 ? double(sum->ran) / sum->seconds : 0.0);
   if (a.has("csv"))
-    if (auto st = frontend::rows_to_csv(o.out, a.get("csv")); !st.ok()) return report_error(st.error());
-  return 0;
+    if (auto st = frontend::rows_to_csv(o.out, a.get("csv")); !st.ok()) return report_io_error(st.error());
+  if (sum->errors > 0) {
+    std::fprintf(stderr, "tensorpath sweep: %zu point(s) failed (their rows hold \"error\")\n", sum->errors);
+    return exit_code::FAILED;
+  }
+  return exit_code::OK;
 }
 
 } // namespace
@@ -88,6 +102,7 @@ int run_sweep_command(const frontend::ParsedArgs& a)
 Command sweep_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = 1;
   s.name = "sweep";
   s.summary = "run a design-space sweep: every point in its own process, one JSON row per point as it finishes";
   s.usage = "SWEEP.json --out ROWS.jsonl [-j N] [--resume] [--shard K/N] [--csv FILE] [--list]";
@@ -98,6 +113,7 @@ Command sweep_command()
       {"shard", 0, true, "K/N", "run only the points whose index mod N is K (job arrays: SLURM and the like)"},
       {"csv", 0, true, "FILE", "also write the rows as CSV (sorted by point) when the sweep ends"},
       {"list", 0, false, "", "print the points (index and job) and exit"},
+      {"spec-hash", 0, false, "", "print the hash of the spec that every row carries (what --resume checks) and exit"},
       {"point", 0, true, "I", "run point I in this process and print its row (what the MPI driver's ranks run)"},
       {"mpi", 0, false, "",
        "under mpirun: rank 0 hands out points and writes the rows, ranks 1..N-1 run them (mpirun -np N tensorpath "

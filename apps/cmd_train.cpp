@@ -4,6 +4,7 @@
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/training_report.hpp"
+#include "core/collectives/library_defaults.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
@@ -47,6 +48,39 @@ int run_train(const frontend::ParsedArgs& a)
     if (!v.ok()) return report_error(v.error());
     *o.dst = int(v.value());
   }
+  // Options of the other mode would be silently ignored: refuse them.
+  if (spec.mode == "ps")
+    for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode"})
+      if (a.has(o))
+        return report_error(Error::at("", std::string("tensorpath train --") + o,
+                                      "an allreduce option only with --mode allreduce", "--mode ps"));
+  if (spec.mode == "allreduce")
+    for (const char* o : {"ps", "fetch", "gpus-per-worker"})
+      if (a.has(o))
+        return report_error(Error::at("", std::string("tensorpath train --") + o,
+                                      "a parameter-server option only with --mode ps", "--mode allreduce"));
+  auto lib = collectives::parse_allreduce_library(a.get("library", "horovod"));
+  if (!lib.ok()) {
+    Error e = lib.error();
+    e.field = "tensorpath train --library";
+    return report_error(e);
+  }
+  spec.library = lib.value();
+  spec.collectives = collectives::library_defaults(spec.library);
+  if (a.has("fusion")) {
+    auto f = a.get("fusion") == "0" ? Result<uint64_t>(uint64_t(0)) : a.get_size("fusion", 0);
+    if (!f.ok()) return report_error(f.error());
+    spec.collectives.fusion_threshold = f.value();
+  }
+  auto tick = a.get_number("tick-ms", spec.collectives.tick_seconds * 1e3, 1e-6, 10000);
+  if (!tick.ok()) return report_error(tick.error());
+  spec.collectives.tick_seconds = tick.value() * 1e-3;
+  if (a.has("response-cache")) {
+    const std::string v = a.get("response-cache");
+    if (v != "on" && v != "off")
+      return report_error(Error::at("", "tensorpath train --response-cache", "on or off", "\"" + v + "\""));
+    spec.collectives.response_cache = v == "on";
+  }
   spec.one_gpu_reference = !a.has("no-reference");
   spec.collect_events = a.has("trace");
   auto res = frontend::run_training(spec);
@@ -86,6 +120,13 @@ Command train_command()
       {"fetch", 0, true, "F",
        "ps: per_tower (every GPU pulls the variables, tf_cnn parameter_server; default) or per_worker (one pull "
        "per worker, copied to its GPUs, as distributed_replicated)"},
+      {"library", 0, true, "L",
+       "allreduce: whose defaults apply: horovod (>= 0.21: 1 ms cycle, 128 MiB fusion, response cache; default), "
+       "horovod-0.20 (5 ms, 64 MiB, cache), baidu (5 ms tick, no fusion), tf-contrib-mpi (1 ms, no fusion), matex "
+       "(no coordinator)"},
+      {"fusion", 0, true, "SIZE", "allreduce: tensor fusion threshold (0 turns fusion off; default: the library's)"},
+      {"tick-ms", 0, true, "MS", "allreduce: coordinator tick / Horovod cycle time (default: the library's)"},
+      {"response-cache", 0, true, "on|off", "allreduce: Horovod's response cache (default: the library's)"},
       {"collective-mode", 0, true, "M",
        "allreduce: protocol (every ring segment through the transport, default) or analytical (rings timed on the "
        "analytical fabric: for hundreds of ranks)"},
@@ -96,7 +137,10 @@ Command train_command()
       {"trace", 0, true, "FILE", "Chrome trace (Perfetto) of the last step of the first transport"},
       {"json", 0, false, "", "machine-readable output"},
   };
-  s.details = "Each run is its own process. Example: tensorpath train --model vgg16 --hw hkust-4node --batch 32";
+  s.details =
+      "Each run is its own process. Example: tensorpath train --model vgg16 --hw hkust-4node --batch 32\n"
+      "Defaults are the real systems' defaults: in allreduce mode Horovod's (>= 0.21: cycle 1 ms, fusion 128 MiB,\n"
+      "response cache on; --library picks another library's), and the report prints the ones in force.";
   return {s, &run_train};
 }
 

@@ -3,6 +3,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
@@ -72,8 +73,8 @@ int run_transfer(const frontend::ParsedArgs& a)
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
   if (!strat.ok()) return report_error(strat.error());
   job.strategy = strat.value();
-  auto src = frontend::parse_placement(a.get("src", "cpu"));
-  auto dst = frontend::parse_placement(a.get("dst", "cpu"));
+  auto src = frontend::parse_placement(a.get("src", "cpu"), "--src");
+  auto dst = frontend::parse_placement(a.get("dst", "cpu"), "--dst");
   if (!src.ok()) return report_error(src.error());
   if (!dst.ok()) return report_error(dst.error());
   job.src = src.value();
@@ -134,12 +135,9 @@ int run_transfer(const frontend::ParsedArgs& a)
   }
   if (a.has("records")) {
     const std::string path = a.get("records");
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
     const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
     const std::string text = csv ? records_csv : records_json + "\n]\n";
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
+    if (auto st = io::write_file_atomically(path, text); !st.ok()) return report_io_error(st.error());
   }
   if (a.has("json")) {
     json out = json::array();
@@ -195,6 +193,7 @@ int run_transfer(const frontend::ParsedArgs& a)
   }
   for (const auto& [n, e] : errors)
     std::printf("%s: ERROR %s\n", n.c_str(), e.c_str());
+  if (!errors.empty()) std::printf("%zu of %zu transport(s) failed.\n", errors.size(), names.size());
   return errors.empty() ? 0 : 1;
 }
 

@@ -3,6 +3,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/sim_vs_emu.hpp"
 #include "apps/lib/spec_files.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
 
 #include <nlohmann/json.hpp>
@@ -148,9 +149,7 @@ int run_validate(const frontend::ParsedArgs& a)
     if (path == "-")
       std::printf("%s\n", out.dump(2).c_str());
     else {
-      std::ofstream f(path);
-      if (!f) return report_error(Error::at(path, "", "a writable file", "cannot open"));
-      f << out.dump(2) << "\n";
+      if (auto st = io::write_file_atomically(path, out.dump(2) + "\n"); !st.ok()) return report_io_error(st.error());
     }
   }
   // A known miss (expected_to_fail) does not fail the run; a case that could not run always does.
@@ -164,6 +163,7 @@ int run_validate(const frontend::ParsedArgs& a)
 Command validate_command()
 {
   frontend::CommandSpec s;
+  s.max_positionals = SIZE_MAX;
   s.name = "validate";
   s.summary = "run the validation cases (measured results from papers/issues) and compare the model to them";
   s.usage = "[CASES.json|DIR ...] [--case NAME] [--timeout S] [--json FILE|-] [--verbose] [--slow]";

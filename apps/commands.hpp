@@ -26,7 +26,18 @@ Command sweep_command();
 Command plan_command();
 Command replay_command();
 
+/// The exit codes of every subcommand (docs/cli.md#exit-codes).
+namespace exit_code {
+constexpr int OK = 0;
+constexpr int FAILED = 1;      ///< it ran, and a job, transport, case or point failed (or missed its target)
+constexpr int BAD_INPUT = 2;   ///< arguments or input files are wrong, or the job is beyond the budget: nothing ran
+constexpr int OUTPUT_LOST = 3; ///< a result could not be written (disk full, permissions): the run's output is lost
+constexpr int SKIPPED = 77;    ///< what the command needs is absent here (no RDMA device): skipped, not failed
+} // namespace exit_code
+
 /// Print an Error as "tensorpath: <message>" on stderr and return the exit code 2 (bad input).
 int report_error(const Error& e);
+/// Print an Error about an output that could not be written and return the exit code 3.
+int report_io_error(const Error& e);
 
 } // namespace tp::cli

@@ -3,6 +3,7 @@
 #include "core/common/result.hpp"
 #include "models/catalog.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +19,13 @@ namespace tp::cli {
 int report_error(const Error& e)
 {
   std::fprintf(stderr, "tensorpath: %s\n", e.message().c_str());
-  return 2;
+  return exit_code::BAD_INPUT;
+}
+
+int report_io_error(const Error& e)
+{
+  std::fprintf(stderr, "tensorpath: output lost: %s\n", e.message().c_str());
+  return exit_code::OUTPUT_LOST;
 }
 
 } // namespace tp::cli
@@ -77,6 +84,17 @@ void usage(std::FILE* out)
   std::fprintf(out, "\nRun `tensorpath <command> --help` for the options of a command.\n");
 }
 
+/// Standard output is a result too: a full disk or a closed pipe under `> file` must not pass for success.
+int checked_stdout(int rc)
+{
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::fprintf(stderr, "tensorpath: output lost: standard output: %s\n", err ? std::strerror(err) : "write error");
+    return rc == 0 ? tp::cli::exit_code::OUTPUT_LOST : rc;
+  }
+  return rc;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -105,7 +123,8 @@ int main(int argc, char** argv)
     auto parsed = tp::frontend::parse_args(c.spec, args);
     if (!parsed.ok()) return tp::cli::report_error(parsed.error());
     if (auto st = apply_models_dirs(parsed.value()); !st.ok()) return tp::cli::report_error(st.error());
-    return c.run(parsed.value());
+    const int rc = c.run(parsed.value());
+    return checked_stdout(rc);
   }
   std::fprintf(stderr, "tensorpath: unknown command \"%s\"\n\n", name.c_str());
   usage(stderr);

@@ -129,10 +129,14 @@ int main(int argc, char** argv)
   size_t total = 0;
   for (char c : list)
     total += c == '\n';
+  std::string hash = capture(base + " --spec-hash", &status);
+  while (!hash.empty() && (hash.back() == '\n' || hash.back() == '\r'))
+    hash.pop_back();
+  if (status != 0 || hash.empty()) return fail("cannot hash " + spec + " (tensorpath sweep --spec-hash failed)");
   std::set<size_t> done;
-  std::string why;
-  const int fd = tp::frontend::open_rows_file(out, resume, done, why);
-  if (fd < 0) return fail(out + ": " + why);
+  auto opened = tp::frontend::open_rows_file(out, resume, hash, done);
+  if (!opened.ok()) return fail(opened.error().message());
+  tp::frontend::RowsFile& rows = *opened.value();
   std::vector<long> todo;
   size_t in_shard = 0;
   for (size_t i = 0; i < total; ++i) {
@@ -158,16 +162,13 @@ int main(int argc, char** argv)
     --outstanding;
     std::string line(buf.data(), size_t(n));
     errors += tp::frontend::is_error_row(line);
-    line += "\n";
-    if (::write(fd, line.data(), line.size()) != ssize_t(line.size()))
-      return fail(out + ": write failed: " + std::strerror(errno));
-    ::fsync(fd);
+    if (auto st = rows.append(line); !st.ok()) return fail(st.error().message());
     ++ran;
     const long idx = next < todo.size() ? todo[next++] : STOP;
     MPI_Send(&idx, 1, MPI_LONG, st.MPI_SOURCE, TAG_POINT, MPI_COMM_WORLD);
     outstanding += idx != STOP;
   }
-  ::close(fd);
+  if (auto st = rows.close(); !st.ok()) return fail(st.error().message());
   std::printf("%s: %zu point(s), %zu run now on %d rank(s) (%zu error rows), %zu already in %s\n", spec.c_str(),
               in_shard, ran, size - 1, errors, done.size(), out.c_str());
   MPI_Finalize();

@@ -1,7 +1,9 @@
 // Strict JSON reading helpers.
 #include "models/json_reader.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/json_strict.hpp"
 #include "core/common/number_rule.hpp"
+#include "core/common/suggest.hpp"
 
 #include <set>
 
@@ -41,9 +43,9 @@ template <class Input> json parse_or_fail(Input&& in, const std::string& path)
 
 json read_file(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in) fail(path, "", "a readable JSON file", "cannot open");
-  return parse_or_fail(in, path);
+  auto text = io::read_file_capped(path, "JSON file", io::input_cap(io::SPEC_INPUT_CAP));
+  if (!text.ok()) fail(path, "", text.error().expected, text.error().got);
+  return parse_or_fail(text.value(), path);
 }
 
 json parse_text(const std::string& text, const std::string& file)
@@ -159,8 +161,11 @@ void Object::finish(std::initializer_list<const char*> also) const
   for (const char* a : also)
     known.insert(a);
   for (auto it = j_.begin(); it != j_.end(); ++it)
-    if (!known.count(it.key()) && !always.count(it.key()))
-      fail(file_, field(it.key()), "a known field", "unknown field \"" + it.key() + "\"");
+    if (!known.count(it.key()) && !always.count(it.key())) {
+      std::vector<std::string> names(known.begin(), known.end());
+      fail(file_, field(it.key()), "a known field: " + one_of_names(it.key(), names, 40),
+           "unknown field " + unknown_name(it.key(), names));
+    }
 }
 
 /// {"value": v, "unit": u, "source": s[, "status", "note"]}, converted to SI. `min_si` guards against nonsense.

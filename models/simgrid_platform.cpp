@@ -1,6 +1,7 @@
 // SimGrid platform files as the network part (see simgrid_platform.hpp). A small scanner for the XML subset SimGrid
 // platforms use (elements with attributes, comments, the prolog and DOCTYPE; no text content is needed).
 #include "models/simgrid_platform.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/number_rule.hpp"
 #include "models/quantity.hpp"
 
@@ -364,11 +365,9 @@ Result<NetworkImport> import_simgrid_platform(const std::string& path)
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return Error::at(path, "", "a readable SimGrid platform file", "no such regular file");
-  std::ifstream f(path);
-  if (!f) return Error::at(path, "", "a readable SimGrid platform file", "cannot open");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return import_simgrid_platform_text(s.str(), path);
+  auto text = io::read_file_capped(path, "SimGrid platform file", io::input_cap(io::SPEC_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  return import_simgrid_platform_text(text.value(), path);
 }
 
 } // namespace tp::models

@@ -46,6 +46,8 @@ bool needs_host(FaultKind k)
 FaultInjector::FaultInjector(SimContext& ctx, FaultPlan plan)
     : ctx_(ctx), plan_(std::move(plan)), rng_state_(plan_.seed ^ 0x9E3779B97F4A7C15ull)
 {
+  fired_.assign(plan_.faults.size(), 0);
+  due_.assign(plan_.faults.size(), std::numeric_limits<double>::quiet_NaN());
 }
 
 Status FaultInjector::validate() const
@@ -77,7 +79,9 @@ Status FaultInjector::arm(int step)
 {
   const double now = ctx_.reactor.now();
   const Platform& pf = *ctx_.platform;
-  for (const auto& f : plan_.faults) {
+  Reactor& r = ctx_.reactor;
+  for (size_t i = 0; i < plan_.faults.size(); ++i) {
+    const Fault& f = plan_.faults[i];
     if (f.step != step) continue;
     if (!needs_host(f.kind) && !ctx_.find_process(f.process)) {
       std::string known;
@@ -90,39 +94,65 @@ Status FaultInjector::arm(int step)
     const double t1 = t0 + f.duration;
     const Port port{size_t(std::max(0, pf.find_machine(f.host))), f.nic};
     const std::string name = needs_host(f.kind) ? f.host + "/nic" + std::to_string(f.nic) : f.process;
+    due_[i] = t0;
+    // Background timers: a fault keeps nothing alive. The windows below are consulted by time; the simulation only
+    // reaches a window's time while it still has work, so a window after the work has ended changes nothing.
     switch (f.kind) {
     case FaultKind::LINK_DOWN:
       down_[port].push_back({t0, t1, 0});
-      ctx_.reactor.at(t0, [this, name, t1] { log("link " + name + " down until " + seconds(t1)); });
-      if (!std::isinf(t1)) ctx_.reactor.at(t1, [this, name] { log("link " + name + " up"); });
+      r.at_background(t0, [this, i, name, t1] {
+        mark_fired(i);
+        log("link " + name + " down until " + seconds(t1));
+      });
+      if (!std::isinf(t1)) r.at_background(t1, [this, name] { log("link " + name + " up"); });
       break;
     case FaultKind::PACKET_LOSS:
       lossy_[port].push_back({t0, t1, f.probability});
-      ctx_.reactor.at(t0, [this, name, p = f.probability, t1] {
+      r.at_background(t0, [this, i, name, p = f.probability, t1] {
+        mark_fired(i);
         log("packet loss " + std::to_string(p) + " on " + name + " until " + seconds(t1));
       });
       break;
     case FaultKind::NO_RECEIVE:
       no_receive_[f.process].push_back({t0, t1, 0});
-      ctx_.reactor.at(t0, [this, name, t1] { log(name + " posts no receives until " + seconds(t1)); });
+      r.at_background(t0, [this, i, name, t1] {
+        mark_fired(i);
+        log(name + " posts no receives until " + seconds(t1));
+      });
       break;
     case FaultKind::QP_ERROR:
     case FaultKind::PROCESS_DEATH:
     case FaultKind::HOST_DEATH:
-      ctx_.reactor.at(t0, [this, f] { fire(f); });
+      r.at_background(t0, [this, i, f] {
+        mark_fired(i);
+        fire(f);
+      });
       break;
     }
   }
   return ok_status();
 }
 
-std::vector<std::string> FaultInjector::unarmed(int last_step) const
+std::vector<std::string> FaultInjector::never_fired(int last_step, bool failed) const
 {
   std::vector<std::string> out;
-  for (const auto& f : plan_.faults)
-    if (f.step > last_step)
-      out.push_back(std::string(to_string(f.kind)) + " at step " + std::to_string(f.step) + " (the job ran " +
-                    std::to_string(last_step) + ")");
+  const double end = ctx_.reactor.now();
+  for (size_t i = 0; i < plan_.faults.size(); ++i) {
+    const Fault& f = plan_.faults[i];
+    if (fired_[i]) continue;
+    const std::string what =
+        std::string(to_string(f.kind)) + " on " +
+        (needs_host(f.kind)
+             ? f.host + (f.kind == FaultKind::HOST_DEATH ? std::string() : "/nic" + std::to_string(f.nic))
+             : f.process);
+    if (f.step > last_step || std::isnan(due_[i]))
+      out.push_back(what + " at step " + std::to_string(f.step) + " (the job ran " + std::to_string(last_step) + ")");
+    else
+      out.push_back(what + " at step " + std::to_string(f.step) + " + " + seconds(f.at) + " (t=" + seconds(due_[i]) +
+                    "): " +
+                    (failed ? "the job had stopped at its failure (t=" + seconds(end) + ")"
+                            : "the job's work had ended (t=" + seconds(end) + "); it changed nothing"));
+  }
   return out;
 }
 

@@ -25,9 +25,12 @@ public:
   /// Check host names and NIC indices against the platform (processes are checked when armed).
   Status validate() const;
   /// Start the faults whose `step` is `step`, `at` seconds from now. Errors: an unknown process.
+  /// Their timers are background timers (Reactor::at_background): they do not keep the simulation going, so a
+  /// fault due after the job's work has ended never fires and changes nothing.
   Status arm(int step);
-  /// Faults with a step beyond the last one run: for reports ("never fired").
-  std::vector<std::string> unarmed(int last_step) const;
+  /// Faults that never fired, for reports ("never fired"): those whose step is beyond the last one run, and
+  /// those armed but due after the job's work ended (`failed`: the job stopped at a failure first).
+  std::vector<std::string> never_fired(int last_step, bool failed) const;
 
   // ---- queries of the fabric ----
   bool port_down(size_t machine, int nic, double t) const;
@@ -60,6 +63,8 @@ private:
   };
   using Port = std::pair<size_t, int>;
   void fire(const Fault& f);
+  /// A fault's first timer ran: it has fired (a window fault has begun).
+  void mark_fired(size_t i) { fired_.at(i) = 1; }
   double uniform(); ///< (0, 1], from the plan's seed
 
   SimContext& ctx_;
@@ -68,6 +73,8 @@ private:
   std::map<std::string, std::vector<Window>> no_receive_;
   std::set<std::string> dead_;
   std::set<size_t> dead_machines_;
+  std::vector<char> fired_; ///< per fault of the plan
+  std::vector<double> due_; ///< per fault: absolute simulated time it is due (NaN: not armed)
   uint64_t rng_state_;
   FaultStats stats_;
   std::vector<RetryInterval> retries_;

@@ -3,7 +3,9 @@
 #include "sim/reactor.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +26,20 @@ uint64_t Reactor::at(double when, Task t)
   return id;
 }
 
+uint64_t Reactor::at_background(double when, Task t)
+{
+  const uint64_t id = at(when, std::move(t));
+  background_.insert(id);
+  return id;
+}
+
 bool Reactor::cancel_timer(uint64_t id)
 {
   auto it = timer_when_.find(id);
   if (it == timer_when_.end()) return false;
   timers_.erase({it->second, id});
   timer_when_.erase(it);
+  background_.erase(id);
   return true;
 }
 
@@ -67,9 +77,33 @@ void Reactor::drop_everything()
   activity_index_.clear();
   timers_.clear();
   timer_when_.clear();
+  background_.clear();
   ready_.clear();
   for (auto& w : activities)
     w.activity->cancel();
+}
+
+void Reactor::take_snapshot()
+{
+  at_deadline_ = DeadlineSnapshot{};
+  for (const auto& w : activities_) {
+    InProgress p;
+    p.remaining = w.activity->get_remaining();
+    p.started = w.activity->get_start_time();
+    if (const auto* c = dynamic_cast<const simgrid::s4u::Comm*>(w.activity.get())) {
+      p.comm = true;
+      p.from = c->get_source();
+      p.to = c->get_destination();
+    } else if (const auto* e = dynamic_cast<const simgrid::s4u::Exec*>(w.activity.get())) {
+      p.from = e->get_host();
+    }
+    at_deadline_.activities.push_back(p);
+  }
+  for (const auto& [key, task] : timers_)
+    if (!background_.count(key.second)) {
+      ++at_deadline_.timers;
+      at_deadline_.next_timer = std::min(at_deadline_.next_timer, key.first);
+    }
 }
 
 void Reactor::run()
@@ -95,13 +129,16 @@ void Reactor::run()
       while (!timers_.empty() && timers_.begin()->first.first <= t_now + TIME_EPSILON) {
         auto node = timers_.extract(timers_.begin());
         timer_when_.erase(node.key().second);
+        background_.erase(node.key().second);
         ready_.push_back(std::move(node.mapped()));
       }
       continue;
     }
-    if (activities_.empty() && timers_.empty()) return;
+    // Nothing left that keeps the loop going: background timers (faults) wait in the calendar for a later run().
+    if (activities_.empty() && live_timers() == 0) return;
     if (t_now >= deadline_) {
       deadline_hit_ = true;
+      take_snapshot();
       drop_everything();
       return;
     }

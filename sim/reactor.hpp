@@ -4,6 +4,7 @@
 // Include only from sim/*.cpp: it exposes SimGrid types.
 #pragma once
 
+#include <simgrid/forward.h>
 #include <simgrid/s4u/Activity.hpp>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tp::sim {
@@ -26,6 +28,13 @@ public:
   uint64_t at(double when, Task t);
   uint64_t after(double delay, Task t) { return at(now() + (delay > 0 ? delay : 0), std::move(t)); }
   bool cancel_timer(uint64_t id);
+  /// A timer that does not keep run() going (fault injection): run() returns when only such timers are left,
+  /// unless set_background_keeps_alive(true); they stay in the calendar and fire in a later run() once the clock
+  /// reaches them. So a fault timed after the work has ended neither fires nor stretches the step.
+  uint64_t at_background(double when, Task t);
+  /// While on, background timers keep run() going like any other (a step whose tasks have not all finished
+  /// waits for its faults: one may end a hang).
+  void set_background_keeps_alive(bool on) { background_keeps_alive_ = on; }
   /// Watch a started activity; `done` runs when it finishes. Returns an id for cancel_activity().
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
   /// Cancel a watched activity (its callback never runs). False if it already completed.
@@ -42,8 +51,27 @@ public:
   size_t pending() const { return activities_.size() + timers_.size(); }
   uint64_t activities_completed() const { return completed_; }
 
+  /// What was still in progress when run() reached its deadline (captured before it was dropped), so that a
+  /// report can say what was slow rather than "stalled".
+  struct InProgress {
+    bool comm = false;    ///< a comm (bytes between two hosts) or an exec (flops on a host)
+    double remaining = 0; ///< bytes (comm) or flops (exec) left
+    double started = 0;   ///< simulated time it started
+    simgrid::s4u::Host *from = nullptr, *to = nullptr; ///< comm: its end points; exec: `from` is the host
+  };
+  struct DeadlineSnapshot {
+    std::vector<InProgress> activities;
+    size_t timers = 0; ///< timers pending (background ones excluded)
+    double next_timer = std::numeric_limits<double>::infinity();
+  };
+  /// Valid after run() returned with deadline_hit().
+  const DeadlineSnapshot& at_deadline() const { return at_deadline_; }
+
 private:
   void drop_everything();
+  void take_snapshot();
+  /// Timers that keep run() going: all of them, or all but the background ones.
+  size_t live_timers() const { return background_keeps_alive_ ? timers_.size() : timers_.size() - background_.size(); }
   struct Watched {
     simgrid::s4u::ActivityPtr activity;
     Task done;
@@ -52,6 +80,9 @@ private:
   std::deque<Task> ready_;
   std::map<std::pair<double, uint64_t>, Task> timers_;
   std::unordered_map<uint64_t, double> timer_when_;
+  std::unordered_set<uint64_t> background_;
+  bool background_keeps_alive_ = false;
+  DeadlineSnapshot at_deadline_;
   std::vector<Watched> activities_;
   std::unordered_map<uint64_t, size_t> activity_index_;
   uint64_t next_id_ = 1;

@@ -811,23 +811,54 @@ private:
     const Location dst = local_location(*op);
     double t = reactor().now() + (op->length > 0 ? pf().dma_read_latency(mb, nb, src) : 0.0);
     t = p.dev->reserve_message_slot(t);
-    const uint32_t gen = op->generation;
-    std::weak_ptr<QpCore> weak = weak_from_this();
-    SimDevice* rdev = p.dev;
-    reactor().at(t, [weak, op, gen, rdev, src, dst] {
-      auto self = weak.lock();
-      if (!self || op->generation != gen) return;
-      auto* from = self->pf().nic_endpoint(rdev->machine(), rdev->nic(), src, false);
-      auto* to = self->pf().nic_endpoint(self->dev_.machine(), self->dev_.nic(), dst, true);
-      op->comm_id = self->dev_.ctx().start_comm(from, to, double(op->remaining()), [weak, op, gen, rdev, dst] {
+    read_responses_.push_back(ReadResponse{op, op->generation, t, p.dev, src, dst});
+    stream_read_response();
+  }
+
+  /// The responder streams the READ responses of one QP one after the other, in request order (RC: responses
+  /// carry consecutive PSNs); the DMA reads behind them overlap. A response waits for its DMA read (`ready`).
+  void stream_read_response()
+  {
+    while (!responding_ && !read_responses_.empty()) {
+      ReadResponse r = read_responses_.front();
+      if (r.op->generation != r.gen || r.op->finished) {
+        read_responses_.pop_front();
+        continue;
+      }
+      const double now = reactor().now();
+      if (r.ready > now + 1e-12) { // (the calendar's clock may land a hair before the requested time)
+        if (response_wakeup_ != r.ready) {
+          response_wakeup_ = r.ready;
+          std::weak_ptr<QpCore> weak = weak_from_this();
+          reactor().at(r.ready, [weak] {
+            if (auto self = weak.lock()) {
+              self->response_wakeup_ = -1;
+              self->stream_read_response();
+            }
+          });
+        }
+        return;
+      }
+      read_responses_.pop_front();
+      OpPtr op = r.op;
+      const uint32_t gen = r.gen;
+      SimDevice* rdev = r.rdev;
+      const Location dst = r.dst;
+      std::weak_ptr<QpCore> weak = weak_from_this();
+      auto* from = pf().nic_endpoint(rdev->machine(), rdev->nic(), r.src, false);
+      auto* to = pf().nic_endpoint(dev_.machine(), dev_.nic(), dst, true);
+      responding_ = op.get();
+      op->comm_id = dev_.ctx().start_comm(from, to, double(op->remaining()), [weak, op, gen, rdev, dst] {
         if (auto s2 = weak.lock(); s2 && op->generation == gen) s2->read_response_received(op, rdev, dst);
       });
-    });
+    }
   }
 
   void read_response_received(const OpPtr& op, SimDevice* rdev, Location dst)
   {
     op->comm_id = 0;
+    if (responding_ == op.get()) responding_ = nullptr;
+    stream_read_response();
     const auto& rnic = pf().nic(rdev->machine(), rdev->nic()).nic;
     const double now = reactor().now();
     double arrival = now + pf().wire_latency(rdev->machine(), rdev->nic(), dev_.machine(), dev_.nic()) +
@@ -915,6 +946,13 @@ private:
       --outstanding_reads_;
     }
     if (injecting_ == &o) injecting_ = nullptr;
+    if (responding_ == &o) {
+      responding_ = nullptr;
+      std::weak_ptr<QpCore> weak = weak_from_this();
+      reactor().at(reactor().now(), [weak] {
+        if (auto self = weak.lock()) self->stream_read_response();
+      });
+    }
   }
 
   /// Go-back-N: restart the send queue at `op` no earlier than `when`.
@@ -1012,6 +1050,8 @@ private:
     op_reservation_.clear();
     next_start_ = 0;
     injecting_ = nullptr;
+    responding_ = nullptr;
+    read_responses_.clear();
     outstanding_reads_ = 0;
     retry_count_ = 0;
     next_msn_ = 0;
@@ -1056,6 +1096,17 @@ private:
   double last_retry_at_ = -1; ///< when retry_count_ last went up
   uint64_t next_msn_ = 0;
   double last_read_arrival_ = 0;
+  /// READ responses of this QP waiting for the responder's wire (streamed one at a time, in request order).
+  struct ReadResponse {
+    OpPtr op;
+    uint32_t gen = 0;
+    double ready = 0; ///< the responder's DMA read of the first bytes is done
+    SimDevice* rdev = nullptr;
+    Location src, dst;
+  };
+  std::deque<ReadResponse> read_responses_;
+  const SendOp* responding_ = nullptr; ///< READ whose response is on the responder's wire
+  double response_wakeup_ = -1;
   std::unordered_map<const SendOp*, std::shared_ptr<Reservation>> op_reservation_;
   // responder
   std::deque<RecvWr> rq_;

@@ -10,11 +10,15 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace sg4 = simgrid::s4u;
 
@@ -280,9 +284,14 @@ std::vector<RetryInterval> Simulation::retry_intervals() const
   return ctx_->faults ? ctx_->faults->retries() : std::vector<RetryInterval>{};
 }
 
-std::vector<std::string> Simulation::unarmed_faults(int last_step) const
+std::vector<std::string> Simulation::never_fired_faults(int last_step, bool failed) const
 {
-  return ctx_->faults ? ctx_->faults->unarmed(last_step) : std::vector<std::string>{};
+  return ctx_->faults ? ctx_->faults->never_fired(last_step, failed) : std::vector<std::string>{};
+}
+
+void Simulation::set_faults_keep_alive(bool on)
+{
+  ctx_->reactor.set_background_keeps_alive(on);
 }
 
 void Simulation::set_kill_listener(std::function<void(const std::string& process, bool fin)> listener)
@@ -303,6 +312,87 @@ void Simulation::set_deadline(double t)
 bool Simulation::deadline_hit() const
 {
   return ctx_->reactor.deadline_hit();
+}
+
+namespace {
+
+std::string bits_per_second(double bytes_per_second)
+{
+  const double b = bytes_per_second * 8;
+  const char* unit[] = {"b/s", "Kb/s", "Mb/s", "Gb/s", "Tb/s"};
+  int u = 0;
+  double v = b;
+  while (v >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g %s", v, unit[u]);
+  return buf;
+}
+
+std::string num(double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+} // namespace
+
+Simulation::AtDeadline Simulation::at_deadline(double window) const
+{
+  AtDeadline res;
+  if (!deadline_hit()) return res;
+  const auto& snap = ctx_->reactor.at_deadline();
+  if (snap.activities.empty() && snap.timers == 0) return res;
+  const double now = this->now();
+  struct Item {
+    double seconds_left; ///< at the resource's full rate (a lower bound: it may be shared)
+    std::string text;
+  };
+  std::vector<Item> items;
+  size_t comms = 0, execs = 0;
+  for (const auto& a : snap.activities) {
+    if (a.comm && a.from && a.to) {
+      ++comms;
+      // The slowest link of its route bounds its rate.
+      std::vector<sg4::Link*> links;
+      double lat = 0;
+      a.from->route_to(a.to, links, &lat);
+      const sg4::Link* slow = nullptr;
+      for (const auto* l : links)
+        if (!slow || l->get_bandwidth() < slow->get_bandwidth()) slow = l;
+      const double bw = slow ? slow->get_bandwidth() : 0;
+      const double left = bw > 0 ? a.remaining / bw : std::numeric_limits<double>::infinity();
+      std::string t = "a transfer " + a.from->get_name() + " -> " + a.to->get_name() +
+                      " (started at t=" + num(a.started) + " s) with " + num(a.remaining) + " bytes left";
+      if (slow)
+        t += ": its slowest link " + slow->get_name() + " at " + bits_per_second(bw) + " needs at least " + num(left) +
+             " s more";
+      items.push_back({left, t});
+      res.slow |= now - a.started + left >= window / 10;
+    } else if (!a.comm && a.from) {
+      ++execs;
+      const double speed = a.from->get_speed();
+      const double left = speed > 0 ? a.remaining / speed : std::numeric_limits<double>::infinity();
+      items.push_back({left, "a computation on " + a.from->get_name() + " (started at t=" + num(a.started) +
+                                 " s) with " + num(left) + " s of work left at the processor's full speed"});
+      res.slow |= now - a.started + left >= window / 10;
+    }
+  }
+  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.seconds_left > y.seconds_left; });
+  std::string out = std::to_string(comms) + " transfer(s) and " + std::to_string(execs) +
+                    " computation(s) in progress, " + std::to_string(snap.timers) + " timer(s) pending";
+  if (snap.timers > 0) out += " (the next at t=" + num(snap.next_timer) + " s)";
+  for (size_t i = 0; i < items.size() && i < 3; ++i)
+    out += std::string(i == 0 ? "; the slowest: " : "; then: ") + items[i].text;
+  if (items.size() > 3) out += "; and " + std::to_string(items.size() - 3) + " more";
+  if (items.empty())
+    out += "; no transfer or computation was in progress: the processes were waiting on timers (retransmission "
+           "back-off, time-outs, retries)";
+  res.in_progress = out;
+  return res;
 }
 
 SimStats Simulation::stats() const

@@ -91,8 +91,12 @@ public:
   /// Null without a fault plan.
   const FaultStats* fault_stats() const;
   std::vector<RetryInterval> retry_intervals() const;
-  /// Faults that never fired because the job ended before their step.
-  std::vector<std::string> unarmed_faults(int last_step) const;
+  /// Faults that never fired: the job ended before their step, or before their time (`failed`: it stopped at a
+  /// failure). A fault's timer does not keep the simulation going, so one due after the work has ended does nothing.
+  std::vector<std::string> never_fired_faults(int last_step, bool failed) const;
+  /// While on, pending fault timers keep run() going (a step whose tasks are not all done waits for them: a fault
+  /// may end a hang); off, run() returns when only fault timers are left.
+  void set_faults_keep_alive(bool on);
   /// Called when a fault kills a process: its name, and whether its sockets were closed (a killed process) or not
   /// (a machine without power).
   void set_kill_listener(std::function<void(const std::string& process, bool fin)> listener);
@@ -101,6 +105,16 @@ public:
   /// run() gives up at this absolute simulated time (a stalled job); deadline_hit() says whether it did.
   void set_deadline(double t);
   bool deadline_hit() const;
+  /// After run() returned at the deadline (`window`: the simulated seconds it allowed): what was still in progress
+  /// then (transfers, computations, timers), longest first, each with the resource that makes it slow ("... its
+  /// slowest link node1_nic0 at 8 b/s needs at least 8.4e+06 s more"). `slow`: one transfer or computation in
+  /// progress spans at least a tenth of the window on its own (too slow, not hung); otherwise only short work and
+  /// timers were pending (retries, time-outs, polling that never complete the step: a livelock or a hang).
+  struct AtDeadline {
+    bool slow = false;
+    std::string in_progress; ///< empty: nothing at all was pending
+  };
+  AtDeadline at_deadline(double window) const;
 
   /// One finished data movement on the platform (a DMA, a wire transfer, a copy): for traces.
   struct CommTrace {

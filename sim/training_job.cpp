@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
 
@@ -25,6 +26,13 @@ std::string process_name(const std::string& task)
   const auto r = task.find('/', j);
   const auto t = task.rfind(':');
   return task.substr(j, r - j) + task.substr(t + 1);
+}
+
+std::string fmt_seconds(double s)
+{
+  char b[48];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
 }
 
 bool allreduce_mode_check(const TrainingLayout&, const TrainingJob& job)
@@ -58,6 +66,32 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   if (job.steps < 1 || job.warmup < 0 || job.warmup >= job.steps)
     return Error::at("", "steps", "steps >= 1 and 0 <= warmup < steps",
                      std::to_string(job.steps) + " steps, " + std::to_string(job.warmup) + " warm-up");
+  if (!(job.stall_timeout > 0) || !(job.stall_timeout <= MAX_SIMULATED_SECONDS))
+    return Error::at("", "stall_timeout",
+                     "simulated seconds in (0, " + fmt_seconds(MAX_SIMULATED_SECONDS) +
+                         "] (the simulated clock resolves nanoseconds up to about 52 days)",
+                     fmt_seconds(job.stall_timeout));
+  {
+    // A compute time the simulated clock cannot hold (1e308 ms) is bad input, not a slow step.
+    double per_step = 0;
+    for (size_t i = 0; i < model.layers.size(); ++i) {
+      const auto& l = model.layers[i];
+      for (const double v : {l.forward_seconds, l.backward_seconds})
+        if (!(v >= 0) || !(v <= MAX_SIMULATED_SECONDS))
+          return Error::at("", "model " + model.name + ": layer " + l.name,
+                           "forward and backward times in [0, " + fmt_seconds(MAX_SIMULATED_SECONDS) +
+                               "] s (the simulated clock resolves nanoseconds up to about 52 days)",
+                           fmt_seconds(l.forward_seconds) + " s forward, " + fmt_seconds(l.backward_seconds) +
+                               " s backward");
+      per_step += l.forward_seconds + l.backward_seconds;
+    }
+    if (per_step * job.steps > MAX_SIMULATED_SECONDS)
+      return Error::at("", "model " + model.name,
+                       "a compute time per step that " + std::to_string(job.steps) +
+                           " steps fit in the simulated clock's range (" + fmt_seconds(MAX_SIMULATED_SECONDS) +
+                           " s, about 52 days, where it still resolves nanoseconds)",
+                       fmt_seconds(per_step) + " s per step");
+  }
   const auto& L = job.layout;
   {
     // Refuse up front what the machine cannot hold: the step graph grows with tasks x (layers + variables).
@@ -84,6 +118,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   const size_t H = cluster.host_count();
   const auto names = cluster.host_names();
   if (H == 0) return Error::at("", "hw", "a cluster with hosts", "none");
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && L.ps_tasks > 0)
+    return Error::at("", "ps", "no parameter-server task in allreduce mode (the ranks hold the variables)",
+                     std::to_string(L.ps_tasks));
 
   // Placement of tasks on hosts and GPUs.
   training::StepLayout sl;
@@ -360,10 +397,15 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
           ss->failed_at = simp->now() - t0;
           simp->stop();
         });
+    // Fault timers keep the step going only while some task has not finished (a fault may end a hang); once every
+    // task is done they wait in the calendar, so a fault due after the step's work changes nothing in it.
+    sim.set_faults_keep_alive(true);
+    const size_t tasks = executors.size();
     for (size_t k = 0; k < executors.size(); ++k)
-      executors[k]->run_step(step, [ss, k, t0, simp, with_faults](Status st) {
+      executors[k]->run_step(step, [ss, k, t0, simp, with_faults, tasks](Status st) {
         ++ss->finished;
         ss->task_done[k] = 1;
+        if (ss->finished == tasks) simp->set_faults_keep_alive(false);
         if (!st.ok() && !ss->failed) {
           ss->failed = true;
           ss->error = st.error();
@@ -382,11 +424,30 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     ss->failed = true; // later callbacks (after this step) change nothing
     if (failure && !with_faults)
       return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
-    if (finished != executors.size() && !failure && !with_faults)
+    // A step that did not finish: a hang (nothing left to happen, or only waiting at the deadline) or slowness (the
+    // deadline came while transfers or computations were still in progress: say which and what makes them slow).
+    const auto dl = sim.at_deadline(job.stall_timeout);
+    const bool slow = dl.slow;
+    const std::string within =
+        "did not finish within stall_timeout (" + fmt_seconds(job.stall_timeout) + " simulated s)";
+    const std::string unfinished_why =
+        slow ? within + " because it is too slow, not hung: " + dl.in_progress +
+                   " (a larger stall_timeout lets a run this slow finish)"
+        : !dl.in_progress.empty()
+            ? within +
+                  ", though no single transfer or computation in it was long: it kept retrying or waiting "
+                  "without completing (a livelock or a hang): " +
+                  dl.in_progress
+        : sim.deadline_hit() ? within + " and nothing was in progress: a hang (protocol stalled)"
+                             : "cannot finish: nothing is left to happen and its tasks wait forever (a hang: protocol "
+                               "stalled)";
+    if (finished != executors.size() && !failure && !with_faults) {
+      std::string names;
+      for (size_t k = 0; k < executors.size(); ++k)
+        if (!task_done[k]) names += (names.empty() ? "" : ", ") + runtimes[k]->spec().task;
       return Error::msg("training step " + std::to_string(step) + ": " + std::to_string(executors.size() - finished) +
-                        " task(s) never finished (protocol stalled" +
-                        (sim.deadline_hit() ? ", stall_timeout " + std::to_string(job.stall_timeout) + " s" : "") +
-                        ")");
+                        " task(s) never finished (" + names + "): the step " + unfinished_why);
+    }
     if (failure || finished != executors.size()) {
       TrainingFailure f;
       f.step = int(step);
@@ -395,12 +456,23 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       if (failure) {
         f.at = failed_at;
         f.task = runtimes[failed_task]->spec().task;
-        if (!fatal) {
-          const auto fo = executors[failed_task]->failed_op();
-          f.op_kind = fo.kind;
-          f.op = fo.op;
-          f.transfer = fo.key;
+        // A failed op names itself; a fatal error completion (the original aborts the process) names a channel:
+        // report the transfer the task was waiting for then or, when it waited for none (it was the producer: a
+        // Send is passive), the earliest transfer another task was waiting for from it.
+        auto fo = executors[failed_task]->failed_op();
+        if (fatal || fo.kind.empty()) {
+          const auto waiting = executors[failed_task]->waiting_ops();
+          if (!waiting.empty()) fo = waiting.front();
         }
+        if (fo.kind.empty()) {
+          const std::string& me = runtimes[failed_task]->spec().task;
+          for (size_t k = 0; k < executors.size(); ++k)
+            for (const auto& w : executors[k]->waiting_ops())
+              if (w.key.find(me + "/") != std::string::npos && (fo.kind.empty() || w.started < fo.started)) fo = w;
+        }
+        f.op_kind = fo.kind;
+        f.op = fo.op;
+        f.transfer = fo.key;
         f.error = failure->message();
       } else {
         f.stalled = true;
@@ -421,10 +493,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
                   " fails (connection closed by the peer)";
         f.original = "the master aborts the step: session.run() raises UnavailableError (\"Socket closed\")";
       } else if (!failure) {
-        f.error = sim.deadline_hit() ? "the step did not finish within stall_timeout (" +
-                                           std::to_string(job.stall_timeout) + " simulated seconds): a hang"
-                                     : "nothing is left to happen but the step is not done: its tasks wait forever";
-        f.original = "the step hangs (TensorFlow sets no deadline on RecvTensor or collectives by default)";
+        f.slow = slow;
+        f.error = "the step " + unfinished_why;
+        f.original = slow ? "the step runs on, as slowly (TensorFlow sets no deadline on RecvTensor or collectives)"
+                          : "the step hangs (TensorFlow sets no deadline on RecvTensor or collectives by default)";
       }
       out.failure = f;
       break;
@@ -494,7 +566,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     out.faults_injected = true;
     out.fault_stats = *sim.fault_stats();
     const int ran = out.failure ? out.failure->step : job.steps;
-    for (const auto& u : sim.unarmed_faults(ran))
+    for (const auto& u : sim.never_fired_faults(ran, out.failure.has_value()))
       out.fault_stats.events.push_back("never fired: " + u);
   }
   for (auto& rt : runtimes)

@@ -34,6 +34,11 @@ struct TrainingLayout {
   int ranks_per_host = 0; ///< allreduce: 0 = as many as the host has GPUs
 };
 
+/// The longest simulated time a job may cover: 2^52 ns, about 52 days. Beyond it the simulated clock (a double, in
+/// seconds) is coarser than the nanosecond latencies of the devices, so their events would merge or reorder; a
+/// compute time or stall_timeout beyond it is refused.
+inline constexpr double MAX_SIMULATED_SECONDS = 4503599.627370496;
+
 struct TrainingJob {
   std::string transport = "grpc";
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
@@ -69,7 +74,8 @@ struct StepBreakdown {
 struct TrainingFailure {
   int step = 0;
   double at = 0;                       ///< seconds after the start of that step
-  bool stalled = false;                ///< no error at all: the step did not finish within stall_timeout (a hang)
+  bool stalled = false;                ///< no error at all: the step did not finish (a hang, or too slow)
+  bool slow = false;                   ///< stalled at stall_timeout with long work in progress: too slow, not hung
   std::string task;                    ///< the task whose op failed first (stalled: the first task that never finished)
   std::string op_kind;                 ///< "recv", "allreduce", or empty
   std::string op;                      ///< the op's name

@@ -115,9 +115,12 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
       }
       sim.run();
       if (failure) return *failure;
+      // No deadline here: sim.run() returned with nothing left to happen (a slow link only makes it return later).
       if (received != job.tensors_per_step)
-        return Error::msg(job.transport + ": " + std::to_string(job.tensors_per_step - received) +
-                          " transfers never completed (protocol stalled)");
+        return Error::msg(job.transport + ": " + std::to_string(job.tensors_per_step - received) + " of " +
+                          std::to_string(job.tensors_per_step) + " transfer(s) of " + std::to_string(bytes) +
+                          " bytes never completed and nothing is left to happen: a hang (protocol stalled: the "
+                          "consumer waits for data that never comes)");
       const double latency = sim.now() - t0;
       for (auto* log : {&P.log(), &C.log()})
         for (const auto& r : log->records())

@@ -1,5 +1,6 @@
 // Common trace helpers and format detection (see trace.hpp).
 #include "traces/trace.hpp"
+#include "core/common/file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,11 +93,9 @@ Result<Trace> parse_trace(const std::string& text, const std::string& file)
 
 Result<Trace> read_trace(const std::string& path)
 {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Error::at(path, "", "a readable trace file", "cannot open");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return parse_trace(s.str(), path);
+  auto text = io::read_file_capped(path, "trace file", io::input_cap(io::TRACE_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  return parse_trace(text.value(), path);
 }
 
 } // namespace tp::traces

@@ -2,7 +2,11 @@
 #include "apps/lib/args.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <sstream>
 
 namespace tp::frontend {
 
@@ -12,26 +16,68 @@ std::string ParsedArgs::get(const std::string& name, const std::string& def) con
   return it == values_.end() ? def : it->second;
 }
 
+Result<long> parse_integer(const std::string& text, const std::string& field, long lo, long hi)
+{
+  const Error bad =
+      Error::at("", field, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "\"" + text + "\"");
+  // Digits only (an optional leading minus): no blanks, no "+", no hex, no "1e3".
+  const size_t first = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() == first) return bad;
+  for (size_t i = first; i < text.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return bad;
+  errno = 0;
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return bad; // out of long's range: refused, not clamped
+  return v;
+}
+
+Result<double> parse_number(const std::string& text, const std::string& field, double lo, double hi)
+{
+  const Error bad = Error::at("", field, fmt_range(lo, hi), "\"" + text + "\"");
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return bad;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || !std::isfinite(v) || v < lo || v > hi) return bad; // NaN, inf, 1e999
+  return v;
+}
+
+std::string fmt_range(double lo, double hi)
+{
+  auto num = [](double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  };
+  return "a finite number in [" + num(lo) + ", " + num(hi) + "]";
+}
+
 Result<long> ParsedArgs::get_int(const std::string& name, long def, long lo, long hi) const
 {
   auto it = values_.find(name);
   if (it == values_.end()) return def;
-  char* end = nullptr;
-  long v = std::strtol(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || v < lo || v > hi)
-    return Error::at("", "tensorpath " + command_ + " --" + name,
-                     "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "\"" + it->second + "\"");
-  return v;
+  return parse_integer(it->second, "tensorpath " + command_ + " --" + name, lo, hi);
+}
+
+Result<double> ParsedArgs::get_number(const std::string& name, double def, double lo, double hi) const
+{
+  auto it = values_.find(name);
+  if (it == values_.end()) return def;
+  return parse_number(it->second, "tensorpath " + command_ + " --" + name, lo, hi);
 }
 
 Result<uint64_t> parse_size(const std::string& text)
 {
-  if (text.empty()) return Error::at("", "", "a size (bytes, or with K/M/G)", "an empty string");
+  const std::string expected = "a size in bytes (digits, optionally with K, M, G or T: 64K = 65536) below 2^64";
+  if (text.empty()) return Error::at("", "", expected, "an empty string");
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
     ++i;
-  if (i == 0) return Error::at("", "", "a size (bytes, or with K/M/G)", "\"" + text + "\"");
-  uint64_t v = std::strtoull(text.substr(0, i).c_str(), nullptr, 10);
+  if (i == 0) return Error::at("", "", expected, "\"" + text + "\"");
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.substr(0, i).c_str(), nullptr, 10);
+  if (errno == ERANGE) return Error::at("", "", expected, "\"" + text + "\" (too large)");
   std::string suffix = text.substr(i);
   uint64_t mult = 1;
   if (suffix.empty() || suffix == "B")
@@ -42,9 +88,13 @@ Result<uint64_t> parse_size(const std::string& text)
     mult = 1ull << 20;
   else if (suffix == "G" || suffix == "GiB")
     mult = 1ull << 30;
+  else if (suffix == "T" || suffix == "TiB")
+    mult = 1ull << 40;
   else
-    return Error::at("", "", "a size suffix K, M or G", "\"" + suffix + "\"");
-  return v * mult;
+    return Error::at("", "", "a size suffix K, M, G or T", "\"" + suffix + "\"");
+  if (v > std::numeric_limits<uint64_t>::max() / mult)
+    return Error::at("", "", expected, "\"" + text + "\" (overflows 64 bits)");
+  return uint64_t(v) * mult;
 }
 
 Result<uint64_t> ParsedArgs::get_size(const std::string& name, uint64_t def) const
@@ -72,8 +122,11 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     if (a == "--") {
-      for (size_t j = i + 1; j < argv.size(); ++j)
+      for (size_t j = i + 1; j < argv.size(); ++j) {
+        if (out.positional_.size() >= spec.max_positionals)
+          return Error::at("", "tensorpath " + spec.name, "fewer arguments", "a stray argument \"" + argv[j] + "\"");
         out.positional_.push_back(argv[j]);
+      }
       break;
     }
     const OptionSpec* o = nullptr;
@@ -100,6 +153,12 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
         inline_value = true;
       }
     } else {
+      if (out.positional_.size() >= spec.max_positionals)
+        return Error::at("", "tensorpath " + spec.name,
+                         spec.max_positionals == 0
+                             ? std::string("options only (see tensorpath " + spec.name + " --help)")
+                             : "at most " + std::to_string(spec.max_positionals) + " argument(s) besides options",
+                         "a stray argument \"" + a + "\"");
       out.positional_.push_back(a);
       continue;
     }

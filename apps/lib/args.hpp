@@ -24,6 +24,8 @@ struct CommandSpec {
   std::string usage; ///< after "tensorpath <name> "
   std::vector<OptionSpec> options;
   std::string details; ///< extra paragraphs for --help
+  /// Positional arguments the command takes (files, names); more are an error, not silently ignored.
+  size_t max_positionals = 0;
 };
 
 class ParsedArgs {
@@ -31,6 +33,8 @@ public:
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& def = {}) const;
   Result<long> get_int(const std::string& name, long def, long lo, long hi) const;
+  /// A finite number in [lo, hi] (NaN, infinities and overflow are refused).
+  Result<double> get_number(const std::string& name, double def, double lo, double hi) const;
   /// Sizes accept plain bytes or K/M/G suffixes (binary: 64K = 65536).
   Result<uint64_t> get_size(const std::string& name, uint64_t def) const;
   const std::vector<std::string>& positional() const { return positional_; }
@@ -49,7 +53,13 @@ public:
 
 Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::string>& argv);
 std::string help_text(const CommandSpec& spec);
-/// Parse "64K", "1M", "65536", "2G" into bytes.
+/// Parse "64K", "1M", "65536", "2G" into bytes; a value that does not fit 64 bits is an error, never wrapped.
 Result<uint64_t> parse_size(const std::string& text);
+/// A decimal integer in [lo, hi], digits only; out of range (or of long's range) is an error naming `field`.
+Result<long> parse_integer(const std::string& text, const std::string& field, long lo, long hi);
+/// A finite decimal number in [lo, hi]; NaN, infinities and overflow are errors naming `field`.
+Result<double> parse_number(const std::string& text, const std::string& field, double lo, double hi);
+/// "a finite number in [lo, hi]".
+std::string fmt_range(double lo, double hi);
 
 } // namespace tp::frontend

@@ -1,6 +1,8 @@
 // Shared command-line helpers (see cli_common.hpp).
 #include "apps/lib/cli_common.hpp"
+#include "core/common/file_io.hpp"
 
+#include "core/common/suggest.hpp"
 #include "core/transports/transport.hpp"
 
 #include <cctype>
@@ -16,30 +18,34 @@ Result<std::vector<std::string>> transport_list(const std::string& arg, const st
   std::vector<std::string> names;
   std::stringstream ss(arg);
   for (std::string n; std::getline(ss, n, ',');) {
-    if (!transports::find_transport(n)) return Error::at("", option, "a known transport (or all)", "\"" + n + "\"");
+    if (!transports::find_transport(n))
+      return Error::at("", option, "all, or " + one_of_names(n, transports::transport_names()),
+                       unknown_name(n, transports::transport_names()));
     names.push_back(n);
   }
   if (names.empty()) return Error::at("", option, "at least one transport", "nothing");
   return names;
 }
 
-Result<Location> parse_placement(const std::string& s)
+Result<Location> parse_placement(const std::string& s, const std::string& option)
 {
   if (s == "cpu" || s == "host") return Location::host(0);
-  auto digits = [&](size_t from) {
-    if (from >= s.size()) return false;
-    for (size_t i = from; i < s.size(); ++i)
-      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    return true;
-  };
-  if (s.rfind("numa", 0) == 0 && digits(4)) return Location::host(std::stoi(s.substr(4)));
-  if (s.rfind("gpu", 0) == 0 && digits(3)) return Location::gpu(std::stoi(s.substr(3)));
-  return Error::at("", "placement", "cpu, numaN or gpuN", "\"" + s + "\"");
+  // The index is range-checked here (no conversion can overflow); the host profile then says whether it exists.
+  const Error bad = Error::at("", option, "cpu, numaN or gpuN (N < 10000)", "\"" + s + "\"");
+  for (const char* prefix : {"numa", "gpu"}) {
+    const std::string p = prefix;
+    if (s.rfind(p, 0) != 0) continue;
+    auto n = parse_integer(s.substr(p.size()), option, 0, 9999);
+    if (!n.ok()) return bad;
+    return p == "gpu" ? Location::gpu(int(n.value())) : Location::host(int(n.value()));
+  }
+  return bad;
 }
 
 Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def)
 {
   if (a.has("sweep")) {
+    if (a.has("size")) return Error::at("", "--size", "either --size or --sweep (the sweep sets the sizes)", "both");
     std::vector<uint64_t> sizes;
     for (uint64_t s = 4096; s <= (256ull << 20); s *= 4)
       sizes.push_back(s);
@@ -52,13 +58,9 @@ Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def)
 
 Status write_records(const std::string& path, const transports::TransferLog& log)
 {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return Error::at(path, "", "a writable file", "cannot open");
   const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
   const std::string text = csv ? transports::TransferLog::csv_header() + log.to_csv() : log.to_json();
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  return ok_status();
+  return io::write_file_atomically(path, text);
 }
 
 } // namespace tp::frontend

@@ -13,8 +13,8 @@ namespace tp::frontend {
 
 /// "all" or comma-separated registered names; an unknown name is an error naming `option`.
 Result<std::vector<std::string>> transport_list(const std::string& arg, const std::string& option);
-/// "cpu" (NUMA node 0), "numaN" or "gpuN".
-Result<Location> parse_placement(const std::string& s);
+/// "cpu" (NUMA node 0), "numaN" or "gpuN" (N < 10000); errors name `option`.
+Result<Location> parse_placement(const std::string& s, const std::string& option = "placement");
 /// --sweep: 4 KiB to 256 MiB in x4 steps; else --size (default `def`).
 Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def);
 /// FILE.csv (header + rows) or anything else as JSON.

@@ -1,5 +1,7 @@
 // Capacity questions over sweep rows (see plan.hpp).
 #include "apps/lib/plan.hpp"
+#include "core/common/file_io.hpp"
+#include "core/common/suggest.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 namespace tp::frontend {
 
@@ -21,8 +25,9 @@ std::string PlanRow::param(const std::string& k) const
 
 Result<std::vector<PlanRow>> read_plan_rows(const std::string& path)
 {
-  std::ifstream f(path);
-  if (!f) return Error::at(path, "", "a readable rows file (tensorpath sweep --out)", "cannot open");
+  auto text = io::read_file_capped(path, "rows file (tensorpath sweep --out)", io::input_cap(io::ROWS_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  std::istringstream f(text.value());
   std::vector<PlanRow> rows;
   std::string line;
   size_t n = 0;
@@ -56,6 +61,42 @@ Result<std::vector<PlanRow>> read_plan_rows(const std::string& path)
   return rows;
 }
 
+Status check_query(const std::vector<PlanRow>& rows, const PlanQuery& q, const std::string& rows_file)
+{
+  std::set<std::string> metrics, params;
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& r : rows) {
+    for (const auto& [k, v] : r.metrics)
+      metrics.insert(k);
+    for (const auto& [k, v] : r.params) {
+      params.insert(k);
+      values[k].insert(v);
+    }
+  }
+  auto list = [](const std::set<std::string>& s) { return std::vector<std::string>(s.begin(), s.end()); };
+  if (metrics.empty())
+    return Error::at(rows_file, "", "rows with metrics to plan over", "none (every point failed, or no rows)");
+  if (!metrics.count(q.metric))
+    return Error::at(rows_file, "--target", "a metric of the rows: " + one_of_names(q.metric, list(metrics), 40),
+                     unknown_name(q.metric, list(metrics)));
+  for (const auto& [field, value] : q.where) {
+    if (!params.count(field))
+      return Error::at(rows_file, "--where", "a param of the rows: " + one_of_names(field, list(params)),
+                       unknown_name(field, list(params)));
+    const auto& held = values[field];
+    if (!held.count(value))
+      return Error::at(rows_file, "--where " + field, "a value the rows hold: " + one_of_names(value, list(held)),
+                       unknown_name(value, list(held)));
+  }
+  if (q.cost != "nic_line_rate" && !metrics.count(q.cost) && !params.count(q.cost)) {
+    std::set<std::string> both = metrics;
+    both.insert(params.begin(), params.end());
+    return Error::at(rows_file, "--cost", "nic_line_rate, a param or a metric of the rows",
+                     unknown_name(q.cost, list(both)));
+  }
+  return ok_status();
+}
+
 Status parse_target(const std::string& text, PlanQuery& q)
 {
   for (const char* op : {">=", "<=", ">", "<"}) {
@@ -64,7 +105,7 @@ Status parse_target(const std::string& text, PlanQuery& q)
     const std::string value = text.substr(at + std::string(op).size());
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end) break;
+    if (value.empty() || *end || !std::isfinite(v)) break;
     q.metric = text.substr(0, at);
     q.op = op;
     q.value = v;

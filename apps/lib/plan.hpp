@@ -43,6 +43,11 @@ struct PlanOption {
   std::string bottleneck; ///< the largest critical-path part, or "" without a breakdown
 };
 
+/// A query's names checked against the rows: the target metric must be one some row reports, every --where field a
+/// param of the rows and its value one they hold, a --cost a param or a metric. A typo is an error with the valid
+/// names (and a "did you mean"), never an empty answer. `rows_file` names the file in errors.
+Status check_query(const std::vector<PlanRow>& rows, const PlanQuery& q, const std::string& rows_file);
+
 /// Options that pass `where`, those meeting the target first (cheapest first, then the best target metric), then
 /// the others (best target metric first). `cost_of` turns a row into its cost (e.g. the NIC's line rate).
 std::vector<PlanOption> rank_options(const std::vector<PlanRow>& rows, const PlanQuery& q,

@@ -76,6 +76,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
       if (!run.error.empty()) return Error::msg("training with " + run.transport + ": " + run.error);
     out.metrics = training_metrics(rep.value());
     out.report = training_table(rep.value());
+    out.failed = failed_runs(rep.value());
     return out;
   }
   if (job.kind == JobSpec::Kind::TRANSFER) {
@@ -152,6 +153,7 @@ std::string encode_outcome(const JobOutcome& o)
   json j;
   j["metrics"] = o.metrics;
   j["report"] = o.report;
+  j["failed"] = o.failed;
   return j.dump();
 }
 
@@ -162,6 +164,7 @@ Result<JobOutcome> decode_outcome(const std::string& text)
     JobOutcome o;
     o.metrics = j.at("metrics").get<std::map<std::string, double>>();
     o.report = j.at("report").get<std::string>();
+    o.failed = j.at("failed").get<std::vector<std::string>>();
     return o;
   } catch (const std::exception& e) {
     return Error::msg(std::string("malformed job result from the child process: ") + e.what());

@@ -35,6 +35,10 @@ struct JobSpec {
 struct JobOutcome {
   std::map<std::string, double> metrics;
   std::string report;
+  /// Transports of the job whose transfers failed or whose step never finished (a training job with faults):
+  /// "verbs_v1: failed in step 2", ... Non-empty: the job failed (`tensorpath run` counts it, exits 1), although
+  /// it has metrics and a report (a sweep keeps them as a row with `failed` = 1).
+  std::vector<std::string> failed;
 };
 
 /// Run a job on the simulator in this process (one simulation: call it in a child process).
@@ -75,6 +79,10 @@ Result<Scenario> load_scenario(const std::string& path);
 Result<Scenario> load_scenario_text(const std::string& text, const std::string& name);
 /// The default scenario (scenarios/default.json) as built into the binary: `tensorpath run` without a file.
 const char* embedded_default_scenario();
+
+/// Every metric name a job can report (run_job's metrics; docs/formats.md), without running it: what a sweep's
+/// "metrics" and a case's "measure" may name. A job reports a subset (a failed run reports only its fault counters).
+std::vector<std::string> metric_names(const JobSpec& job);
 
 /// Parse one job from its JSON text (a sweep point); errors name `file` and `field`.
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field);

@@ -2,8 +2,11 @@
 // types are errors naming the file and the field). Parsing only: nothing here runs a simulation (run_job in
 // spec_files.cpp does), so the fuzz build compiles this file without the simulator (tests/fuzz/fuzz_scenario.cpp).
 #include "apps/lib/fault_spec.hpp"
+#include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/spec_files.hpp"
+#include "core/collectives/library_defaults.hpp"
 #include "core/common/number_rule.hpp"
+#include "core/common/suggest.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "models/json_reader.hpp"
@@ -12,7 +15,10 @@
 #include <cctype>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -26,17 +32,61 @@ using json_input::json;
 using Reader = json_input::Object;
 using SpecError = json_input::LoadError;
 
+/// A number as %g (1e+308, not its 309 digits).
+std::string short_number(double v)
+{
+  char b[40];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 json read_json(const std::string& path)
 {
   return json_input::read_file(path);
 }
 
 // The ranges of the job's numbers (the rule: core/common/number_rule.hpp). Beyond them a number cannot be right.
-constexpr double MAX_COMPUTE_MS = 1e9;     ///< a synthetic model's compute per step: at most 11.6 days
-constexpr double MIN_TICK_MS = 1e-6;       ///< the coordinator's tick: 1 ns ..
-constexpr double MAX_TICK_MS = 1e6;        ///< .. 1000 s
-constexpr double MIN_STALL_TIMEOUT = 1e-9; ///< simulated seconds without progress before a run is stalled
-constexpr double MAX_STALL_TIMEOUT = 1e9;
+constexpr double MIN_TICK_MS = 1e-6; ///< the coordinator's tick: 1 ns ..
+constexpr double MAX_TICK_MS = 1e4;  ///< .. 10 s
+
+/// Every profile a job names must load when its file is read: a misspelt NIC found after hours of sweeping is found
+/// too late, and a scenario with a bad name is bad input (exit 2), not a failed job. Loaded once per name.
+void check_profiles(const JobSpec& j, const Reader& r)
+{
+  static std::map<std::string, std::optional<Error>> seen;
+  const models::Catalog cat;
+  auto check = [&](const std::string& field, const std::string& key, auto&& load) {
+    auto it = seen.find(key);
+    if (it == seen.end()) {
+      auto st = load();
+      it = seen.emplace(key, st.ok() ? std::nullopt : std::optional<Error>(st.error())).first;
+    }
+    if (!it->second) return;
+    const Error& e = *it->second;
+    Error out = Error::at(r.file(), r.field(field), e.expected, e.got);
+    out.detail = e.file.empty() ? e.detail : "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
+    throw SpecError{out};
+  };
+  check("hw", "hw\n" + j.hw + "\n" + j.switch_name, [&]() -> Status {
+    auto c = cluster_for(cat, j.hw, 1, j.switch_name);
+    if (!c.ok()) return c.error();
+    return ok_status();
+  });
+  auto simple = [&](const std::string& field, const std::string& name, auto getter) {
+    if (name.empty()) return;
+    check(field, field + "\n" + name, [&]() -> Status {
+      auto p = (cat.*getter)(name);
+      if (!p.ok()) return p.error();
+      return ok_status();
+    });
+  };
+  simple("fabric", j.fabric, &models::Catalog::tcp);
+  if (j.has_baseline) simple("baseline", j.baseline_fabric, &models::Catalog::tcp);
+  if (j.kind == JobSpec::Kind::TRAINING) {
+    simple("nic", j.training.nic, &models::Catalog::nic);
+    simple("fabric", j.training.fabric, &models::Catalog::tcp);
+  }
+}
 
 JobSpec parse_job(Reader r, const std::string& default_hw)
 {
@@ -98,7 +148,8 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     auto read_transfer = [&](Reader& t, sim::TransferJob& tj, std::string& fabric) {
       tj.transport = t.str("transport");
       if (!transports::find_transport(tj.transport))
-        fail(t.file(), t.field("transport"), "a registered transport", "\"" + tj.transport + "\"");
+        fail(t.file(), t.field("transport"), one_of_names(tj.transport, transports::transport_names()),
+             unknown_name(tj.transport, transports::transport_names()));
       auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
       if (!st.ok()) fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
       tj.strategy = st.value();
@@ -138,7 +189,12 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
       // Checked as a double before the conversion (a double beyond int64_t does not convert).
       t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
       t.synthetic_layers = int(r.integer("layers", 1, 100000));
-      t.synthetic_compute_ms = r.number("compute_ms", 0, MAX_COMPUTE_MS);
+      t.synthetic_compute_ms = r.number("compute_ms", -DBL_MAX, DBL_MAX);
+      if (!number_ok(t.synthetic_compute_ms, 0, sim::MAX_SIMULATED_SECONDS * 1e3)) // -0 too
+        fail(r.file(), r.field("compute_ms"),
+             "a time in ms in [0, " + short_number(sim::MAX_SIMULATED_SECONDS * 1e3) +
+                 "] (the simulated clock resolves nanoseconds up to about 52 days)",
+             short_number(t.synthetic_compute_ms));
     }
     t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
     t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
@@ -152,13 +208,16 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
         fail(r.file(), r.field("transports"), "a non-empty list of transport names", std::string(list.type_name()));
       for (const auto& x : list) {
         if (!x.is_string() || !transports::find_transport(x.get<std::string>()))
-          fail(r.file(), r.field("transports"), "registered transport names", x.dump());
+          fail(r.file(), r.field("transports"),
+               "transport names, each " + one_of_names("", transports::transport_names()),
+               x.is_string() ? unknown_name(x.get<std::string>(), transports::transport_names()) : x.dump());
         t.transports.push_back(x.get<std::string>());
       }
     } else {
       t.transports.push_back(r.str("transport"));
       if (!transports::find_transport(t.transports[0]))
-        fail(r.file(), r.field("transport"), "a registered transport", "\"" + t.transports[0] + "\"");
+        fail(r.file(), r.field("transport"), one_of_names(t.transports[0], transports::transport_names()),
+             unknown_name(t.transports[0], transports::transport_names()));
     }
     t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
     t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
@@ -174,21 +233,49 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.nic = beside(r.str("nic", ""), {"nic"});
     t.one_gpu_reference = r.boolean("reference", true);
     t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
-    t.collectives.coordinator = r.boolean("coordinator", true);
-    t.collectives.tick_seconds = r.number("tick_ms", MIN_TICK_MS, MAX_TICK_MS, 1.0) * 1e-3;
-    t.collectives.fusion_threshold = r.size("fusion", 0);
-    t.collectives.response_cache = r.boolean("response_cache", false);
+    // The allreduce library's own defaults (Horovod's unless the job names another), then the job's overrides.
+    const std::string lib = r.str("library", "horovod");
+    auto parsed_lib = collectives::parse_allreduce_library(lib);
+    if (!parsed_lib.ok()) fail(r.file(), r.field("library"), parsed_lib.error().expected, "\"" + lib + "\"");
+    t.library = parsed_lib.value();
+    const collectives::EngineOptions d = collectives::library_defaults(t.library);
+    t.collectives.coordinator = r.boolean("coordinator", d.coordinator);
+    t.collectives.tick_seconds = r.number("tick_ms", MIN_TICK_MS, MAX_TICK_MS, d.tick_seconds * 1e3) * 1e-3;
+    t.collectives.fusion_threshold =
+        r.has("fusion") && r.get("fusion").is_number_integer() && r.get("fusion").get<long long>() == 0
+            ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
+            : r.size("fusion", d.fusion_threshold);
+    t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
     t.allreduce_on_host = r.boolean("allreduce_on_host", false);
     t.collective_mode = r.str("collective_mode", "protocol");
     if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
       fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
+    // A field of the other mode would be silently ignored: refuse it.
+    const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
+                                    "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
+                                    "ranks_per_host"};
+    const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
+    if (t.mode == "ps")
+      for (const char* f : allreduce_only)
+        if (r.has(f)) fail(r.file(), r.field(f), "no allreduce option in a ps-mode job (\"mode\": \"ps\")", "one");
+    if (t.mode == "allreduce")
+      for (const char* f : ps_only)
+        if (r.has(f))
+          fail(r.file(), r.field(f), "no parameter-server option in an allreduce-mode job (\"mode\": \"allreduce\")",
+               "one");
     t.faults = read_fault_plan(r);
-    t.stall_timeout = r.number("stall_timeout", MIN_STALL_TIMEOUT, MAX_STALL_TIMEOUT, 1000);
+    t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
+    if (!number_ok(t.stall_timeout, 0, sim::MAX_SIMULATED_SECONDS) || t.stall_timeout == 0)
+      fail(r.file(), r.field("stall_timeout"),
+           "a positive number of simulated seconds, at most " + short_number(sim::MAX_SIMULATED_SECONDS) +
+               " (about 52 days: the simulated clock's range)",
+           short_number(t.stall_timeout));
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }
   r.finish();
+  check_profiles(j, r);
   return j;
 }
 
@@ -313,6 +400,50 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
   } catch (const SpecError& e) {
     return e.error;
   }
+}
+
+std::vector<std::string> metric_names(const JobSpec& job)
+{
+  std::vector<std::string> out;
+  switch (job.kind) {
+  case JobSpec::Kind::PERFTEST:
+    if (job.perftest.config.metric == microbench::Metric::BW)
+      out = {"bw_average_gbps", "bw_peak_gbps", "msg_rate_mpps", "bw_average_GBps"};
+    else
+      out = {"lat_typical_us", "lat_avg_us"};
+    out.insert(out.end(), {"wall_seconds", "operations"});
+    break;
+  case JobSpec::Kind::PCIE_COPY:
+    out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
+    break;
+  case JobSpec::Kind::TRANSFER:
+    out = {"latency_us", "first_latency_us", "bandwidth_GBps", "bandwidth_MBps"};
+    if (job.has_baseline)
+      out.insert(out.end(), {"baseline_latency_us", "speedup_vs_baseline", "latency_reduction_vs_baseline"});
+    break;
+  case JobSpec::Kind::TRAINING: {
+    const auto& t = job.training;
+    std::vector<std::string> per_run = {
+        "step_ms",           "images_per_second",       "scaling_efficiency", "speedup_over_one_gpu", "network_ms",
+        "gpu_busy_fraction", "path_compute_ms",         "path_copy_ms",       "path_registration_ms", "path_pcie_ms",
+        "path_network_ms",   "path_aggregate_apply_ms", "path_waiting_ms",    "path_retry_ms",        "gpus"};
+    if (!t.faults.empty())
+      per_run.insert(per_run.end(), {"failed", "completed_steps", "packets_lost", "rc_retransmissions", "rnr_naks",
+                                     "tcp_retransmissions", "retry_ms", "failed_step"});
+    for (const auto& m : per_run) {
+      for (const auto& tr : t.transports)
+        out.push_back(m + "." + tr);
+      if (t.transports.size() == 1) out.push_back(m);
+    }
+    for (const auto& a : t.transports)
+      for (const auto& b : t.transports)
+        if (a != b) out.push_back("speedup." + a + "_over_" + b);
+    if (t.one_gpu_reference) out.push_back("one_gpu_step_ms");
+    out.push_back("compute_ms");
+    break;
+  }
+  }
+  return out;
 }
 
 Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& file, const std::string& field)

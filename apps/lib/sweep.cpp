@@ -2,6 +2,7 @@
 #include "apps/lib/sweep.hpp"
 
 #include "apps/lib/spec_files.hpp"
+#include "core/common/file_io.hpp"
 #include "models/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@ std::string row_json(const SweepSpec& spec, const SweepPoint& p, const std::map<
 {
   json row;
   row["point"] = p.index;
+  row["spec"] = spec.hash;
   json params = json::object();
   for (const auto& [k, v] : p.params)
     params[k] = json::parse(v);
@@ -140,10 +142,12 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
     return Error::at("", "--shard", "K/N with 0 <= K < N", std::to_string(o.shard) + "/" + std::to_string(o.shards));
   if (o.jobs < 1) return Error::at("", "-j", "at least 1", std::to_string(o.jobs));
   const auto t0 = std::chrono::steady_clock::now();
+  if (io::same_file(o.out, spec.file))
+    return Error::at(o.out, "--out", "a rows file other than the sweep file", "the sweep file itself");
   std::set<size_t> done;
-  std::string why;
-  const int fd = open_rows_file(o.out, o.resume, done, why);
-  if (fd < 0) return Error::at(o.out, "", "a writable rows file", why);
+  auto opened = open_rows_file(o.out, o.resume, spec.hash, done);
+  if (!opened.ok()) return opened.error();
+  RowsFile& rows_file = *opened.value();
   std::vector<SweepPoint> todo;
   SweepSummary sum;
   for (auto& p : sweep_points(spec)) {
@@ -155,15 +159,10 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
     }
     todo.push_back(std::move(p));
   }
+  Status write_error = ok_status();
   auto append = [&](const std::string& row) {
-    const std::string line = row + "\n";
-    size_t off = 0;
-    while (off < line.size()) { // O_APPEND: one write per row, a kill leaves at most a torn last line
-      const ssize_t n = ::write(fd, line.data() + off, line.size() - off);
-      if (n <= 0) break;
-      off += size_t(n);
-    }
-    ::fsync(fd);
+    if (!write_error.ok()) return; // the first lost row stops the sweep (below); its rows so far are kept
+    write_error = rows_file.append(row);
   };
   auto show = [&] {
     if (!o.progress) return;
@@ -182,6 +181,15 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
   char buf[65536];
   show();
   while (next < todo.size() || !running.empty()) {
+    if (!write_error.ok()) { // stop: no point runs for a row that cannot be kept
+      for (auto& w : running) {
+        ::kill(w.pid, SIGKILL);
+        ::close(w.fd);
+        ::waitpid(w.pid, nullptr, 0);
+      }
+      running.clear();
+      break;
+    }
     while (next < todo.size() && int(running.size()) < o.jobs) {
       Worker w = spawn(spec, todo[next]);
       if (w.pid < 0) {
@@ -234,16 +242,19 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
       show();
     }
   }
-  ::close(fd);
   if (o.progress) std::fprintf(stderr, "\n");
+  if (auto st = rows_file.close(); write_error.ok() && !st.ok()) write_error = st;
+  if (!write_error.ok()) sum.lost = write_error.error().message();
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sum;
 }
 
 Status rows_to_csv(const std::string& jsonl, const std::string& csv)
 {
-  std::ifstream f(jsonl);
-  if (!f) return Error::at(jsonl, "", "a readable rows file", "cannot open");
+  if (io::same_file(jsonl, csv)) return Error::at(csv, "--csv", "a file other than the rows file", "the rows file");
+  auto text = io::read_file_capped(jsonl, "rows file", io::input_cap(io::ROWS_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  std::istringstream f(text.value());
   std::vector<json> rows;
   std::vector<std::string> params, metrics;
   std::set<std::string> seen_m;
@@ -265,8 +276,7 @@ Status rows_to_csv(const std::string& jsonl, const std::string& csv)
     rows.push_back(std::move(j));
   }
   std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["point"] < b["point"]; });
-  std::ofstream out(csv);
-  if (!out) return Error::at(csv, "", "a writable file", "cannot open");
+  std::ostringstream out;
   auto quote = [](std::string s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string q = "\"";
@@ -292,7 +302,7 @@ Status rows_to_csv(const std::string& jsonl, const std::string& csv)
     }
     out << "," << quote(r.value("error", "")) << "\n";
   }
-  return ok_status();
+  return io::write_file_atomically(csv, out.str());
 }
 
 } // namespace tp::frontend

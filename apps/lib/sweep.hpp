@@ -30,6 +30,7 @@ struct SweepSpec {
   bool zip = false;              ///< zip the axes (equal lengths) instead of their product
   double point_timeout = 600;    ///< seconds per point
   std::vector<std::string> keep; ///< metrics to keep in rows (empty: all)
+  std::string hash;              ///< of what decides the rows (base, axes, combine, metrics): every row carries it
 };
 
 /// Most points a sweep may have (each is a simulation; a larger design space is split into several sweeps).
@@ -63,6 +64,7 @@ struct SweepSummary {
   size_t ran = 0;
   size_t errors = 0;
   double seconds = 0;
+  std::string lost; ///< non-empty: a row could not be written (why); the sweep stopped there, earlier rows are kept
 };
 
 /// Run the points (or the missing ones) and append their rows to `out`.

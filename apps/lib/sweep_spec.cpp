@@ -3,13 +3,16 @@
 // (tests/fuzz/fuzz_sweep.cpp).
 #include "apps/lib/spec_files.hpp"
 #include "apps/lib/sweep.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/json_strict.hpp"
 #include "core/common/number_rule.hpp"
+#include "core/common/suggest.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace tp::frontend {
@@ -29,11 +32,9 @@ Error spec_error(const std::string& file, const std::string& field, const std::s
 
 Result<SweepSpec> load_sweep(const std::string& path)
 {
-  std::ifstream f(path);
-  if (!f) return spec_error(path, "", "a readable sweep file", "cannot open");
-  std::ostringstream text;
-  text << f.rdbuf();
-  return load_sweep_text(text.str(), path);
+  auto text = io::read_file_capped(path, "sweep file", io::input_cap(io::SPEC_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  return load_sweep_text(text.value(), path);
 }
 
 Result<SweepSpec> load_sweep_text(const std::string& text, const std::string& path)
@@ -108,13 +109,27 @@ Result<SweepSpec> load_sweep_text(const std::string& text, const std::string& pa
     for (const auto& m : j["metrics"])
       s.keep.push_back(m.is_string() ? m.get<std::string>() : m.dump());
   }
+  // What decides the rows: a resume must not mix rows of another spec (description, notes, point_timeout do not).
+  nlohmann::ordered_json decides = {{"base", j["base"]}, {"axes", j["axes"]}, {"combine", *combine}};
+  if (j.contains("metrics")) decides["metrics"] = j["metrics"];
+  s.hash = text_hash(decides.dump());
   // Every point must be a valid job: check them all now, not after hours of sweeping.
+  std::set<std::string> reported; // every metric some point can report
   for (const auto& p : sweep_points(s)) {
     auto job = parse_job_text(p.job, path, "point " + std::to_string(p.index));
     if (!job.ok()) return job.error();
     if (job->kind == JobSpec::Kind::TRAINING && !job->trace_file.empty())
       return spec_error(path, "base.trace", "no trace in a sweep", "\"" + job->trace_file + "\"");
+    for (auto& m : metric_names(job.value()))
+      reported.insert(std::move(m));
   }
+  // A misspelt metric would keep nothing of what the user asked for, silently.
+  const std::vector<std::string> known(reported.begin(), reported.end());
+  for (size_t i = 0; i < s.keep.size(); ++i)
+    if (!reported.count(s.keep[i]))
+      return spec_error(path, "metrics[" + std::to_string(i) + "]",
+                        "a metric the sweep's jobs report: " + one_of_names(s.keep[i], known, 40),
+                        unknown_name(s.keep[i], known));
   return s;
 }
 

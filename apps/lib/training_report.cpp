@@ -1,5 +1,7 @@
 // Training runs, reports and traces (see training_report.hpp).
 #include "apps/lib/training_report.hpp"
+#include "core/common/file_io.hpp"
+#include "core/common/suggest.hpp"
 
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/isolated_run.hpp"
@@ -20,9 +22,23 @@ using json = nlohmann::json;
 
 bool TrainingReport::all_ok() const
 {
-  for (const auto& r : runs)
-    if (!r.error.empty()) return false;
-  return true;
+  return failed_runs(*this).empty();
+}
+
+std::vector<std::string> failed_runs(const TrainingReport& r)
+{
+  std::vector<std::string> out;
+  for (const auto& run : r.runs) {
+    if (!run.error.empty())
+      out.push_back(run.transport + ": ERROR " + run.error);
+    else if (const auto& f = run.result.failure)
+      out.push_back(fmt::format("{}: {} in step {} ({} step(s) completed)", run.transport,
+                                !f->stalled ? "failed"
+                                : f->slow   ? "too slow (stall_timeout)"
+                                            : "stalled",
+                                f->step, run.result.step_seconds.size()));
+  }
+  return out;
 }
 
 double TrainingReport::scaling_efficiency(const sim::TrainingResult& r) const
@@ -74,11 +90,17 @@ json faults_json(const sim::TrainingResult& r)
             {"events", f.events}};
   if (r.failure) {
     const auto& x = *r.failure;
-    j["failure"] = {{"step", x.step},         {"at", x.at},
-                    {"stalled", x.stalled},   {"task", x.task},
-                    {"op_kind", x.op_kind},   {"op", x.op},
-                    {"transfer", x.transfer}, {"error", x.error},
-                    {"original", x.original}, {"unfinished", x.unfinished}};
+    j["failure"] = {{"step", x.step},
+                    {"at", x.at},
+                    {"stalled", x.stalled},
+                    {"slow", x.slow},
+                    {"task", x.task},
+                    {"op_kind", x.op_kind},
+                    {"op", x.op},
+                    {"transfer", x.transfer},
+                    {"error", x.error},
+                    {"original", x.original},
+                    {"unfinished", x.unfinished}};
   }
   return j;
 }
@@ -102,6 +124,7 @@ void faults_from(const json& j, sim::TrainingResult& r)
     t.step = x.at("step");
     t.at = x.at("at");
     t.stalled = x.at("stalled");
+    t.slow = x.value("slow", false);
     t.task = x.at("task");
     t.op_kind = x.at("op_kind");
     t.op = x.at("op");
@@ -229,7 +252,9 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
   if (spec.mode != "ps" && spec.mode != "allreduce")
     return Error::at("", "mode", "ps or allreduce", "\"" + spec.mode + "\"");
   for (const auto& t : spec.transports)
-    if (!transports::find_transport(t)) return Error::at("", "transport", "a known transport", "\"" + t + "\"");
+    if (!transports::find_transport(t))
+      return Error::at("", "transport", one_of_names(t, transports::transport_names()),
+                       unknown_name(t, transports::transport_names()));
   // Hosts needed when --hw is a single host profile.
   auto kind = cat.kind_of(spec.hw);
   if (!kind.ok()) return kind.error();
@@ -427,6 +452,15 @@ std::string training_table(const TrainingReport& r)
                    r.model_bytes * 1e-6, r.cluster,
                    s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
+  if (s.mode == "allreduce") {
+    const bool library_defaults =
+        s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
+        s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
+        s.collectives.fusion_threshold == collectives::library_defaults(s.library).fusion_threshold &&
+        s.collectives.response_cache == collectives::library_defaults(s.library).response_cache;
+    o += fmt::format("allreduce library {} ({})\n", collectives::describe(s.library, s.collectives),
+                     library_defaults ? "its defaults" : "changed from its defaults by the job");
+  }
   if (r.reference)
     o += fmt::format("1-GPU reference ({}): step {:.1f} ms, {:.1f} images/s\n",
                      s.mode == "ps" ? "variables on the host CPU" : "variables on the GPU",
@@ -478,7 +512,8 @@ std::string training_table(const TrainingReport& r)
     if (x.failure) {
       const auto& y = *x.failure;
       if (y.stalled) {
-        o += fmt::format("  STALLED in step {} after {:.3f} s: {}\n", y.step, y.at, y.error);
+        o +=
+            fmt::format("  {} in step {} after {:.3f} s: {}\n", y.slow ? "TOO SLOW" : "STALLED", y.step, y.at, y.error);
         for (const auto& t : y.unfinished)
           o += "    never finished: " + t + "\n";
       } else {
@@ -499,6 +534,11 @@ std::string training_table(const TrainingReport& r)
         o += fmt::format(" {} {:.2f}x", r.runs[i].transport, r.runs[0].result.step_time / r.runs[i].result.step_time);
     o += "\n";
   }
+  if (const auto failed = failed_runs(r); !failed.empty()) {
+    o += fmt::format("\n{} of {} transport run(s) FAILED:\n", failed.size(), r.runs.size());
+    for (const auto& f : failed)
+      o += "  " + f + "\n";
+  }
   o += "\ncritical path: the chain of ops that set the step time, split by what ran on it (it adds up to the step);\n"
        "GPU%: mean GPU kernel time over the step time; scaling: images/s over GPUs x the 1-GPU images/s.\n";
   return o;
@@ -510,6 +550,12 @@ std::string training_json(const TrainingReport& r)
   j["model"] = r.spec.model;
   j["batch"] = r.spec.batch;
   j["mode"] = r.spec.mode;
+  if (r.spec.mode == "allreduce")
+    j["allreduce"] = {{"library", collectives::to_string(r.spec.library)},
+                      {"coordinator", r.spec.collectives.coordinator},
+                      {"tick_ms", r.spec.collectives.tick_seconds * 1e3},
+                      {"fusion_bytes", r.spec.collectives.fusion_threshold},
+                      {"response_cache", r.spec.collectives.response_cache}};
   j["cluster"] = r.cluster;
   j["gpu"] = r.gpu;
   j["compute_seconds"] = r.compute_seconds;
@@ -669,12 +715,7 @@ Status write_trace(const TrainingReport& r, const std::string& path)
 {
   for (const auto& run : r.runs)
     if (run.error.empty() && !run.result.events.empty()) {
-      std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) return Error::at(path, "", "a writable file", "cannot open");
-      const std::string text = chrome_trace(run.result);
-      std::fwrite(text.data(), 1, text.size(), f);
-      std::fclose(f);
-      return ok_status();
+      return io::write_file_atomically(path, chrome_trace(run.result));
     }
   return Error::at(path, "trace", "a run that kept its events", "none (every run failed)");
 }

@@ -4,6 +4,7 @@
 // Perfetto / chrome://tracing). Tests: tests/apps/training_cli_test.cpp, tests/sim/training_test.cpp.
 #pragma once
 
+#include "core/collectives/library_defaults.hpp"
 #include "core/common/result.hpp"
 #include "core/memory/tensor_memory.hpp"
 #include "core/transports/transport.hpp"
@@ -35,8 +36,11 @@ struct TrainingSpec {
   std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)
   bool one_gpu_reference = true;
-  int ranks_per_host = 0;                   ///< allreduce: 0 = every GPU of a host
-  collectives::EngineOptions collectives;   ///< allreduce: coordinator tick, fusion, response cache, MaTEx mode
+  int ranks_per_host = 0; ///< allreduce: 0 = every GPU of a host
+  /// allreduce: the library whose defaults apply (Horovod's unless named), and the options in force (its defaults
+  /// with the job's overrides): coordinator tick, fusion, response cache, MaTEx mode.
+  collectives::AllreduceLibrary library = collectives::AllreduceLibrary::HOROVOD;
+  collectives::EngineOptions collectives = collectives::library_defaults(collectives::AllreduceLibrary::HOROVOD);
   bool initial_broadcast = false;           ///< allreduce: broadcast the variables first (MaTEx)
   bool allreduce_on_host = false;           ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
   std::string collective_mode = "protocol"; ///< allreduce: protocol (through the transport) or analytical
@@ -61,6 +65,7 @@ struct TrainingReport {
   uint64_t model_bytes = 0;
   std::optional<sim::TrainingResult> reference; ///< 1 GPU, variables on its host's CPU
   std::vector<TrainingRun> runs;
+  /// No run ended in an error, and none failed or stalled under injected faults.
   bool all_ok() const;
   /// images/s of a run over (GPUs x the 1-GPU reference's images/s); 0 without a reference.
   double scaling_efficiency(const sim::TrainingResult& r) const;
@@ -68,6 +73,9 @@ struct TrainingReport {
 };
 
 Result<TrainingReport> run_training(const TrainingSpec& spec);
+/// The runs that failed, one line each ("verbs_v1: failed in step 2 (...)", "grpc: stalled in step 2", "mpi: ERROR
+/// ..."): a run that ended in an error, or whose transfers failed or whose step never finished under faults.
+std::vector<std::string> failed_runs(const TrainingReport& r);
 std::string training_table(const TrainingReport& r);
 std::string training_json(const TrainingReport& r);
 /// Metrics of a report by name: per transport T "step_ms.T", "images_per_second.T", "scaling_efficiency.T",

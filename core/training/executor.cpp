@@ -7,6 +7,7 @@
 #include "core/training/step_graph.hpp"
 #include "core/transports/task_runtime.hpp"
 
+#include <algorithm>
 #include <map>
 #include <queue>
 
@@ -415,5 +416,19 @@ namespace tp::training {
 FailedOp TaskExecutor::failed_op() const
 {
   return impl_->failed_op;
+}
+
+std::vector<FailedOp> TaskExecutor::waiting_ops() const
+{
+  std::vector<FailedOp> out;
+  for (size_t i = 0; i < impl_->ops.size(); ++i) {
+    const auto& lo = impl_->ops[i];
+    const auto& st = impl_->state[i];
+    if (st.done || st.start < 0) continue;
+    if (lo.op->kind == OpKind::RECV) out.push_back({"recv", lo.op->name, lo.key.full, st.start});
+    if (lo.op->kind == OpKind::ALLREDUCE) out.push_back({"allreduce", lo.op->name, lo.op->collective, st.start});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const FailedOp& a, const FailedOp& b) { return a.started < b.started; });
+  return out;
 }
 } // namespace tp::training

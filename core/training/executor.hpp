@@ -78,6 +78,9 @@ public:
   std::vector<OpTiming> timings() const;
   /// After a failed step: which transfer or collective failed it (kind empty if none did).
   FailedOp failed_op() const;
+  /// The transfers and collectives issued in this step and not finished yet, earliest first (what the task was
+  /// waiting for when a transport aborted it: a fatal error completion names a channel, not a transfer).
+  std::vector<FailedOp> waiting_ops() const;
 
 private:
   struct Impl;

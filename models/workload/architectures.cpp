@@ -1,6 +1,7 @@
 // Architecture definitions (see architectures.hpp). Each builder is a line-by-line port of the reference
 // generator; `hw` arguments add the output spatial size for FLOP counting where it is tracked.
 #include "models/workload/architectures.hpp"
+#include "core/common/suggest.hpp"
 
 #include <numeric>
 
@@ -219,10 +220,7 @@ Result<Architecture> architecture(const std::string& name)
   if (name == "resnet152-keras") return resnet(name, r152, 1000, true, "ResNet-152 (" + keras + ")");
   if (name == "inception3") return inception3(1000);
   if (name == "googlenet") return googlenet_tfcnn(1001);
-  std::string names;
-  for (const auto& n : architecture_names())
-    names += (names.empty() ? "" : ", ") + n;
-  return Error::at("", "model", "one of " + names, "\"" + name + "\"");
+  return Error::at("", "model", one_of_names(name, architecture_names(), 40), unknown_name(name, architecture_names()));
 }
 
 } // namespace tp::models

@@ -1,5 +1,6 @@
 // PipeDream graph.txt parser (see layer_profile.hpp).
 #include "models/workload/layer_profile.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/number_rule.hpp"
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <sstream>
 
 namespace tp::models {
 
@@ -52,8 +54,9 @@ bool is_node_id(const std::string& s)
 
 Result<LayerProfile> parse_pipedream_profile(const std::string& path)
 {
-  std::ifstream in(path);
-  if (!in) return Error::at(path, "", "a readable PipeDream graph.txt", "cannot open the file");
+  auto text = io::read_file_capped(path, "PipeDream graph.txt", io::input_cap(io::SPEC_INPUT_CAP));
+  if (!text.ok()) return text.error();
+  std::istringstream in(text.value());
   LayerProfile p;
   p.file = path;
   std::map<std::string, ProfiledLayer> nodes;

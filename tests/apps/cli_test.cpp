@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/lib/training_report.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -274,6 +276,89 @@ TEST_CASE("the same scenario and the same replay give byte-identical results (de
   const auto a = run(replay), b = run(replay);
   REQUIRE(a.status == 0);
   CHECK(a.out == b.out);
+}
+
+TEST_CASE("a fault scenario whose transports failed is a failed job: exit 1, and the failed runs are listed")
+{
+  // scenarios/faults/qp-error.json: every RDMA transport fails at the fault, gRPC is not affected. It used to print
+  // "1 jobs, 0 failed" and exit 0.
+  const auto r = run("run " + std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/faults/qp-error.json --json");
+  INFO(r.out);
+  CHECK(r.status == 1);
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  const auto& job = j.at("jobs").at(0);
+  REQUIRE(job.contains("failed"));
+  std::string failed;
+  for (const auto& f : job.at("failed"))
+    failed += "\n" + f.get<std::string>();
+  CHECK(job.at("failed").size() == 5);
+  for (const char* t : {"\nverbs_v1:", "\nverbs_v2:", "\ngdr:", "\nmpi:", "\nar_grpc:"})
+    CHECK(failed.find(t) != std::string::npos);
+  CHECK(failed.find("\ngrpc:") == std::string::npos);
+  CHECK(job.at("metrics").at("failed.verbs_v2") == 1.0); // the metrics stay (a sweep keeps them as a row)
+  CHECK(job.at("metrics").at("failed.grpc") == 0.0);
+  // The summary line counts it.
+  const std::string one = (fs::temp_directory_path() / "tensorpath-qp-error-one.json").string();
+  std::ofstream(one) << R"({"kind": "training", "name": "qp", "hw": "hkust-4node", "jobs": [{"kind": "training",
+      "model": "resnet50", "workers": 2, "gpus_per_worker": 1, "ps": 1, "steps": 3, "reference": false,
+      "transports": ["verbs_v1"], "faults": [{"type": "qp_error", "process": "worker1", "step": 2, "at": "30 ms"}]}]})";
+  const auto t = run("run " + one);
+  fs::remove(one);
+  INFO(t.out);
+  CHECK(t.status == 1);
+  CHECK(t.out.find("1 of 1 transport run(s) FAILED") != std::string::npos);
+  CHECK(t.out.find("verbs_v1: failed in step 2") != std::string::npos);
+  CHECK(t.out.find("1 jobs, 1 failed.") != std::string::npos);
+}
+
+TEST_CASE("a training run that failed or stalled under faults is not ok (train exits 1)", "[quick]")
+{
+  tp::frontend::TrainingReport rep;
+  rep.runs.resize(3);
+  rep.runs[0].transport = "grpc";
+  rep.runs[1].transport = "verbs_v2";
+  rep.runs[2].transport = "gdr";
+  CHECK(rep.all_ok());
+  tp::sim::TrainingFailure stalled;
+  stalled.step = 2;
+  stalled.stalled = true;
+  rep.runs[2].result.failure = stalled;
+  CHECK_FALSE(rep.all_ok());
+  tp::sim::TrainingFailure failed;
+  failed.step = 3;
+  rep.runs[1].result.failure = failed;
+  rep.runs[1].result.step_seconds = {0.1, 0.1};
+  const auto f = tp::frontend::failed_runs(rep);
+  REQUIRE(f.size() == 2);
+  CHECK(f[0] == "verbs_v2: failed in step 3 (2 step(s) completed)");
+  CHECK(f[1] == "gdr: stalled in step 2 (0 step(s) completed)");
+}
+
+TEST_CASE("a fault after the job's work changes nothing: same step times as without it, never fired, exit 0")
+{
+  // Issue 13: a link_down or a QP error 5 s into a 0.63 s step stretched the step to 2965 ms or failed it.
+  const std::string base = R"({"kind": "training", "name": "late", "hw": "hkust-4node", "jobs": [{"kind": "training",
+      "model": "resnet50", "workers": 2, "gpus_per_worker": 1, "ps": 1, "steps": 3, "reference": false,
+      "transports": ["verbs_v2"])";
+  const std::string none = (fs::temp_directory_path() / "tensorpath-late-none.json").string();
+  const std::string late = (fs::temp_directory_path() / "tensorpath-late-faults.json").string();
+  std::ofstream(none) << base << "}]}";
+  std::ofstream(late) << base << R"(, "faults": [
+      {"type": "link_down", "host": "node1", "step": 2, "at": "5 s", "duration": "300 ms"},
+      {"type": "qp_error", "process": "worker1", "step": 2, "at": "5 s"}]}]})";
+  const auto a = run("run " + none + " --json"), b = run("run " + late + " --json");
+  fs::remove(none);
+  fs::remove(late);
+  INFO(a.out << "\n" << b.out);
+  CHECK(a.status == 0);
+  CHECK(b.status == 0);
+  const auto ja = nlohmann::json::parse(a.out.substr(a.out.find('{'))).at("jobs").at(0);
+  const auto jb = nlohmann::json::parse(b.out.substr(b.out.find('{'))).at("jobs").at(0);
+  CHECK_FALSE(jb.contains("failed"));
+  CHECK(jb.at("metrics").at("failed") == 0.0);
+  for (const char* m : {"step_ms", "network_ms", "path_compute_ms", "path_waiting_ms", "images_per_second"})
+    CHECK(jb.at("metrics").at(m) == ja.at("metrics").at(m));
+  CHECK(jb.at("metrics").at("packets_lost") == 0.0);
 }
 
 TEST_CASE("Every subcommand takes --models-dir, which like TENSORPATH_MODELS_DIR finds one's own profiles", "[quick]")

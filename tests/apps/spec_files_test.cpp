@@ -2,6 +2,7 @@
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/spec_files.hpp"
 #include "apps/lib/sweep.hpp"
+#include "core/common/isolated_run.hpp"
 #include "models/catalog.hpp"
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 using namespace tp::frontend;
 namespace fs = std::filesystem;
@@ -249,13 +252,22 @@ TEST_CASE("Every number of a job refuses overflow, negatives, -0, absurd values 
       {R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc"})", {"size", "steps", "tensors"}, {}},
       {R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "transport": "mpi", "parameters": 1000,
            "layers": 2, "compute_ms": 1})",
-       {"batch", "parameters", "layers", "compute_ms", "workers", "gpus_per_worker", "ps", "steps", "ranks_per_host",
-        "tick_ms", "fusion", "stall_timeout", "seed"},
+       {"batch", "parameters", "layers", "compute_ms", "workers", "gpus_per_worker", "ps", "steps", "stall_timeout",
+        "seed"},
        {"ps"}},
+      {R"({"kind": "training", "mode": "allreduce", "hw": "hkust-4node", "model": "synthetic", "transport": "mpi",
+           "parameters": 1000, "layers": 2, "compute_ms": 1})",
+       {"workers", "ranks_per_host", "tick_ms", "fusion"},
+       {}},
   };
   for (const auto& j : jobs) {
     REQUIRE(parse_job_text(j.base, "f.json", "job").ok());
-    for (const auto& f : j.fields)
+    for (const auto& f : j.fields) {
+      // the field itself is allowed here: 2 is a good value of every one of them, so a refusal below is the value's
+      nlohmann::json good = nlohmann::json::parse(j.base);
+      good[f] = 2;
+      INFO(good.dump());
+      REQUIRE(parse_job_text(good.dump(), "f.json", "job").ok());
       for (const std::string bad : {"1e400", "-1e400", "1e300", "-1", "-0.0", "\"nan\"", "\"inf\""}) {
         if (bad == "-1" && std::count(j.negative_ok.begin(), j.negative_ok.end(), f)) continue;
         nlohmann::json doc = nlohmann::json::parse(j.base);
@@ -269,12 +281,13 @@ TEST_CASE("Every number of a job refuses overflow, negatives, -0, absurd values 
         CHECK(r.error().field.find(f) != std::string::npos);
         CHECK(r.error().expected != "each key once in an object");
       }
+    }
   }
   // the fields with a range of reals: their limits hold, 0 where it is a value
   auto training = [](const std::string& field) {
-    nlohmann::json doc = nlohmann::json::parse(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic",
-                                                   "transport": "mpi", "parameters": 1000, "layers": 2,
-                                                   "compute_ms": 1})");
+    nlohmann::json doc = nlohmann::json::parse(R"({"kind": "training", "mode": "allreduce", "hw": "hkust-4node",
+                                                   "model": "synthetic", "transport": "mpi", "parameters": 1000,
+                                                   "layers": 2, "compute_ms": 1})");
     doc.update(nlohmann::json::parse("{" + field + "}"));
     return parse_job_text(doc.dump(), "f.json", "job");
   };
@@ -377,9 +390,62 @@ TEST_CASE("A scenario's hardware profile sits next to it: found there first, the
   auto rel = load_scenario((dir / "nested" / "relative.json").string());
   REQUIRE(rel.ok());
   CHECK(rel->jobs[0].hw == (dir / "lab-host.json").string()); // a relative path from the scenario's directory
-  // text without a file (fuzzing, the built-in default) resolves nothing beside it
+  // text without a file (fuzzing, the built-in default) resolves nothing beside it: the name stays unknown
   auto text = load_scenario_text(R"({"jobs": [{"kind": "perftest", "hw": "lab-host"}]})", "lab-host.json");
-  REQUIRE(text.ok());
-  CHECK(text->jobs[0].hw == "lab-host");
+  REQUIRE_FALSE(text.ok());
+  CHECK(text.error().field == "jobs[0].hw");
+  CHECK(text.error().got == "\"lab-host\"");
   fs::remove_all(dir);
+}
+
+namespace {
+
+/// Run a job in a child process (one simulation per process) and compare the metrics it reports with
+/// metric_names(job): what a sweep's "metrics" may name must be exactly what the job can report.
+void check_metric_names(const std::string& job_json)
+{
+  auto job = parse_job_text(job_json, "test.json", "job");
+  REQUIRE(job.ok());
+  auto child = tp::run_isolated([&]() -> tp::Result<std::string> {
+    auto out = run_job(job.value());
+    if (!out.ok()) return out.error();
+    std::string names;
+    for (const auto& [k, v] : out->metrics)
+      names += k + "\n";
+    return names;
+  });
+  REQUIRE(child.ok());
+  std::set<std::string> reported;
+  std::istringstream in(child.value());
+  for (std::string n; std::getline(in, n);)
+    reported.insert(n);
+  const auto listed_v = metric_names(job.value());
+  const std::set<std::string> listed(listed_v.begin(), listed_v.end());
+  for (const auto& n : reported) {
+    INFO(job_json << ": reports " << n);
+    CHECK(listed.count(n));
+  }
+  for (const auto& n : listed) {
+    INFO(job_json << ": lists " << n);
+    CHECK(reported.count(n));
+  }
+}
+
+} // namespace
+
+TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quick]")
+{
+  check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 4096,
+                         "iterations": 100})");
+  check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "read", "metric": "lat",
+                         "size": 64, "iterations": 100})");
+  check_metric_names(R"({"kind": "pcie_copy", "hw": "broadwell-p100", "size": "1M", "iterations": 2})");
+  check_metric_names(R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc", "size": "64K",
+                         "steps": 2, "baseline": {"transport": "verbs_v2"}})");
+  check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,
+                         "layers": 4, "compute_ms": 10, "transports": ["grpc", "verbs_v2"], "workers": 2, "ps": 1,
+                         "steps": 2})");
+  check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,
+                         "layers": 4, "compute_ms": 10, "transport": "mpi", "mode": "allreduce", "workers": 2,
+                         "steps": 2, "reference": false})");
 }

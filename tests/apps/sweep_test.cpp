@@ -48,7 +48,7 @@ std::vector<std::string> lines_of(const std::string& path)
 
 } // namespace
 
-TEST_CASE("sweep points: the product varies the last axis fastest; zip pairs the axes", "[sweep]")
+TEST_CASE("sweep points: the product varies the last axis fastest, zip pairs the axes", "[sweep]")
 {
   auto s = frontend::load_sweep(temp_file("p.json", small_sweep()));
   REQUIRE(s.ok());
@@ -103,7 +103,7 @@ TEST_CASE("a bad sweep file is refused with the file, the field and the expectat
   }
 }
 
-TEST_CASE("a sweep appends one row per point; resume runs only what is missing, even after a torn line", "[sweep]")
+TEST_CASE("a sweep appends one row per point, resume runs only what is missing, even after a torn line", "[sweep]")
 {
   auto s = frontend::load_sweep(temp_file("r.json", small_sweep()));
   REQUIRE(s.ok());
@@ -148,7 +148,7 @@ TEST_CASE("a sweep appends one row per point; resume runs only what is missing, 
   CHECK(lines_of(out).size() == 6);
 }
 
-TEST_CASE("the same sweep gives the same rows; shards split the points", "[sweep]")
+TEST_CASE("the same sweep gives the same rows, shards split the points", "[sweep]")
 {
   auto s = frontend::load_sweep(temp_file("d.json", small_sweep()));
   REQUIRE(s.ok());

@@ -67,7 +67,7 @@ TEST_CASE("strict JSON: a key given twice in one object is refused with its path
                   json_strict::StrictError);
 }
 
-TEST_CASE("strict JSON: a number beyond a double is refused at its path; malformed JSON as json::parse", "[quick]")
+TEST_CASE("strict JSON: a number beyond a double is refused at its path, malformed JSON as json::parse", "[quick]")
 {
   auto e = refusal(R"({"q": [{"a": [1, 1e400]}]})");
   REQUIRE(e);

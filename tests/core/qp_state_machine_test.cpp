@@ -42,7 +42,7 @@ TEST_CASE("Skipping a state or missing a mask bit is refused and leaves the QP u
   CHECK(cur.qp_state == QpState::RESET);
 }
 
-TEST_CASE("Any state may go to ERR and RESET; ERR only to RESET", "[quick]")
+TEST_CASE("Any state may go to ERR and RESET, ERR only to RESET", "[quick]")
 {
   QpAttr cur;
   cur.qp_state = QpState::RTR;

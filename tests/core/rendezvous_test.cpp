@@ -59,7 +59,7 @@ TEST_CASE("Malformed keys are InvalidArgument errors naming the bad field", "[qu
   CHECK_FALSE(parse_key("/job:w/replica:0/task:0/device:CPU:0;1;/job:ps/replica:0/task:0/device:CPU:0;e;0").ok());
 }
 
-TEST_CASE("Send is passive; RecvAsync takes a parked tensor or waits for the Send", "[quick]")
+TEST_CASE("Send is passive, RecvAsync takes a parked tensor or waits for the Send", "[quick]")
 {
   LocalRendezvous r;
   REQUIRE(r.send(key("a"), tensor(4), false).ok());
@@ -80,7 +80,7 @@ TEST_CASE("Send is passive; RecvAsync takes a parked tensor or waits for the Sen
   CHECK(r.pending_receivers() == 0);
 }
 
-TEST_CASE("Items of one key are FIFO; different keys do not mix", "[quick]")
+TEST_CASE("Items of one key are FIFO, different keys do not mix", "[quick]")
 {
   LocalRendezvous r;
   std::vector<int64_t> order;
@@ -94,7 +94,7 @@ TEST_CASE("Items of one key are FIFO; different keys do not mix", "[quick]")
   CHECK(r.pending_sends() == 1);
 }
 
-TEST_CASE("Abort fails pending receivers and every later call; cancel fails one waiter", "[quick]")
+TEST_CASE("Abort fails pending receivers and every later call, cancel fails one waiter", "[quick]")
 {
   LocalRendezvous r;
   std::string first, second, later;

@@ -26,7 +26,7 @@ TEST_CASE("memory estimates grow with ops, processes, bytes and towers", "[quick
   CHECK(estimate_training(1000, 4).parts.find("1,000 step-graph ops") != std::string::npos);
 }
 
-TEST_CASE("TENSORPATH_MEMORY_LIMIT replaces the machine's figure; units K, M, G", "[quick]")
+TEST_CASE("TENSORPATH_MEMORY_LIMIT replaces the machine's figure, units K, M, G", "[quick]")
 {
   {
     LimitGuard g("512M");

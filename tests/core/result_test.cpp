@@ -15,7 +15,7 @@ TEST_CASE("Error message names file, field, expectation and what was found", "[q
   CHECK(d.message() == "post_send: expected QP in RTS, got state INIT (see ibv_post_send(3))");
 }
 
-TEST_CASE("Result carries a value or an error; TP_TRY propagates errors", "[quick]")
+TEST_CASE("Result carries a value or an error, TP_TRY propagates errors", "[quick]")
 {
   Result<int> good = 7;
   Result<int> bad = Error::msg("nope");

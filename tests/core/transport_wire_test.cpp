@@ -30,7 +30,7 @@ TensorMeta floats(std::vector<int64_t> dims)
 
 } // namespace
 
-TEST_CASE("verbs v1 headers round-trip; truncations and bad fields are errors", "[quick][wire]")
+TEST_CASE("verbs v1 headers round-trip, truncations and bad fields are errors", "[quick][wire]")
 {
   using namespace verbs_v1_wire;
   Msg m;
@@ -68,7 +68,7 @@ TEST_CASE("verbs v1: a tensor header announcing more bytes than its buffer holds
   CHECK(payload_bytes(m, HEADER).value() == 0);
 }
 
-TEST_CASE("verbs v2 messages round-trip; reserved indices and truncations are errors", "[quick][wire]")
+TEST_CASE("verbs v2 messages round-trip, reserved indices and truncations are errors", "[quick][wire]")
 {
   using namespace verbs_v2_wire;
   Msg m;
@@ -89,7 +89,7 @@ TEST_CASE("verbs v2 messages round-trip; reserved indices and truncations are er
   }
 }
 
-TEST_CASE("Messenger prefixes: eager payloads must fit and have arrived; an RTS needs a chunk size", "[quick][wire]")
+TEST_CASE("Messenger prefixes: eager payloads must fit and have arrived, an RTS needs a chunk size", "[quick][wire]")
 {
   using namespace messenger_wire;
   Arrival a{0, 1024, 16 << 10};

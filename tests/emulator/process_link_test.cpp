@@ -170,7 +170,7 @@ verbs::SendWr write_wr(uint64_t id, const Side& s, uint64_t local_off, uint32_t 
 
 } // namespace
 
-TEST_CASE("software device across OS processes: WRITE, READ and SEND move bytes; a bad rkey touches nothing",
+TEST_CASE("software device across OS processes: WRITE, READ and SEND move bytes, a bad rkey touches nothing",
           "[emulator]")
 {
   const std::string dir = temp_dir();

@@ -128,7 +128,7 @@ TEST_CASE("A host that references an unknown profile or an impossible socket is 
   CHECK(missing.error().expected.find("connectx3-40gbe-roce") != std::string::npos); // lists the known ones
 }
 
-TEST_CASE("Profile text of any kind is checked; numbers and sizes that fit no type are errors", "[quick]")
+TEST_CASE("Profile text of any kind is checked, numbers and sizes that fit no type are errors", "[quick]")
 {
   Catalog cat;
   const std::string file = cat.root() + "/switch/inline.json";
@@ -362,7 +362,7 @@ TEST_CASE("Profiles of one's own: --models-dir (set_models_dirs) first, then TEN
   CHECK_FALSE(Catalog().nic("my-nic").ok());
 }
 
-TEST_CASE("A profile's references are looked for beside its file first; an unknown one names the places", "[quick]")
+TEST_CASE("A profile's references are looked for beside its file first, an unknown one names the places", "[quick]")
 {
   OwnDir own("beside");
   // a flat directory: the host, its NIC beside it, and a file of another kind with a referenced name

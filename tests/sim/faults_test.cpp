@@ -107,7 +107,7 @@ TEST_CASE("link flap: RC resends after each ACK time-out until the port is back,
   CHECK_FALSE(f.events.empty());
 }
 
-TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ERR); the report names step and "
+TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ERR), the report names step and "
           "transfer",
           "[faults]")
 {
@@ -121,6 +121,7 @@ TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ER
   CHECK(x.at >= 1e-3 + 8 * ack_timeout());
   CHECK(x.at <= 1e-3 + 8 * ack_timeout() + 0.02);
   CHECK_FALSE(x.task.empty());
+  INFO("task " << x.task << " error " << x.error);
   CHECK(x.op_kind == "recv");
   CHECK(x.transfer.find(";") != std::string::npos); // a rendezvous key
   CHECK(x.original == transports::find_transport("verbs_v2")->on_failure);
@@ -217,7 +218,7 @@ TEST_CASE("no receive WRs for good with rnr_retry 7 (infinite): the step is repo
   CHECK(r.fault_stats.rnr_naks > 1000); // 0.64 ms apart for 2 s
 }
 
-TEST_CASE("QP forced into error: a fatal CHECK at the flushed WRs (verbs v1); the peer times out (GDR)", "[faults]")
+TEST_CASE("QP forced into error: a fatal CHECK at the flushed WRs (verbs v1), the peer times out (GDR)", "[faults]")
 {
   // One simulation per process: each transport in a child.
   auto outcome = [](const char* t) {

@@ -8,7 +8,7 @@ using namespace tp::verbs;
 using tp::test::VerbsPair;
 using tp::test::VerbsPairOptions;
 
-TEST_CASE("post on a QP that is not in RTS is an error; after bring-up it is accepted", "[quick]")
+TEST_CASE("post on a QP that is not in RTS is an error, after bring-up it is accepted", "[quick]")
 {
   VerbsPair::Options o;
   o.connect = false;
@@ -284,7 +284,7 @@ TEST_CASE("Moving a QP to ERR flushes posted receives and outstanding sends", "[
   CHECK(p.wcb[1].status == WcStatus::WR_FLUSH_ERR);
 }
 
-TEST_CASE("Unsignaled WRs complete silently; the signaled one after them reports", "[quick]")
+TEST_CASE("Unsignaled WRs complete silently, the signaled one after them reports", "[quick]")
 {
   VerbsPair p;
   for (int i = 0; i < 5; ++i) {
@@ -297,7 +297,7 @@ TEST_CASE("Unsignaled WRs complete silently; the signaled one after them reports
   CHECK(p.wca[0].wr_id == 4);
 }
 
-TEST_CASE("Memory watches fire when a WRITE lands; GPU buffers work like host buffers", "[quick]")
+TEST_CASE("Memory watches fire when a WRITE lands, GPU buffers work like host buffers", "[quick]")
 {
   VerbsPair::Options o;
   o.loc_b = Location::gpu(0);

@@ -5,7 +5,7 @@
 
 using namespace tp;
 
-TEST_CASE("Allocations are address ranges with a location; capacity is enforced", "[quick]")
+TEST_CASE("Allocations are address ranges with a location, capacity is enforced", "[quick]")
 {
   sim::SimMemory m("p", {{Location::host(0), 1e6}, {Location::gpu(0), 1e9}}, false);
   AllocAttr a;

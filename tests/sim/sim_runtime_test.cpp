@@ -6,7 +6,7 @@
 
 using namespace tp;
 
-TEST_CASE("Posted tasks run in order; timers fire at their time; cancelled timers do not", "[quick]")
+TEST_CASE("Posted tasks run in order, timers fire at their time, cancelled timers do not", "[quick]")
 {
   auto s = sim::Simulation::create(test::test_cluster(1)).value();
   Runtime& rt = s->add_process("node0").value()->runtime();

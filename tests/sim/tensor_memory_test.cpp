@@ -102,13 +102,17 @@ TEST_CASE("The registration cache never evicts an entry in use", "[quick]")
   p.mem->release(again);
 }
 
-TEST_CASE("staging_copy always stages; the pool registers each region once", "[quick]")
+TEST_CASE("staging_copy always stages", "[quick]")
 {
   memory::StrategyOptions s;
   s.kind = StrategyKind::STAGING_COPY;
   Proc ps(s);
   auto v = ps.acquire(ps.tensor(1000, Location::host(0)));
   CHECK(v.staged);
+}
+
+TEST_CASE("pool_visitor registers each region once", "[quick]") // one simulation per test case (per process)
+{
   memory::StrategyOptions o;
   o.kind = StrategyKind::POOL_VISITOR;
   o.gpudirect_gpus = {0};

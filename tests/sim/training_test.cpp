@@ -290,3 +290,14 @@ TEST_CASE("analytical collective mode times the rings without moving their segme
   CHECK(b.compute + b.copy + b.registration + b.pcie + b.network + b.aggregate_apply + b.waiting ==
         Approx(r->step_time).epsilon(1e-9));
 }
+
+TEST_CASE("an allreduce job with parameter-server tasks is refused, not run off the end of the rank table",
+          "[training]")
+{
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("mpi", 3);
+  j.layout.ps_tasks = 1;
+  auto r = sim::run_training_job(test::test_cluster(3), toy(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message().find("allreduce mode") != std::string::npos);
+}

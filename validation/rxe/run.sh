@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Real soft-RoCE run of the libibverbs device: boots Debian's kernel under QEMU with rxe (the shared tool
-# rxe_vm.sh builds the initramfs, loads the modules, adds rxe devices and runs perftest smoke tests), then runs
+# Real soft-RoCE run of the libibverbs device: boots Debian's kernel under QEMU with rxe (rxe_vm.sh, beside this
+# script, builds the initramfs, loads the modules, adds rxe devices and runs perftest smoke tests), then runs
 # tensorpath's "[ibv]" tests inside the VM: the device opens, and every transport moves tensors over real verbs
 # with the bytes checked. Usage: validation/rxe/run.sh [WORKDIR]   (needs a build in build/; installs qemu,
 # busybox-static, perftest, iproute2 with apt-get when missing; RXE_VM overrides the tool's path).
@@ -9,7 +9,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 work="${1:-/tmp/tensorpath-rxe}"
-tool="${RXE_VM:-$root/../shared/tools/rxe_vm.sh}"
+tool="${RXE_VM:-$here/rxe_vm.sh}"
 bin="$root/build/tests/emulator_tests"
 
 [ -x "$tool" ] || [ -f "$tool" ] || { echo "rxe harness: $tool not found (set RXE_VM)" >&2; exit 2; }
