@@ -32,6 +32,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   job.transport = a.get("transport", "mpi");
   job.options.mpi_optimal_path = true;
   job.options.mpi_nonblocking_recv = true;
+  job.options.mpi_typed_counts = true; // Baidu's ring: MPI_FLOAT counts
   std::vector<sim::FabricMode> modes;
   const std::string m = a.get("mode", "analytical");
   if (m == "all")

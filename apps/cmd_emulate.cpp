@@ -30,6 +30,9 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
     auto sizes = frontend::size_list(a, 1 << 20);
     if (!sizes.ok()) return report_error(sizes.error());
     o.sizes = sizes.value();
+    for (uint64_t s : o.sizes) // real bytes: refused up front when this machine cannot hold them
+      if (auto st = emu::check_emulated_size(s, a.has("size") ? "--size" : "--sweep"); !st.ok())
+        return report_error(st.error());
   }
   auto steps = a.get_int("steps", 5, 2, 1000);
   if (!steps.ok()) return report_error(steps.error());
@@ -171,6 +174,9 @@ int run_emulate(const frontend::ParsedArgs& a)
   auto sizes = frontend::size_list(a, 1 << 20);
   if (!sizes.ok()) return report_error(sizes.error());
   job.sizes = sizes.value();
+  for (uint64_t s : job.sizes) // real bytes: refused up front when this machine cannot hold them
+    if (auto st = emu::check_emulated_size(s, a.has("size") ? "--size" : "--sweep"); !st.ok())
+      return report_error(st.error());
   job.os_processes = a.has("processes");
   if (job.os_processes && device != "soft")
     return report_error(Error::at("", "--processes", "the software device (--device soft)", device));

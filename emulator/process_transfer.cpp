@@ -19,8 +19,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 namespace tp::emu {
@@ -146,6 +149,19 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
           return;
         }
         task = std::move(t.value());
+        // A failure the original treats as fatal in the producer (e.g. LOC_LEN_ERR on its write): this process
+        // aborts as the original's would, leaving the reason where the parent finds it; the consumer sees the
+        // connection close and fails its receive. (The consumer's own fatal failures fail its receive anyway.)
+        if (producer) {
+          const std::string note = dir + "/fatal-" + proc->name;
+          task->set_fatal_handler([note](const Error& e) {
+            if (FILE* f = std::fopen(note.c_str(), "w")) {
+              std::fputs(e.message().c_str(), f);
+              std::fclose(f);
+            }
+            ::_exit(3);
+          });
+        }
         task->transport().start([&](Status st) {
           if (!st.ok()) err = st.error().message();
           state = st.ok() ? 1 : 2;
@@ -156,7 +172,7 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
     }
     case PREPARE:
       Emulation::on(*proc, [&] {
-        const int64_t elems = int64_t((bytes + 3) / 4);
+        const int64_t elems = int64_t(bytes / 4 + (bytes % 4 != 0)); // bytes <= MAX_EMULATED_BYTES
         auto t = task ? task->make_tensor(DataType::FLOAT, TensorShape{{elems}}, job.src,
                                           AllocatorAttributes{false, false, true})
                       : Result<Tensor>(Error::msg("no task"));
@@ -199,7 +215,7 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
               err = res.error().message();
             } else {
               const Tensor& t = res->tensor;
-              same = t.buffer() && t.total_bytes() == (bytes + 3) / 4 * 4;
+              same = t.buffer() && t.total_bytes() == (bytes / 4 + (bytes % 4 != 0)) * 4;
               for (uint64_t i = 0; same && i < t.total_bytes(); ++i)
                 same = t.buffer()->data[i] == pattern_byte(i, step);
             }
@@ -416,6 +432,16 @@ Result<transports::TransferLog> ProcessPair::records()
   return log;
 }
 
+std::string ProcessPair::fatal_note() const
+{
+  for (const char* who : {"producer", "consumer"}) {
+    std::ifstream in(dir_ + "/fatal-" + who);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!text.empty()) return std::string(who) + ": " + text;
+  }
+  return {};
+}
+
 void ProcessPair::kill_producer()
 {
   if (pid_[0] > 0) ::kill(pid_[0], SIGKILL);
@@ -444,9 +470,16 @@ Result<EmuTransferResult> run_process_transfer(const EmuTransferJob& job)
       TP_TRY(pp.prepare(step, bytes));
       TP_TRY(pp.go(step, bytes, true, true));
       auto sent = pp.producer_result(job.timeout);
-      if (!sent.ok()) return sent.error();
+      if (!sent.ok()) {
+        if (auto why = pp.fatal_note(); !why.empty()) return Error::msg(job.transport + ": " + why);
+        return sent.error();
+      }
       auto got = pp.consumer_result(job.timeout);
-      if (!got.ok()) return Error::msg(job.transport + ": " + got.error().message());
+      if (!got.ok()) {
+        // A child that aborted (a failure the original treats as fatal) left its reason: that is the job's error.
+        if (auto why = pp.fatal_note(); !why.empty()) return Error::msg(job.transport + ": " + why);
+        return Error::msg(job.transport + ": " + got.error().message());
+      }
       const double lat = got->t_end - std::min(got->t_recv, sent.value());
       pt.bytes_ok = pt.bytes_ok && got->bytes_ok;
       if (s == 0)

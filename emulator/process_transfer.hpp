@@ -36,6 +36,8 @@ public:
   Status cleanup(int64_t step);
   Result<transports::TransferLog> records();
   void kill_producer(); ///< SIGKILL, as a crashed process
+  /// What a child that aborted on a fatal failure (TaskContext::on_fatal) wrote before exiting; empty otherwise.
+  std::string fatal_note() const;
   pid_t producer_pid() const { return pid_[0]; }
 
 private:

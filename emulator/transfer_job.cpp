@@ -1,6 +1,7 @@
 // Emulated transfers (see transfer_job.hpp).
 #include "emulator/transfer_job.hpp"
 
+#include "core/common/resource_estimate.hpp"
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "emulator/emulation.hpp"
@@ -24,8 +25,25 @@ std::string dev(Location l)
 }
 } // namespace
 
+Status check_emulated_size(uint64_t bytes, const std::string& option)
+{
+  if (bytes > MAX_EMULATED_BYTES)
+    return Error::at("", option,
+                     "at most " + std::to_string(MAX_EMULATED_BYTES) +
+                         " bytes (a float32 tensor of 2^50 elements, the most a tensor's meta-data carries)",
+                     std::to_string(bytes));
+  if (auto st = check_memory(estimate_emulated_transfer(bytes),
+                             "an emulated transfer of " + std::to_string(bytes) + " bytes (" + option + ")",
+                             "the emulator moves real bytes: use a smaller " + option);
+      !st.ok())
+    return st.error();
+  return ok_status();
+}
+
 Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
 {
+  for (uint64_t bytes : job.sizes)
+    TP_TRY(check_emulated_size(bytes, "size"));
   if (job.os_processes) return run_process_transfer(job);
   transports::register_builtin_transports();
   if (!transports::find_transport(job.transport))
@@ -60,6 +78,8 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
       auto t = transports::TaskRuntime::create(spec, p->name, *p->runtime, p->device.get(), *p->streams, cluster);
       if (!t.ok()) return set_failure(t.error());
       out = std::move(t.value());
+      // What the original treats as fatal (it aborts the process) ends the job with that error.
+      out->set_fatal_handler([&](const Error& e) { set_failure(e); });
       out->transport().start([&](Status st) {
         if (!st.ok()) set_failure(st.error());
         ++started;
@@ -76,7 +96,7 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
   for (uint64_t bytes : job.sizes) {
     EmuTransferPoint pt;
     pt.bytes = bytes;
-    const int64_t elems = int64_t((bytes + 3) / 4);
+    const int64_t elems = int64_t(bytes / 4 + (bytes % 4 != 0)); // bytes <= MAX_EMULATED_BYTES
     std::vector<uint8_t> pattern(size_t(elems) * 4);
     std::vector<double> steady;
     for (int s = 0; s < job.steps; ++s) {

@@ -41,6 +41,13 @@ struct EmuTransferResult {
   transports::TransferLog records;
 };
 
+/// Whether an emulated transfer of `bytes` can run on this machine: at most MAX_EMULATED_BYTES (a float32 tensor of
+/// 2^50 elements, the most a tensor's meta-data carries), and its real copies (estimate_emulated_transfer) within the
+/// memory available. The error names `option` (e.g. "--size"), the size and the limit.
+Status check_emulated_size(uint64_t bytes, const std::string& option);
+constexpr uint64_t MAX_EMULATED_BYTES = 4 * uint64_t(MAX_TENSOR_ELEMENTS);
+
+/// Every size is checked first (check_emulated_size, option "size"): nothing runs when one is refused.
 Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job);
 
 } // namespace tp::emu

@@ -385,18 +385,19 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     for (size_t k = 0; k < engines.size(); ++k)
       engines[k]->begin_step(step, expected[k]);
     Simulation* simp = &sim;
-    if (with_faults)
-      for (size_t k = 0; k < runtimes.size(); ++k)
-        runtimes[k]->set_fatal_handler([ss, k, t0, simp](const Error& e) {
-          // The original process aborts here: the job is over whether or not one of its receives was waiting.
-          if (ss->failed) return;
-          ss->failed = true;
-          ss->fatal = true;
-          ss->error = e;
-          ss->failed_task = k;
-          ss->failed_at = simp->now() - t0;
-          simp->stop();
-        });
+    // Also without a fault plan: a failure the original treats as fatal (e.g. LOC_LEN_ERR on a tensor over the RC
+    // message limit) ends the job with its reason instead of leaving the step to stall.
+    for (size_t k = 0; k < runtimes.size(); ++k)
+      runtimes[k]->set_fatal_handler([ss, k, t0, simp](const Error& e) {
+        // The original process aborts here: the job is over whether or not one of its receives was waiting.
+        if (ss->failed) return;
+        ss->failed = true;
+        ss->fatal = true;
+        ss->error = e;
+        ss->failed_task = k;
+        ss->failed_at = simp->now() - t0;
+        simp->stop();
+      });
     // Fault timers keep the step going only while some task has not finished (a fault may end a hang); once every
     // task is done they wait in the calendar, so a fault due after the step's work changes nothing in it.
     sim.set_faults_keep_alive(true);

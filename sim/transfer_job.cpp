@@ -21,13 +21,20 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
 {
   if (cluster.host_count() < 2)
     return Error::at("", "transfer", "a cluster of at least two hosts", std::to_string(cluster.host_count()));
+  for (uint64_t s : job.sizes)
+    if (s > 4 * uint64_t(MAX_TENSOR_ELEMENTS)) // a float32 tensor of at most MAX_TENSOR_ELEMENTS elements
+      return Error::at("", "size",
+                       "at most " + std::to_string(4 * uint64_t(MAX_TENSOR_ELEMENTS)) +
+                           " bytes (a float32 tensor of 2^50 elements, the most a tensor's meta-data carries)",
+                       std::to_string(s));
   if (job.materialize) {
     // Real bytes for every tensor of a step, at the largest size: refuse what the machine cannot hold.
     uint64_t largest = 0;
     for (uint64_t s : job.sizes)
       largest = std::max(largest, s);
     const uint64_t tensors = uint64_t(std::max(job.tensors_per_step, 1));
-    if (auto st = check_memory(estimate_transfer(largest * tensors, tensors), "materialized transfer",
+    const uint64_t all = largest > UINT64_MAX / tensors ? UINT64_MAX : largest * tensors; // saturated
+    if (auto st = check_memory(estimate_transfer(all, tensors), "materialized transfer",
                                "use smaller or fewer tensors, or virtual (not materialized) buffers");
         !st.ok())
       return st.error();
@@ -73,6 +80,21 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
   transports::TaskRuntime& P = *prod.value();
   transports::TaskRuntime& C = *cons.value();
   std::optional<Error> failure;
+  // A failure the original treats as fatal (TF verbs' CHECK on an error completion, MPI_ERRORS_ARE_FATAL): the
+  // process aborts and the job with it, whether or not a receive was waiting for it.
+  for (auto* t : {&P, &C})
+    t->set_fatal_handler([&failure, &sim](const Error& e) {
+      if (!failure) failure = e;
+      sim.stop();
+    });
+  struct ClearFatal { // the handlers refer to this frame: gone with it
+    transports::TaskRuntime* t[2];
+    ~ClearFatal()
+    {
+      for (auto* x : t)
+        x->set_fatal_handler({});
+    }
+  } clear_fatal{{&P, &C}};
   P.transport().start([&](Status st) {
     if (!st.ok()) failure = st.error();
   });
@@ -90,7 +112,7 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
   for (uint64_t bytes : job.sizes) {
     TransferPoint pt;
     pt.bytes = bytes;
-    const int64_t elems = int64_t((bytes + 3) / 4);
+    const int64_t elems = int64_t(bytes / 4 + (bytes % 4 != 0));
     for (int s = 0; s < job.steps; ++s) {
       ++step;
       P.log().clear();

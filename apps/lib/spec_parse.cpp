@@ -198,6 +198,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     }
     t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
     t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
+    t.transport_options.mpi_typed_counts = r.boolean("mpi_typed_counts", false);
     t.mode = r.str("mode", "ps");
     if (t.mode != "ps" && t.mode != "allreduce")
       fail(r.file(), r.field("mode"), "ps or allreduce", "\"" + t.mode + "\"");

@@ -23,6 +23,11 @@ constexpr double BASE_BYTES = 30e6;         // SimGrid, the platform, the catalo
 constexpr double BYTES_PER_OP = 2.6e3;      // a step-graph op: vertex, edges, names, executor and timing state
 constexpr double BYTES_PER_PROCESS = 0.5e6; // runtime, memory space, transport, rendezvous, NIC model, streams
 constexpr double MATERIALIZED_COPIES = 3;   // source, destination and one staging or bounce copy per tensor
+// An emulated transfer: the peak RSS of `tensorpath emulate --size 256M` (5 steps, the default) is 11-12 tensor
+// sizes with grpc (7 live at the heap's peak: the job's reference pattern, source, response message, its frame,
+// the consumer's decoded body, gRPC's slices, destination; the rest is freed memory the allocator keeps), 5 with
+// verbs_v1 and mpi, 4 with verbs_v2, 3 with gdr and ar_grpc (docs/faults.md, "Resource bounds"). The largest.
+constexpr double EMULATED_TRANSFER_COPIES = 12;
 
 std::string human(double bytes)
 {
@@ -102,6 +107,17 @@ MemoryEstimate estimate_transfer(uint64_t materialized_bytes, uint64_t tensors)
   e.parts = count(tensors) + " materialized tensor(s) of " + human(double(materialized_bytes)) + " in all x " +
             std::to_string(int(MATERIALIZED_COPIES)) + " copies + " + human(BASE_BYTES + 2 * BYTES_PER_PROCESS) +
             " for the simulator";
+  return e;
+}
+
+MemoryEstimate estimate_emulated_transfer(uint64_t bytes)
+{
+  MemoryEstimate e;
+  e.bytes = BASE_BYTES + 2 * BYTES_PER_PROCESS + EMULATED_TRANSFER_COPIES * double(bytes);
+  e.parts = human(double(bytes)) + " x " + std::to_string(int(EMULATED_TRANSFER_COPIES)) +
+            " copies (the reference pattern, source, destination, the transport's buffers and what the allocator "
+            "keeps) + " +
+            human(BASE_BYTES + 2 * BYTES_PER_PROCESS) + " for the emulator";
   return e;
 }
 

@@ -21,6 +21,8 @@ struct MemoryEstimate {
 MemoryEstimate estimate_training(uint64_t graph_ops, uint64_t processes);
 /// A transfer job: `materialized_bytes` of tensors that carry real bytes (0 when virtual), on two processes.
 MemoryEstimate estimate_transfer(uint64_t materialized_bytes, uint64_t tensors);
+/// An emulated transfer of one tensor of `bytes` (every byte real): the copies alive at once at its peak.
+MemoryEstimate estimate_emulated_transfer(uint64_t bytes);
 /// Emulated training: every byte is real. `model_bytes` after scaling, `towers` GPUs in all, `tasks` processes.
 MemoryEstimate estimate_emulated_training(uint64_t model_bytes, uint64_t towers, uint64_t tasks);
 

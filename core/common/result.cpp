@@ -5,6 +5,12 @@ namespace tp {
 
 std::string Error::message() const
 {
+  const std::string t = text();
+  return code.empty() ? t : code + ": " + t;
+}
+
+std::string Error::text() const
+{
   std::string out;
   auto append = [&out](const std::string& part, const char* sep) {
     if (part.empty()) return;
@@ -26,7 +32,7 @@ std::string Error::message() const
       out += " (" + detail + ")";
   }
   if (out.empty()) out = "unknown error";
-  return code.empty() ? out : code + ": " + out;
+  return out;
 }
 
 } // namespace tp

@@ -21,6 +21,8 @@ struct Error {
 
   /// One line: "file: field: expected X, got Y (detail)"; empty parts are skipped.
   std::string message() const;
+  /// The message without the status class: what travels next to the code in a peer's error status.
+  std::string text() const;
 
   static Error at(std::string file, std::string field, std::string expected, std::string got)
   {

@@ -55,6 +55,19 @@ const char* to_string(WcStatus s)
   return names[static_cast<int>(s)];
 }
 
+std::string oversized_message(const char* what, uint64_t bytes)
+{
+  return std::string(what) + " of " + std::to_string(bytes) + " bytes exceeds the RC message limit of " +
+         std::to_string(MAX_MESSAGE_BYTES) + " bytes (max_msg_sz)";
+}
+
+std::string sge_wraps(const char* what, uint64_t bytes)
+{
+  return std::string(what) + " of " + std::to_string(bytes) +
+         " bytes does not fit ibv_sge's 32-bit length (it would wrap to " + std::to_string(bytes & 0xFFFFFFFFull) +
+         " bytes)";
+}
+
 double rnr_timer_seconds(uint8_t encoding)
 {
   // IBTA spec table "Encoding for RNR NAK Timer Field" (milliseconds).

@@ -6,13 +6,30 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tp::verbs {
 
-/// The largest message one RC work request carries (ibv_port_attr.max_msg_sz on current NICs): 2 GiB.
+/// The largest message one RC work request carries (ibv_port_attr.max_msg_sz on current NICs): 2 GiB. A longer
+/// one completes with LOC_LEN_ERR at the requester.
 constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;
+
+/// The 32-bit SGE length (ibv_sge.length is a uint32_t) of `bytes`, or nullopt when it does not fit. Assigning a
+/// 64-bit size to it wraps silently in C (TF verbs' `list.length = buffer_size`, librdmacm's rdma_post_read
+/// `sge.length = (uint32_t) length`): every SGE built from a 64-bit size goes through this check.
+constexpr std::optional<uint32_t> sge_length(uint64_t bytes)
+{
+  if (bytes > 0xFFFFFFFFull) return std::nullopt;
+  return uint32_t(bytes);
+}
+
+/// "a WRITE of 2202009600 bytes exceeds the RC message limit of 2147483648 bytes (max_msg_sz)": what a
+/// LOC_LEN_ERR completion of an oversized work request means, with the size and the limit.
+std::string oversized_message(const char* what, uint64_t bytes);
+/// "a WRITE of 4294968016 bytes does not fit ibv_sge's 32-bit length (it would wrap to 720 bytes)".
+std::string sge_wraps(const char* what, uint64_t bytes);
 
 /// Memory region / QP access flags (bit mask, as IBV_ACCESS_*).
 enum class Access : uint32_t {

@@ -307,7 +307,11 @@ struct Perftest::Impl : std::enable_shared_from_this<Perftest::Impl> {
   }
 
   // ---- helpers ----
-  Sge local_sge(SideState& s, size_t q, uint64_t len) { return Sge{s.buf.addr + q * slot, uint32_t(len), s.mr.lkey}; }
+  // len <= verbs::MAX_MESSAGE_BYTES: sizes over the RC limit are refused when the run is configured.
+  Sge local_sge(SideState& s, size_t q, uint64_t len)
+  {
+    return Sge{s.buf.addr + q * slot, *sge_length(len), s.mr.lkey};
+  }
   uint64_t remote_slot(SideState& s, size_t q) { return s.remote_addr + q * slot; }
 
   size_t qp_index(SideState& s, uint32_t qpn)

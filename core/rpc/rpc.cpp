@@ -85,6 +85,13 @@ bool Reader::bytes(std::vector<uint8_t>& b, size_t max_len)
   return true;
 }
 
+Error body_too_large(uint64_t n)
+{
+  return Error::status("ResourceExhausted", "an RPC body of " + std::to_string(n) +
+                                                " real bytes does not fit the frame's 32-bit length (at most " +
+                                                std::to_string(MAX_BODY) + ")");
+}
+
 std::vector<uint8_t> encode_frame(uint8_t kind, uint64_t call_id, const std::string& method, const Error* error,
                                   const std::vector<uint8_t>& body)
 {
@@ -95,7 +102,7 @@ std::vector<uint8_t> encode_frame(uint8_t kind, uint64_t call_id, const std::str
   w.u8(error ? 1 : 0);
   if (error) {
     w.str(error->code);
-    w.str(error->message());
+    w.str(error->text()); // the code travels in its own field
   }
   w.bytes(body);
   return w.take();
@@ -114,7 +121,7 @@ Result<Frame> decode_frame(const uint8_t* data, size_t len)
   if (!r.u8(has_err) || has_err > 1) return bad("status flag");
   f.has_error = has_err == 1;
   if (f.has_error && (!r.str(f.error_code, 256) || !r.str(f.error_text, 1 << 16))) return bad("status");
-  if (!r.bytes(f.body) || !r.done()) return bad("body");
+  if (!r.bytes(f.body, MAX_BODY) || !r.done()) return bad("body");
   return f;
 }
 
@@ -147,6 +154,10 @@ void RpcEndpoint::call(const std::string& method, Payload request, std::function
 {
   if (closed_) {
     rt_.post([done] { done(Error::status("Unavailable", "RPC connection closed")); });
+    return;
+  }
+  if (request.bytes.size() > MAX_BODY) {
+    rt_.post([done, n = request.bytes.size()] { done(body_too_large(n)); });
     return;
   }
   const uint64_t id = next_call_++;
@@ -191,6 +202,11 @@ void RpcEndpoint::on_message(Message m)
     if (!e || e->closed_) return;
     if (!r.ok()) {
       e->conn_->send(Message{encode_frame(2, id, method, &r.error(), {}), 0});
+      return;
+    }
+    if (r.value().bytes.size() > MAX_BODY) {
+      const Error big = body_too_large(r.value().bytes.size());
+      e->conn_->send(Message{encode_frame(2, id, method, &big, {}), 0});
       return;
     }
     e->conn_->send(Message{encode_frame(2, id, method, nullptr, r.value().bytes), r.value().extra_wire_bytes});

@@ -30,6 +30,10 @@ using Handler = std::function<void(Payload request, Responder respond)>;
 
 /// Frame layout (little endian): kind u8 (1 request, 2 response), call id u64, method length u16 + bytes,
 /// status code length u16 + bytes, status text length u32 + bytes, body length u32 + body.
+/// The largest body of real bytes a frame carries (its 32-bit length); a call or response with more fails with
+/// ResourceExhausted instead of a wrapped length. Simulated payload bytes (extra_wire_bytes) are 64-bit.
+constexpr uint64_t MAX_BODY = 0xFFFFFFFFull;
+Error body_too_large(uint64_t n);
 std::vector<uint8_t> encode_frame(uint8_t kind, uint64_t call_id, const std::string& method, const Error* error,
                                   const std::vector<uint8_t>& body);
 struct Frame {

@@ -23,6 +23,10 @@ inline bool is_pod(DataType t)
   return t != DataType::STRING && t != DataType::INVALID;
 }
 
+/// The most elements a tensor may have: what a tensor's meta-data may announce on the wire (read_meta refuses
+/// more), far above any memory. 2^50 float32 elements are 4 PiB.
+constexpr int64_t MAX_TENSOR_ELEMENTS = int64_t(1) << 50;
+
 struct TensorShape {
   std::vector<int64_t> dims;
   int64_t num_elements() const

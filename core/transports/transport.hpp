@@ -35,6 +35,9 @@ struct TransportOptions {
   /// MPI: post data receives as MPI_Irecv (the MPI thread serves other requests while data lands), as Baidu's ring
   /// allreduce does; false: TF grpc+mpi's blocking MPI_Recv on its single MPI thread.
   bool mpi_nonblocking_recv = false;
+  /// MPI: message counts in elements of the tensor's datatype (Baidu's and Horovod's rings pass MPI_FLOAT counts);
+  /// false: TF grpc+mpi's byte counts with MPI_CHAR. Either count is a C int: larger tensors are refused.
+  bool mpi_typed_counts = false;
   /// Fault injection: corrupt the rkey of every remote buffer this task advertises (the peer's RDMA access to it
   /// then fails with a remote access error).
   bool inject_bad_rkey = false;

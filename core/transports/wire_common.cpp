@@ -27,7 +27,7 @@ bool read_meta(rpc::Reader& r, TensorMeta& m)
   for (uint8_t i = 0; i < ndims; ++i) {
     uint64_t d;
     if (!r.u64(d) || d > (1ull << 40)) return false;
-    if (d != 0 && elements > (1ull << 50) / d) return false;
+    if (d != 0 && elements > uint64_t(MAX_TENSOR_ELEMENTS) / d) return false;
     elements *= d;
     m.shape.dims.push_back(int64_t(d));
   }

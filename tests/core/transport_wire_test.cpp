@@ -197,8 +197,14 @@ TEST_CASE("GDR descriptors and RecvTensor headers from a peer are checked", "[qu
   REQUIRE(ok.ok());
   CHECK(ok->bytes == 4096);
   CHECK(ok->key == 9);
-  // More than one RDMA READ can move (the length used to be truncated to 32 bits), nothing, a dead tensor.
-  CHECK_FALSE(read(response(floats({1 << 20, 1 << 10}), 0)).ok());
+  // A READ length that does not fit ibv_sge's 32 bits (4 GiB: rdma_post_read would wrap it to 0), nothing, a dead
+  // tensor. Between 2 and 4 GiB the READ is posted: the NIC fails it with LOC_LEN_ERR, as it fails the original's.
+  const auto wraps = read(response(floats({1 << 20, 1 << 10}), 0));
+  REQUIRE_FALSE(wraps.ok());
+  CHECK(wraps.error().code == "OutOfRange");
+  CHECK(wraps.error().message().find("4294967296") != std::string::npos);
+  CHECK(read(response(floats({(1 << 30) - 1}), 0)).ok()); // 4 GiB - 4 B: a 32-bit length
+  CHECK(read(response(floats({3 << 28}), 0))->bytes == 3ull << 30);
   CHECK_FALSE(read(response(floats({0}), 0)).ok());
   TensorMeta dead = floats({4});
   dead.is_dead = true;

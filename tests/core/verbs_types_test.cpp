@@ -43,3 +43,17 @@ TEST_CASE("QP endpoints round-trip through their wire form and reject malformed 
   bytes[21] = 0xFF; // qp_num beyond 24 bits
   CHECK_FALSE(QpEndpoint::decode(bytes.data(), bytes.size(), d));
 }
+
+TEST_CASE("SGE lengths are 32 bits: a 64-bit size that does not fit is refused and never wrapped", "[quick]")
+{
+  CHECK(sge_length(0) == 0u);
+  CHECK(sge_length(MAX_MESSAGE_BYTES) == uint32_t(MAX_MESSAGE_BYTES));
+  CHECK(sge_length(0xFFFFFFFFull) == 0xFFFFFFFFu);
+  CHECK_FALSE(sge_length(1ull << 32).has_value()); // uint32_t(2^32) would be 0: the 4 GiB "transfer" in 4.28 us
+  CHECK_FALSE(sge_length((1ull << 32) + 720).has_value());
+  CHECK_FALSE(sge_length(~0ull).has_value());
+  const std::string over = oversized_message("a WRITE", 2202009600ull);
+  CHECK(over.find("2202009600") != std::string::npos);
+  CHECK(over.find("2147483648") != std::string::npos);
+  CHECK(sge_wraps("a READ", (1ull << 32) + 720).find("wrap to 720 bytes") != std::string::npos);
+}

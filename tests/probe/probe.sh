@@ -70,6 +70,12 @@ EOF
 echo "== numbers and sizes"
 check "size overflowing 64 bits" 2 +"overflows 64 bits" -- "$tp" transfer --transport grpc --size 17179869184G
 check "size beyond uint64" 2 +"too large" -- "$tp" transfer --transport grpc --size 99999999999999999999
+check "4 GiB over verbs_v2 (32-bit SGE length)" 1 +"OutOfRange" +"does not fit ibv_sge's 32-bit length" -- \
+  "$tp" transfer --transport verbs_v2 --size 4G --hw connectx4-edr-ib
+check "2100M over verbs (RC message limit)" 1 +"local length error" +"2147483648" -"stalled" -- \
+  "$tp" transfer --transport verbs_v1,verbs_v2 --size 2100M --hw connectx4-edr-ib
+check "emulate --size 2^64-1" 2 +"--size" +"4503599627370496" -" ok" -- \
+  "$tp" emulate --transport grpc --size 18446744073709551615
 check "GPU index beyond int" 2 +"--src" +"gpu99999999999" -- "$tp" transfer --src gpu99999999999
 check "GPU index beyond int (emulate)" 2 +"--src" -- "$tp" emulate --src gpu99999999999
 check "integer option beyond long" 2 +"--steps" -- "$tp" transfer --steps 99999999999999999999999

@@ -1,6 +1,7 @@
 // AR-gRPC: RecvTensor request/response as RDMA messages (eager or chunked rendezvous), per-peer tuning.
 #include "core/transports/ar_grpc/ar_grpc.hpp"
 #include "core/transports/ar_grpc/ar_grpc_wire.hpp"
+#include "core/transports/grpc/grpc.hpp"
 #include "core/transports/rdma/messenger.hpp"
 #include "core/transports/wire_common.hpp"
 
@@ -241,6 +242,20 @@ private:
           const uint64_t n = got->is_dead ? 0 : t.total_bytes();
           rec->bytes = n;
           rec->src_location = t.location().to_string();
+          // gRPC core stays above the RDMA endpoint (protocols.md 6.2), with TF's maximum message size: a
+          // response over INT32_MAX bytes is refused before it reaches the endpoint (RESOURCE_EXHAUSTED).
+          Frame probe;
+          probe.type = RESPONSE;
+          probe.id = id;
+          probe.meta = TensorMeta::of(t, got->is_dead);
+          if (const uint64_t message = n + ar_grpc_wire::encode(probe).size(); message > GRPC_MAX_MESSAGE) {
+            const Error e = grpc_message_too_large(message, n);
+            rec->t_end = ctx_.runtime->now();
+            rec->ok = false;
+            rec->error = e.message();
+            if (ctx_.log) ctx_.log->add(*rec);
+            return reply_error(consumer, id, e);
+          }
           auto send = [this, consumer, id, rec, n, got](Tensor src) {
             Frame resp;
             resp.type = RESPONSE;
@@ -282,7 +297,7 @@ private:
     resp.id = id;
     resp.is_error = true;
     resp.error_code = e.code.empty() ? "Internal" : e.code.substr(0, 64);
-    resp.error_text = e.message().substr(0, 900);
+    resp.error_text = e.text().substr(0, 900);
     messenger_.send(consumer, ar_grpc_wire::encode(resp), nullptr, 0, nullptr, [](Status) {});
   }
 

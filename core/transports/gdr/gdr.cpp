@@ -25,9 +25,13 @@ Result<RemoteRegion> read_remote_region(rpc::Reader& r, const TensorMeta& meta)
   if (meta.is_dead || !is_pod(meta.dtype))
     return Error::status("Internal", "GDR remote memory region for a dead or non-POD tensor");
   region.bytes = meta.total_bytes();
-  if (region.bytes == 0 || region.bytes > verbs::MAX_MESSAGE_BYTES)
-    return Error::status("Internal", "GDR remote memory region of " + std::to_string(region.bytes) +
-                                         " bytes (expected 1 B .. 2 GiB, one RDMA READ)");
+  if (region.bytes == 0) return Error::status("Internal", "GDR remote memory region of 0 bytes");
+  // One RDMA READ of the whole tensor, whose length is a 32-bit SGE length (rdma_post_read casts it): a longer
+  // one would wrap (the original reads `bytes mod 2^32` and reports success). A READ over the RC limit but within
+  // 32 bits is posted: the NIC fails it with LOC_LEN_ERR, as it fails the original's.
+  if (!verbs::sge_length(region.bytes))
+    return Error::status("OutOfRange", "GDR: " + verbs::sge_wraps("the RDMA READ", region.bytes) +
+                                           "; the original would read that many bytes and report success: refused");
   return region;
 }
 
@@ -54,9 +58,19 @@ protected:
   {
     const Tensor t = got.tensor;
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
-    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || n > verbs::MAX_MESSAGE_BYTES ||
-        !ctx_.device)
+    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || !ctx_.device)
       return encode(rec, std::move(got), t_arrived, std::move(respond));
+    if (!verbs::sge_length(n)) {
+      // The consumer's rdma_post_read would cast the length to 32 bits and read `n mod 2^32` bytes (silent
+      // corruption): refused here, before anything is registered or copied.
+      rec->bytes = n;
+      rec->src_location = t.location().to_string();
+      const Error e = Error::status("OutOfRange", "GDR: " + verbs::sge_wraps("the consumer's RDMA READ", n) +
+                                                      "; the original would read that many bytes and report "
+                                                      "success: refused");
+      log_producer(rec, e.message());
+      return respond(e);
+    }
     rec->bytes = n;
     rec->src_location = t.location().to_string();
     const double t0 = ctx_.runtime->now();
@@ -125,7 +139,7 @@ protected:
         verbs::SendWr w;
         w.wr_id = next_wr_++;
         w.opcode = verbs::WrOpcode::RDMA_READ;
-        w.sg_list.push_back({view.nic.addr, uint32_t(n), view.mr.lkey});
+        w.sg_list.push_back({view.nic.addr, *verbs::sge_length(n), view.mr.lkey}); // read_remote_region checked
         w.remote_addr = addr;
         w.rkey = rkey;
         const double t_read = ctx_.runtime->now();
@@ -133,8 +147,11 @@ protected:
           rec->add(Phase::WIRE, ctx_.runtime->now() - t_read);
           if (!wc.ok()) {
             ctx_.memory->release(view);
-            return finish(
-                Error::status("Unavailable", std::string("GDR RDMA READ failed: ") + verbs::to_string(wc.status)));
+            // GdrMemoryManager::TensorFromTransportOptions: Unavailable(ibv_wc_status_str(status)).
+            std::string what = verbs::to_string(wc.status);
+            if (wc.status == verbs::WcStatus::LOC_LEN_ERR && n > verbs::MAX_MESSAGE_BYTES)
+              what += ": " + verbs::oversized_message("the RDMA READ", n);
+            return finish(Error::status("Unavailable", "GDR RDMA READ failed: " + what));
           }
           // Release the producer's buffer: zero-length WRITE_WITH_IMM carrying the key.
           verbs::SendWr rel;

@@ -8,6 +8,17 @@
 
 namespace tp::transports {
 
+Error grpc_message_too_large(uint64_t message_bytes, uint64_t tensor_bytes)
+{
+  // gRPC core's message size check: "Sent message larger than max (%u vs. %d)", status RESOURCE_EXHAUSTED.
+  return Error::status("ResourceExhausted", "Sent message larger than max (" + std::to_string(message_bytes) + " vs. " +
+                                                std::to_string(GRPC_MAX_MESSAGE) +
+                                                "): a RecvTensor response "
+                                                "carrying a tensor of " +
+                                                std::to_string(tensor_bytes) +
+                                                " bytes (TF sets gRPC's maximum message size to INT32_MAX)");
+}
+
 uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes)
 {
   const uint64_t msg = n + 5;
@@ -18,7 +29,6 @@ uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes)
 namespace {
 constexpr uint64_t REQUEST_HEADERS = 120; // :method, :path /tensorflow.WorkerService/RecvTensor, content-type, te
 constexpr uint64_t RESPONSE_HEADERS = 60; // :status, content-type, grpc-status trailer
-constexpr uint64_t MAX_MESSAGE = (1ull << 31) - 1; // TF sets the channel's max message size to INT32_MAX
 } // namespace
 
 GrpcTransport::GrpcTransport(const TaskContext& ctx, const char* name)
@@ -240,9 +250,13 @@ void GrpcTransport::encode(std::shared_ptr<TransferRecord> rec, rendezvous::Recv
   rec->bytes = n;
   rec->is_dead = got.is_dead;
   rec->src_location = t.location().to_string();
-  if (n > MAX_MESSAGE)
-    return respond(Error::status("ResourceExhausted", "tensor of " + std::to_string(n) +
-                                                          " bytes exceeds gRPC's maximum message size (INT32_MAX)"));
+  // The RecvTensorResponse message is the tensor plus its meta-data: over INT32_MAX bytes gRPC refuses to send it.
+  const uint64_t message = n + response_header(0, meta, t_arrived).take().size() + 1;
+  if (message > GRPC_MAX_MESSAGE) {
+    const Error e = grpc_message_too_large(message, n);
+    log_producer(rec, e.message());
+    return respond(e);
+  }
   auto reply = [this, rec, meta, n, t_arrived, respond](const Tensor& src) {
     Runtime& rt2 = *ctx_.runtime;
     rpc::Writer w = response_header(0, meta, t_arrived);

@@ -69,4 +69,11 @@ Result<RecvTensorHeader> read_recv_tensor_header(rpc::Reader& r);
 /// 16 KiB DATA frame, and the HEADERS/trailer frames of a unary call (`header_bytes`).
 uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes);
 
+/// The largest gRPC message TF allows: it sets the channels' and servers' maximum message size to INT32_MAX
+/// (protocols.md 1.4); gRPC's own length prefix is 32 bits.
+constexpr uint64_t GRPC_MAX_MESSAGE = (1ull << 31) - 1;
+/// gRPC's refusal of a longer message (RESOURCE_EXHAUSTED, "Sent message larger than max (N vs. M)"), naming the
+/// tensor it carried.
+Error grpc_message_too_large(uint64_t message_bytes, uint64_t tensor_bytes);
+
 } // namespace tp::transports

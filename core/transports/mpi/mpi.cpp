@@ -6,6 +6,8 @@
 
 #include <deque>
 #include <map>
+#include <optional>
+#include <utility>
 
 namespace tp::transports {
 
@@ -103,6 +105,13 @@ using mpi_wire::TAG_RESPONSE;
 // Costs of the MPI library calls made by the transport's MPI thread. No measurement of TF's MPI thread was
 // found; an MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
 constexpr double MPI_CALL_SECONDS = 1e-6;
+constexpr uint64_t INT_MAX_BYTES = 0x7FFFFFFF; ///< INT_MAX: MPI counts and protobuf's ByteSize() are C ints
+
+/// What `static_cast<int>(count)` makes of a 64-bit count (two's complement, the low 32 bits).
+int64_t as_c_int(uint64_t count)
+{
+  return int64_t(int32_t(uint32_t(count & 0xFFFFFFFFull)));
+}
 
 /// The transport's MPI thread: one MPI call at a time, each costing MPI_CALL_SECONDS; a job may hold the thread
 /// until it calls its `release` (a blocking MPI_Recv).
@@ -305,7 +314,7 @@ private:
     resp.key = key;
     resp.carried = Carried::ERROR;
     resp.error_code = e.code.empty() ? "Internal" : e.code;
-    resp.error_text = e.message();
+    resp.error_text = e.text();
     auto body = mpi_wire::encode(resp);
     thread_.submit([this, consumer, body](std::function<void()> release) {
       isend(consumer, TAG_RESPONSE, body, nullptr, 0, nullptr, [](Status) {});
@@ -324,6 +333,16 @@ private:
     auto header = [&](Carried carried) {
       return mpi_wire::encode(mpi_wire::Response{uint64_t(step), key, carried, {}, {}, TensorMeta::of(t, got.is_dead)});
     };
+    if (auto refused =
+            count_limit(t, n, optimal, header(optimal ? Carried::DATA_FOLLOWS : Carried::IN_PAYLOAD).size())) {
+      rec->t_end = ctx_.runtime->now();
+      rec->ok = false;
+      rec->error = refused->first.message();
+      if (ctx_.log) ctx_.log->add(*rec);
+      // The original aborts (fatal) or would corrupt the tensor (refused): the consumer's Recv gets the reason.
+      if (refused->second && ctx_.on_fatal) ctx_.on_fatal(refused->first);
+      return respond_error(consumer, step, key, refused->first);
+    }
     auto log = [this, rec](Status) {
       rec->t_end = ctx_.runtime->now();
       if (ctx_.log) ctx_.log->add(*rec);
@@ -366,6 +385,39 @@ private:
                         ctx_.memory->copy(*p.buffer(), *p.buffer(), n,
                                           timed(*ctx_.runtime, rec, Phase::COPY, [p, send](Status) { send(p); }));
                       }));
+  }
+
+  /// The error, and whether the original treats it as fatal, when the tensor's bytes exceed what a C int counts
+  /// (TF's mpi_rendezvous_mgr.cc): the default path's `CHECK(mRes_.ByteSize() < INT_MAX) << "Buffer too large for
+  /// single transfer"` on the whole response (the tensor plus `header` bytes); the optimal path's
+  /// `MPI_Isend(data, static_cast<int>(TotalBytes()), MPI_CHAR, ...)`, whose count is negative from 2^31 bytes
+  /// (MPI_ERR_COUNT; MPI_ERRORS_ARE_FATAL) and, from 2^32 bytes, may wrap to a smaller non-negative count (the
+  /// receiver's MPI_Recv takes the same wrong count: silent truncation, refused here). With mpi_typed_counts the
+  /// count is in elements of the tensor's datatype (Baidu's and Horovod's rings: MPI_FLOAT).
+  std::optional<std::pair<Error, bool>> count_limit(const Tensor& t, uint64_t n, bool optimal, uint64_t header) const
+  {
+    if (!optimal) {
+      if (n + header < INT_MAX_BYTES) return std::nullopt;
+      return std::make_pair(Error::status("Aborted", "mpi: CHECK failed: mRes_.ByteSize() < INT_MAX (Buffer too large "
+                                                     "for single transfer): a response of " +
+                                                         std::to_string(n + header) + " bytes carrying a tensor of " +
+                                                         std::to_string(n) + " bytes (the limit is " +
+                                                         std::to_string(INT_MAX_BYTES) + "; the original aborts)"),
+                            true);
+    }
+    const bool typed = ctx_.options.mpi_typed_counts;
+    const uint64_t unit = typed ? std::max<uint64_t>(1, dtype_size(t.dtype)) : 1;
+    const uint64_t count = n / unit;
+    if (count <= INT_MAX_BYTES) return std::nullopt;
+    const int64_t c = as_c_int(count);
+    const std::string what = "mpi: MPI_Isend of a tensor of " + std::to_string(n) + " bytes: its count " +
+                             std::to_string(count) + (typed ? " elements" : " bytes") +
+                             " exceeds INT_MAX (2147483647) and becomes " + std::to_string(c) + " as a C int";
+    if (c < 0) return std::make_pair(Error::status("Aborted", what + ": MPI_ERR_COUNT (the original aborts)"), true);
+    return std::make_pair(Error::status("OutOfRange", what + ": the original would send " +
+                                                          std::to_string(uint64_t(c) * unit) +
+                                                          " bytes and report success (silent truncation): refused"),
+                          false);
   }
 
   // ---- consumer ----

@@ -118,7 +118,8 @@ Status Messenger::init_channel(Channel& ch)
   for (size_t i = 0; i < s->rx.size(); ++i) {
     verbs::RecvWr r;
     r.wr_id = RECV_FLAG | i;
-    r.sg_list.push_back({s->rx[i].mem.addr, uint32_t(s->rx[i].mem.size), s->rx[i].mr.lkey});
+    r.sg_list.push_back(
+        {s->rx[i].mem.addr, *verbs::sge_length(s->rx[i].mem.size), s->rx[i].mr.lkey}); // a bounce buffer
     TP_TRY(ch.qp->post_recv(r));
   }
   ch.state = s;
@@ -148,7 +149,7 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
   verbs::SendWr w;
   w.wr_id = next_wr_++;
   w.opcode = verbs::WrOpcode::SEND;
-  w.sg_list.push_back({s->tx[slot].mem.addr, uint32_t(len), s->tx[slot].mr.lkey});
+  w.sg_list.push_back({s->tx[slot].mem.addr, *verbs::sge_length(len), s->tx[slot].mr.lkey}); // within a bounce buffer
   Channel* chp = &ch;
   post(ch, w, [this, chp, slot, done](const verbs::WorkCompletion& wc) {
     ChannelState* st = state(*chp);
@@ -215,6 +216,15 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     ctx_.runtime->post([sent] { sent(Error::at("", "messenger header", "at most max_header bytes", "more")); });
     return;
   }
+  if (payload_len > messenger_wire::MAX_PAYLOAD) {
+    // What a receiver accepts in an RTS (messenger_wire::decode): refused here rather than failing the channel there.
+    ctx_.runtime->post([sent, payload_len] {
+      sent(Error::status("OutOfRange", "a message payload of " + std::to_string(payload_len) +
+                                           " bytes exceeds the messenger's limit of " +
+                                           std::to_string(messenger_wire::MAX_PAYLOAD) + " bytes"));
+    });
+    return;
+  }
   Buffer pl = payload ? *payload : Buffer{};
   channels_.get(peer_task, [=, this, header = std::move(header)](Result<Channel*> chr) mutable {
     if (!chr.ok()) return sent(chr.error());
@@ -252,10 +262,19 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
     const double t0 = ctx_.runtime->now();
     const uint64_t reg0 = ctx_.memory->stats().registrations;
     auto announce = [=, this, &ch](memory::NicBuffer view, bool has_view, uint64_t pipeline_block = 0) {
-      const uint64_t chunk = pipeline_block     ? pipeline_block
-                             : chunk_override   ? chunk_override
-                             : opt_.chunk_bytes ? opt_.chunk_bytes
-                                                : payload_len;
+      // Every READ stays within the RC message limit: a longer payload is read in several (MPI libraries and
+      // AR-gRPC's endpoint cut transfers at the port's max_msg_sz, as libfabric's verbs provider advertises it).
+      const uint64_t chunk = std::min(pipeline_block     ? pipeline_block
+                                      : chunk_override   ? chunk_override
+                                      : opt_.chunk_bytes ? opt_.chunk_bytes
+                                                         : payload_len,
+                                      verbs::MAX_MESSAGE_BYTES);
+      if (payload_len / chunk + (payload_len % chunk != 0) > UINT32_MAX) { // what an RTS may announce (decode)
+        if (has_view) ctx_.memory->release(view);
+        sent(Error::status("OutOfRange", "a message of " + std::to_string(payload_len) + " bytes in chunks of " +
+                                             std::to_string(chunk) + " bytes needs more than 2^32 - 1 chunks"));
+        return uint64_t(0);
+      }
       Prefix p;
       p.flags = pipeline_block ? PIPELINED : 0;
       p.type = RTS;
@@ -268,7 +287,7 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
       Outgoing o;
       o.view = view;
       o.has_view = has_view;
-      o.chunks_left = uint32_t((payload_len + chunk - 1) / chunk);
+      o.chunks_left = uint32_t(payload_len / chunk + (payload_len % chunk != 0)); // < 2^32: see the check above
       o.sent = sent;
       o.rec = rec;
       outgoing_[p.msg_id] = std::move(o);
@@ -298,7 +317,7 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
       if (view.staged && opt_.staging_block > 0 && payload_len > opt_.staging_block) {
         // Pipelined staging (CUDA-aware MPI): announce at once, stage block by block, READY after each.
         const uint64_t id = announce(view, true, opt_.staging_block);
-        stage_block(chp, id, view, payload_len, 0, rec);
+        if (id != 0) stage_block(chp, id, view, payload_len, 0, rec);
         return;
       }
       ctx_.memory->copy_in(view, payload_len, [=](Status st) {
@@ -352,7 +371,7 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     ChannelState* st = state(*chp);
     verbs::RecvWr r;
     r.wr_id = RECV_FLAG | slot;
-    r.sg_list.push_back({st->rx[slot].mem.addr, uint32_t(st->rx[slot].mem.size), st->rx[slot].mr.lkey});
+    r.sg_list.push_back({st->rx[slot].mem.addr, *verbs::sge_length(st->rx[slot].mem.size), st->rx[slot].mr.lkey});
     (void)chp->qp->post_recv(r);
   };
   if (p.type == PING || p.type == PONG) {
@@ -543,7 +562,7 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
     verbs::SendWr w;
     w.wr_id = next_wr_++;
     w.opcode = verbs::WrOpcode::RDMA_READ;
-    w.sg_list.push_back({r->view.nic.addr + off, uint32_t(n), r->view.mr.lkey});
+    w.sg_list.push_back({r->view.nic.addr + off, *verbs::sge_length(n), r->view.mr.lkey}); // n <= MAX_MESSAGE_BYTES
     w.remote_addr = r->addr + off;
     w.rkey = r->rkey;
     ++r->in_flight;

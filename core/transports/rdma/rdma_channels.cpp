@@ -32,8 +32,10 @@ RdmaChannels::RdmaChannels(const TaskContext& ctx, rpc::RpcNode& rpc, Options op
         Channel* ch = by_qp(wc.qp_num);
         if (ch && !wc.ok() && opt_.fatal_wc_errors && ctx_.on_fatal && !fatal_reported_) {
           fatal_reported_ = true;
+          const std::string what = opt_.describe_failure ? opt_.describe_failure(*ch, wc) : std::string();
           ctx_.on_fatal(Error::status("Aborted", "fatal error completion on the RDMA channel to " + ch->peer_task +
                                                      ": " + verbs::to_string(wc.status) +
+                                                     (what.empty() ? "" : " (" + what + ")") +
                                                      " (the original CHECK-fails)"));
         }
         if (ch) on_wc_(*ch, wc);

@@ -53,6 +53,9 @@ public:
     /// The original implementation CHECK-fails on any error completion (TF verbs v1/v2, MPI): also report
     /// the first one through TaskContext::on_fatal.
     bool fatal_wc_errors = false;
+    /// What a failed work request was (e.g. "a WRITE of N bytes exceeds the RC message limit ..."), for the fatal
+    /// report; called before the completion reaches the transport. Empty: the status alone.
+    std::function<std::string(Channel&, const verbs::WorkCompletion&)> describe_failure;
   };
   using ChannelInit = std::function<Status(Channel&)>; ///< create the channel's fixed buffers
   using LocalBuffers = std::function<std::vector<RemoteBuffer>(Channel&)>;

@@ -120,7 +120,12 @@ struct V1Channel {
   std::unordered_map<std::string, std::unique_ptr<RdmaBuffer>> tensors; ///< by tensor name
   std::unordered_map<uint32_t, RdmaBuffer*> by_hash;
   std::unordered_map<std::string, Pending> callbacks; ///< "K;step"
-  std::unordered_map<uint64_t, RdmaBuffer*> tensor_writes;
+  struct TensorWrite {
+    RdmaBuffer* buffer = nullptr;
+    uint64_t bytes = 0; ///< the WRITE_WITH_IMM's length: header + payload
+    std::shared_ptr<TransferRecord> rec;
+  };
+  std::unordered_map<uint64_t, TensorWrite> tensor_writes;
   uint64_t next_wr = 16;
   std::optional<Error> failed;
 };
@@ -187,10 +192,24 @@ private:
     o.recv_wrs = 100; // 100 receive WRs pre-posted per channel
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
     o.fatal_wc_errors = true; // RdmaAdapter::Process_CQ CHECKs every completion's status
+    o.describe_failure = [](Channel& ch, const verbs::WorkCompletion& wc) { return describe(ch, wc); };
     return o;
   }
 
   static V1Channel* state(Channel& ch) { return static_cast<V1Channel*>(ch.state.get()); }
+
+  /// A failed tensor write that was longer than the RC message limit: its size and the limit.
+  static std::string describe(Channel& ch, const verbs::WorkCompletion& wc)
+  {
+    auto* s = state(ch);
+    if (!s || wc.status != verbs::WcStatus::LOC_LEN_ERR) return {};
+    auto it = s->tensor_writes.find(wc.wr_id);
+    if (it == s->tensor_writes.end() || it->second.bytes <= verbs::MAX_MESSAGE_BYTES) return {};
+    return verbs::oversized_message(
+        ("the WRITE_WITH_IMM of a tensor of " + std::to_string(it->second.bytes - HEADER) + " bytes and its header")
+            .c_str(),
+        it->second.bytes);
+  }
 
   Status make_fixed(V1Channel& s, RdmaBuffer& b, const std::string& name)
   {
@@ -266,7 +285,7 @@ private:
     verbs::SendWr w;
     w.wr_id = wr_id;
     w.opcode = verbs::WrOpcode::RDMA_WRITE_WITH_IMM;
-    w.sg_list.push_back({from.mem.addr, uint32_t(len), from.mr.lkey});
+    w.sg_list.push_back({from.mem.addr, *verbs::sge_length(len), from.mr.lkey}); // a fixed HEADER-sized buffer
     w.remote_addr = to.addr;
     w.rkey = to.rkey;
     w.imm_data = imm;
@@ -278,8 +297,16 @@ private:
   {
     V1Channel* s = state(ch);
     if (!wc.ok()) {
-      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
-                                                        " failed: " + verbs::to_string(wc.status)));
+      std::string what = verbs::to_string(wc.status);
+      if (auto w = s->tensor_writes.find(wc.wr_id); w != s->tensor_writes.end()) {
+        // The producer's tensor write failed (TF CHECK-fails here): its record says so, with the size if the
+        // write was longer than the NIC accepts.
+        if (const std::string d = describe(ch, wc); !d.empty()) what += ": " + d;
+        log_write(w->second, what);
+        s->tensor_writes.erase(w);
+      }
+      fail_channel(ch,
+                   Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " + what));
       return;
     }
     if (wc.opcode == verbs::WcOpcode::RECV_RDMA_WITH_IMM) {
@@ -309,11 +336,22 @@ private:
     }
     auto w = s->tensor_writes.find(wc.wr_id);
     if (w != s->tensor_writes.end()) {
-      RdmaBuffer* b = w->second;
+      RdmaBuffer* b = w->second.buffer;
+      log_write(w->second, "");
       s->tensor_writes.erase(w);
       b->local = BufStatus::IDLE;
       resend_next(ch, *b);
     }
+  }
+
+  /// The producer's record of a tensor write, logged when the write completes (t_end stays the post time: the
+  /// producer's part ends when the NIC has the write).
+  void log_write(const V1Channel::TensorWrite& w, const std::string& error)
+  {
+    if (!w.rec) return;
+    w.rec->ok = error.empty();
+    w.rec->error = error;
+    if (ctx_.log) ctx_.log->add(*w.rec);
   }
 
   void fail_channel(Channel& ch, const Error& e)
@@ -454,7 +492,7 @@ private:
       m.name = name;
       m.step = step;
       m.error_code = e.code.empty() ? "Internal" : e.code;
-      m.error_text = e.message();
+      m.error_text = e.text();
       send_msg(ch, m);
       return send_next(ch, b);
     }
@@ -467,6 +505,10 @@ private:
             return fail_channel(*chp, got.error());
           }
           rec->src_location = got->tensor.location().to_string();
+          if (!got->is_dead && !verbs::sge_length(HEADER + got->tensor.total_bytes())) {
+            bp->producing = false; // refused in post_copy, before any staging copy
+            return post_copy(*chp, *bp, RdmaBuffer::Stash{got->tensor, false, step, rec});
+          }
           // GPU tensors are first copied to pinned host memory.
           if (!got->is_dead && got->tensor.location().is_gpu() && got->tensor.total_bytes() > 0) {
             const Tensor t = got->tensor;
@@ -495,6 +537,26 @@ private:
   {
     const uint64_t bytes = job.dead ? 0 : job.tensor.total_bytes();
     const uint64_t size = HEADER + bytes;
+    if (!verbs::sge_length(size)) {
+      // TF's RdmaBuffer::Write puts header + tensor in one ibv_sge whose 32-bit length wraps: the original writes
+      // `size mod 2^32` bytes and the consumer copies stale buffer bytes into the tensor (silent corruption), or
+      // the wrapped length is still over the RC limit (LOC_LEN_ERR). Refused before any buffer is made.
+      const std::string why = verbs::sge_wraps("a tensor WRITE_WITH_IMM (720 B header + tensor)", size) +
+                              "; TF verbs v1 would corrupt the tensor silently: refused";
+      job.rec->bytes = bytes;
+      job.rec->t_end = ctx_.runtime->now();
+      job.rec->ok = false;
+      job.rec->error = why;
+      if (ctx_.log) ctx_.log->add(*job.rec);
+      Msg m;
+      m.type = MsgType::ERROR_STATUS;
+      m.name = b.name;
+      m.step = job.step;
+      m.error_code = "OutOfRange";
+      m.error_text = "tensor of " + std::to_string(bytes) + " B: its write would wrap ibv_sge's 32-bit length";
+      send_msg(ch, m);
+      return send_next(ch, b);
+    }
     const bool idle = b.local == BufStatus::IDLE && b.remote_status == BufStatus::IDLE;
     if (!b.has_memory || (b.mem.size < size && idle)) {
       // First use or growth: a bigger buffer here, and BUFFER_REQUEST so the consumer makes one too.
@@ -537,21 +599,24 @@ private:
     auto write = [this, chp, bp, size, job]() {
       V1Channel* s = state(*chp);
       const uint64_t wr = s->next_wr++;
-      s->tensor_writes[wr] = bp;
       const double t0 = ctx_.runtime->now();
       auto rec = job.rec;
-      // the record closes when the write completes (see on_completion -> resend_next)
+      rec->add(Phase::WIRE, 0);
+      rec->t_end = t0;
+      // The record is logged when the write completes (on_completion): failed if the write failed.
+      s->tensor_writes[wr] = V1Channel::TensorWrite{bp, size, rec};
       verbs::SendWr w;
       w.wr_id = wr;
       w.opcode = verbs::WrOpcode::RDMA_WRITE_WITH_IMM;
-      w.sg_list.push_back({bp->mem.addr, uint32_t(size), bp->mr.lkey});
+      w.sg_list.push_back({bp->mem.addr, *verbs::sge_length(size), bp->mr.lkey}); // checked in post_copy
       w.remote_addr = bp->remote.addr;
       w.rkey = bp->remote.rkey;
       w.imm_data = verbs_v1_buffer_hash(bp->name);
-      if (auto st = chp->qp->post_send(w); !st.ok()) return fail_channel(*chp, st.error());
-      rec->add(Phase::WIRE, 0);
-      rec->t_end = t0;
-      if (ctx_.log) ctx_.log->add(*rec);
+      if (auto st = chp->qp->post_send(w); !st.ok()) {
+        log_write(s->tensor_writes[wr], st.error().message());
+        s->tensor_writes.erase(wr);
+        return fail_channel(*chp, st.error());
+      }
     };
     if (bytes == 0) return write();
     // memcpy (POD) or serialization (other dtypes) into the pinned buffer, after the header.

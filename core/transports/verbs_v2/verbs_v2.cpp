@@ -94,6 +94,7 @@ struct V2Channel {
   std::unordered_map<uint32_t, std::shared_ptr<Request>> requests;
   std::unordered_map<uint32_t, std::shared_ptr<Response>> responses;
   std::unordered_map<uint64_t, std::function<void(const verbs::WorkCompletion&)>> content_writes;
+  std::unordered_map<uint64_t, uint64_t> content_bytes; ///< length of each content write in flight
   uint64_t next_wr = 16;
   std::optional<Error> failed;
 };
@@ -169,10 +170,21 @@ private:
     o.recv_wrs = ctx.options.queue_depth - 1; // queue_depth - 1 receives + the ping in TF
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
     o.fatal_wc_errors = true; // RdmaAdapter::Process_CQ CHECKs every completion's status
+    o.describe_failure = [](Channel& ch, const verbs::WorkCompletion& wc) { return describe(ch, wc); };
     return o;
   }
 
   static V2Channel* state(Channel& ch) { return static_cast<V2Channel*>(ch.state.get()); }
+
+  /// A failed content write that was longer than the RC message limit: its size and the limit.
+  static std::string describe(Channel& ch, const verbs::WorkCompletion& wc)
+  {
+    auto* s = state(ch);
+    if (!s || wc.status != verbs::WcStatus::LOC_LEN_ERR) return {};
+    auto it = s->content_bytes.find(wc.wr_id);
+    if (it == s->content_bytes.end() || it->second <= verbs::MAX_MESSAGE_BYTES) return {};
+    return verbs::oversized_message("the tensor content WRITE_WITH_IMM", it->second);
+  }
 
   Status init_channel(Channel& ch)
   {
@@ -213,8 +225,9 @@ private:
     verbs::SendWr w;
     w.wr_id = WR_MESSAGE;
     w.opcode = verbs::WrOpcode::RDMA_WRITE_WITH_IMM;
-    const uint32_t len = uint32_t(std::max<uint64_t>(bytes.size(), HEADER_BYTES));
-    w.sg_list.push_back({s->tx.addr, len, s->tx_mr.lkey});
+    // At most MESSAGE_BUFFER bytes (encode keeps the error text within the error-status area).
+    const uint64_t len = std::min<uint64_t>(std::max<uint64_t>(bytes.size(), HEADER_BYTES), s->tx.size);
+    w.sg_list.push_back({s->tx.addr, *verbs::sge_length(len), s->tx_mr.lkey});
     w.imm_data = IMM_MESSAGE;
     w.remote_addr = ch.remote_buffers.at(0).addr;
     w.rkey = ch.remote_buffers.at(0).rkey;
@@ -237,8 +250,17 @@ private:
   {
     V2Channel* s = state(ch);
     if (!wc.ok()) {
-      fail_channel(ch, Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task +
-                                                        " failed: " + verbs::to_string(wc.status)));
+      std::string what = verbs::to_string(wc.status);
+      if (const std::string d = describe(ch, wc); !d.empty()) what += ": " + d;
+      if (auto it = s->content_writes.find(wc.wr_id); it != s->content_writes.end()) {
+        // The producer's record of this write says it failed, and why.
+        auto cb = std::move(it->second);
+        s->content_writes.erase(it);
+        s->content_bytes.erase(wc.wr_id);
+        cb(wc);
+      }
+      fail_channel(ch,
+                   Error::status("Unavailable", std::string("RDMA channel to ") + ch.peer_task + " failed: " + what));
       return;
     }
     if (wc.opcode == verbs::WcOpcode::RECV_RDMA_WITH_IMM) {
@@ -273,6 +295,7 @@ private:
     if (it != s->content_writes.end()) {
       auto cb = std::move(it->second);
       s->content_writes.erase(it);
+      s->content_bytes.erase(wc.wr_id);
       cb(wc);
     }
   }
@@ -420,7 +443,7 @@ private:
     err.name = name;
     err.step = step;
     err.error_code = e.code.empty() ? "Internal" : e.code;
-    err.error_text = e.message().substr(0, 3900);
+    err.error_text = e.text().substr(0, 3900);
     send_msg(ch, err);
   }
 
@@ -451,6 +474,8 @@ private:
       const Tensor t = got->tensor;
       const TensorMeta have = TensorMeta::of(t, got->is_dead);
       rec->src_location = t.location().to_string();
+      // Before any clone or META_DATA_UPDATE: a tensor whose write would wrap never gets that far.
+      if (!got->is_dead && refuse_wrapping(*chp, m, have.total_bytes(), rec)) return;
       if (have.same(m.meta)) return send_content(*chp, m, t, got->is_dead, rec);
       // Stale or missing meta-data: clone (the source buffer may be reused before the re-request) and tell.
       auto park = [this, chp, m, have, rec](Tensor clone, bool dead) {
@@ -481,11 +506,29 @@ private:
     });
   }
 
+  /// TF's RdmaMessageBuffer::Write assigns the size_t length to ibv_sge.length: for 4 GiB and more the original
+  /// writes `n mod 2^32` bytes and the consumer takes them for the whole tensor (silent corruption), or the wrapped
+  /// length is still over the RC limit (LOC_LEN_ERR). Refused instead (true): the consumer's Recv gets the reason.
+  bool refuse_wrapping(Channel& ch, const Msg& req, uint64_t n, const std::shared_ptr<TransferRecord>& rec)
+  {
+    if (verbs::sge_length(n)) return false;
+    const Error e =
+        Error::status("OutOfRange", "verbs_v2: " + verbs::sge_wraps("the tensor content WRITE_WITH_IMM", n) +
+                                        "; TF verbs would corrupt the tensor silently: refused");
+    rec->bytes = n;
+    rec->ok = false;
+    rec->error = e.message();
+    log(rec);
+    send_error(ch, req.index, req.name, req.step, e);
+    return true;
+  }
+
   void send_content(Channel& ch, const Msg& req, const Tensor& t, bool dead, std::shared_ptr<TransferRecord> rec)
   {
     const uint64_t n = dead ? 0 : t.total_bytes();
     rec->bytes = n;
     rec->is_dead = dead;
+    if (refuse_wrapping(ch, req, n, rec)) return;
     Channel* chp = &ch;
     auto post = [this, chp, req, rec, t, n](const memory::NicBuffer* view) {
       V2Channel* s = state(*chp);
@@ -495,18 +538,27 @@ private:
       w.imm_data = req.index;
       w.remote_addr = req.remote_addr;
       w.rkey = req.rkey;
-      if (view) w.sg_list.push_back({view->nic.addr, uint32_t(n), view->mr.lkey});
+      if (view) w.sg_list.push_back({view->nic.addr, *verbs::sge_length(n), view->mr.lkey}); // checked above
+      s->content_bytes[w.wr_id] = n;
       memory::NicBuffer v = view ? *view : memory::NicBuffer{};
       const bool release = view != nullptr;
       const double t0 = ctx_.runtime->now();
-      s->content_writes[w.wr_id] = [this, rec, t, v, release, t0](const verbs::WorkCompletion& wc) {
+      s->content_writes[w.wr_id] = [this, rec, t, v, release, t0, n](const verbs::WorkCompletion& wc) {
         rec->add(Phase::WIRE, ctx_.runtime->now() - t0);
         if (release) ctx_.memory->release(v);
         rec->ok = wc.ok();
-        if (!wc.ok()) rec->error = verbs::to_string(wc.status);
+        if (!wc.ok()) {
+          rec->error = verbs::to_string(wc.status);
+          if (wc.status == verbs::WcStatus::LOC_LEN_ERR && n > verbs::MAX_MESSAGE_BYTES)
+            rec->error += ": " + verbs::oversized_message("the tensor content WRITE_WITH_IMM", n);
+        }
         log(rec);
       };
-      if (auto st = chp->qp->post_send(w); !st.ok()) fail_channel(*chp, st.error());
+      if (auto st = chp->qp->post_send(w); !st.ok()) {
+        s->content_writes.erase(w.wr_id);
+        s->content_bytes.erase(w.wr_id);
+        fail_channel(*chp, st.error());
+      }
     };
     if (n == 0) return post(nullptr);
     const double t0 = ctx_.runtime->now();
