@@ -116,7 +116,8 @@ for _ in $(seq 50); do [ -s "$work/held.jsonl.lock" ] && break; sleep 0.1; done
 check "two sweeps on one --out" 2 +"PID 424242" -- "$tp" sweep "$work/s.json" --out "$work/held.jsonl" -q
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
-small_sweep ', "point_timeout": 0.001' >"$work/slow.json"
+# points that cannot finish in a millisecond (fork alone takes longer): every one times out
+small_sweep ', "point_timeout": 0.001' | sed 's/"64K", "1M"/"64M", "256M"/; s/"steps": 2/"steps": 50/' >"$work/slow.json"
 check "points that fail (time out) make the sweep exit 1" 1 +"4 point(s) failed" -- "$tp" sweep "$work/slow.json" --out "$work/slow.jsonl" -q
 expect "their error rows are kept" test "$(grep -c '"error"' "$work/slow.jsonl")" = 4
 
