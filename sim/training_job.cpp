@@ -216,16 +216,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       eps.push_back({size_t(worker_host[size_t(r)]),
                      L.allreduce_on_host ? Location::host(numa) : Location::gpu(sl.gpu_of[size_t(r)][0])});
     }
-    collectives::RingScheduleOptions adds;
-    const auto& h0 = cluster.host(size_t(worker_host[0]));
-    if (L.allreduce_on_host) {
-      const auto& cpu = h0.sockets[0].cpu;
-      adds.reduce_bandwidth = 2.0 * cpu.memcpy_dram_bandwidth; // cpu.reduce_time: 1.5 n at the memcpy rate
-      adds.reduce_overhead = cpu.memcpy_call_overhead;
-    } else if (!h0.gpus.empty()) {
-      adds.reduce_bandwidth = h0.gpus[0].gpu.memory_bandwidth;
-      adds.reduce_overhead = h0.gpus[0].gpu.kernel_launch_overhead;
-    }
+    // The protocol ring's reductions and copies at rank 0's tensors (every rank's are alike).
+    const collectives::RingScheduleOptions adds = ring_adds(cluster.host(size_t(worker_host[0])), eps[0].loc);
     analytical = std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps), adds);
   }
 
