@@ -174,46 +174,59 @@ Leg nic_leg(const Platform& pf, size_t ma, Location a, size_t mb, Location b)
                   false);
 }
 
-/// The path of a ring message from rank a to rank b, eager or rendezvous, as the mpi transport moves it.
-Path message_path(const Platform& pf, const Endpoint& a, const Endpoint& b, bool eager, const DataPath& dp)
+/// The path of a ring message of that kind from rank a to rank b, as the mpi transport moves it.
+Path message_path(const Platform& pf, const Endpoint& a, const Endpoint& b, DataPath::Kind kind, const DataPath& dp)
 {
-  const Location host_a = Location::host(nic_socket(pf, a.machine)); // bounce and staging buffers
+  const Location host_a = Location::host(nic_socket(pf, a.machine)); // bounce, staging and proto buffers
   const Location host_b = Location::host(nic_socket(pf, b.machine));
-  Path p;
-  if (eager) {
+  const bool same = a.machine == b.machine;
+  Path p; // one leg after the other unless pipelined below
+  if (kind == DataPath::PROTO_EAGER || kind == DataPath::PROTO_RENDEZVOUS) {
+    append(p, copy_path(pf, a.machine, a.loc, host_a));  // AsProtoTensorContent
+    append(p, copy_path(pf, a.machine, host_a, host_a)); // SerializeToString
+    if (kind == DataPath::PROTO_EAGER) {
+      append(p, copy_path(pf, a.machine, host_a, host_a)); // into the bounce buffer
+      p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
+      append(p, copy_path(pf, b.machine, host_b, host_b)); // out of the bounce buffer
+    } else if (same && dp.peer_copy) {
+      append(p, copy_path(pf, a.machine, host_a, host_b));
+    } else {
+      p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
+    }
+    append(p, copy_path(pf, b.machine, host_b, host_b)); // ParseFromString
+    append(p, copy_path(pf, b.machine, host_b, b.loc));  // MakeTensorFromProto
+    return p;
+  }
+  if (kind == DataPath::EAGER) {
     append(p, copy_path(pf, a.machine, a.loc, host_a));
     p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
     append(p, copy_path(pf, b.machine, host_b, b.loc));
-    p.block = std::numeric_limits<double>::infinity(); // one after the other
     return p;
   }
-  if (a.machine == b.machine && dp.peer_copy) return copy_path(pf, a.machine, a.loc, b.loc);
+  if (same && dp.peer_copy) return copy_path(pf, a.machine, a.loc, b.loc);
   const Location from = a.loc.is_gpu() ? host_a : a.loc;
   const Location to = b.loc.is_gpu() ? host_b : b.loc;
   if (a.loc.is_gpu()) append(p, copy_path(pf, a.machine, a.loc, from));
   p.legs.push_back(nic_leg(pf, a.machine, from, b.machine, to));
   if (b.loc.is_gpu()) append(p, copy_path(pf, b.machine, to, b.loc));
-  p.block = a.loc.is_gpu() && dp.staging_block > 0 ? double(dp.staging_block) : std::numeric_limits<double>::infinity();
+  if (a.loc.is_gpu() && dp.staging_block > 0) p.block = double(dp.staging_block);
   return p;
 }
 
 struct RingPaths {
-  std::vector<Path> eager, rendezvous; ///< [r]: rank r -> rank r + 1
-  double eager_limit = 0;
-  const Path& path(int src, double bytes) const { return (bytes <= eager_limit ? eager : rendezvous)[size_t(src)]; }
+  std::vector<Path> paths[DataPath::KINDS]; ///< per kind, [r]: rank r -> rank r + 1
+  DataPath dp;
+  const Path& path(int src, double bytes) const { return paths[dp.kind(bytes)][size_t(src)]; }
 };
 
 RingPaths ring_paths(const Platform& pf, const std::vector<Endpoint>& ranks, const DataPath& dp)
 {
   RingPaths out;
-  out.eager_limit = double(dp.eager_limit);
+  out.dp = dp;
   const size_t n = ranks.size();
-  for (size_t r = 0; r < n; ++r) {
-    const Endpoint& a = ranks[r];
-    const Endpoint& b = ranks[(r + 1) % n];
-    out.eager.push_back(message_path(pf, a, b, true, dp));
-    out.rendezvous.push_back(message_path(pf, a, b, false, dp));
-  }
+  for (int k = 0; k < DataPath::KINDS; ++k)
+    for (size_t r = 0; r < n; ++r)
+      out.paths[k].push_back(message_path(pf, ranks[r], ranks[(r + 1) % n], DataPath::Kind(k), dp));
   return out;
 }
 
@@ -290,10 +303,12 @@ AnalyticalRoute analytical_route(const Path& p, std::vector<AnalyticalLink>& lin
 
 } // namespace
 
-DataPath mpi_data_path()
+DataPath mpi_data_path(const transports::TransportOptions& options)
 {
   const auto o = transports::mpi_messenger_options();
   DataPath d;
+  d.proto_below =
+      options.mpi_optimal_path ? double(transports::MPI_OPTIMAL_MIN_BYTES) : std::numeric_limits<double>::infinity();
   d.eager_limit = o.eager_threshold;
   d.peer_copy = o.intra_node_copy;
   d.staging_block = o.staging_block;
@@ -307,12 +322,11 @@ RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& rank
     eps.push_back({r.machine, r.loc});
   const RingPaths paths = ring_paths(pf, eps, path);
   RingRoutes out;
-  out.eager_limit = paths.eager_limit;
+  out.path = path;
   std::map<const sg4::Link*, int> index;
-  for (size_t r = 0; r < eps.size(); ++r) {
-    out.eager.push_back(analytical_route(paths.eager[r], out.links, index));
-    out.rendezvous.push_back(analytical_route(paths.rendezvous[r], out.links, index));
-  }
+  for (int k = 0; k < DataPath::KINDS; ++k)
+    for (const Path& p : paths.paths[k])
+      out.routes[k].push_back(analytical_route(p, out.links, index));
   return out;
 }
 
@@ -335,7 +349,7 @@ double analytical_ring_seconds(const RingRoutes& ring, double bytes, const colle
 {
   AnalyticalFabric f(ring.links,
                      [&ring](int src, int, double n) -> const AnalyticalRoute& { return ring.route(src, n); });
-  return collectives::run_ring_allreduce(f, int(ring.rendezvous.size()), bytes, opt).seconds;
+  return collectives::run_ring_allreduce(f, int(ring.ranks()), bytes, opt).seconds;
 }
 
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
@@ -360,7 +374,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   std::vector<Endpoint> ep;
   for (int r = 0; r < job.ranks; ++r)
     ep.push_back(endpoint_of(cluster, job, r));
-  const DataPath dp = mpi_data_path();
+  const DataPath dp = mpi_data_path(job.options);
   RingPaths paths = ring_paths(pf, ep, dp);
   const collectives::RingScheduleOptions adds = ring_adds(cluster.host(ep[0].machine), ep[0].loc);
 

@@ -30,7 +30,14 @@ struct AllreduceJob {
   double bytes = 1 << 20;
   bool gpu = false; ///< tensors on GPUs (rank k of a host on GPU k) instead of host memory on the NIC's socket
   std::string transport = "mpi"; ///< protocol mode
-  transports::TransportOptions options;
+  /// Protocol mode's transport options; the fabric modes follow the mpi transport's path with them. By default as
+  /// Baidu's ring runs on MPI: raw buffers (MPI_OPTIMAL_PATH) and non-blocking receives.
+  transports::TransportOptions options = [] {
+    transports::TransportOptions o;
+    o.mpi_optimal_path = true;
+    o.mpi_nonblocking_recv = true;
+    return o;
+  }();
   /// Protocol mode: allreduces run before the timed one, untimed (first use: registrations, staging pools grown,
   /// as a training run's first step). The fabric modes have no first-use costs.
   int warmup = 1;
@@ -60,6 +67,11 @@ struct RankEndpoint {
 /// (core/transports/mpi, core/transports/rdma/messenger), which protocol mode runs by default and which Baidu's
 /// ring and Horovod ran on. The fabric modes time a message on the links and fixed costs of this path.
 struct DataPath {
+  /// Payloads below this go as a TensorProto in the MPI response (every payload without MPI_OPTIMAL_PATH): the
+  /// sender copies the tensor into pinned host memory on the NIC's socket and once more there (SerializeToString),
+  /// the proto moves as an eager or rendezvous payload, and the receiver copies it twice (ParseFromString,
+  /// MakeTensorFromProto), one step after the other.
+  double proto_below = 0;
   /// Payloads up to this are copied into a pinned host bounce buffer on the NIC's socket, SENT through the NIC (its
   /// loopback between ranks of one host) into the peer's bounce buffer, and copied out (one after the other).
   uint64_t eager_limit = 0;
@@ -69,23 +81,28 @@ struct DataPath {
   /// memory), so a GPU payload is staged through host memory on the NIC's socket at both ends; above this size the
   /// staging is pipelined in blocks of it (0: the whole payload, then the NIC, then the copy out).
   uint64_t staging_block = 0;
+
+  enum Kind { PROTO_EAGER, PROTO_RENDEZVOUS, EAGER, RENDEZVOUS, KINDS };
+  Kind kind(double bytes) const
+  {
+    const bool eager = bytes <= double(eager_limit);
+    if (bytes < proto_below) return eager ? PROTO_EAGER : PROTO_RENDEZVOUS;
+    return eager ? EAGER : RENDEZVOUS;
+  }
 };
-DataPath mpi_data_path();
+/// The mpi transport's path with these options (mpi_optimal_path).
+DataPath mpi_data_path(const transports::TransportOptions& options);
 
 /// The ring over `ranks` as the analytical fabric sees it: the links of every rank -> right neighbour path (read
 /// from the platform), and each path's delay for a message's size (fixed costs, copies, pipeline fill).
 struct RingRoutes {
   std::vector<AnalyticalLink> links;
-  std::vector<AnalyticalRoute> eager;      ///< [r]: rank r -> rank r + 1, payloads up to eager_limit
-  std::vector<AnalyticalRoute> rendezvous; ///< [r]: larger payloads
-  double eager_limit = 0;
-  const AnalyticalRoute& route(int src, double bytes) const
-  {
-    return (bytes <= eager_limit ? eager : rendezvous)[size_t(src)];
-  }
+  std::vector<AnalyticalRoute> routes[DataPath::KINDS]; ///< per DataPath::Kind, [r]: rank r -> rank r + 1
+  DataPath path;
+  const AnalyticalRoute& route(int src, double bytes) const { return routes[path.kind(bytes)][size_t(src)]; }
+  size_t ranks() const { return routes[0].size(); }
 };
-RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks,
-                       const DataPath& path = mpi_data_path());
+RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path);
 /// The local work of the protocol ring (core/collectives/ring.cpp) for tensors at `loc` of host `h`, timed as the
 /// runtime times those work items: a reduction and a copy per step (GPU kernels, or one-thread CPU loops).
 collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Location loc);

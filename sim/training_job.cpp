@@ -207,6 +207,14 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     spec[task] = process_name(task);
 
   if (allreduce_mode_check(L, job)) return Error::at("", "collective_mode", "protocol or analytical", "flow");
+  // The analytical fabric times a ring message on the mpi transport's data path (sim/fabric_modes.hpp DataPath);
+  // another transport moves it otherwise (its own copies, GPUDirect, TCP), which that timing would silently ignore.
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL &&
+      job.transport != "mpi")
+    return Error::at("", "collective_mode",
+                     "protocol with transport " + job.transport +
+                         " (analytical rings model the mpi transport's data path only)",
+                     "analytical");
   std::unique_ptr<AnalyticalCollectives> analytical;
   if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL) {
     std::vector<RankEndpoint> eps;
@@ -218,7 +226,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     }
     // The protocol ring's reductions and copies at rank 0's tensors (every rank's are alike).
     const collectives::RingScheduleOptions adds = ring_adds(cluster.host(size_t(worker_host[0])), eps[0].loc);
-    analytical = std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps), adds);
+    analytical =
+        std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
   }
 
   std::vector<std::unique_ptr<transports::TaskRuntime>> runtimes;

@@ -118,3 +118,31 @@ TEST_CASE("ring schedule sends 2 (N-1) N messages", "[fabric]")
   CHECK(r.messages == 2 * 4 * 5);
   CHECK(r.seconds == 0);
 }
+
+TEST_CASE("no ring path crosses the sockets at the GPU peer limit", "[fabric]")
+{
+  // 2 hosts x 8 GPUs, 4 per socket: ring hops between GPUs of different sockets and from GPUs of the NIC's other
+  // socket. The mpi transport stages both through host memory (protocol mode never meets the peer limit); the
+  // fabric modes must not either: their times do not move with socket_link.gpu_p2p_bandwidth.
+  auto cluster = [](double gpu_p2p) {
+    models::HostProfile h = test::test_host();
+    const auto gpu = h.gpus[0];
+    h.gpus.clear();
+    for (int k = 0; k < 8; ++k) {
+      auto g = gpu;
+      g.socket = k / 4;
+      h.gpus.push_back(g);
+    }
+    h.socket_link.gpu_p2p_bandwidth = gpu_p2p;
+    return test::test_cluster(2, h);
+  };
+  sim::AllreduceJob job;
+  job.ranks = 16;
+  job.ranks_per_host = 8;
+  job.gpu = true;
+  job.bytes = 16 << 20;
+  for (auto mode : {sim::FabricMode::FLOW, sim::FabricMode::ANALYTICAL}) {
+    job.mode = mode;
+    CHECK(in_child(cluster(0.2e9), job)[0] == Approx(in_child(cluster(1e12), job)[0]).epsilon(1e-12));
+  }
+}

@@ -328,7 +328,7 @@ private:
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
     rec->bytes = n;
     rec->src_location = t.location().to_string();
-    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= 1024 && !got.is_dead;
+    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= MPI_OPTIMAL_MIN_BYTES && !got.is_dead;
     auto header = [&](Carried carried) {
       return mpi_wire::encode(mpi_wire::Response{uint64_t(step), key, carried, {}, {}, TensorMeta::of(t, got.is_dead)});
     };
