@@ -376,7 +376,8 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     ep.push_back(endpoint_of(cluster, job, r));
   const DataPath dp = mpi_data_path(job.options);
   RingPaths paths = ring_paths(pf, ep, dp);
-  const collectives::RingScheduleOptions adds = ring_adds(cluster.host(ep[0].machine), ep[0].loc);
+  const collectives::RingScheduleOptions adds =
+      job.local_work ? ring_adds(cluster.host(ep[0].machine), ep[0].loc) : collectives::RingScheduleOptions{};
 
   AllreduceResult out;
   // alpha and beta of rank 0 -> 1 at one segment (for the alpha-beta reference).

@@ -6,7 +6,8 @@
 //               see DataPath), max-min sharing, with the path's fixed costs: no protocol, no device semantics
 //   analytical  the same schedule on the analytical fabric (own calendar, first-come-first-served links, no
 //               max-min solver), the same paths with their links and rates read from the same platform
-// Used by `tensorpath allreduce`, the fabric-mode test and bench/allreduce_scale_bench.
+// Used by `tensorpath allreduce` and `replay`, training's analytical collectives and bench/allreduce_scale_bench.
+// Tests: tests/sim/fabric_modes_test.cpp, tests/sim/fabric_agreement_test.cpp (flow and analytical against protocol).
 #pragma once
 
 #include "core/collectives/ring_schedule.hpp"
@@ -38,6 +39,9 @@ struct AllreduceJob {
     o.mpi_nonblocking_recv = true;
     return o;
   }();
+  /// Flow / analytical: the protocol ring's reductions and copies between steps (ring_adds); false: messages only
+  /// (as SMPI's MPI_Allreduce with a no-op reduction, bench/allreduce_scale_bench).
+  bool local_work = true;
   /// Protocol mode: allreduces run before the timed one, untimed (first use: registrations, staging pools grown,
   /// as a training run's first step). The fabric modes have no first-use costs.
   int warmup = 1;

@@ -209,7 +209,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   if (allreduce_mode_check(L, job)) return Error::at("", "collective_mode", "protocol or analytical", "flow");
   // The analytical fabric times a ring message on the mpi transport's data path (sim/fabric_modes.hpp DataPath);
   // another transport moves it otherwise (its own copies, GPUDirect, TCP), which that timing would silently ignore.
-  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL &&
+  // (A single rank's ring moves nothing: any transport will do.)
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL && L.workers > 1 &&
       job.transport != "mpi")
     return Error::at("", "collective_mode",
                      "protocol with transport " + job.transport +
