@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -294,9 +295,16 @@ AnalyticalRoute analytical_route(const Path& p, std::vector<AnalyticalLink>& lin
       }
     }
   // The fabric holds the links for bytes / rate; the rest of the path's time is its delay.
-  out.delay = [p, rate](double bytes) {
+  // A ring's segments have one or two sizes (the first count mod N one element longer): remember two.
+  out.delay = [p, rate, seen = std::array<std::pair<double, double>, 2>{{{-1.0, 0.0}, {-1.0, 0.0}}},
+               next = 0](double bytes) mutable {
+    for (const auto& [b, d] : seen)
+      if (b == bytes) return d;
     const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
-    return std::max(0.0, p.seconds(bytes) - busy);
+    const double d = std::max(0.0, p.seconds(bytes) - busy);
+    seen[size_t(next)] = {bytes, d};
+    next ^= 1;
+    return d;
   };
   return out;
 }
