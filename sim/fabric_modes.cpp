@@ -323,6 +323,16 @@ DataPath mpi_data_path(const transports::TransportOptions& options)
   return d;
 }
 
+Status check_fabric_options(const transports::TransportOptions& options)
+{
+  const char* why = "(the fabric modes model no MPI thread: a blocking receive serializes the ring's steps)";
+  if (!options.mpi_optimal_path)
+    return Error::at("", "mpi_optimal_path", std::string("true for a flow or analytical ring ") + why, "false");
+  if (!options.mpi_nonblocking_recv)
+    return Error::at("", "mpi_nonblocking_recv", std::string("true for a flow or analytical ring ") + why, "false");
+  return ok_status();
+}
+
 RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path)
 {
   std::vector<Endpoint> eps;
@@ -365,6 +375,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   using clock = std::chrono::steady_clock;
   const auto w0 = clock::now();
   if (job.warmup < 0) return Error::at("", "warmup", "0 or more allreduces", std::to_string(job.warmup));
+  if (job.mode != FabricMode::PROTOCOL) TP_TRY(check_fabric_options(job.options));
   if (job.ranks < 1 || job.ranks_per_host < 1)
     return Error::at("", "ranks", "at least one rank and one rank per host", std::to_string(job.ranks));
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;

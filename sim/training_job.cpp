@@ -216,6 +216,12 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
                      "protocol with transport " + job.transport +
                          " (analytical rings model the mpi transport's data path only)",
                      "analytical");
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL && L.workers > 1)
+    if (auto st = check_fabric_options(job.options); !st.ok()) {
+      Error e = st.error();
+      e.detail += " (collective_mode analytical)";
+      return e;
+    }
   std::unique_ptr<AnalyticalCollectives> analytical;
   if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL) {
     std::vector<RankEndpoint> eps;

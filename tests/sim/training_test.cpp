@@ -319,6 +319,18 @@ TEST_CASE("analytical collective mode is refused for a transport other than mpi"
   CHECK(r.error().message().find("mpi") != std::string::npos);
 }
 
+TEST_CASE("analytical collective mode is refused where the MPI thread's receive blocks", "[training]")
+{
+  // TF grpc+mpi's defaults (the proto in the response, a blocking receive) serialize ring steps on each rank's MPI
+  // thread, which the analytical fabric does not model.
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("mpi", 2);
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = sim::run_training_job(test::test_cluster(2), toy(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "mpi_optimal_path");
+}
+
 TEST_CASE("analytical collective mode times the rings without moving their segments", "[training]")
 {
   transports::register_builtin_transports();
