@@ -99,8 +99,8 @@ DataPath mpi_data_path(const transports::TransportOptions& options);
 /// Whether the fabric modes can stand for the mpi transport with these options: only when its data receives do not
 /// block its single MPI thread (mpi_optimal_path and mpi_nonblocking_recv, as Baidu's ring). A blocking receive
 /// keeps the thread until the data has landed, so the rank answers the next rank's request only then: that
-/// serializes ring steps (up to twice as long per step with large segments: AlexNet on 40 GPUs, 749 against
-/// 381 ms), which no fabric mode models. Error names the option.
+/// serializes ring steps (up to twice as long per step with large segments: AlexNet on 40 GPUs without fusion,
+/// 749 against 381 ms), which no fabric mode models. Error names the option.
 Status check_fabric_options(const transports::TransportOptions& options);
 
 /// The ring over `ranks` as the analytical fabric sees it: the links of every rank -> right neighbour path (read

@@ -147,7 +147,8 @@ TEST_CASE("fabric modes are refused where the mpi transport's receive blocks its
 {
   // Without MPI_OPTIMAL_PATH (the proto in the response) or without non-blocking receives, a rank's MPI thread stays
   // in a receive until the data has landed and answers the next rank only then: ring steps serialize, which no
-  // fabric mode models (AlexNet on 40 GPUs: 749 ms protocol against 381 ms analytical). Refused, not timed.
+  // fabric mode models (AlexNet on 40 GPUs without fusion: 749 ms protocol against 381 ms analytical). Refused, not
+  // timed.
   sim::AllreduceJob job;
   job.ranks = 2;
   for (auto mode : {sim::FabricMode::FLOW, sim::FabricMode::ANALYTICAL}) {
