@@ -169,6 +169,8 @@ check "--sweep with --size" 2 +"--size" -- "$tp" transfer --sweep --size 1M
 check "ps option in allreduce mode" 2 +"--ps" -- "$tp" train --mode allreduce --ps 2
 check "fetch option in allreduce mode" 2 +"--fetch" -- "$tp" train --mode allreduce --fetch per_worker
 check "allreduce option in ps mode" 2 +"--fusion" -- "$tp" train --mode ps --fusion 64M
+check "analytical collectives on a path they do not model" 2 +"transport mpi" -- "$tp" train --mode allreduce --collective-mode analytical --transport grpc
+check "analytical collectives with a blocking MPI receive" 2 +"--mpi-nonblocking-recv" -- "$tp" train --mode allreduce --collective-mode analytical --transport mpi
 check "a stray argument" 2 +"stray" -- "$tp" perftest stray
 check "two scenario files" 2 +"b.json" -- "$tp" run a.json b.json
 echo '{"name": "x", "jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16", "transport": "grpc", "mode": "allreduce", "fetch": "per_worker"}]}' >"$work/conf.json"
