@@ -73,8 +73,10 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14.0f\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
                 ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, wall > 0 ? double(msgs) / wall : 0.0);
   }
-  std::printf("\nbusbw = 2 (N-1)/N x bytes / time; a-b = 2 (N-1) (alpha + bytes/N / beta) with rank 0 -> 1's route\n"
-              "latency and slowest link. protocol: the ring through the transport (--transport, default mpi).\n");
+  std::printf(
+      "\nbusbw = 2 (N-1)/N x bytes / time; a-b = 2 (N-1) (alpha + bytes/N / beta) with rank 0 -> 1's path:\n"
+      "its fixed costs and slowest stage. flow, analytical: the mpi transport's data path, plus the ring's adds.\n"
+      "protocol: the ring through the transport (--transport, default mpi), after one warm-up allreduce.\n");
   return status;
 }
 

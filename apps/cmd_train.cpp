@@ -81,6 +81,9 @@ int run_train(const frontend::ParsedArgs& a)
       return report_error(Error::at("", "tensorpath train --response-cache", "on or off", "\"" + v + "\""));
     spec.collectives.response_cache = v == "on";
   }
+  spec.transport_options.mpi_optimal_path = a.has("mpi-optimal-path");
+  spec.transport_options.mpi_nonblocking_recv = a.has("mpi-nonblocking-recv");
+  if (auto st = frontend::check_collective_mode(spec); !st.ok()) return report_error(st.error());
   spec.one_gpu_reference = !a.has("no-reference");
   spec.collect_events = a.has("trace");
   auto res = frontend::run_training(spec);
@@ -129,7 +132,11 @@ Command train_command()
       {"response-cache", 0, true, "on|off", "allreduce: Horovod's response cache (default: the library's)"},
       {"collective-mode", 0, true, "M",
        "allreduce: protocol (every ring segment through the transport, default) or analytical (rings timed on the "
-       "analytical fabric: for hundreds of ranks)"},
+       "analytical fabric: for hundreds of ranks; the mpi transport's path, with --mpi-optimal-path and "
+       "--mpi-nonblocking-recv)"},
+      {"mpi-optimal-path", 0, false, "", "mpi: raw-buffer data messages (TF's MPI_OPTIMAL_PATH=1; CUDA-aware MPI)"},
+      {"mpi-nonblocking-recv", 0, false, "",
+       "mpi: data receives posted as MPI_Irecv (Baidu's ring) instead of TF grpc+mpi's blocking MPI_Recv"},
       {"strategy", 0, true, "S",
        "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
       {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},

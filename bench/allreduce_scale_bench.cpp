@@ -33,6 +33,7 @@ Run run_mode(const models::ClusterProfile& cl, int n, double bytes, sim::FabricM
     j.mode = mode;
     j.ranks = n;
     j.bytes = bytes;
+    j.local_work = false; // messages only, as SMPI's no-op reduction
     auto x = sim::run_allreduce(cl, j);
     if (!x.ok()) return x.error();
     return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g}", x->seconds, x->wall_seconds, x->setup_wall_seconds,

@@ -1,9 +1,10 @@
 // Ring allreduces of a training run timed on the analytical fabric instead of moved segment by segment through
 // the transport (TrainingJob::collective_mode = analytical): every rank's call for one collective is collected;
-// when the last rank has called, the ring's time on the analytical fabric (the ranks' routes read from the platform,
-// a fresh calendar: nothing else moving on those links) plus its adds runs from that moment, and every rank gets a
-// result tensor then. The coordinator, the step graph and everything else are unchanged. Bytes are not summed
-// (use the protocol mode to check data). Tests: tests/sim/fabric_modes_test.cpp.
+// when the last rank has called, the ring's time on the analytical fabric (the mpi transport's paths between the
+// ranks, read from the platform; a fresh calendar: nothing else moving on those links) plus its local work runs from
+// that moment, and every rank gets a result tensor then. The coordinator, the step graph and everything else are
+// unchanged. Bytes are not summed (use the protocol mode to check data). Tests: tests/sim/fabric_modes_test.cpp,
+// tests/sim/training_test.cpp.
 #pragma once
 
 #include "core/collectives/engine.hpp"

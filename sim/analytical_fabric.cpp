@@ -7,14 +7,14 @@
 namespace tp::sim {
 
 AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links,
-                                   std::function<const AnalyticalRoute&(int, int)> route)
+                                   std::function<const AnalyticalRoute&(int, int, double)> route)
     : links_(std::move(links)), free_at_(links_.size(), 0.0), route_(std::move(route))
 {
 }
 
 void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()> delivered)
 {
-  const AnalyticalRoute& r = route_(src, dst);
+  const AnalyticalRoute& r = route_(src, dst, bytes);
   double start = now_, rate = std::numeric_limits<double>::infinity();
   for (int l : r.links) {
     rate = std::min(rate, links_[size_t(l)].bandwidth);
@@ -23,7 +23,8 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
   const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
   for (int l : r.links)
     if (links_[size_t(l)].shared) free_at_[size_t(l)] = start + busy;
-  calendar_.push(Event{start + busy + r.latency, seq_++, std::move(delivered)});
+  const double delay = r.latency + (r.delay ? r.delay(bytes) : 0.0);
+  calendar_.push(Event{start + busy + delay, seq_++, std::move(delivered)});
 }
 
 void AnalyticalFabric::after(double seconds, std::function<void()> f)

@@ -1,10 +1,11 @@
 // The analytical fabric: messages over directional links, timed on its own event calendar without SimGrid's
 // max-min solver. A message holds every shared link of its route from the moment all of them are free until
 // its last byte (first come, first served), moving at the slowest link's rate, and lands after the route's
-// latency. Where no link is shared this is exactly what the flow model computes; where links are shared the
-// same bytes take the same total time but are served one message after the other instead of side by side.
-// Built from the same SimGrid platform as the flow model (routes and link rates are read from it).
-// Tests: tests/sim/fabric_modes_test.cpp. Bench: bench/allreduce_scale_bench.
+// delay for its size (fixed costs, copies outside the links, a staging pipeline's fill: sim/fabric_modes.cpp). Where no
+// link is shared this is exactly what the flow model computes; where links are shared the same bytes take the same
+// total time but are served one message after the other instead of side by side. Built from the same SimGrid platform
+// as the flow model (routes and link rates are read from it). Tests: tests/sim/fabric_modes_test.cpp. Bench:
+// bench/allreduce_scale_bench.
 #pragma once
 
 #include "core/collectives/ring_schedule.hpp"
@@ -25,11 +26,14 @@ struct AnalyticalLink {
 struct AnalyticalRoute {
   std::vector<int> links; ///< indices into the fabric's links
   double latency = 0;     ///< seconds added to every message
+  /// Seconds added to a message of that many bytes on top of `latency` (empty: none).
+  std::function<double(double bytes)> delay;
 };
 
 class AnalyticalFabric final : public collectives::MessageFabric {
 public:
-  AnalyticalFabric(std::vector<AnalyticalLink> links, std::function<const AnalyticalRoute&(int, int)> route);
+  AnalyticalFabric(std::vector<AnalyticalLink> links,
+                   std::function<const AnalyticalRoute&(int src, int dst, double bytes)> route);
   double now() const override { return now_; }
   void send(int src, int dst, double bytes, std::function<void()> delivered) override;
   void after(double seconds, std::function<void()> f) override;
@@ -45,7 +49,7 @@ private:
   };
   std::vector<AnalyticalLink> links_;
   std::vector<double> free_at_;
-  std::function<const AnalyticalRoute&(int, int)> route_;
+  std::function<const AnalyticalRoute&(int, int, double)> route_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> calendar_;
   double now_ = 0;
   uint64_t seq_ = 0, events_ = 0;

@@ -2,6 +2,7 @@
 #include "sim/fabric_modes.hpp"
 
 #include "core/collectives/ring.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "sim/analytical_fabric.hpp"
 #include "sim/platform.hpp"
@@ -9,6 +10,8 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -38,6 +41,8 @@ const char* to_string(FabricMode m)
 
 namespace {
 
+namespace sg4 = simgrid::s4u;
+
 struct Endpoint {
   size_t machine;
   Location loc;
@@ -53,80 +58,324 @@ Endpoint endpoint_of(const models::ClusterProfile& cl, const AllreduceJob& job, 
   return {m, Location::host(h.nics.empty() ? 0 : h.nics[0].socket)};
 }
 
-/// The route of one message: SimGrid hosts at both ends and the latency the device model would add.
-struct Hop {
-  simgrid::s4u::Host* from = nullptr;
-  simgrid::s4u::Host* to = nullptr;
-  double latency = 0;
+/// One stage of a message's path: its bytes through a SimGrid route (a NIC's DMA and the wire, or a GPU copy
+/// engine's DMA), or a memcpy by a CPU core.
+struct Leg {
+  sg4::Host* from = nullptr; ///< a comm from -> to (both null: a CPU copy)
+  sg4::Host* to = nullptr;
+  double fixed = 0; ///< seconds before its bytes move (DMA round trips, the wire, a copy's launch, a hand-off)
+  double rate = std::numeric_limits<double>::infinity(); ///< the slowest link of the route
+  std::vector<sg4::Link*> links;
+  bool cpu_copy = false;
+  models::CpuProfile cpu; ///< CPU copy: memcpy_time
+  double numa_rate = 0;   ///< CPU copy across NUMA nodes: the socket link's rate (0: one node)
+  bool copy = false;      ///< a copy (none for an empty payload)
+
+  double seconds(double n) const
+  {
+    if (cpu_copy) {
+      const double t = cpu.memcpy_time(n);
+      return numa_rate > 0 ? std::max(t, n / numa_rate) : t;
+    }
+    return n > 0 && rate < std::numeric_limits<double>::infinity() ? n / rate : 0.0;
+  }
 };
 
-Hop hop(const Platform& pf, const Endpoint& a, const Endpoint& b)
+/// A message's path: its legs move blocks of `block` bytes one after the other, each block through every leg in
+/// turn (pipelined): a message not larger than a block is stored and forwarded, block 0 runs the legs side by side.
+/// Uncontended it takes every fixed cost, the slowest leg's time for the whole message, and every other leg's
+/// time for one block (the pipeline's fill and drain).
+struct Path {
+  std::vector<Leg> legs;
+  double block = std::numeric_limits<double>::infinity();
+
+  bool used(const Leg& l, double n) const { return n > 0 || !l.copy; }
+  size_t slowest(double n) const
+  {
+    size_t m = 0;
+    for (size_t i = 1; i < legs.size(); ++i)
+      if (legs[i].seconds(n) > legs[m].seconds(n)) m = i;
+    return m;
+  }
+  /// Fixed costs plus the fill: everything but the slowest leg's time for the whole message.
+  double fill(double n) const
+  {
+    if (legs.empty()) return 0;
+    const size_t m = slowest(n);
+    const double b = std::min(n, block);
+    double t = 0;
+    for (size_t i = 0; i < legs.size(); ++i)
+      if (used(legs[i], n)) t += legs[i].fixed + (i == m ? 0.0 : legs[i].seconds(b));
+    return t;
+  }
+  double seconds(double n) const { return legs.empty() ? 0.0 : fill(n) + legs[slowest(n)].seconds(n); }
+  bool store_and_forward(double n) const { return n <= block; }
+};
+
+Leg comm_leg(sg4::Host* from, sg4::Host* to, double fixed, bool copy)
 {
-  if (a.machine == b.machine)
-    return {pf.local_host(a.machine, a.loc), pf.local_host(b.machine, b.loc),
-            pf.local_copy_latency(a.machine, a.loc, b.loc)};
-  return {pf.nic_endpoint(a.machine, 0, a.loc, false), pf.nic_endpoint(b.machine, 0, b.loc, true),
-          pf.dma_read_latency(a.machine, 0, a.loc) + pf.wire_latency(a.machine, 0, b.machine, 0) +
-              pf.dma_write_latency(b.machine, 0, b.loc)};
+  Leg l;
+  l.from = from;
+  l.to = to;
+  l.fixed = fixed;
+  l.copy = copy;
+  double lat = 0;
+  from->route_to(to, l.links, &lat);
+  for (auto* k : l.links)
+    l.rate = std::min(l.rate, k->get_bandwidth());
+  return l;
+}
+
+/// A copy between two locations of machine m as the simulated runtime does it (SimRuntime::execute): host to host
+/// on a CPU core; GPU to GPU on one socket a peer copy; across sockets staged through pinned host memory of the
+/// destination's socket, both halves at once; host <-> GPU by the GPU's copy engine.
+Path copy_path(const Platform& pf, size_t m, Location a, Location b)
+{
+  const auto& hp = pf.machine(m);
+  Path p;
+  if (a.is_host() && b.is_host()) {
+    Leg l;
+    l.cpu_copy = true;
+    l.copy = true;
+    l.cpu = hp.sockets[size_t(a.index)].cpu;
+    l.fixed = l.cpu.work_handoff_latency;
+    if (a != b) l.numa_rate = hp.socket_link.bandwidth;
+    p.legs.push_back(l);
+    return p;
+  }
+  const Location gpu_side = a.is_gpu() ? a : b;
+  const double fixed = hp.gpus[size_t(gpu_side.index)].gpu.memcpy_launch_overhead + pf.local_copy_latency(m, a, b);
+  if (a.is_gpu() && b.is_gpu() && pf.socket_of(m, a) != pf.socket_of(m, b)) {
+    const Location staging = Location::host(pf.socket_of(m, b));
+    p.legs.push_back(comm_leg(pf.local_host(m, a), pf.local_host(m, staging), fixed, true));
+    p.legs.push_back(comm_leg(pf.local_host(m, staging), pf.local_host(m, b), 0, true));
+    p.block = 0; // side by side
+    return p;
+  }
+  p.legs.push_back(comm_leg(pf.local_host(m, a), pf.local_host(m, b), fixed, true));
+  return p;
+}
+
+void append(Path& p, const Path& more)
+{
+  p.legs.insert(p.legs.end(), more.legs.begin(), more.legs.end());
+}
+
+int nic_socket(const Platform& pf, size_t m)
+{
+  const auto& hp = pf.machine(m);
+  return hp.nics.empty() ? 0 : hp.nics[0].socket;
+}
+
+/// The NIC moving bytes from `a` (read by machine ma's NIC) to `b` (written by machine mb's NIC).
+Leg nic_leg(const Platform& pf, size_t ma, Location a, size_t mb, Location b)
+{
+  return comm_leg(pf.nic_endpoint(ma, 0, a, false), pf.nic_endpoint(mb, 0, b, true),
+                  pf.dma_read_latency(ma, 0, a) + pf.wire_latency(ma, 0, mb, 0) + pf.dma_write_latency(mb, 0, b),
+                  false);
+}
+
+/// The path of a ring message of that kind from rank a to rank b, as the mpi transport moves it.
+Path message_path(const Platform& pf, const Endpoint& a, const Endpoint& b, DataPath::Kind kind, const DataPath& dp)
+{
+  const Location host_a = Location::host(nic_socket(pf, a.machine)); // bounce, staging and proto buffers
+  const Location host_b = Location::host(nic_socket(pf, b.machine));
+  const bool same = a.machine == b.machine;
+  Path p; // one leg after the other unless pipelined below
+  if (kind == DataPath::PROTO_EAGER || kind == DataPath::PROTO_RENDEZVOUS) {
+    append(p, copy_path(pf, a.machine, a.loc, host_a));  // AsProtoTensorContent
+    append(p, copy_path(pf, a.machine, host_a, host_a)); // SerializeToString
+    if (kind == DataPath::PROTO_EAGER) {
+      append(p, copy_path(pf, a.machine, host_a, host_a)); // into the bounce buffer
+      p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
+      append(p, copy_path(pf, b.machine, host_b, host_b)); // out of the bounce buffer
+    } else if (same && dp.peer_copy) {
+      append(p, copy_path(pf, a.machine, host_a, host_b));
+    } else {
+      p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
+    }
+    append(p, copy_path(pf, b.machine, host_b, host_b)); // ParseFromString
+    append(p, copy_path(pf, b.machine, host_b, b.loc));  // MakeTensorFromProto
+    return p;
+  }
+  if (kind == DataPath::EAGER) {
+    append(p, copy_path(pf, a.machine, a.loc, host_a));
+    p.legs.push_back(nic_leg(pf, a.machine, host_a, b.machine, host_b));
+    append(p, copy_path(pf, b.machine, host_b, b.loc));
+    return p;
+  }
+  if (same && dp.peer_copy) return copy_path(pf, a.machine, a.loc, b.loc);
+  const Location from = a.loc.is_gpu() ? host_a : a.loc;
+  const Location to = b.loc.is_gpu() ? host_b : b.loc;
+  if (a.loc.is_gpu()) append(p, copy_path(pf, a.machine, a.loc, from));
+  p.legs.push_back(nic_leg(pf, a.machine, from, b.machine, to));
+  if (b.loc.is_gpu()) append(p, copy_path(pf, b.machine, to, b.loc));
+  if (a.loc.is_gpu() && dp.staging_block > 0) p.block = double(dp.staging_block);
+  return p;
+}
+
+struct RingPaths {
+  std::vector<Path> paths[DataPath::KINDS]; ///< per kind, [r]: rank r -> rank r + 1
+  DataPath dp;
+  const Path& path(int src, double bytes) const { return paths[dp.kind(bytes)][size_t(src)]; }
+};
+
+RingPaths ring_paths(const Platform& pf, const std::vector<Endpoint>& ranks, const DataPath& dp)
+{
+  RingPaths out;
+  out.dp = dp;
+  const size_t n = ranks.size();
+  for (int k = 0; k < DataPath::KINDS; ++k)
+    for (size_t r = 0; r < n; ++r)
+      out.paths[k].push_back(message_path(pf, ranks[r], ranks[(r + 1) % n], DataPath::Kind(k), dp));
+  return out;
 }
 
 class FlowFabric final : public collectives::MessageFabric {
 public:
-  FlowFabric(Simulation& sim, std::vector<Hop> ring) : sim_(sim), ring_(std::move(ring)) {}
+  FlowFabric(Simulation& sim, RingPaths ring) : sim_(sim), ring_(std::move(ring)) {}
   double now() const override { return sim_.now(); }
   void send(int src, int dst, double bytes, std::function<void()> delivered) override
   {
-    const Hop& h = ring_[size_t(src)]; // the ring only sends to the right neighbour
-    (void)dst;
-    sim_.raw_timer(h.latency, [this, h, bytes, delivered = std::move(delivered)]() mutable {
-      sim_.raw_comm(h.from, h.to, bytes, std::move(delivered));
+    (void)dst; // the ring only sends to the right neighbour
+    const Path& p = ring_.path(src, bytes);
+    if (p.store_and_forward(bytes)) return leg_after_leg(p, 0, bytes, std::move(delivered));
+    // Pipelined (or side by side): the fixed costs and the fill, then every leg's bytes at once.
+    sim_.raw_timer(p.fill(bytes), [this, &p, bytes, delivered = std::move(delivered)]() mutable {
+      auto left = std::make_shared<size_t>(p.legs.size());
+      auto done = std::make_shared<std::function<void()>>(std::move(delivered));
+      for (const Leg& l : p.legs)
+        move(l, bytes, [left, done] {
+          if (--*left == 0) (*done)();
+        });
     });
   }
   void after(double seconds, std::function<void()> f) override { sim_.raw_timer(seconds, std::move(f)); }
   void run() override { sim_.run(); }
 
 private:
+  void move(const Leg& l, double bytes, std::function<void()> done)
+  {
+    if (l.cpu_copy)
+      sim_.raw_timer(l.seconds(bytes), std::move(done));
+    else
+      sim_.raw_comm(l.from, l.to, bytes, std::move(done));
+  }
+  void leg_after_leg(const Path& p, size_t i, double bytes, std::function<void()> delivered)
+  {
+    if (i == p.legs.size()) return delivered();
+    const Leg& l = p.legs[i];
+    if (!p.used(l, bytes)) return leg_after_leg(p, i + 1, bytes, std::move(delivered));
+    sim_.raw_timer(l.fixed, [this, &p, &l, i, bytes, delivered = std::move(delivered)]() mutable {
+      move(l, bytes, [this, &p, i, bytes, delivered = std::move(delivered)]() mutable {
+        leg_after_leg(p, i + 1, bytes, std::move(delivered));
+      });
+    });
+  }
   Simulation& sim_;
-  std::vector<Hop> ring_;
+  RingPaths ring_;
 };
+
+AnalyticalRoute analytical_route(const Path& p, std::vector<AnalyticalLink>& links,
+                                 std::map<const sg4::Link*, int>& index)
+{
+  AnalyticalRoute out;
+  double rate = std::numeric_limits<double>::infinity();
+  for (const Leg& l : p.legs)
+    for (auto* k : l.links) {
+      auto it = index.find(k);
+      if (it == index.end()) {
+        it = index.emplace(k, int(links.size())).first;
+        links.push_back(
+            {k->get_name(), k->get_bandwidth(), k->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
+      }
+      if (std::find(out.links.begin(), out.links.end(), it->second) == out.links.end()) {
+        out.links.push_back(it->second);
+        rate = std::min(rate, k->get_bandwidth());
+      }
+    }
+  // The fabric holds the links for bytes / rate; the rest of the path's time is its delay.
+  // A ring's segments have one or two sizes (the first count mod N one element longer): remember two.
+  out.delay = [p, rate, seen = std::array<std::pair<double, double>, 2>{{{-1.0, 0.0}, {-1.0, 0.0}}},
+               next = 0](double bytes) mutable {
+    for (const auto& [b, d] : seen)
+      if (b == bytes) return d;
+    const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
+    const double d = std::max(0.0, p.seconds(bytes) - busy);
+    seen[size_t(next)] = {bytes, d};
+    next ^= 1;
+    return d;
+  };
+  return out;
+}
 
 } // namespace
 
-RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks)
+DataPath mpi_data_path(const transports::TransportOptions& options)
 {
+  const auto o = transports::mpi_messenger_options();
+  DataPath d;
+  d.proto_below =
+      options.mpi_optimal_path ? double(transports::MPI_OPTIMAL_MIN_BYTES) : std::numeric_limits<double>::infinity();
+  d.eager_limit = o.eager_threshold;
+  d.peer_copy = o.intra_node_copy;
+  d.staging_block = o.staging_block;
+  return d;
+}
+
+Status check_fabric_options(const transports::TransportOptions& options)
+{
+  const char* why = "(the fabric modes model no MPI thread: a blocking receive serializes the ring's steps)";
+  if (!options.mpi_optimal_path)
+    return Error::at("", "mpi_optimal_path", std::string("true for a flow or analytical ring ") + why, "false");
+  if (!options.mpi_nonblocking_recv)
+    return Error::at("", "mpi_nonblocking_recv", std::string("true for a flow or analytical ring ") + why, "false");
+  return ok_status();
+}
+
+RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path)
+{
+  std::vector<Endpoint> eps;
+  for (const auto& r : ranks)
+    eps.push_back({r.machine, r.loc});
+  const RingPaths paths = ring_paths(pf, eps, path);
   RingRoutes out;
-  std::map<const simgrid::s4u::Link*, int> index;
-  const size_t n = ranks.size();
-  out.routes.resize(n);
-  for (size_t r = 0; r < n; ++r) {
-    const Hop h = hop(pf, {ranks[r].machine, ranks[r].loc}, {ranks[(r + 1) % n].machine, ranks[(r + 1) % n].loc});
-    std::vector<simgrid::s4u::Link*> ls;
-    double lat = 0;
-    if (h.from != h.to) h.from->route_to(h.to, ls, &lat);
-    out.routes[r].latency = h.latency + lat;
-    for (auto* l : ls) {
-      auto it = index.find(l);
-      if (it == index.end()) {
-        it = index.emplace(l, int(out.links.size())).first;
-        out.links.push_back(
-            {l->get_name(), l->get_bandwidth(), l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::FATPIPE});
-      }
-      out.routes[r].links.push_back(it->second);
-    }
-  }
+  out.path = path;
+  std::map<const sg4::Link*, int> index;
+  for (int k = 0; k < DataPath::KINDS; ++k)
+    for (const Path& p : paths.paths[k])
+      out.routes[k].push_back(analytical_route(p, out.links, index));
   return out;
+}
+
+collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Location loc)
+{
+  collectives::RingScheduleOptions o;
+  if (loc.is_gpu()) {
+    const models::GpuProfile g = h.gpus[size_t(loc.index)].gpu;
+    o.reduce_time = [g](double n) { return g.reduce_time(n); };
+    o.copy_time = [g](double n) { return g.kernel_launch_overhead + 2.0 * n / g.memory_bandwidth; };
+  } else {
+    const models::CpuProfile c = h.sockets[size_t(loc.index)].cpu;
+    o.reduce_time = [c](double n) { return c.reduce_time(n, 1) + c.work_handoff_latency; };
+    o.copy_time = [c](double n) { return c.memcpy_time(n) + c.work_handoff_latency; };
+  }
+  return o;
 }
 
 double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt)
 {
-  AnalyticalFabric f(ring.links, [&ring](int src, int) -> const AnalyticalRoute& { return ring.routes[size_t(src)]; });
-  return collectives::run_ring_allreduce(f, int(ring.routes.size()), bytes, opt).seconds;
+  AnalyticalFabric f(ring.links,
+                     [&ring](int src, int, double n) -> const AnalyticalRoute& { return ring.route(src, n); });
+  return collectives::run_ring_allreduce(f, int(ring.ranks()), bytes, opt).seconds;
 }
 
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
 {
   using clock = std::chrono::steady_clock;
   const auto w0 = clock::now();
+  if (job.warmup < 0) return Error::at("", "warmup", "0 or more allreduces", std::to_string(job.warmup));
+  if (job.mode != FabricMode::PROTOCOL) TP_TRY(check_fabric_options(job.options));
   if (job.ranks < 1 || job.ranks_per_host < 1)
     return Error::at("", "ranks", "at least one rank and one rank per host", std::to_string(job.ranks));
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
@@ -144,35 +393,35 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   std::vector<Endpoint> ep;
   for (int r = 0; r < job.ranks; ++r)
     ep.push_back(endpoint_of(cluster, job, r));
-  std::vector<Hop> ring;
-  for (int r = 0; r < job.ranks; ++r)
-    ring.push_back(hop(pf, ep[size_t(r)], ep[size_t((r + 1) % job.ranks)]));
+  const DataPath dp = mpi_data_path(job.options);
+  RingPaths paths = ring_paths(pf, ep, dp);
+  const collectives::RingScheduleOptions adds =
+      job.local_work ? ring_adds(cluster.host(ep[0].machine), ep[0].loc) : collectives::RingScheduleOptions{};
 
   AllreduceResult out;
-  // alpha and beta of rank 0 -> 1 (for the alpha-beta reference).
+  // alpha and beta of rank 0 -> 1 at one segment (for the alpha-beta reference).
   if (job.ranks > 1) {
-    std::vector<simgrid::s4u::Link*> links;
-    double lat = 0;
-    ring[0].from->route_to(ring[0].to, links, &lat);
+    const double seg = job.bytes / job.ranks;
+    const Path& p = paths.path(0, seg);
     double bw = std::numeric_limits<double>::infinity();
-    for (auto* l : links)
-      bw = std::min(bw, l->get_bandwidth());
-    out.alpha = ring[0].latency + lat;
+    for (const Leg& l : p.legs)
+      if (p.used(l, seg) && l.seconds(seg) > 0) bw = std::min(bw, seg / l.seconds(seg));
     out.beta = bw;
+    out.alpha = p.seconds(seg) - (bw < std::numeric_limits<double>::infinity() ? seg / bw : 0.0);
   }
 
   // Time the schedule on a fabric (the set-up until now is reported apart).
   auto schedule_on = [&](collectives::MessageFabric& f) {
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
     const auto t0 = clock::now();
-    auto r = collectives::run_ring_allreduce(f, job.ranks, job.bytes, job.schedule);
+    auto r = collectives::run_ring_allreduce(f, job.ranks, job.bytes, adds);
     out.seconds = r.seconds;
     out.messages = r.messages;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   };
   if (job.mode == FabricMode::FLOW) {
-    FlowFabric f(sim, ring);
+    FlowFabric f(sim, std::move(paths));
     return schedule_on(f);
   }
   if (job.mode == FabricMode::ANALYTICAL) {
@@ -180,8 +429,8 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     std::vector<RankEndpoint> eps;
     for (const auto& e : ep)
       eps.push_back({e.machine, e.loc});
-    RingRoutes rr = ring_routes(pf, eps);
-    AnalyticalFabric f(rr.links, [&rr](int src, int) -> const AnalyticalRoute& { return rr.routes[size_t(src)]; });
+    RingRoutes rr = ring_routes(pf, eps, dp);
+    AnalyticalFabric f(rr.links, [&rr](int src, int, double n) -> const AnalyticalRoute& { return rr.route(src, n); });
     return schedule_on(f);
   }
 
@@ -224,24 +473,32 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     });
   sim.run();
   if (failure) return *failure;
-  out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
-  const auto t0w = clock::now();
-  const double t0 = sim.now();
-  int done = 0;
+  // The warm-up allreduces register their buffers and grow the staging pools (first use, as a training run's
+  // first step); the last one is timed: the steady state the fabric modes model.
   const int64_t elems = int64_t(job.bytes / 4);
-  for (int r = 0; r < job.ranks; ++r) {
-    auto t = tasks[size_t(r)]->make_tensor(DataType::FLOAT, TensorShape{{elems}}, ep[size_t(r)].loc,
-                                           AllocatorAttributes{false, false, true});
-    if (!t.ok()) return t.error();
-    collectives::ring_allreduce(*channels[size_t(r)], 1, "allreduce", t.value(), [&](Result<Tensor> x) {
-      if (!x.ok() && !failure) failure = x.error();
-      ++done;
-    });
+  double t0 = 0;
+  auto t0w = clock::now();
+  for (int it = 0; it <= job.warmup; ++it) {
+    if (it == job.warmup) {
+      out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
+      t0w = clock::now();
+    }
+    t0 = sim.now();
+    int done = 0;
+    for (int r = 0; r < job.ranks; ++r) {
+      auto t = tasks[size_t(r)]->make_tensor(DataType::FLOAT, TensorShape{{elems}}, ep[size_t(r)].loc,
+                                             AllocatorAttributes{false, false, true});
+      if (!t.ok()) return t.error();
+      collectives::ring_allreduce(*channels[size_t(r)], 1 + it, "allreduce", t.value(), [&](Result<Tensor> x) {
+        if (!x.ok() && !failure) failure = x.error();
+        ++done;
+      });
+    }
+    sim.run();
+    if (failure) return *failure;
+    if (done != job.ranks)
+      return Error::msg("ring allreduce: " + std::to_string(job.ranks - done) + " ranks never finished");
   }
-  sim.run();
-  if (failure) return *failure;
-  if (done != job.ranks)
-    return Error::msg("ring allreduce: " + std::to_string(job.ranks - done) + " ranks never finished");
   out.seconds = sim.now() - t0;
   out.messages = uint64_t(2 * (job.ranks - 1)) * uint64_t(job.ranks);
   out.wall_seconds = std::chrono::duration<double>(clock::now() - t0w).count();

@@ -1,11 +1,13 @@
 // A ring allreduce of one tensor across ranks of a simulated cluster, in one of three fabric modes:
 //   protocol    every segment through the task's transport and rendezvous (core/collectives/ring.hpp): the full
 //               protocol detail of the training runs
-//   flow        the ring's message schedule as plain SimGrid comms between the ranks' NIC endpoints (PCIe,
-//               wire, switch; max-min sharing), with each route's latency: no protocol, no device semantics
+//   flow        the ring's message schedule as plain SimGrid comms along the data path protocol mode takes (the
+//               mpi transport's: host bounce buffers, peer copies within a host, host staging of GPU payloads;
+//               see DataPath), max-min sharing, with the path's fixed costs: no protocol, no device semantics
 //   analytical  the same schedule on the analytical fabric (own calendar, first-come-first-served links, no
-//               max-min solver), routes and link rates read from the same platform
-// Used by `tensorpath allreduce`, the fabric-mode test and bench/allreduce_scale_bench.
+//               max-min solver), the same paths with their links and rates read from the same platform
+// Used by `tensorpath allreduce` and `replay`, training's analytical collectives and bench/allreduce_scale_bench.
+// Tests: tests/sim/fabric_modes_test.cpp, tests/sim/fabric_agreement_test.cpp (flow and analytical against protocol).
 #pragma once
 
 #include "core/collectives/ring_schedule.hpp"
@@ -29,8 +31,20 @@ struct AllreduceJob {
   double bytes = 1 << 20;
   bool gpu = false; ///< tensors on GPUs (rank k of a host on GPU k) instead of host memory on the NIC's socket
   std::string transport = "mpi"; ///< protocol mode
-  transports::TransportOptions options;
-  collectives::RingScheduleOptions schedule; ///< flow / analytical: the adds between steps
+  /// Protocol mode's transport options; the fabric modes follow the mpi transport's path with them. By default as
+  /// Baidu's ring runs on MPI: raw buffers (MPI_OPTIMAL_PATH) and non-blocking receives.
+  transports::TransportOptions options = [] {
+    transports::TransportOptions o;
+    o.mpi_optimal_path = true;
+    o.mpi_nonblocking_recv = true;
+    return o;
+  }();
+  /// Flow / analytical: the protocol ring's reductions and copies between steps (ring_adds); false: messages only
+  /// (as SMPI's MPI_Allreduce with a no-op reduction, bench/allreduce_scale_bench).
+  bool local_work = true;
+  /// Protocol mode: allreduces run before the timed one, untimed (first use: registrations, staging pools grown,
+  /// as a training run's first step). The fabric modes have no first-use costs.
+  int warmup = 1;
 };
 
 struct AllreduceResult {
@@ -38,7 +52,8 @@ struct AllreduceResult {
   uint64_t messages = 0; ///< ring messages
   double wall_seconds = 0;
   double setup_wall_seconds = 0; ///< building the platform (and, for analytical, reading the routes)
-  double alpha = 0, beta = 0;    ///< one message's latency and the slowest link rate on rank 0 -> 1
+  /// Rank 0 -> 1's path at one segment (bytes / ranks): its time minus segment / beta, and its slowest stage's rate.
+  double alpha = 0, beta = 0;
 };
 
 /// One ring allreduce (one simulation: call it in a child process).
@@ -52,13 +67,55 @@ struct RankEndpoint {
   Location loc;
 };
 
-/// The ring over `ranks` as the analytical fabric sees it: the links of every rank -> right neighbour route,
-/// read from the platform, and each route's latency (device model included).
+/// How a ring message moves between two ranks: the data path of the mpi transport's MPI library model
+/// (core/transports/mpi, core/transports/rdma/messenger), which protocol mode runs by default and which Baidu's
+/// ring and Horovod ran on. The fabric modes time a message on the links and fixed costs of this path.
+struct DataPath {
+  /// Payloads below this go as a TensorProto in the MPI response (every payload without MPI_OPTIMAL_PATH): the
+  /// sender copies the tensor into pinned host memory on the NIC's socket and once more there (SerializeToString),
+  /// the proto moves as an eager or rendezvous payload, and the receiver copies it twice (ParseFromString,
+  /// MakeTensorFromProto), one step after the other.
+  double proto_below = 0;
+  /// Payloads up to this are copied into a pinned host bounce buffer on the NIC's socket, SENT through the NIC (its
+  /// loopback between ranks of one host) into the peer's bounce buffer, and copied out (one after the other).
+  uint64_t eager_limit = 0;
+  /// Larger payloads between ranks of one host: one copy from the peer's memory (shared memory / CUDA IPC).
+  bool peer_copy = false;
+  /// Larger payloads between hosts: the NIC reads and writes host memory only (the MPI library registers no GPU
+  /// memory), so a GPU payload is staged through host memory on the NIC's socket at both ends; above this size the
+  /// staging is pipelined in blocks of it (0: the whole payload, then the NIC, then the copy out).
+  uint64_t staging_block = 0;
+
+  enum Kind { PROTO_EAGER, PROTO_RENDEZVOUS, EAGER, RENDEZVOUS, KINDS };
+  Kind kind(double bytes) const
+  {
+    const bool eager = bytes <= double(eager_limit);
+    if (bytes < proto_below) return eager ? PROTO_EAGER : PROTO_RENDEZVOUS;
+    return eager ? EAGER : RENDEZVOUS;
+  }
+};
+/// The mpi transport's path with these options (mpi_optimal_path).
+DataPath mpi_data_path(const transports::TransportOptions& options);
+/// Whether the fabric modes can stand for the mpi transport with these options: only when its data receives do not
+/// block its single MPI thread (mpi_optimal_path and mpi_nonblocking_recv, as Baidu's ring). A blocking receive
+/// keeps the thread until the data has landed, so the rank answers the next rank's request only then: that
+/// serializes ring steps (up to twice as long per step with large segments: AlexNet on 40 GPUs without fusion,
+/// 749 against 381 ms), which no fabric mode models. Error names the option.
+Status check_fabric_options(const transports::TransportOptions& options);
+
+/// The ring over `ranks` as the analytical fabric sees it: the links of every rank -> right neighbour path (read
+/// from the platform), and each path's delay for a message's size (fixed costs, copies, pipeline fill).
 struct RingRoutes {
   std::vector<AnalyticalLink> links;
-  std::vector<AnalyticalRoute> routes; ///< routes[r]: rank r -> rank r + 1
+  std::vector<AnalyticalRoute> routes[DataPath::KINDS]; ///< per DataPath::Kind, [r]: rank r -> rank r + 1
+  DataPath path;
+  const AnalyticalRoute& route(int src, double bytes) const { return routes[path.kind(bytes)][size_t(src)]; }
+  size_t ranks() const { return routes[0].size(); }
 };
-RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks);
+RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path);
+/// The local work of the protocol ring (core/collectives/ring.cpp) for tensors at `loc` of host `h`, timed as the
+/// runtime times those work items: a reduction and a copy per step (GPU kernels, or one-thread CPU loops).
+collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Location loc);
 /// Simulated seconds of one ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving).
 double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt);
 

@@ -207,6 +207,21 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     spec[task] = process_name(task);
 
   if (allreduce_mode_check(L, job)) return Error::at("", "collective_mode", "protocol or analytical", "flow");
+  // The analytical fabric times a ring message on the mpi transport's data path (sim/fabric_modes.hpp DataPath);
+  // another transport moves it otherwise (its own copies, GPUDirect, TCP), which that timing would silently ignore.
+  // (A single rank's ring moves nothing: any transport will do.)
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL && L.workers > 1 &&
+      job.transport != "mpi")
+    return Error::at("", "collective_mode",
+                     "protocol with transport " + job.transport +
+                         " (analytical rings model the mpi transport's data path only)",
+                     "analytical");
+  if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL && L.workers > 1)
+    if (auto st = check_fabric_options(job.options); !st.ok()) {
+      Error e = st.error();
+      e.detail += " (collective_mode analytical)";
+      return e;
+    }
   std::unique_ptr<AnalyticalCollectives> analytical;
   if (L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL) {
     std::vector<RankEndpoint> eps;
@@ -216,17 +231,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
       eps.push_back({size_t(worker_host[size_t(r)]),
                      L.allreduce_on_host ? Location::host(numa) : Location::gpu(sl.gpu_of[size_t(r)][0])});
     }
-    collectives::RingScheduleOptions adds;
-    const auto& h0 = cluster.host(size_t(worker_host[0]));
-    if (L.allreduce_on_host) {
-      const auto& cpu = h0.sockets[0].cpu;
-      adds.reduce_bandwidth = 2.0 * cpu.memcpy_dram_bandwidth; // cpu.reduce_time: 1.5 n at the memcpy rate
-      adds.reduce_overhead = cpu.memcpy_call_overhead;
-    } else if (!h0.gpus.empty()) {
-      adds.reduce_bandwidth = h0.gpus[0].gpu.memory_bandwidth;
-      adds.reduce_overhead = h0.gpus[0].gpu.kernel_launch_overhead;
-    }
-    analytical = std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps), adds);
+    // The protocol ring's reductions and copies at rank 0's tensors (every rank's are alike).
+    const collectives::RingScheduleOptions adds = ring_adds(cluster.host(size_t(worker_host[0])), eps[0].loc);
+    analytical =
+        std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
   }
 
   std::vector<std::unique_ptr<transports::TaskRuntime>> runtimes;

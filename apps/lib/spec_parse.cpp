@@ -266,6 +266,8 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
           fail(r.file(), r.field(f), "no parameter-server option in an allreduce-mode job (\"mode\": \"allreduce\")",
                "one");
     t.faults = read_fault_plan(r);
+    if (auto st = check_collective_mode(t); !st.ok())
+      fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
     t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
     if (!number_ok(t.stall_timeout, 0, sim::MAX_SIMULATED_SECONDS) || t.stall_timeout == 0)
       fail(r.file(), r.field("stall_timeout"),
@@ -401,6 +403,22 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
   } catch (const SpecError& e) {
     return e.error;
   }
+}
+
+Status check_collective_mode(const TrainingSpec& spec)
+{
+  if (spec.mode != "allreduce" || spec.collective_mode != "analytical") return ok_status();
+  for (const auto& t : spec.transports)
+    if (t != "mpi")
+      return Error::at("", "collective_mode analytical",
+                       "transport mpi (the analytical rings time the mpi transport's data path only)", t);
+  if (!spec.transport_options.mpi_optimal_path || !spec.transport_options.mpi_nonblocking_recv)
+    return Error::at("", "collective_mode analytical",
+                     "mpi_optimal_path and mpi_nonblocking_recv (--mpi-optimal-path --mpi-nonblocking-recv): the "
+                     "fabric modes model no MPI thread, and a blocking receive would serialize the ring's steps",
+                     std::string(spec.transport_options.mpi_optimal_path ? "" : "no mpi_optimal_path ") +
+                         (spec.transport_options.mpi_nonblocking_recv ? "" : "no mpi_nonblocking_recv"));
+  return ok_status();
 }
 
 std::vector<std::string> metric_names(const JobSpec& job)

@@ -73,6 +73,9 @@ struct TrainingReport {
 };
 
 Result<TrainingReport> run_training(const TrainingSpec& spec);
+/// An analytical collective mode models the mpi transport's path with raw-buffer messages and non-blocking receives
+/// only (sim/fabric_modes.hpp): any other combination is refused up front, naming what to set.
+Status check_collective_mode(const TrainingSpec& spec);
 /// The runs that failed, one line each ("verbs_v1: failed in step 2 (...)", "grpc: stalled in step 2", "mpi: ERROR
 /// ..."): a run that ended in an error, or whose transfers failed or whose step never finished under faults.
 std::vector<std::string> failed_runs(const TrainingReport& r);

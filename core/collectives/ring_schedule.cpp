@@ -57,11 +57,17 @@ struct Ring {
   {
     RankState& s = st[size_t(r)];
     if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || !s.got[size_t(s.step)]) return;
+    // The local work before the next step, as ring.cpp runs it (none for an empty segment).
     const bool reduce = s.step < n - 1;
-    const int i = s.step;
-    const int recv_idx = mod(r - i - 1, n);
+    auto time_of = [](const std::function<double(double)>& f, double bytes) { return f && bytes > 0 ? f(bytes) : 0.0; };
     double t = 0;
-    if (reduce && opt.reduce_bandwidth > 0) t = opt.reduce_overhead + 3 * seg_bytes(recv_idx) / opt.reduce_bandwidth;
+    if (reduce) {
+      const double got = seg_bytes(mod(r - s.step - 1, n));
+      t += time_of(opt.reduce_time, got);
+      if (s.step == n - 2) t += time_of(opt.copy_time, got); // the fully reduced segment into the result
+    } else {
+      t += time_of(opt.copy_time, seg_bytes(mod(r - (s.step - (n - 1)), n)));
+    }
     s.waiting = true;
     auto next = [this, r] {
       RankState& s = st[size_t(r)];

@@ -3,7 +3,7 @@
 // analytical fabric (own event calendar, links reserved first come first served: sim/analytical_fabric) for
 // collectives too large to simulate message by message through the transports. Each rank does at step s:
 // send its segment to the right, wait for the left's segment and for its own send, add (reduce-scatter only),
-// go on. Tests: tests/sim/fabric_modes_test.cpp.
+// go on (the adds and copies of RingScheduleOptions between steps). Tests: tests/sim/fabric_modes_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +24,12 @@ public:
   virtual void run() = 0;
 };
 
+/// The local work of a ring step, as the protocol ring (core/collectives/ring.cpp) runs it at the rank's tensors:
+/// each reduce-scatter step adds the received segment into the rank's own, the last one then copies the rank's
+/// fully reduced segment into the result, and each allgather step copies the received segment into the result.
 struct RingScheduleOptions {
-  double reduce_bandwidth = 0; ///< bytes/s of the element-wise add of a received segment (0: free)
-  double reduce_overhead = 0;  ///< fixed cost per add (a kernel launch), seconds
+  std::function<double(double bytes)> reduce_time; ///< seconds of dst += src over a segment (empty: free)
+  std::function<double(double bytes)> copy_time;   ///< seconds of copying a segment into the result (empty: free)
 };
 
 struct RingScheduleResult {

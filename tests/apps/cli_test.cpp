@@ -265,7 +265,7 @@ TEST_CASE("the same scenario and the same replay give byte-identical results (de
                                std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/examples/gdr.json", lossy}) {
     const std::string cmd = "run " + sc + " --json";
     const auto a = run(cmd), b = run(cmd);
-    INFO(sc);
+    INFO(sc << "\n" << a.out.substr(0, 2000));
     REQUIRE(a.status == 0);
     CHECK(a.out == b.out);
     if (sc == lossy) CHECK(a.out.find("\"rc_retransmissions.verbs_v2\"") != std::string::npos);

@@ -116,7 +116,8 @@ for _ in $(seq 50); do [ -s "$work/held.jsonl.lock" ] && break; sleep 0.1; done
 check "two sweeps on one --out" 2 +"PID 424242" -- "$tp" sweep "$work/s.json" --out "$work/held.jsonl" -q
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
-small_sweep ', "point_timeout": 0.001' >"$work/slow.json"
+# points that cannot finish in a millisecond (fork alone takes longer): every one times out
+small_sweep ', "point_timeout": 0.001' | sed 's/"64K", "1M"/"64M", "256M"/; s/"steps": 2/"steps": 50/' >"$work/slow.json"
 check "points that fail (time out) make the sweep exit 1" 1 +"4 point(s) failed" -- "$tp" sweep "$work/slow.json" --out "$work/slow.jsonl" -q
 expect "their error rows are kept" test "$(grep -c '"error"' "$work/slow.jsonl")" = 4
 
@@ -168,6 +169,8 @@ check "--sweep with --size" 2 +"--size" -- "$tp" transfer --sweep --size 1M
 check "ps option in allreduce mode" 2 +"--ps" -- "$tp" train --mode allreduce --ps 2
 check "fetch option in allreduce mode" 2 +"--fetch" -- "$tp" train --mode allreduce --fetch per_worker
 check "allreduce option in ps mode" 2 +"--fusion" -- "$tp" train --mode ps --fusion 64M
+check "analytical collectives on a path they do not model" 2 +"transport mpi" -- "$tp" train --mode allreduce --collective-mode analytical --transport grpc
+check "analytical collectives with a blocking MPI receive" 2 +"--mpi-nonblocking-recv" -- "$tp" train --mode allreduce --collective-mode analytical --transport mpi
 check "a stray argument" 2 +"stray" -- "$tp" perftest stray
 check "two scenario files" 2 +"b.json" -- "$tp" run a.json b.json
 echo '{"name": "x", "jobs": [{"kind": "training", "hw": "hkust-4node", "model": "vgg16", "transport": "grpc", "mode": "allreduce", "fetch": "per_worker"}]}' >"$work/conf.json"

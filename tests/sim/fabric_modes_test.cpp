@@ -44,8 +44,19 @@ TEST_CASE("analytical fabric agrees with the flow model within 1 percent on an u
   job.mode = sim::FabricMode::ANALYTICAL;
   const auto ana = in_child(test::test_cluster(8), job);
   CHECK(ana[0] == Approx(flow[0]).epsilon(0.01));
-  // And both are the alpha-beta formula with the route's latency and slowest link.
-  CHECK(ana[0] == Approx(collectives::ring_allreduce_alpha_beta(8, 64 << 20, ana[1], ana[2])).epsilon(1e-6));
+  // And both are the alpha-beta formula with the path's fixed costs and slowest link, plus the protocol ring's local
+  // work on every rank in step: N - 1 one-thread reductions of a segment and N copies of one into the result.
+  const auto& cpu = test::test_host().sockets[0].cpu;
+  const double seg = double(64 << 20) / 8;
+  const double adds =
+      7 * (cpu.reduce_time(seg, 1) + cpu.work_handoff_latency) + 8 * (cpu.memcpy_time(seg) + cpu.work_handoff_latency);
+  CHECK(ana[0] == Approx(collectives::ring_allreduce_alpha_beta(8, 64 << 20, ana[1], ana[2]) + adds).epsilon(1e-6));
+  // The path is the NIC's: host memory to host memory at the slower of PCIe and the port's goodput.
+  const auto& nic = test::test_host().nics[0];
+  const double bottleneck =
+      std::min({nic.pcie.posted_write_bandwidth(), nic.pcie.read_completion_bandwidth(cpu.read_completion_size),
+                nic.nic.wire_goodput()});
+  CHECK(ana[2] == Approx(bottleneck).epsilon(1e-9));
 }
 
 TEST_CASE("analytical and flow agree for GPU ranks sharing hosts", "[fabric]")
@@ -80,7 +91,8 @@ TEST_CASE("analytical fabric serves a shared link first come first served", "[fa
 {
   // Two messages of 1 MB over one 1 GB/s link with 1 us latency: the second waits for the first.
   sim::AnalyticalRoute route{{0}, 1e-6};
-  sim::AnalyticalFabric f({{"link", 1e9, true}}, [&route](int, int) -> const sim::AnalyticalRoute& { return route; });
+  sim::AnalyticalFabric f({{"link", 1e9, true}},
+                          [&route](int, int, double) -> const sim::AnalyticalRoute& { return route; });
   std::vector<double> landed;
   f.send(0, 1, 1e6, [&] { landed.push_back(f.now()); });
   f.send(0, 1, 1e6, [&] { landed.push_back(f.now()); });
@@ -89,7 +101,8 @@ TEST_CASE("analytical fabric serves a shared link first come first served", "[fa
   CHECK(landed[0] == Approx(1e-3 + 1e-6));
   CHECK(landed[1] == Approx(2e-3 + 1e-6));
   // A fat pipe does not serialize.
-  sim::AnalyticalFabric g({{"fat", 1e9, false}}, [&route](int, int) -> const sim::AnalyticalRoute& { return route; });
+  sim::AnalyticalFabric g({{"fat", 1e9, false}},
+                          [&route](int, int, double) -> const sim::AnalyticalRoute& { return route; });
   std::vector<double> l2;
   g.send(0, 1, 1e6, [&] { l2.push_back(g.now()); });
   g.send(0, 1, 1e6, [&] { l2.push_back(g.now()); });
@@ -100,8 +113,36 @@ TEST_CASE("analytical fabric serves a shared link first come first served", "[fa
 TEST_CASE("ring schedule sends 2 (N-1) N messages", "[fabric]")
 {
   sim::AnalyticalRoute route{{}, 0};
-  sim::AnalyticalFabric f({}, [&route](int, int) -> const sim::AnalyticalRoute& { return route; });
+  sim::AnalyticalFabric f({}, [&route](int, int, double) -> const sim::AnalyticalRoute& { return route; });
   auto r = collectives::run_ring_allreduce(f, 5, 1e6);
   CHECK(r.messages == 2 * 4 * 5);
   CHECK(r.seconds == 0);
+}
+
+TEST_CASE("no ring path crosses the sockets at the GPU peer limit", "[fabric]")
+{
+  // 2 hosts x 8 GPUs, 4 per socket: ring hops between GPUs of different sockets and from GPUs of the NIC's other
+  // socket. The mpi transport stages both through host memory (protocol mode never meets the peer limit); the
+  // fabric modes must not either: their times do not move with socket_link.gpu_p2p_bandwidth.
+  auto cluster = [](double gpu_p2p) {
+    models::HostProfile h = test::test_host();
+    const auto gpu = h.gpus[0];
+    h.gpus.clear();
+    for (int k = 0; k < 8; ++k) {
+      auto g = gpu;
+      g.socket = k / 4;
+      h.gpus.push_back(g);
+    }
+    h.socket_link.gpu_p2p_bandwidth = gpu_p2p;
+    return test::test_cluster(2, h);
+  };
+  sim::AllreduceJob job;
+  job.ranks = 16;
+  job.ranks_per_host = 8;
+  job.gpu = true;
+  job.bytes = 16 << 20;
+  for (auto mode : {sim::FabricMode::FLOW, sim::FabricMode::ANALYTICAL}) {
+    job.mode = mode;
+    CHECK(in_child(cluster(0.2e9), job)[0] == Approx(in_child(cluster(1e12), job)[0]).epsilon(1e-12));
+  }
 }

@@ -273,6 +273,64 @@ TEST_CASE("tensor fusion runs fewer allreduces per step", "[training]")
   CHECK(r->collectives_run < 2 * 4);
 }
 
+/// Step time of an analytical-collective allreduce run on 2 hosts of 8 GPUs (4 per socket) with that cross-socket
+/// GPU peer limit.
+double analytical_step_with_gpu_p2p(double gpu_p2p_bandwidth)
+{
+  models::HostProfile h = test::test_host();
+  const auto gpu = h.gpus[0];
+  h.gpus.clear();
+  for (int k = 0; k < 8; ++k) {
+    auto g = gpu;
+    g.socket = k / 4;
+    h.gpus.push_back(g);
+  }
+  h.sockets[0].cpu.cores = h.sockets[1].cpu.cores = 8;
+  h.socket_link.gpu_p2p_bandwidth = gpu_p2p_bandwidth;
+  sim::TrainingJob j = allreduce_job("mpi", 16);
+  j.layout.ranks_per_host = 8;
+  j.options.mpi_optimal_path = true;
+  j.options.mpi_nonblocking_recv = true;
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto x = sim::run_training_job(test::test_cluster(2, h), toy(), j);
+    if (!x.ok()) return x.error();
+    return std::to_string(x->step_time);
+  });
+  REQUIRE(r.ok());
+  return std::stod(r.value());
+}
+
+TEST_CASE("analytical collective mode: no ring message takes the cross-socket GPU peer path", "[training]")
+{
+  // The mpi transport stages GPU payloads through host memory and copies between GPUs of different sockets through
+  // it: the cross-socket peer limit (0.2 GB/s on some profiles) is on none of its paths, so it changes nothing.
+  CHECK(analytical_step_with_gpu_p2p(1e6) == Approx(analytical_step_with_gpu_p2p(1e12)).epsilon(1e-12));
+}
+
+TEST_CASE("analytical collective mode is refused for a transport other than mpi", "[training]")
+{
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("verbs_v2", 2);
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = sim::run_training_job(test::test_cluster(2), toy(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "collective_mode");
+  CHECK(r.error().message().find("mpi") != std::string::npos);
+}
+
+TEST_CASE("analytical collective mode is refused where the MPI thread's receive blocks", "[training]")
+{
+  // TF grpc+mpi's defaults (the proto in the response, a blocking receive) serialize ring steps on each rank's MPI
+  // thread, which the analytical fabric does not model.
+  transports::register_builtin_transports();
+  sim::TrainingJob j = allreduce_job("mpi", 2);
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto r = sim::run_training_job(test::test_cluster(2), toy(), j);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "mpi_optimal_path");
+}
+
 TEST_CASE("analytical collective mode times the rings without moving their segments", "[training]")
 {
   transports::register_builtin_transports();

@@ -96,15 +96,29 @@ Result<Response> decode_response(const std::vector<uint8_t>& body, uint64_t payl
 
 } // namespace mpi_wire
 
+MessengerOptions mpi_messenger_options()
+{
+  MessengerOptions o;
+  o.service = "MpiBootstrap.Connect";
+  o.eager_threshold = 12 << 10; // assumption: MVAPICH2/OpenMPI IB eager limits are of the order of 8-17 KiB
+  o.chunk_bytes = 0;            // one RDMA READ per rendezvous message
+  o.intra_node_copy = true;     // CUDA-aware MPI: shared memory / CUDA IPC between ranks of one node
+  // CUDA-aware MPI pipelines host staging of GPU buffers the NIC cannot reach in fixed blocks (MVAPICH2's
+  // MV2_CUDA_BLOCK_SIZE, 256 KiB by default per its user guide, as remembered; assumption for OpenMPI too).
+  o.staging_block = 256 << 10;
+  // ... and above a few KiB sends GPU buffers through that pipeline rather than let the NIC read GPU memory
+  // (MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT, 8 KiB by default per its user guide, as remembered).
+  o.gpu_read_limit = 8 << 10;
+  o.fatal_wc_errors = true; // CHECKs only; MPI_ERRORS_ARE_FATAL
+  return o;
+}
+
 namespace {
 
 using mpi_wire::Carried;
 using mpi_wire::TAG_DATA;
 using mpi_wire::TAG_REQUEST;
 using mpi_wire::TAG_RESPONSE;
-// Costs of the MPI library calls made by the transport's MPI thread. No measurement of TF's MPI thread was
-// found; an MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
-constexpr double MPI_CALL_SECONDS = 1e-6;
 constexpr uint64_t INT_MAX_BYTES = 0x7FFFFFFF; ///< INT_MAX: MPI counts and protobuf's ByteSize() are C ints
 
 /// What `static_cast<int>(count)` makes of a 64-bit count (two's complement, the low 32 bits).
@@ -210,22 +224,7 @@ private:
     ctx.memory = cache;
     return ctx;
   }
-  static MessengerOptions messenger_options()
-  {
-    MessengerOptions o;
-    o.service = "MpiBootstrap.Connect";
-    o.eager_threshold = 12 << 10; // assumption: MVAPICH2/OpenMPI IB eager limits are of the order of 8-17 KiB
-    o.chunk_bytes = 0;            // one RDMA READ per rendezvous message
-    o.intra_node_copy = true;     // CUDA-aware MPI: shared memory / CUDA IPC between ranks of one node
-    // CUDA-aware MPI pipelines host staging of GPU buffers the NIC cannot reach in fixed blocks (MVAPICH2's
-    // MV2_CUDA_BLOCK_SIZE, 256 KiB by default per its user guide, as remembered; assumption for OpenMPI too).
-    o.staging_block = 256 << 10;
-    // ... and above a few KiB sends GPU buffers through that pipeline rather than let the NIC read GPU memory
-    // (MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT, 8 KiB by default per its user guide, as remembered).
-    o.gpu_read_limit = 8 << 10;
-    o.fatal_wc_errors = true; // CHECKs only; MPI_ERRORS_ARE_FATAL
-    return o;
-  }
+  static MessengerOptions messenger_options() { return mpi_messenger_options(); }
 
   // ---- MPI library: tagged messages with matching ----
   void isend(const std::string& peer, uint32_t tag, std::vector<uint8_t> body, const Buffer* payload, uint64_t len,
@@ -329,7 +328,7 @@ private:
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
     rec->bytes = n;
     rec->src_location = t.location().to_string();
-    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= 1024 && !got.is_dead;
+    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= MPI_OPTIMAL_MIN_BYTES && !got.is_dead;
     auto header = [&](Carried carried) {
       return mpi_wire::encode(mpi_wire::Response{uint64_t(step), key, carried, {}, {}, TensorMeta::of(t, got.is_dead)});
     };

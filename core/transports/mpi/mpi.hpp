@@ -7,10 +7,20 @@
 // >= 1 KiB sent from the tensor's own buffer on 3030. Tests: tests/sim/transport_suite_test.cpp.
 #pragma once
 
+#include "core/transports/rdma/messenger.hpp"
 #include "core/transports/transport.hpp"
 
 namespace tp::transports {
 
+/// Cost of one MPI library call made by the transport's MPI thread. No measurement of TF's MPI thread was found; an
+/// MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
+constexpr double MPI_CALL_SECONDS = 1e-6;
+/// MPI_OPTIMAL_PATH sends POD payloads from this size on as raw bytes (tag 3030); smaller ones go as a TensorProto.
+constexpr uint64_t MPI_OPTIMAL_MIN_BYTES = 1024;
+
 std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx);
+/// The MPI library model's messaging options (eager limit, intra-node copies, pipelined host staging of GPU
+/// payloads): the data path the fabric modes time ring messages on (sim/fabric_modes.hpp).
+MessengerOptions mpi_messenger_options();
 
 } // namespace tp::transports
