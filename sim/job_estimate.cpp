@@ -220,19 +220,26 @@ JobEstimate estimate_transfer(const models::ClusterProfile& cluster, const Trans
   const double tensors = std::max(job.tensors_per_step, 1);
   const double steps = std::max(job.steps, 1);
   const double per_byte = step_cost(job.transport).b;
-  double transfers = 0, seconds = 0, largest = 0, pairs = 0;
+  double transfers = 0, bytes = 0, largest = 0, pairs = 0;
   for (uint64_t s : job.sizes) {
     transfers += tensors * steps;
-    seconds += tensors * steps * (SECONDS_PER_TRANSFER + per_byte * double(s));
+    bytes += tensors * steps * double(s);
     largest = std::max(largest, double(s));
     pairs += steps * tensors * (tensors - 1) / 2;
   }
-  const std::string param =
+  const std::string counts =
       "tensors per step = " + std::to_string(job.tensors_per_step) + ", steps = " + std::to_string(job.steps) +
       (job.sizes.size() > 1 ? " x " + std::to_string(job.sizes.size()) + " sizes" : std::string());
-  e.add(num(transfers) + " transfers (" + human_seconds(SECONDS_PER_TRANSFER) + " + " + human_seconds(per_byte * 1e6) +
-            " per MB each; " + human_bytes(BYTES_PER_TRANSFER) + " of records each)",
-        param, BYTES_PER_TRANSFER * transfers, seconds);
+  uint64_t largest_size = 0;
+  for (uint64_t s : job.sizes)
+    largest_size = std::max(largest_size, s);
+  e.add(num(transfers) + " transfers x " + human_seconds(SECONDS_PER_TRANSFER) + " and " +
+            human_bytes(BYTES_PER_TRANSFER) + " of records each",
+        counts, BYTES_PER_TRANSFER * transfers, SECONDS_PER_TRANSFER * transfers);
+  e.add(human_bytes(bytes) + " moved x " + human_seconds(per_byte * 1e6) + " per MB (" + job.transport + ")",
+        "size = " + std::to_string(largest_size) + " bytes" + (job.sizes.size() > 1 ? " (the largest)" : "") + ", " +
+            counts,
+        0, per_byte * bytes);
   if (job.transport == "mpi" && pairs > 0)
     e.add(num(pairs) + " pairs of tensors in flight together x " + human_seconds(MPI_SECONDS_PER_TENSOR_PAIR),
           "tensors per step = " + std::to_string(job.tensors_per_step), 0, MPI_SECONDS_PER_TENSOR_PAIR * pairs);

@@ -90,7 +90,9 @@ std::string time_override(double seconds)
 
 std::string term_text(const CostTerm& t, bool by_memory)
 {
-  return t.parameter + " (" + t.what + " = " + (by_memory ? human_bytes(t.bytes) : human_seconds(t.seconds)) + ")";
+  const std::string amount = by_memory ? human_bytes(t.bytes) : human_seconds(t.seconds);
+  if (t.parameter.empty()) return t.what + " (" + amount + ")"; // a fixed cost (starting a process)
+  return t.parameter + " (" + t.what + " = " + amount + ")";
 }
 
 } // namespace

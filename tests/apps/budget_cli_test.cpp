@@ -123,10 +123,11 @@ TEST_CASE("replay of a trace with a group size of a million is refused at once, 
 
 TEST_CASE("emulate, perftest and pcie-copy refuse runs beyond the budget too", "[quick]")
 {
-  Run e = run("emulate --transport grpc --size 1K --steps 1000", "TENSORPATH_TIME_LIMIT=1ms");
+  Run e = run("emulate --transport grpc --size 1K --steps 1000", "TENSORPATH_TIME_LIMIT=500ms");
   INFO(e.out);
   CHECK(e.status == 2);
   CHECK(has(e.out, "emulated transfer (grpc)"));
+  CHECK(has(e.out, "driven by steps = 1000"));
   Run p = run("perftest --iters 100000000");
   INFO(p.out);
   CHECK(p.status == 2);
