@@ -2,9 +2,11 @@
 // analytical fabric mode (sim/fabric_modes.hpp), against the alpha-beta ring formula.
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/progress_line.hpp"
 #include "core/common/isolated_run.hpp"
 #include "models/catalog.hpp"
 #include "sim/fabric_modes.hpp"
+#include "sim/job_estimate.hpp"
 
 #include <fmt/format.h>
 
@@ -45,21 +47,56 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx4-edr-ib"), hosts, a.get("switch"));
   if (!cluster.ok()) return report_error(cluster.error());
+  // Every mode is a process of its own, one after the other: refuse the whole before the first starts.
+  JobEstimate need;
+  need.job = "tensorpath allreduce";
+  std::vector<double> mode_seconds, ring_seconds; // each mode's estimate, and of it the ring's messages
+  for (auto mode : modes) {
+    sim::AllreduceJob j = job;
+    j.mode = mode;
+    auto e = sim::estimate_allreduce(cluster.value(), j);
+    e.rename_parameter("ranks =", "--ranks");
+    e.rename_parameter("hosts in the cluster", "--hw: hosts in the cluster");
+    mode_seconds.push_back(e.seconds);
+    ring_seconds.push_back(e.terms.back().seconds);
+    need.then(e);
+  }
+  if (auto st = check_budget(need, "use fewer --ranks" + std::string(m == "analytical" ? "" : " or --mode analytical"));
+      !st.ok())
+    return report_error(st.error());
+  // A large allreduce (a second or more) shows its progress: modes done and the ring's messages.
+  frontend::ProgressLine line("allreduce", frontend::ProgressLine::stderr_is_terminal() && need.seconds >= 1);
+  line.set_estimate(need.seconds);
   std::printf("Ring allreduce of %.0f bytes over %d ranks (%d per host, %s memory) on %s\n\n", job.bytes, job.ranks,
               job.ranks_per_host, job.gpu ? "GPU" : "host", cluster->host(0).name.c_str());
   std::printf("%-11s %12s %12s %12s %10s %11s %14s\n", "mode", "time[ms]", "busbw[GB/s]", "a-b[ms]", "vs a-b",
               "wall[s]", "messages/s");
   int status = 0;
-  for (auto mode : modes) {
+  double done_seconds = 0;
+  for (size_t k = 0; k < modes.size(); ++k) {
+    const auto mode = modes[k];
     sim::AllreduceJob j = job;
     j.mode = mode;
     const models::ClusterProfile cl = cluster.value();
-    auto child = run_isolated([&]() -> Result<std::string> {
-      auto r = sim::run_allreduce(cl, j);
-      if (!r.ok()) return r.error();
-      return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g}", r->seconds, r->messages, r->wall_seconds, r->alpha,
-                         r->beta);
-    });
+    const std::string what =
+        std::string(sim::to_string(mode)) + " mode" +
+        (modes.size() > 1 ? " (" + std::to_string(k + 1) + "/" + std::to_string(modes.size()) + ")" : std::string());
+    auto progress = [&](double done, double total) {
+      const double f = total > 0 ? done / total : 0;
+      line.update((done_seconds + mode_seconds[k] - ring_seconds[k] + f * ring_seconds[k]) / need.seconds,
+                  what + ": " + human_count(done) + "/" + human_count(total) + " messages");
+    };
+    line.update(done_seconds / need.seconds, what);
+    auto child = run_isolated(
+        [&]() -> Result<std::string> {
+          auto r = sim::run_allreduce(cl, j);
+          if (!r.ok()) return r.error();
+          return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g}", r->seconds, r->messages, r->wall_seconds, r->alpha,
+                             r->beta);
+        },
+        0, line.enabled() ? ProgressListener(progress) : ProgressListener());
+    done_seconds += mode_seconds[k];
+    line.finish();
     if (!child.ok()) {
       std::printf("%-11s ERROR %s\n", sim::to_string(mode), child.error().message().c_str());
       status = 1;
@@ -100,7 +137,8 @@ Command allreduce_command()
       {"gpu", 0, false, "", "tensors in GPU memory (rank k of a host on GPU k)"},
       {"transport", 0, true, "NAME", "protocol mode: the transport (default mpi, optimal path)"},
   };
-  s.details = "Example: tensorpath allreduce --ranks 256 --size 1G --mode all";
+  s.details = "Example: tensorpath allreduce --ranks 256 --size 1G --mode all\n"
+              "A run beyond the budget (memory, TENSORPATH_TIME_LIMIT) is refused with its estimate (docs/cli.md).";
   return {s, &run_allreduce_cmd};
 }
 

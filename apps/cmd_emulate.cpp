@@ -6,6 +6,7 @@
 #include "apps/lib/sim_vs_emu.hpp"
 #include "core/common/file_io.hpp"
 #include "emulator/ibv_device.hpp"
+#include "emulator/job_estimate.hpp"
 #include "emulator/training_job.hpp"
 #include "emulator/transfer_job.hpp"
 #include "models/workload/workload.hpp"
@@ -110,6 +111,15 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
               scaled.compute_seconds() * 1e3, mode == "ps" ? "parameter servers" : "ring allreduce", job.workers,
               mode == "ps" ? fmt::format(" x {} GPU(s), {} PS", job.gpus_per_worker, job.ps_tasks).c_str() : "",
               job.steps);
+  JobEstimate need;
+  need.job = "tensorpath emulate --train";
+  for (const auto& n : names) {
+    emu::EmuTrainingJob j = job;
+    j.transport = n;
+    need.then(emu::estimate_emulated_training(scaled, j));
+  }
+  if (auto st = check_budget(need, "use a smaller --scale, fewer --workers, --steps or transports"); !st.ok())
+    return report_error(st.error());
   std::printf("%-10s %6s %12s %14s %12s\n", "transport", "tasks", "step [ms]", "network MB/step", "compute [ms]");
   int status = 0;
   for (const auto& n : names) {
@@ -180,6 +190,15 @@ int run_emulate(const frontend::ParsedArgs& a)
   job.os_processes = a.has("processes");
   if (job.os_processes && device != "soft")
     return report_error(Error::at("", "--processes", "the software device (--device soft)", device));
+  JobEstimate need;
+  need.job = "tensorpath emulate";
+  for (const auto& n : names) {
+    emu::EmuTransferJob j = job;
+    j.transport = n;
+    need.then(emu::estimate_emulated_transfer(j));
+  }
+  if (auto st = check_budget(need, "use a smaller --size, fewer --steps or transports"); !st.ok())
+    return report_error(st.error());
   transports::TransferLog all;
   int status = 0;
   std::printf("Emulated transfers %s -> %s (%s, %s), strategy %s, %d step(s) per size\n\n", a.get("src", "cpu").c_str(),

@@ -5,9 +5,11 @@
 // compute and the new communication times (traces/replay: the recorded order stands for dependencies).
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/progress_line.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/common/suggest.hpp"
 #include "sim/fabric_modes.hpp"
+#include "sim/job_estimate.hpp"
 #include "sim/transfer_job.hpp"
 #include "traces/replay.hpp"
 #include "traces/trace.hpp"
@@ -16,6 +18,8 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
+#include <tuple>
 
 namespace tp::cli {
 
@@ -63,6 +67,66 @@ int run_replay(const frontend::ParsedArgs& a)
   auto ranks_arg = a.get_int("ranks", 0, 0, 100000);
   if (!ranks_arg.ok()) return report_error(ranks_arg.error());
   models::Catalog cat;
+  // Each re-simulated event is a process of its own (a transfer once per size and placement): estimate them all and
+  // refuse the replay before the first starts when they exceed the budget.
+  auto transfer_job = [&](const traces::TraceTransfer& x) {
+    sim::TransferJob j;
+    j.transport = transport;
+    j.sizes = {std::max<uint64_t>(x.bytes, 4)};
+    j.steps = 2;
+    j.src = placement(x.src_device);
+    j.dst = placement(x.dst_device);
+    return j;
+  };
+  auto ranks_of = [&](const traces::TraceCollective& c) {
+    return ranks_arg.value() > 0 ? int(ranks_arg.value()) : (c.ranks > 0 ? c.ranks : 0);
+  };
+  JobEstimate need;
+  need.job = "tensorpath replay";
+  std::vector<double> transfer_seconds(t->transfers.size(), 0), collective_seconds(t->collectives.size(), 0);
+  {
+    auto cl2 = frontend::cluster_for(cat, a.get("hw"), 2, a.get("switch"));
+    if (!cl2.ok()) return report_error(cl2.error());
+    std::set<std::tuple<uint64_t, int, int>> seen;
+    for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
+      const auto& x = t->transfers[xi];
+      const sim::TransferJob j = transfer_job(x);
+      if (!seen.insert({x.bytes, int(j.src.is_gpu()), int(j.dst.is_gpu())}).second) continue;
+      auto e = sim::estimate_transfer(cl2.value(), j);
+      for (auto& term : e.terms)
+        if (!term.parameter.empty()) term.parameter = "transfer \"" + x.tensor + "\" of the trace";
+      transfer_seconds[xi] = e.seconds;
+      need.then(e);
+    }
+    for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
+      const auto& c = t->collectives[ci];
+      const int ranks = ranks_of(c);
+      if (c.kind != "allreduce" || ranks < 2) continue;
+      auto cl = frontend::cluster_for(cat, a.get("hw"), ranks, a.get("switch"));
+      if (!cl.ok()) return report_error(cl.error());
+      sim::AllreduceJob j;
+      j.mode = sim::FabricMode::ANALYTICAL;
+      j.ranks = ranks;
+      j.bytes = double(c.bytes);
+      j.gpu = true;
+      auto e = sim::estimate_allreduce(cl.value(), j);
+      e.rename_parameter("ranks =", ranks_arg.value() > 0 ? "--ranks"
+                                                          : "the group size of " + c.kind + " \"" + c.name +
+                                                                "\" in the trace (--ranks overrides):");
+      collective_seconds[ci] = e.seconds;
+      need.then(e);
+    }
+  }
+  if (auto st = check_budget(need, "re-simulate a smaller trace, or give smaller --ranks"); !st.ok())
+    return report_error(st.error());
+  frontend::ProgressLine line("replay", frontend::ProgressLine::stderr_is_terminal());
+  line.set_estimate(need.seconds);
+  double done_seconds = 0;
+  const size_t events = t->transfers.size() + t->collectives.size();
+  auto show = [&](size_t event, const std::string& what) {
+    line.update(need.seconds > 0 ? done_seconds / need.seconds : 0,
+                "event " + std::to_string(event + 1) + "/" + std::to_string(events) + " (" + what + ")");
+  };
   std::printf("\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode):\n\n",
               a.get("hw").c_str(), transport.c_str());
   std::printf("%-10s %-36s %12s %14s %14s %8s\n", "event", "name", "bytes", "recorded[ms]", "simulated[ms]", "ratio");
@@ -77,18 +141,16 @@ int run_replay(const frontend::ParsedArgs& a)
     if (!cache.count(key)) {
       auto cluster = frontend::cluster_for(cat, a.get("hw"), 2, a.get("switch"));
       if (!cluster.ok()) return report_error(cluster.error());
-      sim::TransferJob j;
-      j.transport = transport;
-      j.sizes = {std::max<uint64_t>(x.bytes, 4)};
-      j.steps = 2;
-      j.src = src;
-      j.dst = dst;
+      const sim::TransferJob j = transfer_job(x);
       const models::ClusterProfile cl = cluster.value();
+      show(xi, "transfer " + x.tensor);
       auto child = run_isolated([&]() -> Result<std::string> {
         auto r = sim::run_transfer_job(cl, j);
         if (!r.ok()) return r.error();
         return fmt::format("{:.17g}", r->points.at(0).steady_latency);
       });
+      done_seconds += transfer_seconds[xi];
+      line.finish();
       if (!child.ok()) {
         std::printf("%-10s %-36.36s ERROR %s\n", "transfer", x.tensor.c_str(), child.error().message().c_str());
         status = 1;
@@ -110,7 +172,7 @@ int run_replay(const frontend::ParsedArgs& a)
                   static_cast<unsigned long long>(c.bytes), c.duration * 1e3, "(not yet)", "-");
       continue;
     }
-    const int ranks = ranks_arg.value() > 0 ? int(ranks_arg.value()) : (c.ranks > 0 ? c.ranks : 0);
+    const int ranks = ranks_of(c);
     if (ranks < 2) {
       std::printf("%-10s %-36.36s %12llu %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(),
                   static_cast<unsigned long long>(c.bytes), c.duration * 1e3, "(--ranks?)", "-");
@@ -124,11 +186,14 @@ int run_replay(const frontend::ParsedArgs& a)
     j.bytes = double(c.bytes);
     j.gpu = true;
     const models::ClusterProfile cl = cluster.value();
+    show(t->transfers.size() + ci, c.kind + " " + c.name);
     auto child = run_isolated([&]() -> Result<std::string> {
       auto r = sim::run_allreduce(cl, j);
       if (!r.ok()) return r.error();
       return fmt::format("{:.17g}", r->seconds);
     });
+    done_seconds += collective_seconds[ci];
+    line.finish();
     if (!child.ok()) {
       std::printf("%-10s %-36.36s ERROR %s\n", c.kind.c_str(), c.name.c_str(), child.error().message().c_str());
       status = 1;

@@ -3,6 +3,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/cli_common.hpp"
 #include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/progress_line.hpp"
 #include "apps/lib/training_report.hpp"
 #include "core/collectives/library_defaults.hpp"
 #include "core/common/isolated_run.hpp"
@@ -86,7 +87,12 @@ int run_train(const frontend::ParsedArgs& a)
   if (auto st = frontend::check_collective_mode(spec); !st.ok()) return report_error(st.error());
   spec.one_gpu_reference = !a.has("no-reference");
   spec.collect_events = a.has("trace");
-  auto res = frontend::run_training(spec);
+  frontend::ProgressLine line("train", frontend::ProgressLine::stderr_is_terminal());
+  auto res = frontend::run_training(spec, [&line](double fraction, const std::string& what, double estimate) {
+    line.set_estimate(estimate);
+    line.update(fraction, what);
+  });
+  line.finish();
   if (!res.ok()) return report_error(res.error());
   if (a.has("trace")) {
     if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok()) return report_error(st.error());
@@ -147,7 +153,8 @@ Command train_command()
   s.details =
       "Each run is its own process. Example: tensorpath train --model vgg16 --hw hkust-4node --batch 32\n"
       "Defaults are the real systems' defaults: in allreduce mode Horovod's (>= 0.21: cycle 1 ms, fusion 128 MiB,\n"
-      "response cache on; --library picks another library's), and the report prints the ones in force.";
+      "response cache on; --library picks another library's), and the report prints the ones in force.\n"
+      "A run beyond the budget (memory, TENSORPATH_TIME_LIMIT) is refused with its estimate (docs/cli.md).";
   return {s, &run_train};
 }
 

@@ -7,6 +7,7 @@
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
+#include "sim/job_estimate.hpp"
 #include "sim/transfer_job.hpp"
 
 #include <fmt/format.h>
@@ -88,6 +89,18 @@ int run_transfer(const frontend::ParsedArgs& a)
   auto sizes = frontend::size_list(a, 1 << 20);
   if (!sizes.ok()) return report_error(sizes.error());
   job.sizes = sizes.value();
+  // One process per transport, one after the other: refuse the whole before the first starts.
+  JobEstimate need;
+  need.job = "tensorpath transfer";
+  for (const auto& n : names) {
+    sim::TransferJob j = job;
+    j.transport = n;
+    auto e = sim::estimate_transfer(cluster.value(), j);
+    e.rename_parameter("hosts in the cluster", "--hw: hosts in the cluster");
+    need.then(e);
+  }
+  if (auto st = check_budget(need, "use fewer --tensors, --steps or sizes, or fewer transports"); !st.ok())
+    return report_error(st.error());
   std::vector<sim::TransferResult> results;
   std::vector<std::pair<std::string, std::string>> errors;
   std::string records_json = "[", records_csv = transports::TransferLog::csv_header();

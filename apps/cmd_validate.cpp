@@ -5,6 +5,7 @@
 #include "apps/lib/spec_files.hpp"
 #include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/common/resource_estimate.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +45,8 @@ int run_validate(const frontend::ParsedArgs& a)
     Row row;
     row.c = &c;
     auto child = run_isolated(
-        [&c]() -> Result<std::string> {
+        [&c, &limit]() -> Result<std::string> {
+          set_job_timeout(double(limit.value()), "validate --timeout");
           auto out = frontend::run_job(c.job);
           if (!out.ok()) return out.error();
           return frontend::encode_outcome(out.value());

@@ -81,7 +81,10 @@ void usage(std::FILE* out)
   for (const auto& c : commands())
     std::fprintf(out, "  %-12s %s\n", c.spec.name.c_str(), c.spec.summary.c_str());
   std::fprintf(out, "  %-12s %s\n", "version", "print the version");
-  std::fprintf(out, "\nRun `tensorpath <command> --help` for the options of a command.\n");
+  std::fprintf(out,
+               "\nRun `tensorpath <command> --help` for the options of a command. A run whose estimate exceeds the\n"
+               "budget (TENSORPATH_TIME_LIMIT, default 5m; TENSORPATH_MEMORY_LIMIT, default: the free memory) is\n"
+               "refused before it starts, with the estimate (docs/cli.md).\n");
 }
 
 /// Standard output is a result too: a full disk or a closed pipe under `> file` must not pass for success.

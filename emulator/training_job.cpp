@@ -1,11 +1,11 @@
 // Training steps on emulated processes (see training_job.hpp).
 #include "emulator/training_job.hpp"
 
-#include "core/common/resource_estimate.hpp"
 #include "core/training/executor.hpp"
 #include "core/training/step_graph.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "emulator/emulation.hpp"
+#include "emulator/job_estimate.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 
@@ -54,14 +54,9 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
   if (!transports::find_transport(job.transport))
     return Error::at("", "transport", "a registered transport", "\"" + job.transport + "\"");
   const training::TrainingModel model = scale_model(full, job.scale);
-  {
-    const uint64_t towers = uint64_t(job.workers) * uint64_t(job.allreduce ? 1 : job.gpus_per_worker);
-    const uint64_t tasks = uint64_t(job.workers) + uint64_t(job.allreduce ? 0 : job.ps_tasks);
-    if (auto st = check_memory(estimate_emulated_training(model.bytes(), towers, tasks), "emulated training",
-                               "use a smaller --scale or fewer workers");
-        !st.ok())
-      return st.error();
-  }
+  if (auto st = check_budget(estimate_emulated_training(model, job), "use a smaller --scale, fewer workers or steps");
+      !st.ok())
+    return st.error();
 
   training::StepLayout sl;
   sl.mode = job.allreduce ? training::SyncMode::ALLREDUCE : training::SyncMode::PARAMETER_SERVER;

@@ -5,6 +5,7 @@
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "emulator/emulation.hpp"
+#include "emulator/job_estimate.hpp"
 #include "emulator/process_transfer.hpp"
 
 #include <algorithm>
@@ -32,18 +33,20 @@ Status check_emulated_size(uint64_t bytes, const std::string& option)
                      "at most " + std::to_string(MAX_EMULATED_BYTES) +
                          " bytes (a float32 tensor of 2^50 elements, the most a tensor's meta-data carries)",
                      std::to_string(bytes));
-  if (auto st = check_memory(estimate_emulated_transfer(bytes),
-                             "an emulated transfer of " + std::to_string(bytes) + " bytes (" + option + ")",
-                             "the emulator moves real bytes: use a smaller " + option);
-      !st.ok())
-    return st.error();
-  return ok_status();
+  EmuTransferJob one;
+  one.sizes = {bytes};
+  one.steps = 1;
+  JobEstimate e = estimate_emulated_transfer(one);
+  e.job = "an emulated transfer of " + std::to_string(bytes) + " bytes (" + option + ")";
+  return check_budget(e, "the emulator moves real bytes: use a smaller " + option);
 }
 
 Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
 {
   for (uint64_t bytes : job.sizes)
     TP_TRY(check_emulated_size(bytes, "size"));
+  if (auto st = check_budget(estimate_emulated_transfer(job), "use smaller tensors, fewer sizes or steps"); !st.ok())
+    return st.error();
   if (job.os_processes) return run_process_transfer(job);
   transports::register_builtin_transports();
   if (!transports::find_transport(job.transport))

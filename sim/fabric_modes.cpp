@@ -2,9 +2,11 @@
 #include "sim/fabric_modes.hpp"
 
 #include "core/collectives/ring.hpp"
+#include "core/common/progress.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "sim/analytical_fabric.hpp"
+#include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 
@@ -308,6 +310,24 @@ AnalyticalRoute analytical_route(const Path& p, std::vector<AnalyticalLink>& lin
   };
   return out;
 }
+/// Counts the ring's messages on their way into a fabric and reports them (core/common/progress.hpp).
+class CountingFabric final : public collectives::MessageFabric {
+public:
+  CountingFabric(collectives::MessageFabric& f, double total) : f_(f), total_(total) {}
+  double now() const override { return f_.now(); }
+  void send(int src, int dst, double bytes, std::function<void()> delivered) override
+  {
+    if ((++sent_ & 1023) == 0) report_progress(double(sent_), total_);
+    f_.send(src, dst, bytes, std::move(delivered));
+  }
+  void after(double seconds, std::function<void()> f) override { f_.after(seconds, std::move(f)); }
+  void run() override { f_.run(); }
+
+private:
+  collectives::MessageFabric& f_;
+  double total_;
+  uint64_t sent_ = 0;
+};
 
 } // namespace
 
@@ -386,6 +406,11 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     if (job.gpu && int(cluster.host(size_t(h)).gpus.size()) < job.ranks_per_host)
       return Error::at(cluster.host(size_t(h)).file, "gpus", std::to_string(job.ranks_per_host) + " GPUs per host",
                        std::to_string(cluster.host(size_t(h)).gpus.size()));
+  if (auto st = check_budget(estimate_allreduce(cluster, job), job.mode == FabricMode::ANALYTICAL
+                                                                   ? "use fewer ranks"
+                                                                   : "use fewer ranks or the analytical mode");
+      !st.ok())
+    return st.error();
   auto simr = Simulation::create(cluster);
   if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
@@ -414,7 +439,8 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
   auto schedule_on = [&](collectives::MessageFabric& f) {
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
     const auto t0 = clock::now();
-    auto r = collectives::run_ring_allreduce(f, job.ranks, job.bytes, adds);
+    CountingFabric counted(f, 2.0 * job.ranks * (job.ranks - 1));
+    auto r = collectives::run_ring_allreduce(counted, job.ranks, job.bytes, adds);
     out.seconds = r.seconds;
     out.messages = r.messages;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();

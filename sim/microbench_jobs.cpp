@@ -1,5 +1,6 @@
 // Wiring of core/microbench onto a Simulation.
 #include "sim/microbench_jobs.hpp"
+#include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
 
 #include <chrono>
@@ -34,6 +35,8 @@ Result<PerftestJobResult> run_perftest_job(const models::ClusterProfile& cluster
   auto names = cluster.host_names();
   const std::string server = job.server.empty() ? names.at(0) : job.server;
   const std::string client = job.client.empty() ? (names.size() > 1 ? names[1] : names[0]) : job.client;
+  if (auto st = check_budget(estimate_perftest(cluster, job), "use fewer iterations or sizes"); !st.ok())
+    return st.error();
   auto sim = Simulation::create(cluster, options);
   if (!sim.ok()) return sim.error();
   Simulation& s = *sim.value();
@@ -73,6 +76,7 @@ Result<std::vector<microbench::CopyResult>> run_copy_jobs(const models::ClusterP
   if (jobs.empty()) return std::vector<microbench::CopyResult>{};
   auto names = cluster.host_names();
   const std::string machine = jobs.front().machine.empty() ? names.at(0) : jobs.front().machine;
+  if (auto st = check_budget(estimate_copies(cluster, jobs), "use fewer iterations"); !st.ok()) return st.error();
   auto sim = Simulation::create(cluster, options);
   if (!sim.ok()) return sim.error();
   auto p = sim.value()->add_process(machine, "pcie-copy");

@@ -2,10 +2,11 @@
 #include "sim/training_job.hpp"
 
 #include "core/collectives/ring.hpp"
-#include "core/common/resource_estimate.hpp"
+#include "core/common/progress.hpp"
 #include "core/training/critical_path.hpp"
 #include "core/training/step_graph.hpp"
 #include "sim/analytical_collectives.hpp"
+#include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 
@@ -93,28 +94,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
                        fmt_seconds(per_step) + " s per step");
   }
   const auto& L = job.layout;
-  {
-    // Refuse up front what the machine cannot hold: the step graph grows with tasks x (layers + variables).
-    uint64_t vars = 0;
-    for (const auto& l : model.layers)
-      vars += l.variables.size();
-    const uint64_t layers = model.layers.size();
-    const uint64_t towers = uint64_t(std::max(L.workers, 0)) * uint64_t(std::max(L.gpus_per_worker, 1));
-    // PS: per tower forward and backward per layer, a read and a gradient per variable and their SEND/RECV pairs;
-    // per worker the sums; the PS tasks' reads and applies. Allreduce: per rank the layers, a read and a gradient
-    // per variable, and its allreduce.
-    const bool ps = L.mode == TrainingLayout::Mode::PARAMETER_SERVER;
-    const uint64_t ops = ps ? towers * (2 * layers + 4 * vars) + uint64_t(std::max(L.workers, 0)) * 2 * vars + 3 * vars
-                            : towers * (2 * layers + 2 * vars) + uint64_t(std::max(L.workers, 0)) * vars;
-    const auto need = estimate_training(ops, uint64_t(std::max(L.workers, 0) + std::max(L.ps_tasks, 0)));
-    if (auto st = check_memory(need,
-                               "training job (" + std::to_string(L.workers) + " workers, " +
-                                   std::to_string(L.ps_tasks) + " PS tasks)",
-                               "run fewer tasks or on a machine with more memory (TENSORPATH_MEMORY_LIMIT=bytes "
-                               "overrides what this check assumes)");
-        !st.ok())
-      return st.error();
-  }
+  // Refuse up front what the machine cannot hold or the time budget does not allow: the step graph grows with tasks x
+  // (layers + variables), the rings with ranks^2.
+  if (auto st = check_budget(estimate_training(cluster, model, job), "run fewer tasks or steps"); !st.ok())
+    return st.error();
   const size_t H = cluster.host_count();
   const auto names = cluster.host_names();
   if (H == 0) return Error::at("", "hw", "a cluster with hosts", "none");
@@ -512,6 +495,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     }
     const double dt = sim.now() - t0;
     out.step_seconds.push_back(dt);
+    report_progress(double(s + 1), double(job.steps));
     for (auto& rt : runtimes)
       rt->rendezvous().cleanup(step);
     if (s < job.warmup) continue;

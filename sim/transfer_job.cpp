@@ -1,7 +1,8 @@
 // Producer on machine 0, consumer on machine 1; steps run one after the other.
 #include "sim/transfer_job.hpp"
-#include "core/common/resource_estimate.hpp"
+#include "core/common/progress.hpp"
 #include "core/rendezvous/rendezvous_key.hpp"
+#include "sim/job_estimate.hpp"
 
 #include <chrono>
 
@@ -27,18 +28,13 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
                        "at most " + std::to_string(4 * uint64_t(MAX_TENSOR_ELEMENTS)) +
                            " bytes (a float32 tensor of 2^50 elements, the most a tensor's meta-data carries)",
                        std::to_string(s));
-  if (job.materialize) {
-    // Real bytes for every tensor of a step, at the largest size: refuse what the machine cannot hold.
-    uint64_t largest = 0;
-    for (uint64_t s : job.sizes)
-      largest = std::max(largest, s);
-    const uint64_t tensors = uint64_t(std::max(job.tensors_per_step, 1));
-    const uint64_t all = largest > UINT64_MAX / tensors ? UINT64_MAX : largest * tensors; // saturated
-    if (auto st = check_memory(estimate_transfer(all, tensors), "materialized transfer",
-                               "use smaller or fewer tensors, or virtual (not materialized) buffers");
-        !st.ok())
-      return st.error();
-  }
+  // Refuse up front what the machine cannot hold or the time budget does not allow (materialized bytes, records).
+  if (auto st = check_budget(estimate_transfer(cluster, job),
+                             job.materialize ? "use smaller or fewer tensors, fewer steps, or virtual (not "
+                                               "materialized) buffers"
+                                             : "use fewer tensors, steps or sizes");
+      !st.ok())
+    return st.error();
   SimOptions so;
   so.materialize = job.materialize;
   auto simr = Simulation::create(cluster, so);

@@ -1,8 +1,10 @@
 // Design-space sweeps (see sweep.hpp).
 #include "apps/lib/sweep.hpp"
 
+#include "apps/lib/progress_line.hpp"
 #include "apps/lib/spec_files.hpp"
 #include "core/common/file_io.hpp"
+#include "core/common/resource_estimate.hpp"
 #include "models/json_reader.hpp"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,8 @@ std::string row_json(const SweepSpec& spec, const SweepPoint& p, const std::map<
 /// In a worker process: run the point, return its row.
 std::string compute_row(const SweepSpec& spec, const SweepPoint& p)
 {
+  // A point that would outlast its timeout is refused up front with its estimate (an error row saying why).
+  set_job_timeout(spec.point_timeout, "the sweep's point_timeout");
   auto job = parse_job_text(p.job, spec.file, "point " + std::to_string(p.index));
   if (!job.ok()) return row_json(spec, p, nullptr, job.error().message());
   auto out = run_job(job.value());
@@ -164,17 +168,14 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
     if (!write_error.ok()) return; // the first lost row stops the sweep (below); its rows so far are kept
     write_error = rows_file.append(row);
   };
+  ProgressLine line(spec.name.empty() ? "sweep" : spec.name, o.progress);
   auto show = [&] {
-    if (!o.progress) return;
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const size_t fin = sum.ran + sum.skipped;
-    const double rate = el > 0 ? double(sum.ran) / el : 0;
-    const double eta = rate > 0 ? double(sum.total - fin) / rate : 0;
-    const int width = 30, filled = sum.total ? int(double(fin) / double(sum.total) * width) : width;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu  %.1f points/s  ETA %.0f s  %zu error(s) ",
-                 std::string(size_t(filled), '#').c_str(), std::string(size_t(width - filled), ' ').c_str(), fin,
-                 sum.total, rate, eta, sum.errors);
-    std::fflush(stderr);
+    char what[96];
+    std::snprintf(what, sizeof what, "%zu/%zu points, %.1f points/s, %zu error(s)", fin, sum.total,
+                  el > 0 ? double(sum.ran) / el : 0.0, sum.errors);
+    line.update(sum.total ? double(fin) / double(sum.total) : 1.0, what);
   };
   std::vector<Worker> running;
   size_t next = 0;
@@ -242,7 +243,7 @@ Result<SweepSummary> run_sweep(const SweepSpec& spec, const SweepOptions& o)
       show();
     }
   }
-  if (o.progress) std::fprintf(stderr, "\n");
+  line.finish();
   if (auto st = rows_file.close(); write_error.ok() && !st.ok()) write_error = st;
   if (!write_error.ok()) sum.lost = write_error.error().message();
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

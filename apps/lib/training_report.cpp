@@ -8,6 +8,7 @@
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "models/workload/workload.hpp"
+#include "sim/job_estimate.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -226,13 +227,15 @@ sim::TrainingResult result_from(const json& j)
 
 /// Run one job in a child process; the result comes back as JSON.
 Result<sim::TrainingResult> isolated(const models::ClusterProfile& cl, const training::TrainingModel& m,
-                                     const sim::TrainingJob& job)
+                                     const sim::TrainingJob& job, const ProgressListener& progress = {})
 {
-  auto child = run_isolated([&]() -> Result<std::string> {
-    auto r = sim::run_training_job(cl, m, job);
-    if (!r.ok()) return r.error();
-    return result_json(r.value(), job.collect_events).dump();
-  });
+  auto child = run_isolated(
+      [&]() -> Result<std::string> {
+        auto r = sim::run_training_job(cl, m, job);
+        if (!r.ok()) return r.error();
+        return result_json(r.value(), job.collect_events).dump();
+      },
+      0, progress);
   if (!child.ok()) return child.error();
   try {
     return result_from(json::parse(child.value()));
@@ -243,7 +246,7 @@ Result<sim::TrainingResult> isolated(const models::ClusterProfile& cl, const tra
 
 } // namespace
 
-Result<TrainingReport> run_training(const TrainingSpec& spec)
+Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProgress& progress)
 {
   transports::register_builtin_transports();
   models::Catalog cat;
@@ -352,14 +355,66 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
       return Error::at("", "collective_mode", "protocol or analytical", "\"" + spec.collective_mode + "\"");
     job.collective_mode = cm.value();
   }
-  bool events_taken = false;
+  // The 1-GPU reference: one GPU of the first host, its variables on its CPU.
+  models::ClusterProfile one;
+  sim::TrainingJob ref = job;
+  if (spec.one_gpu_reference) {
+    auto sw = cat.network_switch("back-to-back");
+    if (!sw.ok()) return sw.error();
+    one = models::make_cluster(host0, 1, sw.value(), "node");
+    ref.transport = "grpc";
+    ref.collect_events = false;
+    ref.layout = sim::TrainingLayout{};
+    ref.layout.workers = 1;
+    ref.layout.gpus_per_worker = 1;
+    ref.layout.ps_tasks = 0;
+    if (spec.mode == "allreduce") {
+      // One rank: the variables stay on its GPU and the ring has nothing to do.
+      ref.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+      ref.layout.ranks_per_host = 1;
+    }
+  }
+  // Every run is a process of its own, one after the other: refuse the whole before the first starts.
+  JobEstimate need;
+  need.job = "training (" + std::to_string(spec.transports.size()) + " transport(s)" +
+             (spec.one_gpu_reference ? " and the 1-GPU reference)" : ")");
+  std::vector<double> run_seconds;
   for (const auto& t : spec.transports) {
+    sim::TrainingJob j = job;
+    j.transport = t;
+    auto e = sim::estimate_training(cluster.value(), model, j);
+    run_seconds.push_back(e.seconds);
+    need.then(e);
+  }
+  if (spec.one_gpu_reference) {
+    auto e = sim::estimate_training(one, model, ref);
+    run_seconds.push_back(e.seconds);
+    need.then(e);
+  }
+  if (auto st = check_budget(need, "run fewer workers, steps or transports"); !st.ok()) return st.error();
+  const size_t runs = run_seconds.size();
+  double done_seconds = 0;
+  auto run_progress = [&](size_t k, const std::string& name) -> ProgressListener {
+    if (!progress) return {};
+    const std::string what = name + (runs > 1 ? " (" + std::to_string(k + 1) + "/" + std::to_string(runs) + ")" : "");
+    progress(done_seconds / need.seconds, what, need.seconds);
+    return [&, k, what](double done, double total) {
+      const double f = total > 0 ? done / total : 0;
+      progress((done_seconds + f * run_seconds[k]) / need.seconds,
+               what + ": step " + std::to_string(int(done)) + "/" + std::to_string(int(total)), need.seconds);
+    };
+  };
+
+  bool events_taken = false;
+  for (size_t k = 0; k < spec.transports.size(); ++k) {
+    const auto& t = spec.transports[k];
     sim::TrainingJob j = job;
     j.transport = t;
     j.collect_events = spec.collect_events && !events_taken;
     j.faults = spec.faults;
     j.stall_timeout = spec.stall_timeout;
-    auto r = isolated(cluster.value(), model, j);
+    auto r = isolated(cluster.value(), model, j, run_progress(k, t));
+    done_seconds += run_seconds[k];
     TrainingRun run;
     run.transport = t;
     if (r.ok()) {
@@ -370,22 +425,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec)
     rep.runs.push_back(std::move(run));
   }
   if (spec.one_gpu_reference) {
-    auto sw = cat.network_switch("back-to-back");
-    if (!sw.ok()) return sw.error();
-    models::ClusterProfile one = models::make_cluster(host0, 1, sw.value(), "node");
-    sim::TrainingJob j = job;
-    j.transport = "grpc";
-    j.collect_events = false;
-    j.layout = sim::TrainingLayout{};
-    j.layout.workers = 1;
-    j.layout.gpus_per_worker = 1;
-    j.layout.ps_tasks = 0;
-    if (spec.mode == "allreduce") {
-      // One rank: the variables stay on its GPU and the ring has nothing to do.
-      j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-      j.layout.ranks_per_host = 1;
-    }
-    auto r = isolated(one, model, j);
+    auto r = isolated(one, model, ref, run_progress(runs - 1, "1-GPU reference"));
     if (!r.ok()) return Error::msg("1-GPU reference run: " + r.error().message());
     rep.reference = r.value();
   }

@@ -10,6 +10,7 @@
 #include "core/transports/transport.hpp"
 #include "sim/training_job.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,7 +73,13 @@ struct TrainingReport {
   double speedup_over_one_gpu(const sim::TrainingResult& r) const;
 };
 
-Result<TrainingReport> run_training(const TrainingSpec& spec);
+/// What a long run shows: the fraction of the whole done (0..1), what of what ("grpc (1/5): step 2/3") and the
+/// estimated seconds of the whole.
+using TrainingProgress = std::function<void(double fraction, const std::string& what, double estimate)>;
+
+/// Every run of the spec, each in its own process, one after the other; refused up front (sim/job_estimate) when
+/// all of them together exceed the budget (core/common/resource_estimate.hpp).
+Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProgress& progress = {});
 /// An analytical collective mode models the mpi transport's path with raw-buffer messages and non-blocking receives
 /// only (sim/fabric_modes.hpp): any other combination is refused up front, naming what to set.
 Status check_collective_mode(const TrainingSpec& spec);

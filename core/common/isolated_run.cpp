@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,19 +30,34 @@ bool write_all(int fd, const std::string& s)
 
 } // namespace
 
-Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s)
+Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s,
+                                 const ProgressListener& on_progress)
 {
   int fds[2];
   if (::pipe(fds) != 0) return Error::msg(std::string("pipe failed: ") + std::strerror(errno));
+  // Progress records: two doubles (done, total), written whole (16 bytes < PIPE_BUF) or dropped when the pipe is full.
+  int pfd[2] = {-1, -1};
+  if (on_progress && ::pipe(pfd) != 0) pfd[0] = pfd[1] = -1;
   ::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    for (int fd : {fds[0], fds[1], pfd[0], pfd[1]})
+      if (fd >= 0) ::close(fd);
     return Error::msg(std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
+    if (pfd[0] >= 0) {
+      ::close(pfd[0]);
+      ::fcntl(pfd[1], F_SETFL, ::fcntl(pfd[1], F_GETFL) | O_NONBLOCK);
+      const int w = pfd[1];
+      set_progress_listener([w](double done, double total) {
+        const double rec[2] = {done, total};
+        [[maybe_unused]] ssize_t n = ::write(w, rec, sizeof rec);
+      });
+    } else {
+      set_progress_listener({}); // the parent's listener (its progress line) is not the child's
+    }
     // A crash in the child is the child's: default dispositions, so that a handler inherited from the parent
     // (a test framework's, a debugger's) does not report it as the parent's failure or keep the child alive.
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
@@ -57,11 +73,13 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
     }
     write_all(fds[1], out);
     ::close(fds[1]);
+    if (pfd[1] >= 0) ::close(pfd[1]);
     ::fflush(nullptr);
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::string data;
+  if (pfd[1] >= 0) ::close(pfd[1]);
+  std::string data, progress;
   char buf[65536];
   const auto start = std::chrono::steady_clock::now();
   bool timed_out = false;
@@ -76,16 +94,34 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
       }
       wait_ms = int(left * 1000) + 1;
     }
-    pollfd p{fds[0], POLLIN, 0};
-    int pr = ::poll(&p, 1, wait_ms);
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {pfd[0], POLLIN, 0}};
+    int pr = ::poll(p, pfd[0] >= 0 ? 2 : 1, wait_ms);
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) continue;
+    if (pfd[0] >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      const ssize_t k = ::read(pfd[0], buf, sizeof buf);
+      if (k > 0) {
+        progress.append(buf, size_t(k));
+        size_t whole = progress.size() / (2 * sizeof(double)) * (2 * sizeof(double));
+        if (whole > 0) {
+          double rec[2];
+          std::memcpy(rec, progress.data() + whole - sizeof rec, sizeof rec); // the latest record
+          progress.erase(0, whole);
+          on_progress(rec[0], rec[1]);
+        }
+      } else if (k == 0 || errno != EINTR) {
+        ::close(pfd[0]);
+        pfd[0] = -1;
+      }
+    }
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     data.append(buf, size_t(n));
   }
   ::close(fds[0]);
+  if (pfd[0] >= 0) ::close(pfd[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -3,6 +3,7 @@
 // crash becomes an Error naming the signal. Tests: tests/core/isolated_run_test.cpp.
 #pragma once
 
+#include "core/common/progress.hpp"
 #include "core/common/result.hpp"
 
 #include <functional>
@@ -11,7 +12,9 @@
 namespace tp {
 
 /// Fork; in the child run `fn` and send its result (or Error) back through a pipe; in the parent wait.
-/// `timeout_s` > 0 kills the child after that many seconds (Error "timed out").
-Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s = 0);
+/// `timeout_s` > 0 kills the child after that many seconds (Error "timed out"). `on_progress`: called in the parent
+/// with what the child reports (report_progress, through a second pipe); without it the child reports to no one.
+Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s = 0,
+                                 const ProgressListener& on_progress = {});
 
 } // namespace tp

@@ -1,4 +1,4 @@
-// Memory estimates and the up-front check (see resource_estimate.hpp).
+// Job estimates and the up-front budget check (see resource_estimate.hpp).
 #include "core/common/resource_estimate.hpp"
 
 #include <sys/resource.h>
@@ -15,43 +15,9 @@ namespace tp {
 
 namespace {
 
-// Measured on this project's simulator (docs/faults.md, "Resource bounds"): peak RSS of `tensorpath train` (GNU
-// time's %M, the simulating child included) against the step graph's size, ResNet-50 parameter-server jobs with 2
-// to 16 workers (36-106 MB, 1.5-2.1 KB per op) and ring-allreduce jobs with 16 to 128 ranks (69-475 MB, 1.7-2.6 KB
-// per op); the upper end is taken, so the estimate errs on the high side by up to ~25 %.
-constexpr double BASE_BYTES = 30e6;         // SimGrid, the platform, the catalog, the binary
-constexpr double BYTES_PER_OP = 2.6e3;      // a step-graph op: vertex, edges, names, executor and timing state
-constexpr double BYTES_PER_PROCESS = 0.5e6; // runtime, memory space, transport, rendezvous, NIC model, streams
-constexpr double MATERIALIZED_COPIES = 3;   // source, destination and one staging or bounce copy per tensor
-// An emulated transfer: the peak RSS of `tensorpath emulate --size 256M` (5 steps, the default) is 11-12 tensor
-// sizes with grpc (7 live at the heap's peak: the job's reference pattern, source, response message, its frame,
-// the consumer's decoded body, gRPC's slices, destination; the rest is freed memory the allocator keeps), 5 with
-// verbs_v1 and mpi, 4 with verbs_v2, 3 with gdr and ar_grpc (docs/faults.md, "Resource bounds"). The largest.
-constexpr double EMULATED_TRANSFER_COPIES = 12;
-
-std::string human(double bytes)
-{
-  char b[32];
-  if (bytes >= 1e12)
-    std::snprintf(b, sizeof b, "%.1f TB", bytes / 1e12);
-  else if (bytes >= 1e9)
-    std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
-  else if (bytes >= 1e7)
-    std::snprintf(b, sizeof b, "%.0f MB", bytes / 1e6);
-  else if (bytes >= 1e5)
-    std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
-  else
-    std::snprintf(b, sizeof b, "%.0f B", bytes);
-  return b;
-}
-
-std::string count(uint64_t n)
-{
-  std::string s = std::to_string(n);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3)
-    s.insert(size_t(i), ",");
-  return s;
-}
+/// A job is refused above this share of the memory available (the estimate errs high, but the page cache, the
+/// parent process and other jobs need some too).
+constexpr double MEMORY_SHARE = 0.9;
 
 /// "123", "512M", "8G", "1.5G" -> bytes; 0 if unreadable.
 uint64_t parse_bytes(const std::string& s)
@@ -78,6 +44,7 @@ uint64_t parse_bytes(const std::string& s)
   default:
     return 0;
   }
+  if (*end && end[1] && !(std::toupper(static_cast<unsigned char>(end[1])) == 'B' && !end[2])) return 0;
   return uint64_t(std::min(v * mult, 1.8e19));
 }
 
@@ -89,49 +56,76 @@ uint64_t read_number_file(const std::string& path)
   return parse_bytes(s);
 }
 
+/// "600", "90s", "10m", "2h", "1d", "0", "none", "unlimited" -> seconds (0: no limit); negative if unreadable.
+double parse_seconds(const std::string& s)
+{
+  if (s == "none" || s == "unlimited" || s == "inf") return 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !(v >= 0) || std::isinf(v)) return -1;
+  const std::string unit(end);
+  if (unit.empty() || unit == "s") return v;
+  if (unit == "ms") return v * 1e-3;
+  if (unit == "m" || unit == "min") return v * 60;
+  if (unit == "h") return v * 3600;
+  if (unit == "d") return v * 86400;
+  return -1;
+}
+
+/// A value for the variable that lets the job through: 1.5 x the estimate, rounded up.
+std::string memory_override(double bytes)
+{
+  const double g = std::ceil(bytes * 1.5 / double(1ull << 30));
+  return g >= 1024 ? std::to_string(int64_t(std::ceil(g / 1024))) + "T" : std::to_string(int64_t(g)) + "G";
+}
+
+std::string time_override(double seconds)
+{
+  const double s = seconds * 1.5;
+  if (s > 365 * 86400) return "0 (no limit)";
+  if (s > 2 * 86400) return std::to_string(int64_t(std::ceil(s / 86400))) + "d";
+  if (s > 3600) return std::to_string(int64_t(std::ceil(s / 3600))) + "h";
+  return std::to_string(int64_t(std::ceil(s / 60))) + "m";
+}
+
+std::string term_text(const CostTerm& t, bool by_memory)
+{
+  const std::string amount = by_memory ? human_bytes(t.bytes) : human_seconds(t.seconds);
+  if (t.parameter.empty()) return t.what + " (" + amount + ")"; // a fixed cost (starting a process)
+  return t.parameter + " (" + t.what + " = " + amount + ")";
+}
+
 } // namespace
 
-MemoryEstimate estimate_training(uint64_t graph_ops, uint64_t processes)
+void JobEstimate::add(std::string what, std::string parameter, double b, double s)
 {
-  MemoryEstimate e;
-  e.bytes = BASE_BYTES + BYTES_PER_OP * double(graph_ops) + BYTES_PER_PROCESS * double(processes);
-  e.parts = count(graph_ops) + " step-graph ops x " + std::to_string(int(BYTES_PER_OP)) + " B + " + count(processes) +
-            " simulated processes x " + human(BYTES_PER_PROCESS) + " + " + human(BASE_BYTES) + " for the simulator";
-  return e;
+  terms.push_back({std::move(what), std::move(parameter), b, s});
+  bytes += b;
+  seconds += s;
 }
 
-MemoryEstimate estimate_transfer(uint64_t materialized_bytes, uint64_t tensors)
+void JobEstimate::then(const JobEstimate& next)
 {
-  MemoryEstimate e;
-  e.bytes = BASE_BYTES + 2 * BYTES_PER_PROCESS + MATERIALIZED_COPIES * double(materialized_bytes);
-  e.parts = count(tensors) + " materialized tensor(s) of " + human(double(materialized_bytes)) + " in all x " +
-            std::to_string(int(MATERIALIZED_COPIES)) + " copies + " + human(BASE_BYTES + 2 * BYTES_PER_PROCESS) +
-            " for the simulator";
-  return e;
+  for (auto t : next.terms) {
+    if (!next.job.empty()) t.what = next.job + ": " + t.what;
+    terms.push_back(std::move(t));
+  }
+  bytes = std::max(bytes, next.bytes);
+  seconds += next.seconds;
 }
 
-MemoryEstimate estimate_emulated_transfer(uint64_t bytes)
+const CostTerm* JobEstimate::driver(bool by_memory) const
 {
-  MemoryEstimate e;
-  e.bytes = BASE_BYTES + 2 * BYTES_PER_PROCESS + EMULATED_TRANSFER_COPIES * double(bytes);
-  e.parts = human(double(bytes)) + " x " + std::to_string(int(EMULATED_TRANSFER_COPIES)) +
-            " copies (the reference pattern, source, destination, the transport's buffers and what the allocator "
-            "keeps) + " +
-            human(BASE_BYTES + 2 * BYTES_PER_PROCESS) + " for the emulator";
-  return e;
+  const CostTerm* best = nullptr;
+  for (const auto& t : terms)
+    if (!best || (by_memory ? t.bytes > best->bytes : t.seconds > best->seconds)) best = &t;
+  return best;
 }
 
-MemoryEstimate estimate_emulated_training(uint64_t model_bytes, uint64_t towers, uint64_t tasks)
+void JobEstimate::rename_parameter(const std::string& from, const std::string& to)
 {
-  // Per tower: the pulled variables, the gradients, and a transport copy of each (staging, bounce or per-key
-  // buffers); the PS copies and their updates; the same per-op bookkeeping as the simulator.
-  MemoryEstimate e;
-  const double copies = 4.0 * double(towers) + 2.0;
-  e.bytes = BASE_BYTES + BYTES_PER_PROCESS * double(tasks) + copies * double(model_bytes);
-  e.parts = human(double(model_bytes)) + " of variables x " + std::to_string(int(copies)) +
-            " copies (pulled variables, gradients and transport buffers of " + count(towers) +
-            " towers, the PS copy) + " + human(BASE_BYTES + BYTES_PER_PROCESS * double(tasks)) + " for the emulator";
-  return e;
+  for (auto& t : terms)
+    if (t.parameter.rfind(from, 0) == 0) t.parameter = to + t.parameter.substr(from.size());
 }
 
 uint64_t available_memory()
@@ -162,14 +156,139 @@ uint64_t available_memory()
   return avail;
 }
 
-Status check_memory(const MemoryEstimate& need, const std::string& what, const std::string& advice)
+namespace {
+
+struct TimeLimit {
+  double seconds = 0; ///< 0: none
+  std::string source; ///< "(default)", "(TENSORPATH_TIME_LIMIT)", "(the sweep's point_timeout)"
+};
+
+TimeLimit& job_timeout()
 {
+  static TimeLimit t;
+  return t;
+}
+
+Result<TimeLimit> current_time_limit()
+{
+  const char* env = std::getenv("TENSORPATH_TIME_LIMIT");
+  TimeLimit out{DEFAULT_TIME_LIMIT, "(default)"};
+  if (env && *env) {
+    const double s = parse_seconds(env);
+    if (s < 0)
+      return Error::at("", "TENSORPATH_TIME_LIMIT", "seconds, or 500ms, 90s, 10m, 2h, 1d; 0 or none for no limit",
+                       "\"" + std::string(env) + "\"");
+    out = {s, "(TENSORPATH_TIME_LIMIT)"};
+  }
+  const TimeLimit& job = job_timeout();
+  if (job.seconds > 0 && (!(env && *env) || out.seconds == 0 || job.seconds < out.seconds)) out = job;
+  return out;
+}
+
+} // namespace
+
+void set_job_timeout(double seconds, const std::string& source)
+{
+  job_timeout() = {seconds, "(" + source + ")"};
+}
+
+Result<double> time_limit()
+{
+  auto t = current_time_limit();
+  if (!t.ok()) return t.error();
+  return t->seconds;
+}
+
+Status check_budget(const JobEstimate& e, const std::string& advice)
+{
+  const char* mem_env = std::getenv("TENSORPATH_MEMORY_LIMIT");
+  if (mem_env && *mem_env && parse_bytes(mem_env) == 0)
+    return Error::at("", "TENSORPATH_MEMORY_LIMIT", "bytes, or 512M, 8G, 1T", "\"" + std::string(mem_env) + "\"");
+  auto limit = current_time_limit();
+  if (!limit.ok()) return limit.error();
   const uint64_t avail = available_memory();
-  if (avail == 0 || need.bytes <= 0.9 * double(avail)) return ok_status();
-  return Error::at("", what,
-                   "a job that fits in the memory available (" + human(double(avail)) +
-                       (std::getenv("TENSORPATH_MEMORY_LIMIT") ? ", TENSORPATH_MEMORY_LIMIT" : "") + ")",
-                   "an estimated " + human(need.bytes) + " (" + need.parts + "); " + advice);
+  const bool over_memory = avail > 0 && e.bytes > MEMORY_SHARE * double(avail);
+  const bool over_time = limit->seconds > 0 && e.seconds > limit->seconds;
+  if (!over_memory && !over_time) return ok_status();
+
+  std::string allowed = "a job within the budget (memory: ";
+  allowed += avail ? human_bytes(double(avail)) + (mem_env && *mem_env ? " (TENSORPATH_MEMORY_LIMIT)" : " available")
+                   : std::string("not known");
+  allowed += "; time: " +
+             (limit->seconds > 0 ? human_seconds(limit->seconds) + " " + limit->source : std::string("no limit")) + ")";
+  std::string got = "an estimated " + human_bytes(e.bytes) + " of memory and " + human_seconds(e.seconds);
+  std::string overrides;
+  auto also = [&overrides](const std::string& s) { overrides += (overrides.empty() ? "" : " and ") + s; };
+  if (over_time) {
+    if (const CostTerm* d = e.driver(false)) got += "; the time is driven by " + term_text(*d, false);
+    if (limit->source == "(default)" || limit->source == "(TENSORPATH_TIME_LIMIT)")
+      also("set TENSORPATH_TIME_LIMIT=" + time_override(e.seconds));
+    else
+      also("raise " + limit->source.substr(1, limit->source.size() - 2));
+  }
+  if (over_memory) {
+    if (const CostTerm* d = e.driver(true)) got += "; the memory is driven by " + term_text(*d, true);
+    also("set TENSORPATH_MEMORY_LIMIT=" + memory_override(e.bytes) +
+         " (a job that needs more memory than is free may be killed)");
+  }
+  if (!advice.empty()) got += "; " + advice;
+  got += "; to run it anyway " + overrides;
+  return Error::at("", e.job.empty() ? std::string("job") : e.job, allowed, got);
+}
+
+std::string human_bytes(double bytes)
+{
+  char b[32];
+  if (bytes >= 1e12)
+    std::snprintf(b, sizeof b, "%.1f TB", bytes / 1e12);
+  else if (bytes >= 1e9)
+    std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
+  else if (bytes >= 1e7)
+    std::snprintf(b, sizeof b, "%.0f MB", bytes / 1e6);
+  else if (bytes >= 1e5)
+    std::snprintf(b, sizeof b, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1e4)
+    std::snprintf(b, sizeof b, "%.0f KB", bytes / 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.0f B", bytes);
+  return b;
+}
+
+std::string human_seconds(double s)
+{
+  char b[48];
+  if (s >= 1e4 * 365 * 86400)
+    std::snprintf(b, sizeof b, "%.1e years", s / (365 * 86400));
+  else if (s >= 365 * 86400)
+    std::snprintf(b, sizeof b, "%.0f years", s / (365 * 86400));
+  else if (s >= 2 * 86400)
+    std::snprintf(b, sizeof b, "%.1f d", s / 86400);
+  else if (s >= 2 * 3600)
+    std::snprintf(b, sizeof b, "%.1f h", s / 3600);
+  else if (s >= 120)
+    std::snprintf(b, sizeof b, "%.1f min", s / 60);
+  else if (s >= 1)
+    std::snprintf(b, sizeof b, "%.1f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(b, sizeof b, "%.1f ms", s * 1e3);
+  else if (s >= 1e-5)
+    std::snprintf(b, sizeof b, "%.0f us", s * 1e6);
+  else
+    std::snprintf(b, sizeof b, "%.2g us", s * 1e6);
+  return b;
+}
+
+std::string human_count(double n)
+{
+  if (!(n < 1e15)) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2g", n);
+    return b;
+  }
+  std::string s = std::to_string(uint64_t(std::max(0.0, std::round(n))));
+  for (int i = int(s.size()) - 3; i > 0; i -= 3)
+    s.insert(size_t(i), ",");
+  return s;
 }
 
 } // namespace tp

@@ -1,7 +1,8 @@
-// Memory a job will need, estimated before it starts, and the check that refuses a job the machine cannot hold
-// (with the estimate and what to change) instead of letting the kernel kill it half-way: simulated training
-// (bytes per step-graph op and per process), materialized transfers and emulated training (real bytes). The
-// constants are measured (docs/faults.md, "Resource bounds"). Reads /proc and the cgroup: no SimGrid, no verbs.
+// What a job will cost (peak memory and wall time), estimated before it starts, and the budget check that refuses
+// a job beyond what the machine holds or the user allows, with the estimate, the parameter that drives it and how
+// to override. Backend-neutral: the per-unit costs are the backends' (sim/job_estimate, emulator/job_estimate),
+// measured on this code; this file only adds them up and compares. Reads /proc and the cgroup: no SimGrid, no verbs.
+// Budget: TENSORPATH_MEMORY_LIMIT and TENSORPATH_TIME_LIMIT (docs/cli.md, "Budget").
 // Tests: tests/core/resource_estimate_test.cpp.
 #pragma once
 
@@ -9,30 +10,59 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tp {
 
-struct MemoryEstimate {
-  double bytes = 0;
-  std::string parts; ///< "1,234,567 step-graph ops x 6 KiB + ..." for the message
+/// One part of a job's cost: what it counts, the parameter that makes it grow, and what it needs.
+struct CostTerm {
+  std::string what;      ///< "2,199,021,158,400 ring messages x 0.5 us"
+  std::string parameter; ///< what drives it, as the user wrote it: "ranks = 1048576"
+  double bytes = 0;      ///< memory (in the process that runs it)
+  double seconds = 0;    ///< wall time on this machine
 };
 
-/// A training job: `graph_ops` vertices of the partitioned step graph, `processes` simulated processes.
-MemoryEstimate estimate_training(uint64_t graph_ops, uint64_t processes);
-/// A transfer job: `materialized_bytes` of tensors that carry real bytes (0 when virtual), on two processes.
-MemoryEstimate estimate_transfer(uint64_t materialized_bytes, uint64_t tensors);
-/// An emulated transfer of one tensor of `bytes` (every byte real): the copies alive at once at its peak.
-MemoryEstimate estimate_emulated_transfer(uint64_t bytes);
-/// Emulated training: every byte is real. `model_bytes` after scaling, `towers` GPUs in all, `tasks` processes.
-MemoryEstimate estimate_emulated_training(uint64_t model_bytes, uint64_t towers, uint64_t tasks);
+/// A job's estimate: its terms, the peak memory of its largest process and its wall time in all.
+struct JobEstimate {
+  std::string job; ///< "allreduce, analytical mode, 1048576 ranks"
+  std::vector<CostTerm> terms;
+  double bytes = 0;   ///< peak memory (the largest process)
+  double seconds = 0; ///< wall time, every process in turn
+
+  /// A part of the same process: memory and time add.
+  void add(std::string what, std::string parameter, double bytes, double seconds);
+  /// Another job run after this one in its own process: times add, memory is the larger of the two.
+  void then(const JobEstimate& next);
+  /// The term that needs the most time (memory: `by_memory`); null without terms.
+  const CostTerm* driver(bool by_memory) const;
+  /// Replace the parameter name `from` (its start) by `to` in every term ("ranks" -> "--ranks").
+  void rename_parameter(const std::string& from, const std::string& to);
+};
 
 /// Memory this process may still use: the smallest of MemAvailable (/proc/meminfo), the cgroup's
 /// memory.max - memory.current, and RLIMIT_AS; TENSORPATH_MEMORY_LIMIT (bytes, or "512M", "8G") replaces it.
-/// 0 if nothing can be read (no check then).
+/// 0 if nothing can be read (no memory check then).
 uint64_t available_memory();
 
-/// Error naming `what`, the estimate, what is available and `advice` when the estimate exceeds 90 % of what is
-/// available; ok otherwise.
-Status check_memory(const MemoryEstimate& need, const std::string& what, const std::string& advice);
+/// The wall-time budget of one command in seconds (5 minutes by default: an interactive command that would run longer
+/// is refused unless the user says so): TENSORPATH_TIME_LIMIT ("600", "500ms", "90s", "10m", "2h", "1d";
+/// "0", "none" or "unlimited": no limit), else DEFAULT_TIME_LIMIT. 0 means no limit. Error for an unreadable value.
+constexpr double DEFAULT_TIME_LIMIT = 300;
+Result<double> time_limit();
+/// This process runs a job under its own timeout (a sweep point's point_timeout, a validation case's --timeout):
+/// that timeout replaces the default limit (TENSORPATH_TIME_LIMIT still applies where it is lower), so that a job
+/// which would be stopped at its timeout is refused up front with its estimate. `source` names it in refusals.
+void set_job_timeout(double seconds, const std::string& source);
+
+/// Ok when the estimate fits: memory within 90 % of what is available, time within the time limit. Otherwise an
+/// Error naming the job, what it would need, what is allowed, the term (parameter) that drives the excess, `advice`
+/// and the variables that let it run anyway. An unreadable TENSORPATH_* value is an Error too.
+Status check_budget(const JobEstimate& e, const std::string& advice = {});
+
+/// "1.2 GB", "35 MB"; "12 s", "3.5 min", "2.1 h", "4.0 d".
+std::string human_bytes(double bytes);
+std::string human_seconds(double seconds);
+/// 1234567 -> "1,234,567" (numbers up to 2^64 and beyond in doubles: "2.2e+12" above 1e15).
+std::string human_count(double n);
 
 } // namespace tp

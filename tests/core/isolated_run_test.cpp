@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <fcntl.h>
 #include <thread>
+#include <unistd.h>
+#include <vector>
 
 using namespace tp;
 
@@ -39,4 +42,44 @@ TEST_CASE("A hanging child is killed after its timeout", "[quick]")
       0.3);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message().find("timed out") != std::string::npos);
+}
+
+TEST_CASE("a child's progress reports reach the parent's listener, the last one always", "[quick]")
+{
+  std::vector<std::pair<double, double>> seen;
+  auto r = run_isolated(
+      []() -> Result<std::string> {
+        for (int i = 1; i <= 1000; ++i)
+          report_progress(i, 1000); // most are dropped (50 ms apart at most), the first and the last are not
+        return std::string("done");
+      },
+      0, [&seen](double done, double total) { seen.emplace_back(done, total); });
+  REQUIRE(r.ok());
+  CHECK(r.value() == "done");
+  REQUIRE_FALSE(seen.empty());
+  CHECK(seen.size() < 1000);
+  CHECK(seen.front().second == 1000);
+  CHECK(seen.back().first == 1000);
+}
+
+TEST_CASE("without a listener the child reports to no one, not to the parent's listener", "[quick]")
+{
+  // The parent's listener writes into a pipe that the child inherits: had the child kept the listener, its reports
+  // would land there (a progress line drawn by the child).
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  const int w = fds[1];
+  set_progress_listener([w](double, double) { [[maybe_unused]] auto n = ::write(w, "x", 1); });
+  auto r = run_isolated([]() -> Result<std::string> {
+    report_progress(1, 2);
+    report_progress(2, 2);
+    return std::string("ok");
+  });
+  set_progress_listener({});
+  REQUIRE(r.ok());
+  char c;
+  CHECK(::read(fds[0], &c, 1) < 0); // nothing was written
+  ::close(fds[0]);
+  ::close(fds[1]);
 }

@@ -1,5 +1,7 @@
-// The up-front memory check: estimates grow with what they count, TENSORPATH_MEMORY_LIMIT replaces what the
-// machine reports, and a refusal names the job, the estimate with its parts, and what is available.
+// The up-front budget check: estimates add up as processes run (time adds, memory is the largest process),
+// TENSORPATH_MEMORY_LIMIT and TENSORPATH_TIME_LIMIT replace the machine's figure and the default, a job's own
+// timeout bounds it, and a refusal names the job, what it needs, what is allowed, the parameter that drives it and
+// how to run it anyway. Unreadable budget variables are errors, not silently ignored.
 #include "core/common/resource_estimate.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,54 +11,166 @@
 using namespace tp;
 
 namespace {
-struct LimitGuard {
-  explicit LimitGuard(const char* v) { setenv("TENSORPATH_MEMORY_LIMIT", v, 1); }
-  ~LimitGuard() { unsetenv("TENSORPATH_MEMORY_LIMIT"); }
+struct EnvGuard {
+  EnvGuard(const char* name, const char* v) : name_(name) { setenv(name, v, 1); }
+  ~EnvGuard() { unsetenv(name_); }
+  const char* name_;
 };
+
+bool has(const std::string& s, const std::string& part)
+{
+  return s.find(part) != std::string::npos;
+}
 } // namespace
 
-TEST_CASE("memory estimates grow with ops, processes, bytes and towers", "[quick]")
+TEST_CASE("estimates: terms add within a process, processes in turn add time and keep the largest memory", "[quick]")
 {
-  CHECK(estimate_training(2000, 4).bytes > estimate_training(1000, 4).bytes);
-  CHECK(estimate_training(1000, 40).bytes > estimate_training(1000, 4).bytes);
-  CHECK(estimate_transfer(2ull << 30, 1).bytes > estimate_transfer(1ull << 30, 1).bytes);
-  // Materialized bytes count several times (source, destination, a staging copy).
-  CHECK(estimate_transfer(1ull << 30, 1).bytes - estimate_transfer(0, 1).bytes >= 2.0 * (1ull << 30));
-  CHECK(estimate_emulated_training(1 << 20, 8, 9).bytes > estimate_emulated_training(1 << 20, 2, 3).bytes);
-  CHECK(estimate_training(1000, 4).parts.find("1,000 step-graph ops") != std::string::npos);
+  JobEstimate a;
+  a.add("ops", "workers = 4", 100, 2);
+  a.add("platform", "hosts = 8", 50, 3);
+  CHECK(a.bytes == 150);
+  CHECK(a.seconds == 5);
+  CHECK(a.driver(false)->parameter == "hosts = 8");
+  CHECK(a.driver(true)->parameter == "workers = 4");
+  JobEstimate b;
+  b.job = "second";
+  b.add("rings", "ranks = 64", 400, 1);
+  a.then(b);
+  CHECK(a.bytes == 400); // the largest process
+  CHECK(a.seconds == 6); // one after the other
+  CHECK(a.terms.back().what == "second: rings");
+  a.rename_parameter("ranks =", "--ranks");
+  CHECK(a.terms.back().parameter == "--ranks 64");
 }
 
 TEST_CASE("TENSORPATH_MEMORY_LIMIT replaces the machine's figure, units K, M, G", "[quick]")
 {
   {
-    LimitGuard g("512M");
+    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "512M");
     CHECK(available_memory() == 512ull << 20);
   }
   {
-    LimitGuard g("2G");
+    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "2G");
     CHECK(available_memory() == 2ull << 30);
   }
   {
-    LimitGuard g("123456");
+    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "123456");
     CHECK(available_memory() == 123456);
   }
   // Without the variable: what the machine reports (this one has some memory).
   CHECK(available_memory() > 0);
 }
 
-TEST_CASE("check_memory refuses above 90 % of the limit, naming job, estimate, parts and advice", "[quick]")
+TEST_CASE("TENSORPATH_TIME_LIMIT: seconds or s/m/h/d, 0 or none for no limit, the default otherwise", "[quick]")
 {
-  LimitGuard g("100M");
-  MemoryEstimate small{50e6, "small parts"};
-  CHECK(check_memory(small, "job A", "do less").ok());
-  MemoryEstimate big{95e6, "big parts"};
-  auto st = check_memory(big, "job B", "do less");
+  CHECK(time_limit().value() == DEFAULT_TIME_LIMIT);
+  const std::pair<const char*, double> cases[] = {{"90", 90},    {"90s", 90}, {"10m", 600}, {"2h", 7200},
+                                                  {"1d", 86400}, {"0", 0},    {"none", 0}};
+  for (const auto& [text, seconds] : cases) {
+    EnvGuard g("TENSORPATH_TIME_LIMIT", text);
+    INFO(text);
+    REQUIRE(time_limit().ok());
+    CHECK(time_limit().value() == seconds);
+  }
+}
+
+TEST_CASE("unreadable budget variables are errors naming the variable, not a silent no-limit", "[quick]")
+{
+  JobEstimate e;
+  e.add("x", "p", 1, 1);
+  {
+    EnvGuard g("TENSORPATH_TIME_LIMIT", "ten minutes");
+    auto st = check_budget(e);
+    REQUIRE_FALSE(st.ok());
+    CHECK(has(st.error().message(), "TENSORPATH_TIME_LIMIT"));
+    CHECK(has(st.error().message(), "ten minutes"));
+  }
+  {
+    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "lots");
+    auto st = check_budget(e);
+    REQUIRE_FALSE(st.ok());
+    CHECK(has(st.error().message(), "TENSORPATH_MEMORY_LIMIT"));
+  }
+}
+
+TEST_CASE("check_budget refuses above 90 % of the memory, naming job, estimate, driver, advice and override", "[quick]")
+{
+  EnvGuard g("TENSORPATH_MEMORY_LIMIT", "100M");
+  JobEstimate small;
+  small.job = "job A";
+  small.add("a little", "n = 1", 50e6, 1);
+  CHECK(check_budget(small, "do less").ok());
+  JobEstimate big;
+  big.job = "job B";
+  big.add("the simulator", "", 5e6, 1);
+  big.add("1,000 things x 90 KB", "things = 1000", 90e6, 1);
+  auto st = check_budget(big, "do less");
   REQUIRE_FALSE(st.ok());
   const std::string m = st.error().message();
-  CHECK(m.find("job B") != std::string::npos);
-  CHECK(m.find("95 MB") != std::string::npos);
-  CHECK(m.find("big parts") != std::string::npos);
-  CHECK(m.find("105 MB") != std::string::npos); // 100 MiB available
-  CHECK(m.find("TENSORPATH_MEMORY_LIMIT") != std::string::npos);
-  CHECK(m.find("do less") != std::string::npos);
+  INFO(m);
+  CHECK(has(m, "job B"));
+  CHECK(has(m, "95 MB"));                             // what it needs
+  CHECK(has(m, "105 MB"));                            // what is available (100 MiB)
+  CHECK(has(m, "TENSORPATH_MEMORY_LIMIT"));           // where that figure comes from
+  CHECK(has(m, "memory is driven by things = 1000")); // the driving parameter
+  CHECK(has(m, "1,000 things x 90 KB"));
+  CHECK(has(m, "do less"));
+  CHECK(has(m, "TENSORPATH_MEMORY_LIMIT=1G"));   // how to run it anyway (1.5 x, rounded up)
+  CHECK_FALSE(has(m, "TENSORPATH_TIME_LIMIT=")); // time is within its budget
+}
+
+TEST_CASE("check_budget refuses beyond the time limit, naming the term that drives it", "[quick]")
+{
+  JobEstimate e;
+  e.job = "allreduce";
+  e.add("start", "", 1e6, 0.3);
+  e.add("2,000,000 ring messages x 0.5 us", "ranks = 1000", 1e6, 1.0);
+  {
+    EnvGuard g("TENSORPATH_TIME_LIMIT", "2");
+    CHECK(check_budget(e).ok());
+  }
+  EnvGuard g("TENSORPATH_TIME_LIMIT", "1");
+  auto st = check_budget(e, "use fewer ranks");
+  REQUIRE_FALSE(st.ok());
+  const std::string m = st.error().message();
+  INFO(m);
+  CHECK(has(m, "allreduce"));
+  CHECK(has(m, "1.3 s"));                          // the estimate
+  CHECK(has(m, "1.0 s (TENSORPATH_TIME_LIMIT)"));  // the budget and where it comes from
+  CHECK(has(m, "time is driven by ranks = 1000")); // the parameter
+  CHECK(has(m, "TENSORPATH_TIME_LIMIT=1m"));       // how to run it anyway
+  CHECK(has(m, "use fewer ranks"));
+}
+
+TEST_CASE("a job's own timeout replaces the default time limit, a lower TENSORPATH_TIME_LIMIT still applies", "[quick]")
+{
+  JobEstimate e;
+  e.job = "point";
+  e.add("steps", "steps = 9", 1, 900);
+  CHECK_FALSE(check_budget(e).ok()); // 900 s > the 600 s default
+  set_job_timeout(3600, "the sweep's point_timeout");
+  CHECK(time_limit().value() == 3600);
+  CHECK(check_budget(e).ok());
+  set_job_timeout(100, "the sweep's point_timeout");
+  auto st = check_budget(e);
+  REQUIRE_FALSE(st.ok());
+  CHECK(has(st.error().message(), "(the sweep's point_timeout)"));
+  CHECK(has(st.error().message(), "to run it anyway raise the sweep's point_timeout"));
+  {
+    EnvGuard g("TENSORPATH_TIME_LIMIT", "50");
+    CHECK(time_limit().value() == 50);
+  }
+  set_job_timeout(0, "");
+  CHECK(time_limit().value() == DEFAULT_TIME_LIMIT);
+}
+
+TEST_CASE("human units for the messages", "[quick]")
+{
+  CHECK(human_bytes(95e6) == "95 MB");
+  CHECK(human_bytes(2.2e12) == "2.2 TB");
+  CHECK(human_seconds(0.5e-6) == "0.5 us");
+  CHECK(human_seconds(31.1 * 60) == "31.1 min");
+  CHECK(human_seconds(3 * 86400) == "3.0 d");
+  CHECK(human_count(2199021158400.0) == "2,199,021,158,400");
+  CHECK(human_count(1e20) == "1e+20");
 }

@@ -1,0 +1,361 @@
+// Simulator job estimates (see job_estimate.hpp). Every constant below is a per-unit cost of this code, measured
+// with GNU time (`/usr/bin/time -f "%e %U %S %M"`, the simulating children included) on the development machine
+// (2 cores shared with other builds, RelWithDebInfo): seconds are CPU seconds (user + system), the wall time of the
+// single-threaded simulator on an otherwise idle core (a busy machine takes longer); bytes are peak RSS.
+// bench/estimate_check.py reruns the commands and prints estimate against measurement (docs/resource-bounds.md).
+// Where a cost grew with the job, the largest per-unit value measured is taken: the estimates err high.
+#include "sim/job_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tp::sim {
+
+namespace {
+
+// ---- every simulating process ----
+// A small job (pcie-copy, a 4 KiB transfer): 0.15-0.2 s and 35 MB (the binary, the catalog, SimGrid's engine).
+constexpr double BASE_SECONDS = 0.2;
+constexpr double BASE_BYTES = 35e6;
+
+// ---- the SimGrid platform (sim/platform.cpp) ----
+// Building it costs time as (SimGrid hosts)^2 x machines: SimGrid 3.32 seals each zone by walking every host of the
+// engine, and looks each new link's name up through every zone. `tensorpath transfer --hw C.json --transport
+// verbs_v2 --size 4K --steps 1` on clusters of hkust-k40m-cx3 hosts (18 SimGrid hosts each) from a SimGrid platform
+// file: 250, 500, 1000, 1500, 2000, 3000 machines took 0.54, 2.0, 13.9, 46, 104, 321 s of wall time on the busy
+// machine (28.6 s of CPU for 2000) and 35, 35, 60, 84, 108, 157 MB; perftest-reference hosts (12 SimGrid hosts each,
+// `tensorpath allreduce --ranks 2048 --size 4K`): 16.6 s of CPU. 1.1e-11 to 1.2e-11 s per host^2 x machine;
+// 2.7-3.0 KB per SimGrid host (RSS of the 2048-rank allreduce, 111 MB).
+constexpr double PLATFORM_SECONDS_PER_HOST2_MACHINE = 1.4e-11; // 1.2 x the larger fit (runs varied by 15 %)
+constexpr double PLATFORM_BYTES_PER_SG_HOST = 3e3;
+
+// ---- one ring allreduce (sim/fabric_modes.cpp: `tensorpath allreduce --mode M --ranks N --size 4K`) ----
+// analytical: 2 N (N-1) messages at 2.2-3.0 M per wall second on the busy machine (256-2048 ranks); with the
+// platform's time above, 1024 and 2048 ranks took 2.9 and 20.2 s of CPU: ~0.3 us per message.
+constexpr double ANALYTICAL_SECONDS_PER_MESSAGE = 0.3e-6;
+// Per rank and step of the schedule one byte (core/collectives/ring_schedule.cpp RankState::got), per rank its
+// state, route and hop (~300 B).
+constexpr double RING_BYTES_PER_RANK_STEP = 1;
+constexpr double RING_BYTES_PER_RANK = 300;
+// flow: 256 and 512 ranks took 1.4 and 9.3 s of CPU (4 KiB or 1 GiB alike): SimGrid's max-min solver over the N
+// comms in flight. 2.7 us + 0.03 us per rank per message.
+constexpr double FLOW_SECONDS_PER_MESSAGE = 2.7e-6;
+constexpr double FLOW_SECONDS_PER_MESSAGE_PER_RANK = 0.03e-6;
+constexpr double FLOW_BYTES_PER_RANK = 2e3; // a SimGrid comm in flight per rank
+// protocol (mpi, host memory): 32 and 64 ranks took 0.3 and 1.5 s of CPU for the timed allreduce and its warm-up:
+// up to 90 us per message.
+constexpr double PROTOCOL_SECONDS_PER_MESSAGE = 90e-6;
+// A simulated process with its transport, memory space, rendezvous, NIC model and streams (training jobs: ResNet-50
+// parameter-server jobs with 2 to 16 workers and ring allreduce with 16 to 128 ranks, 1.5-2.6 KB per step-graph op
+// and the rest per process).
+constexpr double BYTES_PER_PROCESS = 0.5e6;
+
+// ---- transfers (sim/transfer_job.cpp: `tensorpath transfer --transport T --tensors N --steps 3 --size S`) ----
+// 3000 tensors x 3 steps of 4 KiB: verbs_v2 0.8 s of CPU (90 us per transfer; on the busy machine's wall clock
+// grpc, ar_grpc, mpi and verbs_v1 took 0.6, 0.9, 1.3 and 1.4 times verbs_v2). The bytes' cost per transport is
+// PS_STEP_COSTS' b below (ar_grpc's chunks of concurrent tensors cost more).
+constexpr double SECONDS_PER_TRANSFER = 0.12e-3;
+// mpi with many concurrent large tensors: 3000 tensors of 1 MiB per step took 70.9 s of CPU for 3 steps (300
+// tensors: 1.1 s of wall): 5 us per pair of tensors in flight per step (the other transports stayed linear).
+constexpr double MPI_SECONDS_PER_TENSOR_PAIR = 5e-6;
+// Each transfer keeps two records (both sides) that go back to the parent as JSON and CSV text: 102-114 MB for 9000
+// transfers (35 MB without), 7.4-8.8 KB each.
+constexpr double BYTES_PER_TRANSFER = 9e3;
+// Materialized transfers: source, destination and one staging or bounce copy per tensor.
+constexpr double MATERIALIZED_COPIES = 3;
+
+// ---- training (sim/training_job.cpp: `tensorpath train ... --no-reference`) ----
+// Peak RSS against the step graph's size: ResNet-50 parameter-server jobs with 2 to 16 workers (36-106 MB,
+// 1.5-2.1 KB per op) and ring-allreduce jobs with 16 to 128 ranks (69-475 MB, 1.7-2.6 KB per op).
+constexpr double BYTES_PER_OP = 2.6e3;
+// Each remote transfer of a step keeps its records until the step ends: ResNet-50 ring allreduce over 16 ranks in
+// protocol mode (128 K ring messages per step) peaked at 421 MB, parameter servers through verbs_v1 (5,340 transfers
+// per step) 18 MB above the ops and processes: 3.2-6.6 KB per transfer.
+constexpr double BYTES_PER_STEP_TRANSFER = 6.6e3;
+// The executor's work per op and step, and the coordinator (Horovod/Baidu negotiation): a round per tick while the
+// step lasts and per collective, each ~N^2 (every rank's requests through rank 0). ResNet-50 (18,480 ops per step
+// on 16 ranks, ~900 rounds) with analytical rings on 16 and 128 ranks took 0.5 and 14.2 s of CPU for 3 steps:
+// 3 us per op, 0.3 us x N^2 per round.
+constexpr double SECONDS_PER_OP_STEP = 3e-6;
+constexpr double SECONDS_PER_COORDINATOR_RANK2 = 0.3e-6;
+// Parameter-server steps: the F remote transfers of a step (every tower's pulls, every worker's pushes) start
+// together and their cost grows faster than F (SimGrid's max-min sharing over the flows in flight, the transports'
+// queues): per step k x F^2.5 + b x the step's bytes, k and b per transport. CPU seconds per step: ResNet-50 (267
+// variables, 102 MB) on hkust-4node, 4 workers x 4 GPUs, 4 PS (F = 5,340): grpc ~0.4, verbs_v2 ~1.9, gdr 2.3,
+// ar_grpc 2.7, mpi 39, verbs_v1 45; 8 workers x 4 GPUs, 8 PS (F = 10,680): grpc 3.3, verbs_v2 16; 16 workers x 4
+// GPUs, 4 PS (F = 21,360): verbs_v2 48. VGG16 (32 variables, 553 MB) on osu-ri2-k80-edr, 4 workers x 2 GPUs (F =
+// 384, 6.6 GB per step): ar_grpc 4.7 (its chunks of large tensors in flight together: 7.1e-10 s per byte), the
+// others 0.02-0.2 (busy machine's wall clock: ~1e-11 s per byte). k and b are the largest fits of each transport; an
+// unknown transport takes the largest of each.
+struct TransportStepCost {
+  const char* transport;
+  double k; ///< seconds per F^2.5 per step
+  double b; ///< seconds per byte moved per step
+};
+constexpr TransportStepCost PS_STEP_COSTS[] = {{"grpc", 2.8e-10, 3e-11},    {"verbs_v2", 1.4e-9, 3e-11},
+                                               {"gdr", 1.1e-9, 3e-11},      {"ar_grpc", 6e-10, 7.1e-10},
+                                               {"verbs_v1", 2.1e-8, 3e-11}, {"mpi", 1.9e-8, 3e-11}};
+constexpr double PS_STEP_EXPONENT = 2.5;
+// Allreduce mode, protocol rings: a ring message through the transport: ResNet-50 on 16 ranks through mpi (128 K
+// messages per step) took 42.1 s of CPU for 3 steps, 110 us per message.
+constexpr double TRAINING_SECONDS_PER_RING_MESSAGE = 110e-6;
+
+// ---- microbenchmarks (sim/microbench_jobs.cpp) ----
+// perftest: --lat --iters 200000 took 2.3 s of CPU (11 us per operation; bandwidth tests ran 2-3 times as many per
+// second on the busy machine); latency tests keep a sample per iteration (16 B: 1 M iterations 51.6 MB against
+// 39 MB for 200 K).
+constexpr double SECONDS_PER_PERFTEST_OP = 14e-6;
+constexpr double BYTES_PER_PERFTEST_ITERATION = 16;
+// pcie-copy: 480 K copies (8 GPU/node pairs x 3 directions x 20000) in 0.3 s of CPU, the start included.
+constexpr double SECONDS_PER_COPY = 1e-6;
+
+/// The transport's k and b (PS_STEP_COSTS); an unknown transport takes the largest of each.
+TransportStepCost step_cost(const std::string& transport)
+{
+  TransportStepCost out{"", 0, 0};
+  for (const auto& c : PS_STEP_COSTS)
+    out.k = std::max(out.k, c.k), out.b = std::max(out.b, c.b);
+  for (const auto& c : PS_STEP_COSTS)
+    if (transport == c.transport) out = c;
+  return out;
+}
+
+std::string num(double n)
+{
+  return human_count(n);
+}
+
+std::string fmt_k(double k)
+{
+  char b[16];
+  std::snprintf(b, sizeof b, "%.2g", k);
+  return b;
+}
+
+std::string cluster_param(const models::ClusterProfile& c)
+{
+  return "hosts in the cluster = " + std::to_string(c.host_count()) + (c.name.empty() ? "" : " (" + c.name + ")");
+}
+
+/// SimGrid hosts of one machine (sim/platform.cpp): CPUs and GPUs, and per NIC a source and a destination view of
+/// every memory and GPU.
+double sg_hosts(const models::HostProfile& h)
+{
+  const double places = double(h.sockets.size() + h.gpus.size());
+  return places + double(h.nics.size()) * 2 * places;
+}
+
+uint64_t ring_collectives_per_step(const training::TrainingModel& model, const TrainingJob& job)
+{
+  uint64_t vars = 0;
+  for (const auto& l : model.layers)
+    vars += l.variables.size();
+  const uint64_t threshold = job.collectives.fusion_threshold;
+  if (threshold == 0) return vars;
+  // Fused batches: at least the bytes over the threshold; the batches also break at each tick, so allow four
+  // times as many, never more than one per variable.
+  return std::min<uint64_t>(vars, 4 * (model.bytes() / threshold + 1));
+}
+
+} // namespace
+
+JobEstimate estimate_platform(const models::ClusterProfile& cluster)
+{
+  JobEstimate e;
+  e.job = "simulation";
+  e.add("starting a simulating process", "", BASE_BYTES, BASE_SECONDS);
+  const double machines = double(cluster.host_count());
+  double hosts = 0;
+  for (size_t m = 0; m < cluster.host_count(); ++m)
+    hosts += sg_hosts(cluster.host(m));
+  e.add("a SimGrid platform of " + num(machines) + " machines, " + num(hosts) +
+            " SimGrid hosts (build time grows as "
+            "hosts^2 x machines)",
+        cluster_param(cluster), PLATFORM_BYTES_PER_SG_HOST * hosts,
+        PLATFORM_SECONDS_PER_HOST2_MACHINE * hosts * hosts * machines);
+  return e;
+}
+
+JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
+{
+  JobEstimate e = estimate_platform(cluster);
+  const double n = std::max(job.ranks, 1);
+  const std::string ranks = "ranks = " + std::to_string(job.ranks);
+  const int hosts = (std::max(job.ranks, 1) + std::max(job.ranks_per_host, 1) - 1) / std::max(job.ranks_per_host, 1);
+  if (int(cluster.host_count()) == std::max(hosts, 2) && hosts > 2) // a cluster made for the ranks
+    e.terms.back().parameter = ranks + (job.ranks_per_host > 1 ? " (" + std::to_string(hosts) + " hosts)" : "");
+  e.job = std::string("allreduce (") + to_string(job.mode) + " mode, " + std::to_string(job.ranks) + " ranks)";
+  const double messages = 2 * n * (n - 1);
+  const std::string what = num(messages) + " ring messages (2 N (N-1))";
+  switch (job.mode) {
+  case FabricMode::ANALYTICAL:
+    e.add(what + " x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state", ranks,
+          RING_BYTES_PER_RANK_STEP * messages + RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * messages);
+    break;
+  case FabricMode::FLOW: {
+    const double per = FLOW_SECONDS_PER_MESSAGE + FLOW_SECONDS_PER_MESSAGE_PER_RANK * n;
+    e.add(what + " x " + human_seconds(per) + " (SimGrid comms, max-min over N in flight)", ranks,
+          RING_BYTES_PER_RANK_STEP * messages + (RING_BYTES_PER_RANK + FLOW_BYTES_PER_RANK) * n, per * messages);
+    break;
+  }
+  case FabricMode::PROTOCOL: {
+    const double runs = 1 + std::max(job.warmup, 0); // the untimed warm-up allreduces run the same ring
+    e.add(what + (runs > 1 ? " x " + num(runs) + " allreduces (warm-up included)" : std::string()) + " x " +
+              human_seconds(PROTOCOL_SECONDS_PER_MESSAGE) + " through the transport, " + num(n) +
+              " simulated processes",
+          ranks, BYTES_PER_PROCESS * n, PROTOCOL_SECONDS_PER_MESSAGE * messages * runs);
+    break;
+  }
+  }
+  return e;
+}
+
+JobEstimate estimate_transfer(const models::ClusterProfile& cluster, const TransferJob& job)
+{
+  JobEstimate e = estimate_platform(cluster);
+  e.job = "transfer (" + job.transport + ")";
+  e.add("two simulated processes", "", 2 * BYTES_PER_PROCESS, 0);
+  const double tensors = std::max(job.tensors_per_step, 1);
+  const double steps = std::max(job.steps, 1);
+  const double per_byte = step_cost(job.transport).b;
+  double transfers = 0, bytes = 0, largest = 0, pairs = 0;
+  for (uint64_t s : job.sizes) {
+    transfers += tensors * steps;
+    bytes += tensors * steps * double(s);
+    largest = std::max(largest, double(s));
+    pairs += steps * tensors * (tensors - 1) / 2;
+  }
+  const std::string counts =
+      "tensors per step = " + std::to_string(job.tensors_per_step) + ", steps = " + std::to_string(job.steps) +
+      (job.sizes.size() > 1 ? " x " + std::to_string(job.sizes.size()) + " sizes" : std::string());
+  uint64_t largest_size = 0;
+  for (uint64_t s : job.sizes)
+    largest_size = std::max(largest_size, s);
+  e.add(num(transfers) + " transfers x " + human_seconds(SECONDS_PER_TRANSFER) + " and " +
+            human_bytes(BYTES_PER_TRANSFER) + " of records each",
+        counts, BYTES_PER_TRANSFER * transfers, SECONDS_PER_TRANSFER * transfers);
+  e.add(human_bytes(bytes) + " moved x " + human_seconds(per_byte * 1e6) + " per MB (" + job.transport + ")",
+        "size = " + std::to_string(largest_size) + " bytes" + (job.sizes.size() > 1 ? " (the largest)" : "") + ", " +
+            counts,
+        0, per_byte * bytes);
+  if (job.transport == "mpi" && pairs > 0)
+    e.add(num(pairs) + " pairs of tensors in flight together x " + human_seconds(MPI_SECONDS_PER_TENSOR_PAIR),
+          "tensors per step = " + std::to_string(job.tensors_per_step), 0, MPI_SECONDS_PER_TENSOR_PAIR * pairs);
+  if (job.materialize)
+    e.add(num(tensors) + " materialized tensor(s) of " + human_bytes(largest) + " x " +
+              std::to_string(int(MATERIALIZED_COPIES)) + " copies",
+          "size = " + human_bytes(largest) + ", tensors per step = " + std::to_string(job.tensors_per_step),
+          MATERIALIZED_COPIES * largest * tensors, 0);
+  return e;
+}
+
+uint64_t step_graph_ops(const training::TrainingModel& model, const TrainingLayout& L)
+{
+  uint64_t vars = 0;
+  for (const auto& l : model.layers)
+    vars += l.variables.size();
+  const uint64_t layers = model.layers.size();
+  const uint64_t workers = uint64_t(std::max(L.workers, 0));
+  const uint64_t towers = workers * uint64_t(std::max(L.gpus_per_worker, 1));
+  // PS: per tower forward and backward per layer, a read and a gradient per variable and their SEND/RECV pairs;
+  // per worker the sums; the PS tasks' reads and applies. Allreduce: per rank the layers, a read and a gradient
+  // per variable, and its allreduce.
+  return L.mode == TrainingLayout::Mode::PARAMETER_SERVER
+             ? towers * (2 * layers + 4 * vars) + workers * 2 * vars + 3 * vars
+             : towers * (2 * layers + 2 * vars) + workers * vars;
+}
+
+JobEstimate estimate_training(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                              const TrainingJob& job)
+{
+  const auto& L = job.layout;
+  JobEstimate e = estimate_platform(cluster);
+  const bool ps = L.mode == TrainingLayout::Mode::PARAMETER_SERVER;
+  e.job = "training job (" + job.transport + ", " + std::to_string(L.workers) + (ps ? " workers, " : " ranks, ") +
+          std::to_string(std::max(L.ps_tasks, 0)) + " PS tasks)";
+  const double ops = double(step_graph_ops(model, L));
+  const double steps = std::max(job.steps, 1);
+  const double workers = std::max(L.workers, 0);
+  const double towers = workers * std::max(L.gpus_per_worker, 1);
+  const double processes = workers + std::max(L.ps_tasks, 0);
+  double vars = 0;
+  for (const auto& l : model.layers)
+    vars += double(l.variables.size());
+  const std::string tasks =
+      (ps ? "workers = " : "ranks = ") + std::to_string(L.workers) +
+      (ps && L.gpus_per_worker > 1 ? " x " + std::to_string(L.gpus_per_worker) + " GPUs" : std::string());
+  const std::string tasks_steps = tasks + ", steps = " + std::to_string(job.steps);
+  e.add(num(ops) + " step-graph ops x " + std::to_string(int(BYTES_PER_OP)) + " B, x " + num(steps) + " steps x " +
+            human_seconds(SECONDS_PER_OP_STEP),
+        tasks_steps, BYTES_PER_OP * ops, SECONDS_PER_OP_STEP * ops * steps);
+  e.add(num(processes) + " simulated processes x " + human_bytes(BYTES_PER_PROCESS), tasks,
+        BYTES_PER_PROCESS * processes, 0);
+  if (ps && L.ps_tasks > 0) {
+    // Every tower (or worker) pulls every variable, every worker (or tower) pushes every gradient.
+    const double pulls = L.fetch_per_worker ? workers : towers;
+    const double pushes = L.aggregate_on_worker ? workers : towers;
+    const double f = (pulls + pushes) * vars;
+    const auto [name, k, b] = step_cost(job.transport);
+    const double bytes = (pulls + pushes) * double(model.bytes());
+    e.add(num(f) + " remote transfers per step (k F^2.5, k = " + fmt_k(k) + " for " + job.transport + ") + " +
+              human_bytes(bytes) + " per step x " + human_seconds(b * 1e6) + " per MB, x " + num(steps) + " steps",
+          tasks_steps, BYTES_PER_STEP_TRANSFER * f, steps * (k * std::pow(f, PS_STEP_EXPONENT) + b * bytes));
+  }
+  if (!ps && L.workers > 1) {
+    const double n = L.workers;
+    const double collectives = double(ring_collectives_per_step(model, job));
+    if (job.collective_mode == FabricMode::PROTOCOL) {
+      const double messages = collectives * 2 * n * (n - 1);
+      e.add(num(messages) + " ring messages per step (" + num(collectives) + " allreduces x 2 N (N-1)) x " +
+                human_seconds(TRAINING_SECONDS_PER_RING_MESSAGE) + ", x " + num(steps) + " steps",
+            tasks_steps, BYTES_PER_STEP_TRANSFER * messages, TRAINING_SECONDS_PER_RING_MESSAGE * messages * steps);
+    } else {
+      // Analytical rings: the routes once, each collective's ring timed on the analytical fabric (no messages).
+      e.add("the analytical rings (" + num(n) + " routes, " + num(collectives) + " allreduces per step)", tasks_steps,
+            RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * collectives * steps);
+    }
+    if (job.collectives.coordinator) {
+      // A round per tick while the step lasts (at least the GPU's compute) and per collective.
+      const double tick = job.collectives.tick_seconds > 0 ? job.collectives.tick_seconds : 1e-3;
+      const double rounds = model.compute_seconds() / tick + collectives;
+      e.add(num(rounds) + " coordinator rounds per step x " + human_seconds(SECONDS_PER_COORDINATOR_RANK2) +
+                " x N^2, x " + num(steps) + " steps",
+            tasks_steps, 0, SECONDS_PER_COORDINATOR_RANK2 * rounds * n * n * steps);
+    }
+  }
+  return e;
+}
+
+JobEstimate estimate_perftest(const models::ClusterProfile& cluster, const PerftestJob& job)
+{
+  JobEstimate e = estimate_platform(cluster);
+  const auto& c = job.config;
+  e.job = "perftest";
+  const double iters = double(c.effective_iterations());
+  const double qps = c.metric == microbench::Metric::BW ? std::max(c.qps, 1) : 1;
+  const double ops = iters * qps * double(c.sizes.size());
+  e.add(num(ops) + " operations (iterations x QPs x sizes) x " + human_seconds(SECONDS_PER_PERFTEST_OP),
+        "iterations = " + num(iters) + (qps > 1 ? " x qps = " + num(qps) : "") +
+            (c.sizes.size() > 1 ? " x " + std::to_string(c.sizes.size()) + " sizes" : ""),
+        BYTES_PER_PERFTEST_ITERATION * iters * qps, SECONDS_PER_PERFTEST_OP * ops);
+  return e;
+}
+
+JobEstimate estimate_copies(const models::ClusterProfile& cluster, const std::vector<CopyJob>& jobs)
+{
+  JobEstimate e = estimate_platform(cluster);
+  e.job = "pcie-copy";
+  double copies = 0, iters = 0;
+  for (const auto& j : jobs) {
+    copies += 3.0 * std::max(j.config.iterations, 1);
+    iters = std::max(iters, double(j.config.iterations));
+  }
+  e.add(num(copies) + " copies (3 directions x iterations x " + std::to_string(jobs.size()) + " GPU/node pairs) x " +
+            human_seconds(SECONDS_PER_COPY),
+        "iterations = " + num(iters), 0, SECONDS_PER_COPY * copies);
+  return e;
+}
+
+} // namespace tp::sim
