@@ -5,6 +5,7 @@
 #include "models/simgrid_platform.hpp"
 
 #include "models/json_reader.hpp"
+#include "core/common/suggest.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -360,11 +361,9 @@ Result<std::string> Catalog::locate(const std::string& kind, const std::string& 
   if (auto p = find_beside(dir_of(near), kind, name_or_path); !p.empty()) return p;
   for (const auto& d : dirs_)
     if (auto p = find_in(d.path, kind, name_or_path); !p.empty()) return p;
-  std::string known;
-  for (const auto& n : list(kind))
-    known += (known.empty() ? "" : ", ") + n;
-  Error e = Error::at(near, kind, "a known " + kind + " profile" + (known.empty() ? "" : " (" + known + ")"),
-                      "\"" + name_or_path + "\"");
+  const std::vector<std::string> names = list(kind);
+  Error e = Error::at(near, kind, "a known " + kind + " profile" + (names.empty() ? "" : " (" + one_of_names(name_or_path, names) + ")"),
+                      unknown_name(name_or_path, names));
   e.detail = searched(dirs_, kind, near);
   return e;
 }
@@ -625,8 +624,12 @@ Result<std::string> Catalog::kind_of(const std::string& name_or_path) const
     std::string where;
     for (const auto& d : dirs_)
       where += (where.empty() ? "" : ", ") + d.path + " (" + d.origin + ")";
+    std::set<std::string> all;
+    for (const char* kind : KINDS)
+      for (auto& n : list(kind))
+        all.insert(std::move(n));
     return Error::at("", "", "a profile name found in " + where + " or a path to a .json file",
-                     "\"" + name_or_path + "\"");
+                     unknown_name(name_or_path, {all.begin(), all.end()}));
   }
   if (!regular_file(path)) return Error::at(path, "", "an existing profile file", "no such file");
   try {

@@ -212,6 +212,16 @@ sed '0,/"value": 40,/s//"value": 25,/' "$root/models/hw/nic/connectx3-40gbe-roce
 echo '{"name": "lab", "jobs": [{"kind": "perftest", "hw": "lab-nic", "size": 1048576, "iterations": 100}]}' >"$work/lab/scenario.json"
 check "a scenario's hw beside it" 0 +"1048576" -- "$tp" run "$work/lab/scenario.json"
 
+# A profile name that is a prefix or a near miss of a built-in one.
+check "hw name: a prefix of a profile" 2 +"did you mean \"connectx4-edr-ib\"" -- "$tp" perftest --hw connectx4
+echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx5-100gbe-rcoe"}]}' >"$work/typohw.json"
+check "hw name: a typo in a scenario" 2 +"jobs[0].hw" +"did you mean \"connectx5-100gbe-roce\"" -- "$tp" run "$work/typohw.json"
+
+# Budget (docs/resource-bounds.md): runs that would not end, refused up front with what drives them.
+check "a million ranks is refused up front" 2 +"--ranks 1048576" +"TENSORPATH_TIME_LIMIT" -- "$tp" allreduce --ranks 1048576 --mode analytical
+check "100000 tensors x 100 steps is refused up front" 2 +"--tensors" -- "$tp" transfer --transport verbs_v2 --tensors 100000 --steps 100
+check "an unreadable time limit is an error, not no limit" 2 +"TENSORPATH_TIME_LIMIT" -- env TENSORPATH_TIME_LIMIT=soon "$tp" allreduce --ranks 4
+
 echo
 echo "probe: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -46,13 +46,14 @@ TEST_CASE("analytical fabric agrees with the flow model within 1 percent on an u
   CHECK(ana[0] == Approx(flow[0]).epsilon(0.01));
   // And both are the alpha-beta formula with the path's fixed costs and slowest link, plus the protocol ring's local
   // work on every rank in step: N - 1 one-thread reductions of a segment and N copies of one into the result.
-  const auto& cpu = test::test_host().sockets[0].cpu;
+  const auto host = test::test_host();
+  const auto& cpu = host.sockets[0].cpu;
   const double seg = double(64 << 20) / 8;
   const double adds =
       7 * (cpu.reduce_time(seg, 1) + cpu.work_handoff_latency) + 8 * (cpu.memcpy_time(seg) + cpu.work_handoff_latency);
   CHECK(ana[0] == Approx(collectives::ring_allreduce_alpha_beta(8, 64 << 20, ana[1], ana[2]) + adds).epsilon(1e-6));
   // The path is the NIC's: host memory to host memory at the slower of PCIe and the port's goodput.
-  const auto& nic = test::test_host().nics[0];
+  const auto& nic = host.nics[0];
   const double bottleneck =
       std::min({nic.pcie.posted_write_bandwidth(), nic.pcie.read_completion_bandwidth(cpu.read_completion_size),
                 nic.nic.wire_goodput()});
