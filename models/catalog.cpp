@@ -4,8 +4,8 @@
 #include "models/quantity.hpp"
 #include "models/simgrid_platform.hpp"
 
-#include "models/json_reader.hpp"
 #include "core/common/suggest.hpp"
+#include "models/json_reader.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -362,8 +362,10 @@ Result<std::string> Catalog::locate(const std::string& kind, const std::string& 
   for (const auto& d : dirs_)
     if (auto p = find_in(d.path, kind, name_or_path); !p.empty()) return p;
   const std::vector<std::string> names = list(kind);
-  Error e = Error::at(near, kind, "a known " + kind + " profile" + (names.empty() ? "" : " (" + one_of_names(name_or_path, names) + ")"),
-                      unknown_name(name_or_path, names));
+  Error e =
+      Error::at(near, kind,
+                "a known " + kind + " profile" + (names.empty() ? "" : " (" + one_of_names(name_or_path, names) + ")"),
+                unknown_name(name_or_path, names));
   e.detail = searched(dirs_, kind, near);
   return e;
 }

@@ -44,7 +44,7 @@ struct RingState {
   std::vector<int64_t> off;
   TensorDone done;
   std::vector<Tensor> keep; ///< received tensors that later sends forward
-  int shift = 0;             ///< allgather step i receives segment (rank - i - shift)
+  int shift = 0;            ///< allgather step i receives segment (rank - i - shift)
   std::string gather_tag = "/ag";
 };
 
