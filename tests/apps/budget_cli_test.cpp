@@ -3,6 +3,8 @@
 // million allreduce ranks, a SimGrid platform of 5,000 hosts, 100,000 tensors x 100 steps, a trace's group size of
 // a million), in every command that runs jobs; runs within the budget still run, and TENSORPATH_TIME_LIMIT lets a
 // refused one through.
+#include "tests/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -18,23 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out;
-};
+using Run = tp::test::CommandRun;
 
 Run run(const std::string& args, const std::string& env = "")
 {
-  const std::string cmd = env + " " + std::string(TENSORPATH_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return tp::test::run_cli(args, env);
 }
 
 bool has(const std::string& s, const std::string& part)

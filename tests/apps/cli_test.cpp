@@ -1,5 +1,7 @@
 // The `tensorpath` executable end to end: help for every command, bad input exits 2 with a clear message,
 // validate's --json has the documented keys.
+#include "tests/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -19,23 +21,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out;
-};
+using Run = tp::test::CommandRun;
 
 Run run(const std::string& args)
 {
-  const std::string cmd = std::string(TENSORPATH_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return tp::test::run_cli(args);
 }
 
 } // namespace

@@ -3,6 +3,8 @@
 // train`, `replay` and a large `allreduce` draw it under a pseudo-terminal and never into a pipe.
 #include "apps/lib/progress_line.hpp"
 
+#include "tests/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <pty.h>
@@ -73,16 +75,8 @@ std::pair<int, std::string> run_on_terminal(const std::vector<std::string>& args
 
 std::pair<int, std::string> run_into_pipe(const std::string& args)
 {
-  const std::string cmd = std::string(TENSORPATH_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  auto r = tp::test::run_cli(args);
+  return {r.status, r.out};
 }
 
 size_t count(const std::string& s, const std::string& part)

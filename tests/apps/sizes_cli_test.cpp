@@ -1,6 +1,8 @@
 // Issue 13's "sizes over 32 bits are truncated", as a user saw it from the command line: `transfer` of a 4 GiB
 // tensor over verbs v2 printed 4.28 us and about 1,000,000 GB/s; 2100M on the verbs transports ended in
 // "protocol stalled"; `emulate --size 2^64-1` printed "ok". The same commands now give a named error.
+#include "tests/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -11,23 +13,11 @@
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out;
-};
+using Run = tp::test::CommandRun;
 
 Run run(const std::string& args, const std::string& env = "")
 {
-  const std::string cmd = env + " " + std::string(TENSORPATH_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return tp::test::run_cli(args, env);
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 #include "sim/simulation.hpp"
 #include "test_cluster.hpp"
 
+#include "tests/run_command.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -35,18 +37,9 @@ TEST_CASE("a test binary runs several cases that simulate, each in a process of 
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   REQUIRE(n > 0);
   self[n] = 0;
-  const std::string cmd = std::string(self) + " \"[one-process-pair]\" 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t k;
-  while ((k = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), k);
-  const int st = ::pclose(p);
+  const auto [status, out] = test::run_command(std::string(self) + " \"[one-process-pair]\"");
   INFO(out);
-  CHECK(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(status == 0);
   CHECK(out.find("2 test cases, each in a process of its own") != std::string::npos);
   CHECK(out.find("2 passed, 0 failed") != std::string::npos);
   CHECK(out.find("wrong index for variant") == std::string::npos);
