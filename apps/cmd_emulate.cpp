@@ -225,7 +225,7 @@ int run_emulate(const frontend::ParsedArgs& a)
       all.add(rec);
   }
   if (a.has("records"))
-    if (auto w = frontend::write_records(a.get("records"), all); !w.ok()) return report_error(w.error());
+    if (auto w = frontend::write_records(a.get("records"), all); !w.ok()) return report_io_error(w.error());
   std::printf("\nwall-clock latencies on this machine; 'bytes': every received tensor compared with what was sent.\n");
   return status;
 }

@@ -27,6 +27,7 @@ int run_scenario(const frontend::ParsedArgs& a)
   out["jobs"] = nlohmann::json::array();
   if (!json) std::printf("Scenario %s: %s\n\n", sc->name.c_str(), sc->description.c_str());
   int failures = 0;
+  std::vector<std::string> lost; // outputs the jobs could not write
   bool traced = false;
   for (size_t i = 0; i < sc->jobs.size(); ++i) {
     frontend::JobSpec job = sc->jobs[i];
@@ -52,6 +53,10 @@ int run_scenario(const frontend::ParsedArgs& a)
                     o.error().message().c_str());
     } else {
       jj["metrics"] = o->metrics;
+      if (!o->output_lost.empty()) {
+        lost.push_back(o->output_lost);
+        jj["output_lost"] = o->output_lost;
+      }
       // A job that ran but some of whose transports failed (transfers failed, or a step never finished) failed.
       if (!o->failed.empty()) {
         ++failures;
@@ -71,6 +76,9 @@ int run_scenario(const frontend::ParsedArgs& a)
     std::printf("%s\n", out.dump(2).c_str());
   else
     std::printf("%zu jobs, %d failed.\n", sc->jobs.size(), failures);
+  for (const auto& l : lost)
+    std::fprintf(stderr, "tensorpath: output lost: %s\n", l.c_str());
+  if (!lost.empty()) return exit_code::OUTPUT_LOST;
   return failures ? 1 : 0;
 }
 

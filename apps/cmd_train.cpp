@@ -95,7 +95,7 @@ int run_train(const frontend::ParsedArgs& a)
   line.finish();
   if (!res.ok()) return report_error(res.error());
   if (a.has("trace")) {
-    if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok()) return report_error(st.error());
+    if (auto st = frontend::write_trace(res.value(), a.get("trace")); !st.ok()) return report_io_error(st.error());
   }
   if (a.has("json"))
     std::printf("%s\n", frontend::training_json(res.value()).c_str());

@@ -71,7 +71,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
     auto rep = run_training(spec);
     if (!rep.ok()) return rep.error();
     if (!job.trace_file.empty())
-      if (auto st = write_trace(rep.value(), job.trace_file); !st.ok()) return st.error();
+      if (auto st = write_trace(rep.value(), job.trace_file); !st.ok()) out.output_lost = st.error().message();
     for (const auto& run : rep->runs)
       if (!run.error.empty()) return Error::msg("training with " + run.transport + ": " + run.error);
     out.metrics = training_metrics(rep.value());
@@ -154,6 +154,7 @@ std::string encode_outcome(const JobOutcome& o)
   j["metrics"] = o.metrics;
   j["report"] = o.report;
   j["failed"] = o.failed;
+  j["output_lost"] = o.output_lost;
   return j.dump();
 }
 
@@ -165,6 +166,7 @@ Result<JobOutcome> decode_outcome(const std::string& text)
     o.metrics = j.at("metrics").get<std::map<std::string, double>>();
     o.report = j.at("report").get<std::string>();
     o.failed = j.at("failed").get<std::vector<std::string>>();
+    o.output_lost = j.at("output_lost").get<std::string>();
     return o;
   } catch (const std::exception& e) {
     return Error::msg(std::string("malformed job result from the child process: ") + e.what());

@@ -39,6 +39,9 @@ struct JobOutcome {
   /// "verbs_v1: failed in step 2", ... Non-empty: the job failed (`tensorpath run` counts it, exits 1), although
   /// it has metrics and a report (a sweep keeps them as a row with `failed` = 1).
   std::vector<std::string> failed;
+  /// An output the job was asked to write and could not (the Chrome trace on a full disk): the job's results
+  /// stand, the command exits 3 (output lost) naming the file.
+  std::string output_lost;
 };
 
 /// Run a job on the simulator in this process (one simulation: call it in a child process).

@@ -85,6 +85,9 @@ check "negative count" 2 +"--ranks" -- "$tp" allreduce --ranks -4
 echo "== outputs that cannot be written"
 check "records on a full disk" 3 +"/dev/full" +"output lost" -- "$tp" transfer --transport grpc --size 64K --records /dev/full
 check "stdout on a full disk" 3 +"standard output" -- bash -c "'$tp' transfer --transport grpc --size 64K > /dev/full"
+check "train --trace on a full disk" 3 +"/dev/full" -- "$tp" train --model alexnet --transport grpc --no-reference --trace /dev/full
+check "run --trace on a full disk" 3 +"output lost" +"/dev/full" -- "$tp" run --trace /dev/full
+check "emulate --records on a full disk" 3 +"/dev/full" -- "$tp" emulate --transport grpc --size 64K --steps 1 --records /dev/full
 check "validate --json on a full disk" 3 +"/dev/full" -- "$tp" validate "$root/validation/cases/v3_pcie_numa_copies.json" --json /dev/full
 echo "old" >"$work/keep.csv"
 check "records beyond the file-size limit (a full disk)" 3 +"keep.csv" -- \
