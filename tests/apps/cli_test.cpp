@@ -165,7 +165,7 @@ TEST_CASE("validate without a file runs the shipped cases and --case selects one
 
 TEST_CASE("train prints step time per transport and writes a Chrome trace that parses", "[quick]")
 {
-  const std::string trace = "/tmp/tensorpath_cli_trace_test.json";
+  const std::string trace = "/tmp/tensorpath_cli_trace_test_" + std::to_string(::getpid()) + ".json";
   std::remove(trace.c_str());
   Run r = run("train --model resnet50 --hw hkust-4node --transport grpc,gdr --steps 2 --trace " + trace);
   INFO(r.out);
@@ -186,7 +186,7 @@ TEST_CASE("train prints step time per transport and writes a Chrome trace that p
 
 TEST_CASE("run the HKUST VGG16 scenario: step times per transport and their ratios", "[quick]")
 {
-  const std::string trace = "/tmp/tensorpath_cli_run_trace_test.json";
+  const std::string trace = "/tmp/tensorpath_cli_run_trace_test_" + std::to_string(::getpid()) + ".json";
   std::remove(trace.c_str());
   Run r = run(std::string("run ") + TENSORPATH_SOURCE_DIR + "/scenarios/hkust-vgg16.json --trace " + trace);
   std::ifstream in(trace);
@@ -243,7 +243,8 @@ TEST_CASE("the same scenario and the same replay give byte-identical results (de
 {
   // A training scenario (every transport, critical paths), a microbenchmark scenario and a seeded packet-loss
   // scenario (random draws: losses on RC and TCP, resends, a retry part of the critical path), each run twice.
-  const std::string lossy = (fs::temp_directory_path() / "tensorpath-determinism-loss.json").string();
+  const std::string lossy =
+      (fs::temp_directory_path() / ("tensorpath-determinism-loss-" + std::to_string(::getpid()) + ".json")).string();
   {
     std::ofstream f(lossy);
     f << R"({"kind": "training", "name": "loss", "hw": "hkust-4node", "jobs": [{"kind": "training",

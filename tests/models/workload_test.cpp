@@ -29,7 +29,7 @@ std::string profile_path(const std::string& file)
 /// A scratch workloads dir with one throughput file of the given text (and the real profiles).
 std::string scratch_workloads(const std::string& name, const std::string& text)
 {
-  const fs::path d = fs::temp_directory_path() / ("tp_workloads_" + name);
+  const fs::path d = fs::temp_directory_path() / ("tp_workloads_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d / "throughput");
   fs::create_directory_symlink(fs::path(default_workloads_dir()) / "pipedream", d / "pipedream");
@@ -96,7 +96,7 @@ TEST_CASE("PipeDream VGG16 profile parses in topological order with torchvision'
 
 TEST_CASE("malformed profile line is an error naming file and line", "[workload]")
 {
-  const fs::path f = fs::temp_directory_path() / "tp_bad_profile.graph.txt";
+  const fs::path f = fs::temp_directory_path() / ("tp_bad_profile_" + std::to_string(::getpid()) + ".graph.txt");
   std::ofstream(f) << "node1 -- Input -- forward_compute_time=0.0, backward_compute_time=0.0, activation_size=1, "
                       "parameter_size=0\nnode2 -- Conv2d(3, 64) -- forward_compute_time=abc, backward_compute_time=1, "
                       "activation_size=1, parameter_size=4\n";
@@ -133,7 +133,7 @@ TEST_CASE("a profile's numbers that cannot be right (NaN, infinity, -0, absurd) 
 
 TEST_CASE("profile with a cycle is rejected", "[workload]")
 {
-  const fs::path f = fs::temp_directory_path() / "tp_cycle_profile.graph.txt";
+  const fs::path f = fs::temp_directory_path() / ("tp_cycle_profile_" + std::to_string(::getpid()) + ".graph.txt");
   const std::string kv = " -- forward_compute_time=1, backward_compute_time=1, activation_size=1, parameter_size=4\n";
   std::ofstream(f) << "node1 -- A" << kv << "node2 -- B" << kv << "\tnode1 -- node2\n\tnode2 -- node1\n";
   auto p = parse_pipedream_profile(f.string());
