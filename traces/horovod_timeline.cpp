@@ -11,6 +11,7 @@
 #include "traces/trace.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 namespace tp::traces {
@@ -80,10 +81,15 @@ Result<json> parse_events(const std::string& input, const std::string& file, War
       last = last == 0 ? std::string::npos : last - 1;
     return (last == std::string::npos ? std::string("[") : input.substr(0, last + 1)) + "]";
   };
-  auto j = parse_json(closed(end), file);
+  const std::string whole = closed(end);
+  auto j = parse_json(whole, file);
   if (j.ok()) return j;
-  // Half an event at the end: back to the end of an earlier event, "}," then a newline and "{" as Horovod writes
-  // them. A few tries; an error elsewhere in the file is reported as it is.
+  // Half an event at the end (the parser ran out of text: its error is at the last bytes): back to the end of an
+  // earlier event ("}" then ","; a few tries, for the "}," of args inside the half event). An error anywhere
+  // else in the file is reported as it is.
+  const std::string& at = j.error().field;
+  const size_t err = at.rfind("byte ", 0) == 0 ? size_t(std::strtoull(at.c_str() + 5, nullptr, 10)) : 0;
+  if (err + 2 < whole.size()) return j.error();
   size_t cut = end;
   for (int tries = 0; tries < 4 && cut != std::string::npos && cut > 0; ++tries) {
     cut = input.rfind('}', cut - 1);
