@@ -398,19 +398,20 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     if (auto st = ranks_of(events, c); !st.ok()) return st.error();
     if (g.kernels.empty()) {
       c.start = g.ts * 1e-6;
-      c.duration = (g.end - g.ts) * 1e-6;
+      c.duration = calls[g.calls.front()].dur * 1e-6; // the outermost call
       warn.add("collectives without a kernel",
                label + ": no NCCL kernel linked to it (by \"correlation\" or \"External id\"): its time is the CPU "
                        "call's");
     } else {
-      double lo = INFINITY, hi = -INFINITY;
-      for (size_t i : g.kernels) {
+      double lo = INFINITY, span = 0;
+      for (size_t i : g.kernels)
+        lo = std::min(lo, kernel_time.at(i).first);
+      for (size_t i : g.kernels) { // (ts - lo) + dur: an epoch timestamp's rounding stays out of the duration
         const auto [ts, dur] = kernel_time.at(i);
-        lo = std::min(lo, ts);
-        hi = std::max(hi, ts + dur);
+        span = std::max(span, (ts - lo) + dur);
       }
       c.start = lo * 1e-6;
-      c.duration = (hi - lo) * 1e-6;
+      c.duration = span * 1e-6;
     }
     t.collectives.push_back(c);
   }
