@@ -47,14 +47,16 @@ int run_replay(const frontend::ParsedArgs& a)
               t->collectives.size(), t->span() * 1e3);
   for (const auto& [dev, s] : busy)
     std::printf("  compute on %-50s %10.3f ms (kept as recorded)\n", dev.c_str(), s * 1e3);
+  for (const auto& w : t->warnings) // what the reader accepted but could not read in full
+    std::fprintf(stderr, "warning: %s: %s\n", t->file.c_str(), w.c_str());
   if (!a.has("hw")) {
     for (const auto& x : t->transfers)
       std::printf("  transfer %-40.40s %12llu B %10.3f ms  %s -> %s\n", x.tensor.c_str(),
                   static_cast<unsigned long long>(x.bytes), x.duration * 1e3, x.src_device.c_str(),
                   x.dst_device.c_str());
     for (const auto& c : t->collectives)
-      std::printf("  %-9s %-40.40s %12llu B %10.3f ms%s\n", c.kind.c_str(), c.name.c_str(),
-                  static_cast<unsigned long long>(c.bytes), c.duration * 1e3,
+      std::printf("  %-9s %-40.40s %14s %10.3f ms%s\n", c.kind.c_str(), c.name.c_str(),
+                  c.bytes_known ? fmt::format("{} B", c.bytes).c_str() : "unknown size", c.duration * 1e3,
                   c.ranks ? fmt::format("  ({} ranks)", c.ranks).c_str() : "");
     std::printf("\nWith --hw PROFILE [--transport T] [--ranks N] each communication event is re-simulated there.\n");
     return 0;
@@ -101,7 +103,7 @@ int run_replay(const frontend::ParsedArgs& a)
     for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
       const auto& c = t->collectives[ci];
       const int ranks = ranks_of(c);
-      if (c.kind != "allreduce" || ranks < 2) continue;
+      if (c.kind != "allreduce" || ranks < 2 || !c.bytes_known) continue;
       auto cl = frontend::cluster_for(cat, a.get("hw"), ranks, a.get("switch"));
       if (!cl.ok()) return report_error(cl.error());
       sim::AllreduceJob j;
@@ -172,6 +174,11 @@ int run_replay(const frontend::ParsedArgs& a)
                   static_cast<unsigned long long>(c.bytes), c.duration * 1e3, "(not yet)", "-");
       continue;
     }
+    if (!c.bytes_known) { // a warning above said why; kept at its recorded time
+      std::printf("%-10s %-36.36s %12s %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(), "unknown", c.duration * 1e3,
+                  "(size?)", "-");
+      continue;
+    }
     const int ranks = ranks_of(c);
     if (ranks < 2) {
       std::printf("%-10s %-36.36s %12llu %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(),
@@ -236,7 +243,8 @@ Command replay_command()
   };
   s.details =
       "Formats are detected: TF timeline (Chrome trace with RecvTensor labels), Horovod timeline (may be\n"
-      "unterminated), PyTorch profiler/Kineto (nccl: events), Chakra JSON (concatenated objects).\n"
+      "unterminated), PyTorch profiler/Kineto (nccl: events), Chakra JSON (concatenated objects); gzip'd files\n"
+      "(.json.gz) are read as they are. What a reader cannot read in full is a warning on stderr.\n"
       "Recorded compute is kept; each communication event is re-simulated on its own, then the step is replayed\n"
       "with the new times (recorded order as dependencies) and compared with the recorded step.";
   return {s, &run_replay};

@@ -1,11 +1,17 @@
-// Horovod timelines (HOROVOD_TIMELINE): a Chrome trace array that a running job may leave unterminated. One
-// "process" per tensor (its name in the process_name metadata); "B"/"E" pairs nest per tensor, the outermost being
-// the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER,
-// NCCL_ALLREDUCE, ...). Sizes from the outermost event's args: "bytes"/"size", or "dtype" and "shape".
+// Horovod timelines (HOROVOD_TIMELINE): a Chrome trace array that a running job may leave unterminated (older
+// Horovod writes "},\n" after each event and never closes the array; a job killed mid-write leaves half an event,
+// which is dropped with a warning). One "process" per tensor (its name in the process_name metadata); "B"/"E" pairs
+// nest per tensor, the outermost being the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases
+// (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...). Horovod writes the tensor's "dtype"
+// ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
+// "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
+// unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
+// counter events ("ph": "C") are not collectives.
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 namespace tp::traces {
@@ -14,20 +20,22 @@ using namespace detail;
 
 namespace {
 
-/// Elements of a shape given as an array or a string like "[1000, 1000]" or "(1000, 1000)"; -1 if unreadable or
+/// Elements of a shape given as an array or a string like "[1000, 1000]" or "(1000, 1000)"; -1 if unreadable, -2 if
 /// beyond 2^50 elements.
 long long elements(const json& shape)
 {
   constexpr long long LIMIT = 1LL << 50;
   long long n = 1;
+  bool too_large = false;
   auto times = [&](long long d) {
-    if (d < 0 || d > LIMIT || (d > 0 && n > LIMIT / d)) return false;
+    if (d < 0) return false;
+    if (d > LIMIT || (d > 0 && n > LIMIT / d)) return !(too_large = true);
     n *= d;
     return true;
   };
   if (shape.is_array()) {
     for (const auto& d : shape)
-      if (!d.is_number_integer() || !times(d.get<long long>())) return -1;
+      if (!d.is_number_integer() || !times(d.get<long long>())) return too_large ? -2 : -1;
     return n;
   }
   if (!shape.is_string()) return -1;
@@ -40,10 +48,10 @@ long long elements(const json& shape)
     }
     long long d = 0;
     while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) {
-      if (d > LIMIT) return -1;
+      if (d > LIMIT) return -2;
       d = d * 10 + (s[i++] - '0');
     }
-    if (!times(d)) return -1;
+    if (!times(d)) return too_large ? -2 : -1;
     any = true;
   }
   return any || s.find_first_of("[(") != std::string::npos ? n : -1;
@@ -52,24 +60,58 @@ long long elements(const json& shape)
 std::string kind_of(std::string op)
 {
   std::transform(op.begin(), op.end(), op.begin(), ::tolower);
-  for (const char* k : {"allreduce", "allgather", "broadcast", "alltoall", "reducescatter"})
+  for (const char* k : {"allreduce", "allgather", "broadcast", "alltoall", "reducescatter", "adasum", "barrier"})
     if (op.find(k) != std::string::npos) return k;
   return op;
 }
 
 } // namespace
 
+namespace {
+
+/// Parse the events; an unterminated array is closed, and when its last event was cut off mid-write, the array is
+/// cut back to the last complete event (a warning says so).
+Result<json> parse_events(const std::string& input, const std::string& file, Warnings& warn)
+{
+  size_t end = input.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos || input[end] == ']') return parse_json(input, file);
+  // A running job leaves "[ {...}, {...}," without the closing bracket.
+  auto closed = [&](size_t last) { // the text up to `last` (inclusive), without trailing commas, closed
+    while (last != std::string::npos && (input[last] == ',' || isspace(static_cast<unsigned char>(input[last]))))
+      last = last == 0 ? std::string::npos : last - 1;
+    return (last == std::string::npos ? std::string("[") : input.substr(0, last + 1)) + "]";
+  };
+  const std::string whole = closed(end);
+  auto j = parse_json(whole, file);
+  if (j.ok()) return j;
+  // Half an event at the end (the parser ran out of text: its error is at the last bytes): back to the end of an
+  // earlier event ("}" then ","; a few tries, for the "}," of args inside the half event). An error anywhere
+  // else in the file is reported as it is.
+  const std::string& at = j.error().field;
+  const size_t err = at.rfind("byte ", 0) == 0 ? size_t(std::strtoull(at.c_str() + 5, nullptr, 10)) : 0;
+  if (err + 2 < whole.size()) return j.error();
+  size_t cut = end;
+  for (int tries = 0; tries < 4 && cut != std::string::npos && cut > 0; ++tries) {
+    cut = input.rfind('}', cut - 1);
+    if (cut == std::string::npos) break;
+    const size_t next = input.find_first_not_of(" \t\r\n", cut + 1);
+    if (next == std::string::npos || input[next] != ',') continue;
+    auto retry = parse_json(closed(cut), file);
+    if (retry.ok()) {
+      warn.add("cut-off events", "byte " + std::to_string(cut + 1) +
+                                     ": the last event was cut off (the job ended while writing it): dropped");
+      return retry;
+    }
+  }
+  return j.error();
+}
+
+} // namespace
+
 Result<Trace> parse_horovod_timeline(const std::string& input, const std::string& file)
 {
-  // A running job leaves "[ {...}, {...}," without the closing bracket.
-  std::string txt = input;
-  size_t end = txt.find_last_not_of(" \t\r\n");
-  if (end != std::string::npos && txt[end] != ']') {
-    while (end != std::string::npos && (txt[end] == ',' || isspace(static_cast<unsigned char>(txt[end]))))
-      end = end == 0 ? std::string::npos : end - 1;
-    txt = (end == std::string::npos ? std::string("[") : txt.substr(0, end + 1)) + "]";
-  }
-  auto j = parse_json(txt, file);
+  Warnings warn;
+  auto j = parse_events(input, file, warn);
   if (!j.ok()) return j.error();
   const json& ev = j.value();
   if (!ev.is_array()) return Error::at(file, "", "a JSON array of Horovod timeline events", ev.type_name());
@@ -93,6 +135,8 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     const json& e = ev[i];
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     const std::string ph = text(e, "ph");
+    // Instant markers (CYCLE_START: "ph": "i", "s": "g", no pid), counters, flows: not a tensor's events.
+    if (ph != "B" && ph != "E" && ph != "X" && ph != "M") continue;
     if (!e.contains("pid") || !e["pid"].is_number_integer())
       return event_error(file, i, "an integer \"pid\" (one per tensor)", e.dump().substr(0, 80));
     const long pid = e["pid"].get<long>();
@@ -100,7 +144,6 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       if (text(e, "name") == "process_name") tensor[pid] = text(e.value("args", json::object()), "name");
       continue;
     }
-    if (ph != "B" && ph != "E" && ph != "X") continue;
     auto ts_field = timestamp(e, "ts", file, at(i));
     if (!ts_field.ok()) return ts_field.error();
     if (!*ts_field) return event_error(file, i, "a numeric \"ts\" (microseconds)", e.dump().substr(0, 80));
@@ -115,30 +158,60 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     Open b = stack.back();
     stack.pop_back();
     if (!stack.empty()) continue; // a phase inside the collective
-    if (b.name.rfind("NEGOTIATE", 0) == 0 || b.name == "WAIT_FOR_DATA" || b.name == "QUEUE")
-      continue; // coordination before the collective, not data movement
+    if (b.name.rfind("NEGOTIATE", 0) == 0 || b.name == "WAIT_FOR_DATA" || b.name == "QUEUE" || b.name == "JOIN" ||
+        b.name == "ERROR")
+      continue; // coordination before the collective (or a rank's join, an error reply), not data movement
     TraceCollective c;
     c.name = tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid);
     c.kind = kind_of(b.name);
     c.start = b.ts * 1e-6;
     c.duration = (ts - b.ts) * 1e-6;
     if (c.duration < 0) return event_error(file, i, "an end after its begin", std::to_string(ts));
-    // the size from the begin event (b.at names it)
+    const std::string label = b.at + " (" + b.name + " " + c.name + ")";
+    // The size: "bytes"/"size" on the begin event, else "dtype" and "shape" on the end event (as Horovod writes
+    // them), else on the begin event.
     auto bytes = numeric(b.args, "bytes", 0, MAX_COUNT, true, file, b.at + ".args");
     if (!bytes.ok()) return bytes.error();
     auto size = numeric(b.args, "size", 0, MAX_COUNT, true, file, b.at + ".args");
     if (!size.ok()) return size.error();
+    const json end_args = e.value("args", json::object());
+    const bool end_sized = end_args.is_object() && end_args.contains("dtype") && end_args.contains("shape");
+    const json& sized = end_sized ? end_args : b.args;
+    const std::string sized_at = (end_sized ? at(i) : b.at) + ".args";
     if (*bytes || *size) {
       c.bytes = uint64_t(*bytes ? **bytes : **size);
-    } else if (b.args.contains("dtype") && b.args.contains("shape")) {
-      const size_t es = dtype_bytes(text(b.args, "dtype"));
-      const long long n = elements(b.args["shape"]);
-      if (es == 0 || n < 0) return event_error(file, i, "a known dtype and a shape", b.args.dump().substr(0, 80));
-      if (uint64_t(n) > (uint64_t(1) << 60) / es) return event_error(file, i, "a tensor size that fits", "too large");
-      c.bytes = uint64_t(n) * es;
+    } else if (sized.is_object() && sized.contains("dtype") && sized.contains("shape")) {
+      const size_t es = dtype_bytes(text(sized, "dtype"));
+      const long long n = elements(sized["shape"]);
+      if (n == -2) return Error::at(file, sized_at + ".shape", "a tensor size that fits", sized["shape"].dump());
+      if (es == 0 || n < 0) {
+        c.bytes_known = false;
+        warn.add("collectives of unknown size",
+                 label + ": size unknown (" + sized_at +
+                     (es == 0 ? ".dtype: unknown dtype " + sized["dtype"].dump().substr(0, 40)
+                              : ".shape: not a shape " + sized["shape"].dump().substr(0, 40)) +
+                     "): kept at its recorded time");
+      } else if (uint64_t(n) > (uint64_t(1) << 60) / es) {
+        return Error::at(file, sized_at + ".shape", "a tensor size that fits", "too large");
+      } else {
+        c.bytes = uint64_t(n) * es;
+      }
+    } else if (c.kind == "barrier") {
+      c.bytes = 0; // a barrier moves no tensor
+    } else {
+      c.bytes_known = false;
+      warn.add("collectives of unknown size", label + ": size unknown (no \"dtype\" and \"shape\" on its end event " +
+                                                  at(i) +
+                                                  ", no \"bytes\" on its begin event): kept at its recorded time");
     }
     t.collectives.push_back(c);
   }
+  for (const auto& [pid, stack] : open)
+    if (!stack.empty())
+      warn.add("unfinished collectives", stack.front().at + " (" + stack.front().name + " " +
+                                             (tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid)) +
+                                             "): never ended (the timeline stops before its \"E\"): dropped");
+  warn.into(t.warnings);
   return t;
 }
 

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tp::traces::detail {
 
@@ -107,5 +109,32 @@ inline Error event_error(const std::string& file, size_t index, const std::strin
 {
   return Error::at(file, event_at(index), expected, got);
 }
+
+/// Warnings gathered while reading a trace: the first few of each kind in full, then how many more there were (a
+/// 50 MB trace must not print 10,000 lines). `add(kind, message)`; `into(list)` appends them.
+class Warnings {
+public:
+  static constexpr size_t SHOWN = 5; ///< per kind
+
+  void add(const std::string& kind, const std::string& message)
+  {
+    auto& [shown, more] = kinds_[kind];
+    if (shown.size() < SHOWN)
+      shown.push_back(message);
+    else
+      ++more;
+  }
+
+  void into(std::vector<std::string>& out) const
+  {
+    for (const auto& [kind, k] : kinds_) {
+      out.insert(out.end(), k.first.begin(), k.first.end());
+      if (k.second > 0) out.push_back("... and " + std::to_string(k.second) + " more: " + kind);
+    }
+  }
+
+private:
+  std::map<std::string, std::pair<std::vector<std::string>, size_t>> kinds_;
+};
 
 } // namespace tp::traces::detail

@@ -1,11 +1,19 @@
-// PyTorch profiler (Kineto) traces: Chrome trace JSON. GPU kernels ("cat": "kernel") are compute ops on their
-// device; NCCL calls are the "nccl:<collective>" record-function events whose args give the message as an element
-// count and a dtype ("In msg nelems", "dtype", "Group size"); their time is that of the NCCL kernel that follows
-// (the call's own event is the CPU-side launch).
+// PyTorch profiler (Kineto) traces, as PyTorch 1.8 to today writes them: Chrome trace JSON. GPU kernels ("cat":
+// "kernel") are compute ops on their device. A collective is a CPU-side call: an "nccl:<collective>" record
+// function, or the "record_param_comms" op that encloses it (PyTorch >= 1.13); calls nested on one thread are one
+// collective. Its size is "In msg nelems" x "dtype" (PyTorch >= 2.0), else the tensors of "Input Dims" x "Input
+// type" (PyTorch 1.x: [[1024, 256]] of "float"); its ranks "Group size", "Process Group Ranks" or distributedInfo.
+// Its time is that of its NCCL kernel, found through the kernel's "correlation" (the cudaLaunchKernel with that
+// correlation id was called inside the collective's call, on the same thread) or, failing that, its "External id"
+// — never by file order: Kineto writes the CPU events first and the kernels after them. A record_param_comms
+// "wait" (a wait on an earlier collective) is not a collective; GPU-side copies of the calls (gpu_user_annotation)
+// are not read. What cannot be read in full (an unknown dtype, no size, no kernel) is a warning naming the event.
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 
 namespace tp::traces {
 
@@ -13,14 +21,171 @@ using namespace detail;
 
 namespace {
 
+constexpr double MAX_RANKS = double((1u << 24) - 1);
+
+std::string lower(std::string s)
+{
+  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  return s;
+}
+
 std::string collective_kind(std::string name)
 {
-  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  name = lower(name);
   name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
-  for (const char* k : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "reduce", "send", "recv"})
+  for (const char* k : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "reduce", "sendrecv",
+                        "send", "recv", "gather", "scatter", "barrier"})
     if (name.find(k) != std::string::npos) return k;
   return "collective";
 }
+
+/// An id (correlation, External id) as a map key: an integer or a string; "" when absent.
+std::string id_of(const json& args, const char* key)
+{
+  if (!args.is_object() || !args.contains(key)) return {};
+  const json& v = args[key];
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  return {};
+}
+
+/// The thread an event ran on: its pid and tid (numbers or strings).
+std::string thread_of(const json& e)
+{
+  return (e.contains("pid") ? e["pid"].dump() : "") + "/" + (e.contains("tid") ? e["tid"].dump() : "");
+}
+
+/// A list of ranks, as an array or a string "[0, 1, 2]"; false when unreadable.
+bool rank_list(const json& v, std::vector<int>& out)
+{
+  out.clear();
+  if (v.is_array()) {
+    for (const auto& r : v) {
+      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > int64_t(MAX_RANKS)) return false;
+      out.push_back(int(r.get<int64_t>()));
+    }
+    return true;
+  }
+  if (!v.is_string()) return false;
+  const std::string s = v.get<std::string>();
+  for (size_t i = 0; i < s.size();) {
+    if (isdigit(static_cast<unsigned char>(s[i]))) {
+      int64_t n = 0;
+      while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) {
+        n = n * 10 + (s[i++] - '0');
+        if (n > int64_t(MAX_RANKS)) return false;
+      }
+      out.push_back(int(n));
+    } else if (s[i] == '[' || s[i] == ']' || s[i] == ',' || s[i] == ' ') {
+      ++i;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A size read from one event's args.
+struct Size {
+  bool found = false; ///< the event says something about the size
+  bool known = false; ///< ... and it could be read
+  uint64_t bytes = 0;
+  std::string why; ///< when found but not known: the field and what is wrong with it
+};
+
+/// "In msg nelems" (or "Out msg nelems") x "dtype".
+Result<Size> size_from_nelems(const json& args, const std::string& file, const std::string& at)
+{
+  Size s;
+  auto in_n = numeric(args, "In msg nelems", 0, MAX_COUNT, true, file, at);
+  if (!in_n.ok()) return in_n.error();
+  auto out_n = numeric(args, "Out msg nelems", 0, MAX_COUNT, true, file, at);
+  if (!out_n.ok()) return out_n.error();
+  if (!*in_n && !*out_n) return s;
+  s.found = true;
+  const double nelems = *in_n ? **in_n : **out_n;
+  const std::string dtype = text(args, "dtype");
+  const size_t es = dtype_bytes(dtype);
+  if (es == 0) {
+    s.why = at + ".dtype: " + (dtype.empty() ? "absent" : "unknown dtype \"" + dtype + "\"");
+    return s;
+  }
+  uint64_t n = 0;
+  if (!count_of(nelems, n) || n > (uint64_t(1) << 56))
+    return Error::at(file, at + (*in_n ? ".In msg nelems" : ".Out msg nelems"), "an element count that fits",
+                     args.dump().substr(0, 80));
+  s.known = true;
+  s.bytes = n * es;
+  return s;
+}
+
+/// The tensors of "Input Dims" ([[1024, 256], [], ...]) with their "Input type" (["float", "Scalar", ...]): the
+/// bytes of every tensor argument. Arguments without dimensions (scalars, empty tensor lists) are skipped.
+Result<Size> size_from_input_dims(const json& args, const std::string& file, const std::string& at)
+{
+  Size s;
+  if (!args.is_object() || !args.contains("Input Dims") || !args["Input Dims"].is_array()) return s;
+  const json& dims = args["Input Dims"];
+  const json types = args.contains("Input type") && args["Input type"].is_array() ? args["Input type"] : json::array();
+  uint64_t total = 0;
+  std::string unknown;
+  const std::string where = at + ".Input Dims";
+  auto elements = [&](const json& shape, uint64_t& n) -> Status {
+    n = 1;
+    for (const auto& d : shape) {
+      uint64_t v = 0;
+      if (!d.is_number() || !count_of(d.get<double>(), v) || (v > 0 && n > (uint64_t(1) << 56) / v))
+        return Error::at(file, where, "tensor dimensions (integers >= 0) that fit", shape.dump().substr(0, 80));
+      n *= v;
+    }
+    return ok_status();
+  };
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const json& shape = dims[k];
+    if (!shape.is_array() || shape.empty()) continue; // a scalar, None, an empty list
+    const std::string type = k < types.size() && types[k].is_string() ? types[k].get<std::string>() : "";
+    std::vector<const json*> tensors;
+    if (shape[0].is_array()) // a tensor list
+      for (const auto& sub : shape)
+        tensors.push_back(&sub);
+    else
+      tensors.push_back(&shape);
+    const size_t es = dtype_bytes(type);
+    for (const json* tensor : tensors) {
+      if (!tensor->is_array()) continue;
+      uint64_t n = 0;
+      if (auto st = elements(*tensor, n); !st.ok()) return st.error();
+      s.found = true;
+      if (es == 0) {
+        if (unknown.empty()) unknown = type;
+        continue;
+      }
+      if (n > ((uint64_t(1) << 60) - total) / es)
+        return Error::at(file, where, "tensors whose size fits", shape.dump().substr(0, 80));
+      total += n * es;
+    }
+  }
+  if (!s.found) return s;
+  if (!unknown.empty() || types.empty()) {
+    s.why = at + ".Input type: " + (types.empty() ? std::string("absent") : "unknown dtype \"" + unknown + "\"");
+    return s;
+  }
+  s.known = true;
+  s.bytes = total;
+  return s;
+}
+
+struct Call {
+  size_t event; ///< index in traceEvents
+  std::string thread;
+  double ts, dur; ///< microseconds
+};
+
+struct Group {                 ///< one collective: nested calls on one thread, and the kernels they launched
+  std::vector<size_t> calls;   ///< indices in `calls`, outermost first
+  std::vector<size_t> kernels; ///< indices in traceEvents
+  double ts, end;
+};
 
 } // namespace
 
@@ -35,16 +200,48 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   Trace t;
   t.format = "kineto";
   t.file = file;
-  size_t awaiting_kernel = size_t(-1); // the last nccl: call whose GPU kernel has not been seen
+  Warnings warn;
+
+  // The job: distributedInfo {"backend", "rank", "world_size", "pg_config": [{"pg_name", "ranks"}, ...]}.
+  std::map<std::string, std::vector<int>> pg_ranks;
+  if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
+    const json& di = root["distributedInfo"];
+    auto ws = numeric(di, "world_size", 1, MAX_RANKS, true, file, "distributedInfo");
+    if (!ws.ok()) return ws.error();
+    auto rk = numeric(di, "rank", 0, MAX_RANKS, true, file, "distributedInfo");
+    if (!rk.ok()) return rk.error();
+    if (*ws) t.world_size = int(**ws);
+    if (*rk) t.rank = int(**rk);
+    if (*ws && *rk && t.rank >= t.world_size)
+      return Error::at(file, "distributedInfo.rank", "a rank below world_size " + std::to_string(t.world_size),
+                       std::to_string(t.rank));
+    if (di.contains("pg_config") && di["pg_config"].is_array())
+      for (size_t k = 0; k < di["pg_config"].size(); ++k) {
+        const json& pg = di["pg_config"][k];
+        std::vector<int> ranks;
+        if (pg.is_object() && pg.contains("pg_name") && pg.contains("ranks") && rank_list(pg["ranks"], ranks))
+          pg_ranks[pg["pg_name"].is_string() ? pg["pg_name"].get<std::string>() : pg["pg_name"].dump()] = ranks;
+        else
+          warn.add("unreadable process groups", "distributedInfo.pg_config[" + std::to_string(k) +
+                                                    "]: no \"pg_name\" with a list of \"ranks\": ignored");
+      }
+  }
+
+  std::vector<Call> calls;
+  std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
+  std::vector<size_t> nccl_kernels;
+  std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
   for (size_t i = 0; i < ev.size(); ++i) {
     const json& e = ev[i];
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     if (text(e, "ph") != "X") continue;
-    const std::string name = text(e, "name"), cat = text(e, "cat");
-    const json args = e.value("args", json::object());
-    const bool nccl = name.rfind("nccl:", 0) == 0 || name.find("ncclKernel") != std::string::npos ||
-                      name.find("ncclDevKernel") != std::string::npos;
-    if (!nccl && cat != "kernel") continue;
+    const std::string name = text(e, "name"), cat = lower(text(e, "cat"));
+    const bool kernel = cat == "kernel";
+    const bool launch = cat == "cuda_runtime" || cat == "runtime" || cat == "cuda_driver";
+    // A collective call: not its GPU-side mirror (gpu_user_annotation) nor its kernel.
+    const bool call = !kernel && !launch && cat != "gpu_user_annotation" &&
+                      (name.rfind("nccl:", 0) == 0 || name == "record_param_comms");
+    if (!kernel && !launch && !call) continue;
     auto ts_field = timestamp(e, "ts", file, event_at(i));
     if (!ts_field.ok()) return ts_field.error();
     auto dur_field = duration(e, "dur", file, event_at(i));
@@ -52,42 +249,19 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     if (!*ts_field || !*dur_field)
       return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
     const double ts = **ts_field, dur = **dur_field;
-    if (nccl) {
-      const std::string at_args = event_at(i) + ".args";
-      auto in_n = numeric(args, "In msg nelems", 0, MAX_COUNT, true, file, at_args);
-      if (!in_n.ok()) return in_n.error();
-      auto out_n = numeric(args, "Out msg nelems", 0, MAX_COUNT, true, file, at_args);
-      if (!out_n.ok()) return out_n.error();
-      const bool sized = *in_n || *out_n;
-      const double nelems = *in_n ? **in_n : *out_n ? **out_n : 0;
-      if (!sized && name.rfind("nccl:", 0) != 0) {
-        // An NCCL kernel without sizes: the GPU time of the nccl: call launched before it (the call's own event
-        // is only the CPU-side launch).
-        if (awaiting_kernel < t.collectives.size()) {
-          t.collectives[awaiting_kernel].start = ts * 1e-6;
-          t.collectives[awaiting_kernel].duration = dur * 1e-6;
-          awaiting_kernel = size_t(-1);
-        }
-        continue;
-      }
-      if (!sized) return event_error(file, i, "\"In msg nelems\" on an nccl: event", args.dump().substr(0, 80));
-      const size_t es = dtype_bytes(text(args, "dtype"));
-      if (es == 0) return event_error(file, i, "a known \"dtype\"", "\"" + text(args, "dtype") + "\"");
-      TraceCollective c;
-      c.name = name;
-      c.kind = collective_kind(name.rfind("nccl:", 0) == 0 ? name.substr(5) : name);
-      uint64_t n = 0;
-      if (!count_of(nelems, n) || n > (uint64_t(1) << 56))
-        return event_error(file, i, "an element count that fits", args.dump().substr(0, 80));
-      c.bytes = n * es;
-      // a group of ranks: 1 .. 2^24 - 1 (absent: not recorded, 0)
-      auto group = numeric(args, "Group size", 1, double((1u << 24) - 1), true, file, at_args);
-      if (!group.ok()) return group.error();
-      c.ranks = *group ? int(**group) : 0;
-      c.start = ts * 1e-6;
-      c.duration = dur * 1e-6;
-      t.collectives.push_back(c);
-      if (name.rfind("nccl:", 0) == 0) awaiting_kernel = t.collectives.size() - 1;
+    const json args = e.value("args", json::object());
+    if (launch) {
+      const std::string corr = id_of(args, "correlation");
+      if (!corr.empty()) launches[corr] = {thread_of(e), ts};
+      continue;
+    }
+    if (call) {
+      calls.push_back({i, thread_of(e), ts, dur});
+      continue;
+    }
+    if (lower(name).find("nccl") != std::string::npos) {
+      nccl_kernels.push_back(i);
+      kernel_time[i] = {ts, dur};
       continue;
     }
     TraceOp op;
@@ -99,6 +273,169 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     op.duration = dur * 1e-6;
     t.ops.push_back(op);
   }
+
+  // Calls nested on one thread (record_param_comms > nccl:all_reduce) are one collective.
+  constexpr double SLACK_US = 1e-3; // timestamps written with three decimals
+  std::vector<size_t> order(calls.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Call &x = calls[a], &y = calls[b];
+    if (x.thread != y.thread) return x.thread < y.thread;
+    if (x.ts != y.ts) return x.ts < y.ts;
+    return x.dur > y.dur; // the outer one first
+  });
+  std::vector<Group> groups;
+  std::map<std::string, std::vector<size_t>> by_thread; // thread -> groups, by start
+  std::unordered_map<std::string, size_t> by_external;  // External id of any call -> group
+  for (size_t k : order) {
+    const Call& c = calls[k];
+    auto& mine = by_thread[c.thread];
+    if (!mine.empty() && c.ts >= groups[mine.back()].ts && c.ts + c.dur <= groups[mine.back()].end + SLACK_US) {
+      groups[mine.back()].calls.push_back(k);
+    } else {
+      mine.push_back(groups.size());
+      groups.push_back({{k}, {}, c.ts, c.ts + c.dur});
+    }
+    const json& args = ev[c.event].value("args", json::object());
+    for (const char* key : {"External id", "external id"})
+      if (auto id = id_of(args, key); !id.empty()) by_external[id] = mine.back();
+  }
+
+  // Each NCCL kernel to the call that launched it.
+  std::vector<size_t> orphans; // NCCL kernels linked to no call
+  for (size_t i : nccl_kernels) {
+    const json& args = ev[i].value("args", json::object());
+    size_t g = size_t(-1);
+    if (auto it = launches.find(id_of(args, "correlation")); it != launches.end()) {
+      const auto& [thread, ts] = it->second;
+      if (auto th = by_thread.find(thread); th != by_thread.end()) {
+        const auto& mine = th->second; // by start: the last group starting at or before the launch
+        auto after =
+            std::upper_bound(mine.begin(), mine.end(), ts, [&](double v, size_t gi) { return v < groups[gi].ts; });
+        if (after != mine.begin() && ts <= groups[*(after - 1)].end + SLACK_US) g = *(after - 1);
+      }
+    }
+    if (g == size_t(-1))
+      for (const char* key : {"External id", "external id"})
+        if (auto it = by_external.find(id_of(args, key)); g == size_t(-1) && it != by_external.end()) g = it->second;
+    if (g == size_t(-1))
+      orphans.push_back(i);
+    else
+      groups[g].kernels.push_back(i);
+  }
+
+  // The ranks of a collective from its events' args.
+  auto ranks_of = [&](const std::vector<size_t>& events, TraceCollective& c) -> Status {
+    for (size_t i : events) {
+      const json& args = ev[i].value("args", json::object());
+      const std::string at = event_at(i) + ".args";
+      auto group = numeric(args, "Group size", 1, MAX_RANKS, true, file, at);
+      if (!group.ok()) return group.error();
+      if (*group && c.ranks == 0) c.ranks = int(**group);
+      if (c.group.empty() && args.contains("Process Group Name"))
+        c.group = args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
+                                                         : args["Process Group Name"].dump();
+      if (c.group_ranks.empty() && args.contains("Process Group Ranks") &&
+          !rank_list(args["Process Group Ranks"], c.group_ranks))
+        warn.add("unreadable group ranks", at + ".Process Group Ranks: not a list of ranks (" +
+                                               args["Process Group Ranks"].dump().substr(0, 40) + "): ignored");
+    }
+    if (c.group_ranks.empty() && !c.group.empty() && pg_ranks.count(c.group)) c.group_ranks = pg_ranks[c.group];
+    if (c.ranks == 0 && !c.group_ranks.empty()) c.ranks = int(c.group_ranks.size());
+    if (c.ranks == 0 && c.group.empty() && t.world_size > 0) c.ranks = t.world_size; // the default group
+    return ok_status();
+  };
+  // The size of a collective: "In msg nelems" on any of its events first, then "Input Dims" (the nccl: call's
+  // first: record_param_comms of PyTorch 1.x lists its tensors as an empty TensorList).
+  auto size_of = [&](const std::vector<size_t>& events, TraceCollective& c, const std::string& label) -> Status {
+    std::vector<size_t> dims_order = events;
+    std::stable_partition(dims_order.begin(), dims_order.end(),
+                          [&](size_t i) { return text(ev[i], "name").rfind("nccl:", 0) == 0; });
+    std::string why;
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t i : pass == 0 ? events : dims_order) {
+        const json& args = ev[i].value("args", json::object());
+        auto s = pass == 0 ? size_from_nelems(args, file, event_at(i) + ".args")
+                           : size_from_input_dims(args, file, event_at(i) + ".args");
+        if (!s.ok()) return s.error();
+        if (s->known) {
+          c.bytes = s->bytes;
+          return ok_status();
+        }
+        if (s->found && why.empty()) why = s->why;
+      }
+    c.bytes_known = false;
+    warn.add("collectives of unknown size",
+             label + ": size unknown (" +
+                 (why.empty() ? "neither \"In msg nelems\" nor \"Input Dims\" with \"Input type\"" : why) +
+                 "): kept at its recorded time");
+    return ok_status();
+  };
+
+  for (const Group& g : groups) {
+    TraceCollective c;
+    std::vector<size_t> events; // the calls, outermost first, then the kernels
+    std::string nccl_name, coll_name;
+    for (size_t k : g.calls) {
+      const size_t i = calls[k].event;
+      events.push_back(i);
+      const std::string name = text(ev[i], "name");
+      if (nccl_name.empty() && name.rfind("nccl:", 0) == 0) nccl_name = name;
+      if (coll_name.empty()) coll_name = text(ev[i].value("args", json::object()), "Collective name");
+    }
+    events.insert(events.end(), g.kernels.begin(), g.kernels.end());
+    // record_param_comms "wait" (PyTorch >= 2.1) is the wait on an earlier collective's work, not data movement
+    if (nccl_name.empty() && coll_name == "wait") continue;
+    const size_t first = calls[g.calls.front()].event;
+    c.name = !nccl_name.empty() ? nccl_name : coll_name.empty() ? text(ev[first], "name") : "nccl:" + coll_name;
+    c.kind = collective_kind(!coll_name.empty() ? coll_name : nccl_name.empty() ? "" : nccl_name.substr(5));
+    const std::string label = event_at(first) + " (" + c.name + ")";
+    if (c.kind == "collective")
+      warn.add("unknown collective kinds",
+               label + ": unknown collective (\"Collective name\" \"" + coll_name + "\"): kept at its recorded time");
+    if (auto st = size_of(events, c, label); !st.ok()) return st.error();
+    if (auto st = ranks_of(events, c); !st.ok()) return st.error();
+    if (g.kernels.empty()) {
+      c.start = g.ts * 1e-6;
+      c.duration = calls[g.calls.front()].dur * 1e-6; // the outermost call
+      warn.add("collectives without a kernel",
+               label + ": no NCCL kernel linked to it (by \"correlation\" or \"External id\"): its time is the CPU "
+                       "call's");
+    } else {
+      double lo = INFINITY, span = 0;
+      for (size_t i : g.kernels)
+        lo = std::min(lo, kernel_time.at(i).first);
+      for (size_t i : g.kernels) { // (ts - lo) + dur: an epoch timestamp's rounding stays out of the duration
+        const auto [ts, dur] = kernel_time.at(i);
+        span = std::max(span, (ts - lo) + dur);
+      }
+      c.start = lo * 1e-6;
+      c.duration = span * 1e-6;
+    }
+    t.collectives.push_back(c);
+  }
+  // An NCCL kernel whose call is not in the trace: a collective of its own, with what its args say.
+  for (size_t i : orphans) {
+    const json& e = ev[i];
+    TraceCollective c;
+    c.name = text(e, "name");
+    const std::string coll = text(e.value("args", json::object()), "Collective name");
+    std::string kernel = c.name.substr(0, c.name.find('('));
+    c.kind = collective_kind(!coll.empty() ? coll : kernel);
+    const std::string label = event_at(i) + " (" + kernel + ")";
+    warn.add("NCCL kernels without a call",
+             label + ": an NCCL kernel linked to no nccl: call (no launch with its \"correlation\" inside one, no "
+                     "call with its \"External id\")");
+    if (auto st = size_of({i}, c, label); !st.ok()) return st.error();
+    if (auto st = ranks_of({i}, c); !st.ok()) return st.error();
+    c.start = kernel_time.at(i).first * 1e-6;
+    c.duration = kernel_time.at(i).second * 1e-6;
+    t.collectives.push_back(c);
+  }
+  std::stable_sort(t.collectives.begin(), t.collectives.end(),
+                   [](const TraceCollective& a, const TraceCollective& b) { return a.start < b.start; });
+  warn.into(t.warnings);
   return t;
 }
 

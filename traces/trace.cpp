@@ -1,6 +1,7 @@
 // Common trace helpers and format detection (see trace.hpp).
 #include "traces/trace.hpp"
 #include "core/common/file_io.hpp"
+#include "core/common/gzip_input.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,12 +38,21 @@ std::vector<std::string> Trace::devices() const
 size_t dtype_bytes(std::string d)
 {
   std::transform(d.begin(), d.end(), d.begin(), ::tolower);
-  for (const char* p : {"torch.", "c10::", "at::"})
+  for (const char* p : {"torch.", "c10::", "at::", "horovod_", "tf.", "dt_", "np."})
     if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
-  if (d == "float32" || d == "float" || d == "int32" || d == "int" || d == "uint32") return 4;
-  if (d == "float64" || d == "double" || d == "int64" || d == "long" || d == "uint64") return 8;
-  if (d == "float16" || d == "half" || d == "bfloat16" || d == "int16" || d == "short") return 2;
-  if (d == "int8" || d == "uint8" || d == "bool" || d == "byte" || d == "char") return 1;
+  // PyTorch's ScalarType names (Kineto's "dtype"), C++ type names (Kineto's "Input type"), NumPy/TF/Horovod names
+  for (const char* n : {"float32", "float", "int32", "int", "uint32", "unsigned int", "qint32"})
+    if (d == n) return 4;
+  for (const char* n : {"float64", "double", "int64", "long", "long int", "long long", "int64_t", "uint64",
+                        "unsigned long", "complexfloat", "complex64", "complex<float>", "complex32"})
+    if (d == n) return d == "complex32" ? 4 : 8;
+  for (const char* n : {"complexdouble", "complex128", "complex<double>"})
+    if (d == n) return 16;
+  for (const char* n : {"float16", "half", "bfloat16", "int16", "short", "short int", "uint16", "complexhalf"})
+    if (d == n) return d == "complexhalf" ? 4 : 2;
+  for (const char* n : {"int8", "uint8", "bool", "byte", "char", "signed char", "unsigned char", "qint8", "quint8",
+                        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
+    if (d == n) return 1;
   return 0;
 }
 
@@ -73,6 +83,9 @@ bool parse_human_bytes(const std::string& s, uint64_t& bytes)
 
 Result<Trace> parse_trace(const std::string& text, const std::string& file)
 {
+  if (io::is_gzip(text))
+    return Error::at(file, "byte 0", "an uncompressed trace (read_trace inflates gzip'd files; or gunzip it)",
+                     "gzip data");
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return Error::at(file, "byte 0", "a trace", "an empty file");
   if (text[first] == '[') return parse_horovod_timeline(text, file);
@@ -84,7 +97,9 @@ Result<Trace> parse_trace(const std::string& text, const std::string& file)
     const bool kineto =
         text.find("\"nccl:") != std::string::npos || text.find("\"schemaVersion\"") != std::string::npos ||
         text.find("\"deviceProperties\"") != std::string::npos ||
-        text.find("\"cat\": \"kernel\"") != std::string::npos || text.find("\"cat\":\"kernel\"") != std::string::npos;
+        text.find("\"cat\": \"kernel\"") != std::string::npos || text.find("\"cat\":\"kernel\"") != std::string::npos ||
+        text.find("\"distributedInfo\"") != std::string::npos || text.find("\"cuda_runtime\"") != std::string::npos ||
+        text.find("\"cat\": \"Kernel\"") != std::string::npos || text.find("\"cat\":\"Kernel\"") != std::string::npos;
     return kineto ? parse_kineto(text, file) : parse_tf_timeline(text, file);
   }
   if (text.find("_NODE\"") != std::string::npos) return parse_chakra(text, file);
@@ -93,7 +108,7 @@ Result<Trace> parse_trace(const std::string& text, const std::string& file)
 
 Result<Trace> read_trace(const std::string& path)
 {
-  auto text = io::read_file_capped(path, "trace file", io::input_cap(io::TRACE_INPUT_CAP));
+  auto text = io::read_maybe_gzipped(path, "trace file", io::input_cap(io::TRACE_INPUT_CAP));
   if (!text.ok()) return text.error();
   return parse_trace(text.value(), path);
 }

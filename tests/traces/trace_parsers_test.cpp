@@ -77,8 +77,13 @@ TEST_CASE("PyTorch profiler (Kineto): kernels as compute, nccl: calls as collect
   CHECK(t->collectives[0].bytes == 2359296ull * 4);
   CHECK(t->collectives[0].ranks == 4);
   CHECK(t->collectives[0].duration == Approx(2.6e-3)); // the NCCL kernel's GPU time, not the 40 us launch
+  CHECK(t->collectives[0].group == "0");
   CHECK(t->collectives[1].kind == "allgather");
   CHECK(t->collectives[1].bytes == 2000);
+  CHECK(t->collectives[1].duration == Approx(0.5e-3)); // its own kernel (written first), matched by correlation
+  CHECK(t->world_size == 4);
+  CHECK(t->rank == 0);
+  CHECK(t->warnings.empty());
 }
 
 TEST_CASE("Chakra JSON: concatenated objects, int64 as strings", "[traces]")
@@ -109,13 +114,12 @@ TEST_CASE("malformed traces are refused with the file, the position and the reas
       {R"({"traceEvents": [{"ph": "X", "name": "x", "ts": 1, "dur": -5}]})", "traceEvents[0].dur"},
       {R"({"traceEvents": 3})", "traceEvents"},
       {R"([{"ph": "E", "ts": 1, "pid": 1}])", "closing"}, // E before B
-      {R"([{"name": "ALLREDUCE", "ph": "B", "ts": 1, "pid": 1, "args": {"dtype": "complex7", "shape": "[4]"}},
-           {"ph": "E", "ts": 2, "pid": 1}])",
-       "dtype"},
       {R"([{"ph": "B", "ts": 1}])", "pid"},
-      {R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "ts": 1, "dur": 2,
-           "args": {"dtype": "Float"}}], "schemaVersion": 1})",
-       "nelems"},
+      {R"({"traceEvents": [], "schemaVersion": 1, "distributedInfo": {"rank": 4, "world_size": 4}})",
+       "distributedInfo.rank"},
+      {R"({"traceEvents": [{"ph": "X", "name": "nccl:all_reduce", "ts": 1, "dur": 2,
+           "args": {"Input Dims": [[1024, -5]], "Input type": ["float"]}}], "schemaVersion": 1})",
+       "traceEvents[0].args.Input Dims"},
       {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"durationMicros\": \"5\"}\n{\"id\": \"2\", \"type\": \"COMP_",
        "line 2"},
       {R"({"id": "3", "type": "COMM_COLL_NODE", "durationMicros": "5", "attr": []})", "comm_size"},

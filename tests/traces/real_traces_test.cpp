@@ -1,0 +1,101 @@
+// Traces recorded on real jobs by public projects (tests/traces/fixtures/real/README.md says where each came from):
+// each parses, its collectives have the bytes their args say and the time of the kernel their launch started. The
+// expected values were checked by hand once against the files (the call enclosing each kernel's launch, found by
+// its correlation id; the elements and dtype of its args) and are asserted here.
+#include "traces/trace.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace tp;
+
+namespace {
+
+std::string real(const std::string& name)
+{
+  return std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/real/" + name;
+}
+
+} // namespace
+
+TEST_CASE("real Kineto trace, PyTorch 2.0 era, gzip'd as written: 128 ranks, sizes from Input Dims, kernels by "
+          "correlation",
+          "[traces]")
+{
+  // HolisticTraceAnalysis tests/data/trace_filter/sampled_rank-0.json.gz, whole. Its kernels are written after
+  // every CPU event and out of time order, and every NCCL kernel is named ncclKernel_SendRecv: neither file order nor
+  // kernel names can pair them.
+  auto t = traces::read_trace(real("hta_sampled_rank-0.json.gz"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "kineto");
+  CHECK(t->world_size == 128);
+  CHECK(t->rank == 0);
+  CHECK(t->warnings.empty());
+  CHECK(t->ops.size() == 1144);
+  struct Want {
+    const char* kind;
+    uint64_t bytes;
+    double kernel_us;
+  } want[] = {
+      {"alltoall", 384 * 8, 30669},          // Input Dims [[384]] "long"
+      {"alltoall", 419430400, 62783},        // [[419430400]] "unsigned char"
+      {"allreduce", 19618307ull * 4, 11727}, // [[19618307]] "float"
+      {"allreduce", 26955536ull * 4, 47652}, //
+      {"allgather", 16777216, 42496},        // nccl:_all_gather_base, [[16777216]] "signed char"
+      {"alltoall", 419430400, 67827},        //
+      {"alltoall", 2846720ull * 4, 21124},   // [[2846720]] "int"
+      {"allreduce", 26258430ull * 4, 12119}, //
+      {"allreduce", 5716654ull * 4, 36158},  //
+      {"allgather", 16777216, 63644},        //
+  };
+  REQUIRE(t->collectives.size() == std::size(want));
+  for (size_t i = 0; i < std::size(want); ++i) {
+    INFO("collective " << i);
+    CHECK(t->collectives[i].kind == want[i].kind);
+    CHECK(t->collectives[i].bytes == want[i].bytes);
+    CHECK(t->collectives[i].bytes_known);
+    CHECK(t->collectives[i].duration == Approx(want[i].kernel_us * 1e-6));
+    CHECK(t->collectives[i].ranks == 128); // no group named: distributedInfo's world
+  }
+}
+
+TEST_CASE("real Kineto trace, PyTorch 2.1 era: sizes from In msg nelems, groups from the args, waits and GPU-side "
+          "annotations left out",
+          "[traces]")
+{
+  // A slice of HolisticTraceAnalysis tests/data/nccl_parser_config/nccl_data.json.gz (README.md: what was kept).
+  auto t = traces::read_trace(real("hta_nccl_data_slice.json"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "kineto");
+  CHECK(t->world_size == 2);
+  CHECK(t->warnings.empty());
+  CHECK(t->ops.size() == 200);
+  REQUIRE(t->collectives.size() == 21); // 15 all_reduce + 6 broadcast; not the 6 waits nor the 21 GPU-side copies
+  size_t allreduces = 0;
+  for (const auto& c : t->collectives) {
+    allreduces += c.kind == "allreduce";
+    CHECK(c.ranks == 2);
+    CHECK(c.group == "0");
+    CHECK(c.group_ranks == std::vector<int>{0, 1});
+  }
+  CHECK(allreduces == 15);
+  // the first three in time, checked by hand: broadcast 53120 Float, broadcast 53 Long, all_reduce 2049000 Float
+  CHECK(t->collectives[0].kind == "broadcast");
+  CHECK(t->collectives[0].bytes == 53120 * 4);
+  CHECK(t->collectives[0].duration == Approx(30.975e-6));
+  CHECK(t->collectives[1].bytes == 53 * 8);
+  CHECK(t->collectives[1].duration == Approx(7.775e-6));
+  CHECK(t->collectives[2].kind == "allreduce");
+  CHECK(t->collectives[2].bytes == 2049000ull * 4);
+  CHECK(t->collectives[2].duration == Approx(3306.963e-6));
+  CHECK(t->collectives[2].start == Approx(4458676524716.094e-6));
+  // a launch 640 us into its call (the kernel's own correlation 63976): still its call's
+  bool found = false;
+  for (const auto& c : t->collectives)
+    if (c.duration == Approx(2129.38e-6)) {
+      found = true;
+      CHECK(c.bytes == 2431040ull * 4);
+    }
+  CHECK(found);
+}
