@@ -27,6 +27,34 @@ struct Row {
   std::string error;
 };
 
+const char* verdict_of(const Row& r)
+{
+  if (!r.error.empty()) return "ERROR";
+  const bool xfail = !r.c->expected_to_fail.empty();
+  return r.pass ? (xfail ? "XPASS" : "PASS") : (xfail ? "XFAIL" : "FAIL");
+}
+
+/// How the case compares (printed after the unit where it is a bound).
+const char* check_words(const frontend::ValidationCase& c)
+{
+  switch (c.check) {
+  case frontend::ValidationCase::Check::AT_LEAST:
+    return " (bound: at least expected - tol)";
+  case frontend::ValidationCase::Check::AT_MOST:
+    return " (bound: at most expected + tol)";
+  case frontend::ValidationCase::Check::WITHIN:
+    break;
+  }
+  return "";
+}
+
+const char* check_name(frontend::ValidationCase::Check c)
+{
+  return c == frontend::ValidationCase::Check::AT_LEAST  ? "at_least"
+         : c == frontend::ValidationCase::Check::AT_MOST ? "at_most"
+                                                         : "within";
+}
+
 int run_validate(const frontend::ParsedArgs& a)
 {
   std::vector<std::string> paths = a.positional();
@@ -60,7 +88,7 @@ int run_validate(const frontend::ParsedArgs& a)
       row.error = "the job did not produce the metric \"" + c.measure + "\"";
     } else {
       row.got = o->metrics.at(c.measure);
-      row.pass = std::fabs(row.got - c.expected) <= c.tolerance * std::fabs(c.expected);
+      row.pass = c.passes(row.got);
       if (a.has("verbose")) std::fputs(o->report.c_str(), stdout);
     }
     rows.push_back(row);
@@ -78,10 +106,20 @@ int run_validate(const frontend::ParsedArgs& a)
         continue;
       }
       const double err = (r.got - r.c->expected) / r.c->expected * 100;
-      const bool xfail = !r.c->expected_to_fail.empty();
-      const char* verdict = r.pass ? (xfail ? "XPASS" : "PASS") : (xfail ? "XFAIL" : "FAIL");
-      std::printf("%-44s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s\n", r.c->name.c_str(), r.c->expected, r.got, err,
-                  r.c->tolerance * 100, verdict, r.c->unit.c_str());
+      const char* verdict = verdict_of(r);
+      std::printf("%-44s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s%s\n", r.c->name.c_str(), r.c->expected, r.got, err,
+                  r.c->tolerance * 100, verdict, r.c->unit.c_str(), check_words(*r.c));
+    }
+    // Each case with where its number comes from and what it assumes, so a result is read with its premises.
+    std::printf("\nSources and assumptions\n");
+    for (const auto& r : rows) {
+      std::printf("  %s [%s]\n    source: %s\n", r.c->name.c_str(), verdict_of(r), r.c->source.c_str());
+      if (!r.c->quote.empty()) std::printf("    quote: %s\n", r.c->quote.c_str());
+      for (const auto& k : r.c->known)
+        std::printf("    known: %s\n", k.c_str());
+      if (r.c->assumptions.empty()) std::printf("    assumptions: none stated\n");
+      for (const auto& x : r.c->assumptions)
+        std::printf("    ASSUMED: %s\n", x.c_str());
     }
     int passed = 0, xfailed = 0;
     for (const auto& r : rows) {
@@ -143,6 +181,10 @@ int run_validate(const frontend::ParsedArgs& a)
       j["unit"] = r.c->unit;
       j["measure"] = r.c->measure;
       j["source"] = r.c->source;
+      j["check"] = check_name(r.c->check);
+      if (!r.c->quote.empty()) j["quote"] = r.c->quote;
+      j["known"] = r.c->known;
+      j["assumptions"] = r.c->assumptions;
       if (!r.c->expected_to_fail.empty()) j["expected_to_fail"] = r.c->expected_to_fail;
       if (!r.error.empty()) j["error"] = r.error;
       out.push_back(j);

@@ -59,6 +59,17 @@ struct ValidationCase {
   double expected = 0;
   double tolerance = 0; ///< relative, e.g. 0.05
   std::string note;     ///< known caveats
+  /// The sentence or table row of the source that the expected value is read from, word for word.
+  std::string quote;
+  /// What the source states about the setup (each a short sentence).
+  std::vector<std::string> known;
+  /// What the case assumes that the source does not state (each a short sentence): printed with its result.
+  std::vector<std::string> assumptions;
+  /// How `got` is compared with `expected`: WITHIN (|got - expected| <= tolerance * |expected|), AT_LEAST
+  /// (got >= expected * (1 - tolerance): the source gives a lower bound) or AT_MOST (got <= expected * (1 +
+  /// tolerance)).
+  enum class Check { WITHIN, AT_LEAST, AT_MOST } check = Check::WITHIN;
+  bool passes(double got) const;
   /// Non-empty: the model is known to miss this case for the given reason (reported XFAIL, not a failure).
   std::string expected_to_fail;
   std::string file;

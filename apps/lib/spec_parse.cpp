@@ -10,6 +10,7 @@
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "models/json_reader.hpp"
+#include "models/workload/language_model.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -187,8 +188,17 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.batch = int(r.integer("batch", 1, 4096, 32));
     if (t.model == "synthetic") {
       // Checked as a double before the conversion (a double beyond int64_t does not convert).
-      t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
-      t.synthetic_layers = int(r.integer("layers", 1, 100000));
+      t.synthetic_variables_of = r.str("variables_of", "");
+      if (t.synthetic_variables_of.empty()) {
+        t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
+        t.synthetic_layers = int(r.integer("layers", 1, 100000));
+      } else {
+        auto lm = models::language_model(t.synthetic_variables_of);
+        if (!lm.ok()) fail(r.file(), r.field("variables_of"), lm.error().expected, lm.error().got);
+        if (r.has("parameters") || r.has("layers"))
+          fail(r.file(), r.field(r.has("parameters") ? "parameters" : "layers"),
+               "no parameters/layers with variables_of (the model's variable list sets both)", "both given");
+      }
       t.synthetic_compute_ms = r.number("compute_ms", -DBL_MAX, DBL_MAX);
       if (!number_ok(t.synthetic_compute_ms, 0, sim::MAX_SIMULATED_SECONDS * 1e3)) // -0 too
         fail(r.file(), r.field("compute_ms"),
@@ -223,6 +233,10 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
     t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
     t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
+    t.ps_own_hosts = r.boolean("ps_own_hosts", false);
+    if (t.ps_own_hosts && (t.workers < 1 || t.ps_tasks < 1))
+      fail(r.file(), r.field("ps_own_hosts"), "\"workers\" and \"ps\" given (hosts: workers first, then the PS tasks)",
+           "true without them");
     t.fetch = r.str("fetch", "per_tower");
     if (t.fetch != "per_tower" && t.fetch != "per_worker")
       fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
@@ -314,6 +328,26 @@ void cases_from(const json& j, const std::string& f, std::set<std::string>& name
       fail(f, r.field("tolerance"), "a relative tolerance in (0, 1), e.g. 0.05", number_text(c.tolerance));
     if (c.expected == 0) fail(f, r.field("expected"), "a non-zero expected value (the error is relative)", "0");
     c.note = r.str("note", "");
+    c.quote = r.str("quote", "");
+    for (const char* key : {"known", "assumptions"}) {
+      if (!r.has(key)) continue;
+      const json& list = r.get(key);
+      if (!list.is_array()) fail(f, r.field(key), "a list of sentences (strings)", std::string(list.type_name()));
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (!list[k].is_string() || list[k].get<std::string>().empty())
+          fail(f, r.field(key) + "[" + std::to_string(k) + "]", "a non-empty sentence (string)", list[k].dump());
+        (std::string(key) == "known" ? c.known : c.assumptions).push_back(list[k].get<std::string>());
+      }
+    }
+    const std::string check = r.str("check", "within");
+    if (check == "within")
+      c.check = ValidationCase::Check::WITHIN;
+    else if (check == "at_least")
+      c.check = ValidationCase::Check::AT_LEAST;
+    else if (check == "at_most")
+      c.check = ValidationCase::Check::AT_MOST;
+    else
+      fail(f, r.field("check"), "within, at_least or at_most", "\"" + check + "\"");
     c.expected_to_fail = r.str("expected_to_fail", "");
     c.job = parse_job(Reader(r.get("setup"), f, r.field("setup")), default_hw);
     r.finish();
@@ -322,6 +356,20 @@ void cases_from(const json& j, const std::string& f, std::set<std::string>& name
 }
 
 } // namespace
+
+bool ValidationCase::passes(double got) const
+{
+  if (!std::isfinite(got)) return false;
+  switch (check) {
+  case Check::AT_LEAST:
+    return got >= expected - tolerance * std::fabs(expected);
+  case Check::AT_MOST:
+    return got <= expected + tolerance * std::fabs(expected);
+  case Check::WITHIN:
+    break;
+  }
+  return std::fabs(got - expected) <= tolerance * std::fabs(expected);
+}
 
 Result<std::vector<ValidationCase>> load_cases(const std::vector<std::string>& paths)
 {

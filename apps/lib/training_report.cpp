@@ -7,6 +7,7 @@
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
+#include "models/workload/language_model.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/job_estimate.hpp"
 
@@ -269,7 +270,8 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     if (!h.ok()) return h.error();
     const int g = std::max<int>(1, int(h->gpus.size()));
     if (spec.mode == "ps" && spec.workers > 0)
-      min_hosts = std::max(spec.workers, spec.ps_tasks > 0 ? spec.ps_tasks : 0);
+      min_hosts = spec.ps_own_hosts ? spec.workers + std::max(spec.ps_tasks, 0)
+                                    : std::max(spec.workers, spec.ps_tasks > 0 ? spec.ps_tasks : 0);
     if (spec.mode == "allreduce" && spec.workers > 0) min_hosts = (spec.workers + g - 1) / g;
   }
   auto cluster = cluster_for(cat, spec.hw, std::max(min_hosts, 1), spec.switch_name);
@@ -295,7 +297,33 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
                             host0.nics.empty() ? "no" : host0.nics[0].nic.name);
 
   training::TrainingModel model;
-  if (spec.model == "synthetic") {
+  if (spec.model == "synthetic" && !spec.synthetic_variables_of.empty()) {
+    // A real model's variable list with the compute given: each layer's share of compute_ms follows its forward
+    // FLOPs (evenly where the model has none tracked).
+    auto a = models::language_model(spec.synthetic_variables_of);
+    if (!a.ok()) return a.error();
+    if (spec.synthetic_compute_ms < 0)
+      return Error::at("", "compute_ms", "a time >= 0", std::to_string(spec.synthetic_compute_ms));
+    model.name = a->name;
+    model.batch = spec.batch;
+    const double flops = a->forward_flops();
+    for (const auto& l : a->layers) {
+      training::ModelLayer ml;
+      ml.name = l.name;
+      const double share = flops > 0 ? l.forward_flops / flops : 1.0 / double(a->layers.size());
+      ml.forward_seconds = spec.synthetic_compute_ms * 1e-3 / 3 * share;
+      ml.backward_seconds = 2 * ml.forward_seconds;
+      for (const auto& v : l.variables)
+        ml.variables.push_back({l.name + "/" + v.name, v.bytes(), v.trainable});
+      model.layers.push_back(ml);
+    }
+    rep.provenance =
+        fmt::format("synthetic: the variables of {} ({}: {} parameters in {} tensors), {:.1f} ms of "
+                    "compute per step as given, split over its layers by forward FLOPs",
+                    a->name, a->description, a->parameters(), a->variable_count(), spec.synthetic_compute_ms);
+    rep.compute_seconds = model.compute_seconds();
+    rep.model_bytes = model.bytes();
+  } else if (spec.model == "synthetic") {
     if (spec.synthetic_parameters <= 0 || spec.synthetic_layers <= 0 || spec.synthetic_compute_ms < 0)
       return Error::at("", "model", "synthetic with parameters > 0, layers > 0 and compute_ms >= 0",
                        std::to_string(spec.synthetic_parameters) + " parameters, " +
@@ -340,6 +368,16 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     if (spec.fetch != "per_tower" && spec.fetch != "per_worker")
       return Error::at("", "fetch", "per_tower or per_worker", "\"" + spec.fetch + "\"");
     L.fetch_per_worker = spec.fetch == "per_worker";
+    if (spec.ps_own_hosts) {
+      if (L.workers + L.ps_tasks > hosts)
+        return Error::at("", "ps_own_hosts",
+                         std::to_string(L.workers + L.ps_tasks) + " hosts (workers, then the PS tasks)",
+                         std::to_string(hosts));
+      for (int w = 0; w < L.workers; ++w)
+        L.worker_hosts.push_back(w);
+      for (int s = 0; s < L.ps_tasks; ++s)
+        L.ps_hosts.push_back(L.workers + s);
+    }
   } else {
     L.mode = sim::TrainingLayout::Mode::ALLREDUCE;
     const int rph = spec.ranks_per_host > 0 ? spec.ranks_per_host : int(host0.gpus.size());

@@ -24,13 +24,17 @@ struct TrainingSpec {
   int64_t synthetic_parameters = 0; ///< synthetic: fp32 parameters, split evenly over the layers
   int synthetic_layers = 0;         ///< synthetic: layers, one variable each
   double synthetic_compute_ms = 0;  ///< synthetic: one GPU's forward + backward per step (1/3 + 2/3)
+  /// synthetic: take the variable list from this model (models/workload/language_model.hpp) instead of
+  /// `parameters` / `layers`; compute_ms is split over its layers in proportion to their forward FLOPs.
+  std::string synthetic_variables_of;
   int batch = 32;
   std::string mode = "ps"; ///< "ps" or "allreduce"
   std::vector<std::string> transports{"grpc"};
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
-  int workers = 0;         ///< 0: default (one per host in ps mode, one per GPU in allreduce mode)
-  int gpus_per_worker = 0; ///< 0: every GPU of the host (ps mode)
-  int ps_tasks = -1;       ///< -1: as many as workers
+  int workers = 0;           ///< 0: default (one per host in ps mode, one per GPU in allreduce mode)
+  int gpus_per_worker = 0;   ///< 0: every GPU of the host (ps mode)
+  int ps_tasks = -1;         ///< -1: as many as workers
+  bool ps_own_hosts = false; ///< ps: the PS tasks run on hosts of their own, after the workers' hosts
   int steps = 3;
   std::string fabric;              ///< TCP profile override
   std::string nic;                 ///< NIC profile override (every host's NICs; their sockets and PCIe stay)

@@ -59,6 +59,9 @@ TEST_CASE("tf_cnn_benchmarks variants have the reference tensor counts", "[workl
   CHECK(arch("googlenet").parameters() == 6999577);
   CHECK(arch("vgg16").variable_count() == 32);
   CHECK(arch("inception3").variable_count() == 378);
+  // ResNet-152 (He et al. 2016, bottleneck blocks [3, 8, 36, 3]): ~60.2 M trainable parameters, the count the
+  // paper's family is usually cited with (the AR-gRPC training case runs this list).
+  CHECK(double(arch("resnet152").parameters(true)) == Approx(60.2e6).epsilon(0.01));
 }
 
 TEST_CASE("forward FLOPs agree with the papers' multiply-add counts", "[workload]")
