@@ -117,6 +117,30 @@ TEST_CASE("A known miss marked expected_to_fail is reported XFAIL and does not f
   CHECK(j.at(0).at("expected_to_fail").get<std::string>() == "the model cannot meet this");
 }
 
+TEST_CASE("validate prints each case's source, quote and assumptions with its result", "[quick]")
+{
+  const std::string path = "/tmp/tp_cli_assume_" + std::to_string(::getpid()) + ".json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f);
+  std::fputs(R"({"cases": [{"case": "with-premises", "measure": "bw_average_gbps", "expected": 1.0, "tolerance": 0.05,
+    "source": "source-words-here", "quote": "quoted-sentence", "known": ["stated-setup"],
+    "assumptions": ["assumed-item-one", "assumed-item-two"], "expected_to_fail": "not compared here",
+    "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 65536, "iterations": 10}}]})",
+             f);
+  std::fclose(f);
+  Run v = run("validate " + path);
+  Run js = run("validate " + path + " --json -");
+  std::remove(path.c_str());
+  CHECK(v.status == 0);
+  for (const char* w : {"source-words-here", "quoted-sentence", "stated-setup", "ASSUMED: assumed-item-one",
+                        "ASSUMED: assumed-item-two"})
+    CHECK(v.out.find(w) != std::string::npos);
+  auto j = nlohmann::json::parse(js.out);
+  CHECK(j.at(0).at("assumptions").size() == 2);
+  CHECK(j.at(0).at("quote").get<std::string>() == "quoted-sentence");
+  CHECK(j.at(0).at("check").get<std::string>() == "within");
+}
+
 TEST_CASE("validate --case prefers the exact name over a part of one and --timeout is checked", "[quick]")
 {
   const std::string path = "/tmp/tp_cli_cases_" + std::to_string(::getpid()) + ".json";

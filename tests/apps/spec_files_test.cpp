@@ -33,8 +33,14 @@ TEST_CASE("The shipped validation cases and the default scenario load", "[quick]
   REQUIRE(cases.ok());
   CHECK(cases->size() >= 5);
   for (const auto& c : cases.value()) {
+    INFO(c.name);
     CHECK_FALSE(c.source.empty());
     CHECK(c.tolerance > 0);
+    // Every shipped case says where its number is read (the source's words), what the source states about the
+    // setup, and what the case assumes besides (issue 16: a case that hides an assumption misreads its source).
+    CHECK_FALSE(c.quote.empty());
+    CHECK_FALSE(c.known.empty());
+    CHECK_FALSE(c.assumptions.empty());
   }
   auto sc = load_scenario(std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/default.json");
   REQUIRE(sc.ok());
@@ -448,4 +454,70 @@ TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quic
   check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,
                          "layers": 4, "compute_ms": 10, "transport": "mpi", "mode": "allreduce", "workers": 2,
                          "steps": 2, "reference": false})");
+}
+
+TEST_CASE("A case's quote, known setup, assumptions and check are read, and bad ones refused at their field", "[quick]")
+{
+  auto one = [](const std::string& extra) {
+    return load_cases_text(
+        R"({"cases": [{"case": "x", "source": "s", "measure": "m", "expected": 100, "tolerance": 0.1, )" + extra +
+            R"( "setup": {"kind": "perftest", "hw": "connectx3-40gbe-roce"}}]})",
+        "cases.json");
+  };
+  auto ok = one(R"("quote": "q", "known": ["k1", "k2"], "assumptions": ["a1"], "check": "at_least",)");
+  REQUIRE(ok.ok());
+  const auto& c = ok->at(0);
+  CHECK(c.quote == "q");
+  CHECK(c.known == std::vector<std::string>{"k1", "k2"});
+  CHECK(c.assumptions == std::vector<std::string>{"a1"});
+  CHECK(c.check == ValidationCase::Check::AT_LEAST);
+  for (const auto& [extra, field] :
+       std::vector<std::pair<std::string, std::string>>{{R"("assumptions": "one string",)", "cases[0].assumptions"},
+                                                        {R"("known": [1],)", "cases[0].known[0]"},
+                                                        {R"("assumptions": [""],)", "cases[0].assumptions[0]"},
+                                                        {R"("check": "roughly",)", "cases[0].check"}}) {
+    auto r = one(extra);
+    INFO(extra);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message().find(field) != std::string::npos);
+  }
+}
+
+TEST_CASE("A bound case passes on its side of the bound only", "[quick]")
+{
+  ValidationCase c;
+  c.expected = 400;
+  c.tolerance = 0.1;
+  c.check = ValidationCase::Check::AT_LEAST; // a lower bound: 360 and above pass, however far above
+  CHECK(c.passes(360));
+  CHECK(c.passes(10000));
+  CHECK_FALSE(c.passes(359));
+  c.check = ValidationCase::Check::AT_MOST; // an upper bound: 440 and below
+  CHECK(c.passes(0));
+  CHECK(c.passes(440));
+  CHECK_FALSE(c.passes(441));
+  c.check = ValidationCase::Check::WITHIN;
+  CHECK(c.passes(439));
+  CHECK_FALSE(c.passes(359));
+  CHECK_FALSE(c.passes(441));
+  CHECK_FALSE(c.passes(NAN));
+}
+
+TEST_CASE("A synthetic job takes a named model's variable list, and PS tasks may get hosts of their own", "[quick]")
+{
+  auto job = [](const std::string& text) { return parse_job_text(text, "f.json", "job"); };
+  const std::string lm = R"({"kind": "training", "mode": "allreduce", "hw": "hkust-4node", "model": "synthetic",
+                             "transport": "mpi", "compute_ms": 1, )";
+  CHECK(job(lm + R"("variables_of": "baidu-lm-300m"})").ok());
+  auto unknown = job(lm + R"("variables_of": "baidu-lm-300"})");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message().find("variables_of") != std::string::npos);
+  // parameters/layers would be ignored beside a variable list: refused, not silently dropped.
+  CHECK_FALSE(job(lm + R"("variables_of": "baidu-lm-300m", "parameters": 5})").ok());
+  const std::string ps = R"({"kind": "training", "hw": "osu-ri2-k80-edr", "model": "resnet50", "transport": "grpc",
+                             "ps_own_hosts": true)";
+  CHECK(job(ps + R"(, "workers": 3, "ps": 1})").ok());
+  auto no_counts = job(ps + "}");
+  REQUIRE_FALSE(no_counts.ok());
+  CHECK(no_counts.error().message().find("ps_own_hosts") != std::string::npos);
 }
