@@ -98,16 +98,16 @@ int run_validate(const frontend::ParsedArgs& a)
         Error::at("", "tensorpath validate --case", "a case name (or part of one) that exists", "\"" + only + "\""));
   const bool to_stdout_json = a.get("json") == "-";
   if (!to_stdout_json) {
-    std::printf("%-44s %12s %12s %9s %7s  %s\n", "case", "expected", "got", "error", "tol", "result");
+    std::printf("%-52s %12s %12s %9s %7s  %s\n", "case", "expected", "got", "error", "tol", "result");
     for (const auto& r : rows) {
       if (!r.error.empty()) {
-        std::printf("%-44s %12.4g %12s %9s %6.0f%%  ERROR: %s\n", r.c->name.c_str(), r.c->expected, "-", "-",
+        std::printf("%-52s %12.4g %12s %9s %6.0f%%  ERROR: %s\n", r.c->name.c_str(), r.c->expected, "-", "-",
                     r.c->tolerance * 100, r.error.c_str());
         continue;
       }
       const double err = (r.got - r.c->expected) / r.c->expected * 100;
       const char* verdict = verdict_of(r);
-      std::printf("%-44s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s%s\n", r.c->name.c_str(), r.c->expected, r.got, err,
+      std::printf("%-52s %12.4g %12.4g %+8.1f%% %6.0f%%  %s %s%s\n", r.c->name.c_str(), r.c->expected, r.got, err,
                   r.c->tolerance * 100, verdict, r.c->unit.c_str(), check_words(*r.c));
     }
     // Each case with where its number comes from and what it assumes, so a result is read with its premises.
