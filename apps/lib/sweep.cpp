@@ -1,5 +1,6 @@
 // Design-space sweeps (see sweep.hpp).
 #include "apps/lib/sweep.hpp"
+#include "core/common/isolated_run.hpp"
 
 #include "apps/lib/progress_line.hpp"
 #include "apps/lib/spec_files.hpp"
@@ -78,8 +79,10 @@ Worker spawn(const SweepSpec& spec, const SweepPoint& p)
   w.point = p.index;
   if (::pipe2(fds, O_CLOEXEC) != 0) return w;
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
+    die_with_parent(parent); // a killed sweep's points die with it (they share its lock file's flock)
     ::close(fds[0]);
     std::string row;
     try {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,12 @@ bool write_all(int fd, const std::string& s)
 
 } // namespace
 
+void die_with_parent(int parent_pid)
+{
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent_pid) ::_exit(1); // the parent died before prctl took effect
+}
+
 Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s,
                                  const ProgressListener& on_progress)
 {
@@ -39,6 +46,7 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
   int pfd[2] = {-1, -1};
   if (on_progress && ::pipe(pfd) != 0) pfd[0] = pfd[1] = -1;
   ::fflush(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {fds[0], fds[1], pfd[0], pfd[1]})
@@ -46,6 +54,7 @@ Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn,
     return Error::msg(std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    die_with_parent(parent);
     ::close(fds[0]);
     if (pfd[0] >= 0) {
       ::close(pfd[0]);

@@ -17,4 +17,8 @@ namespace tp {
 Result<std::string> run_isolated(const std::function<Result<std::string>()>& fn, double timeout_s = 0,
                                  const ProgressListener& on_progress = {});
 
+/// Call first thing in a forked child: the child is killed when `parent` (the process that forked it) dies, so
+/// that a SIGKILLed sweep or run leaves no simulation running on, holding the lock or pipes it inherited.
+void die_with_parent(int parent_pid);
+
 } // namespace tp

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <cstdio>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -82,4 +84,54 @@ TEST_CASE("without a listener the child reports to no one, not to the parent's l
   CHECK(::read(fds[0], &c, 1) < 0); // nothing was written
   ::close(fds[0]);
   ::close(fds[1]);
+}
+
+namespace {
+
+/// A process is gone: no /proc entry, or a zombie (state Z) waiting for whoever reaps orphans.
+bool gone(pid_t pid)
+{
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return true;
+  int p = 0;
+  char comm[256] = {0}, state = 0;
+  const int n = std::fscanf(f, "%d %255s %c", &p, comm, &state);
+  std::fclose(f);
+  return n == 3 && (state == 'Z' || state == 'X');
+}
+
+} // namespace
+
+TEST_CASE("the child of a killed parent dies with it (a SIGKILLed sweep leaves no point running)", "[quick]")
+{
+  // parent (this test) -> middle (calls run_isolated) -> child (sleeps). Killing the middle must end the child: a
+  // child left running held the killed sweep's lock file (inherited flock) and its resume was refused.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t middle = ::fork();
+  REQUIRE(middle >= 0);
+  if (middle == 0) {
+    ::close(fds[0]);
+    const int w = fds[1];
+    (void)run_isolated([w]() -> Result<std::string> {
+      const pid_t me = ::getpid();
+      [[maybe_unused]] auto n = ::write(w, &me, sizeof me);
+      ::sleep(30);
+      return std::string("slept");
+    });
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t child = 0;
+  REQUIRE(::read(fds[0], &child, sizeof child) == sizeof child);
+  ::close(fds[0]);
+  ::kill(middle, SIGKILL);
+  ::waitpid(middle, nullptr, 0);
+  bool ended = false;
+  for (int i = 0; i < 500 && !ended; ++i) { // 5 s at most; it takes milliseconds
+    ended = gone(child);
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ended) ::kill(child, SIGKILL);
+  CHECK(ended);
 }
