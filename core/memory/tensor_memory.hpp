@@ -1,4 +1,4 @@
-// Tensor allocation and NIC registration strategies (protocols.md section 3), selectable per run:
+// Tensor allocation and NIC registration strategies (docs/protocols.md, memory registration), selectable per run:
 //   on_demand         register each buffer for each transfer, deregister after (section 3.1)
 //   on_demand_cached  the same with an LRU registration cache
 //   staging_copy      pre-registered pinned staging buffers; every transfer copies in/out (3.2)
