@@ -2,7 +2,7 @@
 # Checks that every repository path cited in a source comment or a doc exists (ctest entry `docs:cited-paths`).
 """Every repository path cited in a comment or a doc must exist.
 
-What is read (the files git tracks, or every file when the tree is not a git checkout):
+What is read (the files git tracks or would track, or every file when the tree is not a git checkout):
   - C, C++ and CMake sources: their comments (`//`, `/* */`, and `#` lines in CMake files);
   - shell and Python scripts: their `#` comments;
   - Markdown files and the .ci/ scripts: their whole text;
@@ -25,6 +25,9 @@ A cited path that .gitignore ignores (build/, notebooks/out/, notebooks/data/) i
 required to exist. Another project's file is cited with that project's name in front (`tensorflow/core/...`,
 `HolisticTraceAnalysis/tests/data/...`), which the rules above do not take for a path of this repository.
 
+Besides, docs/layout.md must name every top-level folder of the repository (as `name/` or `name/...` in
+backquotes), `.ci/` included.
+
 Exit status 0 when every cited path exists; 1 with one line `file:line: path` per broken citation otherwise.
 """
 import os
@@ -40,7 +43,7 @@ EXTENSIONS = ("md|cpp|hpp|h|c|cc|json|sh|py|txt|cmake|ipynb|supp|xml|csv|yaml|ym
 
 def tracked_files():
     try:
-        out = subprocess.run(["git", "-C", ROOT, "ls-files"], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard"], check=True, capture_output=True, text=True).stdout
         files = [f for f in out.splitlines() if f]
         if files:
             return files
@@ -181,6 +184,12 @@ def main():
                     resolved = os.path.normpath(os.path.join(os.path.dirname(f), target))
                     if resolved not in existing and resolved not in folders:
                         broken.append("%s:%d: %s (a link, resolved to %s)" % (f, no, target, resolved))
+    layout_path = os.path.join(ROOT, "docs", "layout.md")
+    layout = open(layout_path, encoding="utf-8").read() if os.path.exists(layout_path) else ""
+    for t in tops:
+        checked += 1
+        if not re.search(r"`%s/" % re.escape(t), layout):
+            broken.append("docs/layout.md: %s/ (a top-level folder the layout table does not name)" % t)
     broken = [b for b in broken if not ignored(b.split(": ", 1)[1].split(" ")[0])]
     if broken:
         print("cited paths that do not exist in the repository (%d of %d citations):" % (len(broken), checked))

@@ -1,7 +1,7 @@
 // verbs v2's control message (TENSOR_REQUEST, META_DATA_UPDATE, TENSOR_RE_REQUEST, ERROR_STATUS;
-// docs/protocols.md, verbs_v2): encoding, and the decoder applied to what a peer RDMA-wrote into our message buffer. Apart from
-// verbs_v2.cpp so that tests and the fuzz target (tests/fuzz/fuzz_verbs_v2.cpp) reach it: a malformed message is
-// an Error, never a read past the bytes that arrived.
+// docs/protocols.md, verbs_v2): encoding, and the decoder applied to what a peer RDMA-wrote into our message buffer.
+// Apart from verbs_v2.cpp so that tests and the fuzz target (tests/fuzz/fuzz_verbs_v2.cpp) reach it: a malformed
+// message is an Error, never a read past the bytes that arrived.
 #pragma once
 
 #include "core/common/result.hpp"
