@@ -2,7 +2,7 @@
 // time, as the engine contract requires) and a worker thread that really performs work items: memcpy and
 // reductions on real bytes, serialization as a pass over the bytes, GPU kernels and CPU work as sleeps of their
 // duration (compute is emulated, data movement is real). Time is wall time since the runtime started.
-// Tests: tests/emulator/loop_runtime_test.cpp.
+// Tests: tests/emulator/emulation_test.cpp.
 #pragma once
 
 #include "core/runtime/runtime.hpp"

@@ -4,7 +4,7 @@
 // refused). Each message is a frame (u64 length of the real bytes, u64 simulated extra bytes, the bytes; the extra
 // bytes travel as zeros, as the stream contract says). One reader thread per connection delivers messages on the
 // owner's runtime, in order; a peer that dies (EOF, reset) closes the connection with an error. Tests:
-// tests/emulator/tcp_stream_test.cpp.
+// tests/emulator/process_transfer_test.cpp (tensors between OS processes: the RPC transports over these streams).
 #pragma once
 
 #include "core/runtime/runtime.hpp"

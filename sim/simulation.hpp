@@ -2,7 +2,7 @@
 // processes on its machines, and run. Each SimProcess offers the engine interfaces of core/ (Runtime,
 // verbs::Device per NIC, StreamNetwork, MemorySpace) so that protocol code runs unchanged on it.
 // SimGrid allows one simulation per OS process: a second Simulation in the same process is an Error.
-// Example: apps/perftest.cpp. Tests: tests/sim/*.
+// Example: apps/cmd_perftest.cpp. Tests: tests/sim/*.
 #pragma once
 
 #include "core/device/device.hpp"

@@ -4,7 +4,7 @@
 // a lock file beside it (ROWS.lock, flock'ed, holding the PID) makes a second sweep on the same --out fail at once
 // with the holder's PID. Every append is checked (a full disk is an error, not a lost row); a file that is not a
 // regular one (/dev/null) is written in place, never truncated, unlinked or resumed. Shared by `tensorpath sweep` and
-// the MPI driver (which must not link SimGrid). Tests: tests/apps/sweep_test.cpp, tests/apps/rows_file_test.cpp.
+// the MPI driver (which must not link SimGrid). Tests: tests/apps/sweep_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -1,7 +1,7 @@
 // Training runs for the CLI and scenarios: resolve the hardware and the workload, run one simulated training
 // job per transport (each in its own process) plus a 1-GPU reference, and report step time, images/s,
 // scaling efficiency and the step breakdown as a table, JSON, or a Chrome trace (trace-event JSON for
-// Perfetto / chrome://tracing). Tests: tests/apps/training_cli_test.cpp, tests/sim/training_test.cpp.
+// Perfetto / chrome://tracing). Tests: tests/apps/cli_test.cpp, tests/sim/training_test.cpp.
 #pragma once
 
 #include "core/collectives/library_defaults.hpp"

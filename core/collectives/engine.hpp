@@ -1,5 +1,5 @@
-// The collectives engine of one rank: what baidu-allreduce / TF mpi_collectives (protocols.md 5.2), Horovod
-// (5.3) and MaTEx (7) put between the training graph and the ring. Ops enqueue requests; a background loop
+// The collectives engine of one rank: what baidu-allreduce / TF mpi_collectives, Horovod and MaTEx put between the
+// training graph and the ring (docs/protocols.md, collectives). Ops enqueue requests; a background loop
 // ticks (1 ms in TF contrib, 5 ms in Baidu's original) and negotiates with rank 0, the coordinator: every rank
 // sends the names it has ready plus DONE, rank 0 answers with the names every rank has requested, in the
 // order they became ready everywhere (or an ERROR for mismatched sizes), and all ranks then run those

@@ -1,9 +1,9 @@
 // Collective algorithms over a Channel, as baidu-allreduce and TF's mpi_collectives run them
-// (protocols.md 5.2): ring allreduce = reduce-scatter (N-1 steps: send a segment right, receive one from the
-// left and add it in) then allgather (N-1 steps); segments are the N rank shares of the element count, the
-// first count mod N one element longer; ring allgather with per-rank sizes after a sizing allgather; and a
-// binomial-tree broadcast (MaTEx's initial variable broadcast). Reductions and copies are Work items at the
-// tensor's location (a GPU kernel for GPU tensors, a CPU loop for host ones). Tests: tests/sim/collectives_test.cpp.
+// (docs/protocols.md, collectives): ring allreduce = reduce-scatter (N-1 steps: send a segment right, receive one from
+// the left and add it in) then allgather (N-1 steps); segments are the N rank shares of the element count, the first
+// count mod N one element longer; ring allgather with per-rank sizes after a sizing allgather; and a binomial-tree
+// broadcast (MaTEx's initial variable broadcast). Reductions and copies are Work items at the tensor's location (a GPU
+// kernel for GPU tensors, a CPU loop for host ones). Tests: tests/sim/collectives_test.cpp.
 #pragma once
 
 #include "core/collectives/channel.hpp"

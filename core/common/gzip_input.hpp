@@ -1,7 +1,7 @@
 // gzip'd inputs (a PyTorch profiler writes `.pt.trace.json.gz`): recognised by gzip's magic bytes (1f 8b), not by
 // the file's name, and inflated with zlib under the same input cap as a plain file, so that a small file that
 // inflates without end (a gzip bomb) is refused naming the cap, and a truncated or corrupt one names the file.
-// Tests: tests/core/gzip_input_test.cpp.
+// Tests: tests/traces/gzip_input_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -1,11 +1,11 @@
-// Tensor allocation and NIC registration strategies (protocols.md section 3), selectable per run:
-//   on_demand         register each buffer for each transfer, deregister after (section 3.1)
+// Tensor allocation and NIC registration strategies (docs/protocols.md, memory registration), selectable per run:
+//   on_demand         register each buffer for each transfer, deregister after
 //   on_demand_cached  the same with an LRU registration cache
-//   staging_copy      pre-registered pinned staging buffers; every transfer copies in/out (3.2)
-//   pool_visitor      allocator regions registered once when the pool grows: 2 MiB first region, doubling (3.3)
+//   staging_copy      pre-registered pinned staging buffers; every transfer copies in/out
+//   pool_visitor      allocator regions registered once when the pool grows: 2 MiB first region, doubling
 //   graph_aware       the zero-copy poster's unified allocator: only tensors marked nic_compatible (they feed or
 //                     come out of a cross-host Send/Recv) live in registered pools; GPU tensors go GPUDirect when
-//                     the GPU shares the NIC's socket, else through pinned host staging (3.4)
+//                     the GPU shares the NIC's socket, else through pinned host staging
 // Transports ask for a NIC view of a buffer with acquire(); a staged view needs copy_in/copy_out, which are
 // timed and counted here. Tests: tests/sim/tensor_memory_test.cpp.
 #pragma once

@@ -86,7 +86,7 @@ struct TransportInfo {
   bool needs_rdma = false;
   TransportFactory make;
   /// What the original implementation does when a transfer fails (a WC error, a dropped connection): fault
-  /// reports print it next to the error tensorpath reports (protocols.md, "Error paths" of each transport).
+  /// reports print it next to the error tensorpath reports (docs/protocols.md, the error paths of each transport).
   std::string on_failure;
 };
 

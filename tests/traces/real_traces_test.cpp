@@ -23,7 +23,7 @@ TEST_CASE("real Kineto trace, PyTorch 2.0 era, gzip'd as written: 128 ranks, siz
           "correlation",
           "[traces]")
 {
-  // HolisticTraceAnalysis tests/data/trace_filter/sampled_rank-0.json.gz, whole. Its kernels are written after
+  // HolisticTraceAnalysis/tests/data/trace_filter/sampled_rank-0.json.gz, whole. Its kernels are written after
   // every CPU event and out of time order, and every NCCL kernel is named ncclKernel_SendRecv: neither file order nor
   // kernel names can pair them.
   auto t = traces::read_trace(real("hta_sampled_rank-0.json.gz"));
@@ -64,7 +64,7 @@ TEST_CASE("real Kineto trace, PyTorch 2.1 era: sizes from In msg nelems, groups 
           "annotations left out",
           "[traces]")
 {
-  // A slice of HolisticTraceAnalysis tests/data/nccl_parser_config/nccl_data.json.gz (README.md: what was kept).
+  // A slice of HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz (README.md: what was kept).
   auto t = traces::read_trace(real("hta_nccl_data_slice.json"));
   REQUIRE(t.ok());
   CHECK(t->format == "kineto");

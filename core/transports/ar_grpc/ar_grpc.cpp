@@ -242,7 +242,7 @@ private:
           const uint64_t n = got->is_dead ? 0 : t.total_bytes();
           rec->bytes = n;
           rec->src_location = t.location().to_string();
-          // gRPC core stays above the RDMA endpoint (protocols.md 6.2), with TF's maximum message size: a
+          // gRPC core stays above the RDMA endpoint (docs/protocols.md, ar_grpc), with TF's maximum message size: a
           // response over INT32_MAX bytes is refused before it reaches the endpoint (RESOURCE_EXHAUSTED).
           Frame probe;
           probe.type = RESPONSE;

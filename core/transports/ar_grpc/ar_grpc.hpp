@@ -1,4 +1,4 @@
-// AR-gRPC (Biswas, Lu, Panda, HiPC'18; protocols.md 6): gRPC with its socket endpoint replaced by an RDMA
+// AR-gRPC (Biswas, Lu, Panda, HiPC'18; docs/protocols.md, ar_grpc): gRPC with its socket endpoint replaced by an RDMA
 // endpoint, so RecvTensor runs entirely over RDMA (no TCP side channel). Small iovecs are coalesced into one
 // eager message (SEND into pre-pinned buffers, up to T_eager); a large payload goes by rendezvous (RTS, chunked
 // RDMA READ of C_chunk pieces with several in flight, FIN per chunk), zero-copy when the tensor comes from the

@@ -1,4 +1,4 @@
-// The GDR transport of TF contrib (grpc+gdr, HKUST; protocols.md 4): gRPC carries the metadata, RDMA carries
+// The GDR transport of TF contrib (grpc+gdr, HKUST; docs/protocols.md, gdr): gRPC carries the metadata, RDMA carries
 // the bytes. For a live POD tensor above 1 KiB the producer answers RecvTensor with dtype, shape and a remote
 // buffer descriptor {addr, rkey, key} of NIC-registered memory holding the tensor (GPUDirect for GPUs next to
 // the NIC, else a registered host staging copy), and keeps it alive; the consumer pulls it with one RDMA READ

@@ -1,4 +1,4 @@
-// The default gRPC transport of TensorFlow (protocols.md 1.4): RecvTensor request/response over the byte
+// The default gRPC transport of TensorFlow (docs/protocols.md, grpc): RecvTensor request/response over the byte
 // stream (TCP over Ethernet or IPoIB, from the host's tcp profile), HTTP/2 framing on the wire, the
 // <= 1 KiB copy / > 1 KiB zero-copy encoding rule at the producer, the consumer's copy out of the slices,
 // GPU tensors staged through pinned host memory. Tests: tests/sim/transport_suite_test.cpp.
@@ -70,7 +70,7 @@ Result<RecvTensorHeader> read_recv_tensor_header(rpc::Reader& r);
 uint64_t grpc_wire_bytes(uint64_t n, uint64_t header_bytes);
 
 /// The largest gRPC message TF allows: it sets the channels' and servers' maximum message size to INT32_MAX
-/// (protocols.md 1.4); gRPC's own length prefix is 32 bits.
+/// (docs/protocols.md, grpc); gRPC's own length prefix is 32 bits.
 constexpr uint64_t GRPC_MAX_MESSAGE = (1ull << 31) - 1;
 /// gRPC's refusal of a longer message (RESOURCE_EXHAUSTED, "Sent message larger than max (N vs. M)"), naming the
 /// tensor it carried.

@@ -1,4 +1,4 @@
-// TF contrib MPI rendezvous (grpc+mpi; protocols.md 5.1) over a model of an MPI library on the RDMA fabric:
+// TF contrib MPI rendezvous (grpc+mpi; docs/protocols.md, mpi) over a model of an MPI library on the RDMA fabric:
 // tagged point-to-point messages (tag 1010 request, 2020 response, 3030 raw tensor bytes) with MPI matching
 // (per source and tag, unexpected-message queue), the library's eager/rendezvous protocols and registration
 // cache (rdma/messenger), and the transport's single MPI thread that performs every MPI call in turn (a serial

@@ -1,4 +1,4 @@
-// TF contrib verbs, first design (Yahoo, TF r1.2-r1.5; protocols.md 2.1): every tensor is copied into a
+// TF contrib verbs, first design (Yahoo, TF r1.2-r1.5; docs/protocols.md, verbs_v1): every tensor is copied into a
 // pinned buffer per (peer, tensor name), reused across steps and re-created larger when a tensor outgrows it.
 // Control messages (TENSOR_REQUEST, BUFFER_REQUEST, BUFFER_RESPONSE, BUFFER_IDLE) ride one message buffer per
 // direction, each message acknowledged through the ACK buffers; the data goes as one WRITE_WITH_IMM of header

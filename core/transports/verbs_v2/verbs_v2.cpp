@@ -1,5 +1,5 @@
 // verbs v2: message buffers and flow control, consumer request state machine, producer response state
-// machine. Message layout and imm encoding follow protocols.md 2.2.
+// machine. Message layout and imm encoding follow docs/protocols.md, verbs_v2.
 #include "core/transports/verbs_v2/verbs_v2.hpp"
 #include "core/transports/rdma/rdma_channels.hpp"
 #include "core/transports/verbs_v2/verbs_v2_wire.hpp"

@@ -1,4 +1,4 @@
-// TF verbs "with 0 copies" (tensorflow/networking verbs; protocols.md 2.2): the consumer pre-allocates the
+// TF verbs "with 0 copies" (tensorflow/networking verbs; docs/protocols.md, verbs_v2): the consumer pre-allocates the
 // result and sends its address in TENSOR_REQUEST; the producer RDMA-WRITEs (with immediate = request index)
 // straight from the source tensor into it. A consumer-side meta-data cache per tensor name supplies dtype and
 // shape; a stale or missing entry costs a META_DATA_UPDATE from the producer (after a clone of the tensor)
