@@ -313,7 +313,8 @@ TEST_CASE("a fault scenario whose transports failed is a failed job: exit 1, and
   CHECK(job.at("metrics").at("failed.verbs_v2") == 1.0); // the metrics stay (a sweep keeps them as a row)
   CHECK(job.at("metrics").at("failed.grpc") == 0.0);
   // The summary line counts it.
-  const std::string one = (fs::temp_directory_path() / "tensorpath-qp-error-one.json").string();
+  const std::string one =
+      (fs::temp_directory_path() / ("tensorpath-qp-error-one-" + std::to_string(::getpid()) + ".json")).string();
   std::ofstream(one) << R"({"kind": "training", "name": "qp", "hw": "hkust-4node", "jobs": [{"kind": "training",
       "model": "resnet50", "workers": 2, "gpus_per_worker": 1, "ps": 1, "steps": 3, "reference": false,
       "transports": ["verbs_v1"], "faults": [{"type": "qp_error", "process": "worker1", "step": 2, "at": "30 ms"}]}]})";
@@ -355,8 +356,10 @@ TEST_CASE("a fault after the job's work changes nothing: same step times as with
   const std::string base = R"({"kind": "training", "name": "late", "hw": "hkust-4node", "jobs": [{"kind": "training",
       "model": "resnet50", "workers": 2, "gpus_per_worker": 1, "ps": 1, "steps": 3, "reference": false,
       "transports": ["verbs_v2"])";
-  const std::string none = (fs::temp_directory_path() / "tensorpath-late-none.json").string();
-  const std::string late = (fs::temp_directory_path() / "tensorpath-late-faults.json").string();
+  const std::string none =
+      (fs::temp_directory_path() / ("tensorpath-late-none-" + std::to_string(::getpid()) + ".json")).string();
+  const std::string late =
+      (fs::temp_directory_path() / ("tensorpath-late-faults-" + std::to_string(::getpid()) + ".json")).string();
   std::ofstream(none) << base << "}]}";
   std::ofstream(late) << base << R"(, "faults": [
       {"type": "link_down", "host": "node1", "step": 2, "at": "5 s", "duration": "300 ms"},
