@@ -88,10 +88,10 @@ Result<JobOutcome> run_job(const JobSpec& job)
     out.metrics["first_latency_us"] = v.value()[1] * 1e6;
     out.metrics["bandwidth_GBps"] = v.value()[2] * 1e-9;
     out.metrics["bandwidth_MBps"] = v.value()[2] * 1e-6;
-    out.report = fmt::format(" transfer {} ({}), {} bytes {} -> {}: latency {:.2f} us, bandwidth {:.3f} GB/s\n",
-                             job.transfer.transport, job.fabric.empty() ? "host tcp" : job.fabric,
-                             job.transfer.sizes[0], job.transfer.src.to_string(), job.transfer.dst.to_string(),
-                             v.value()[0] * 1e6, v.value()[2] * 1e-9);
+    out.report = fmt::format(
+        " transfer {} ({}), {} bytes {} -> {}: latency {:.2f} us, bandwidth {:.3f} GB/s\n", job.transfer.transport,
+        job.fabric.empty() ? "TCP profile: the host's" : "TCP profile: " + job.fabric, job.transfer.sizes[0],
+        job.transfer.src.to_string(), job.transfer.dst.to_string(), v.value()[0] * 1e6, v.value()[2] * 1e-9);
     if (job.has_baseline) {
       auto bc = transfer_cluster(cat, job, job.baseline_fabric);
       if (!bc.ok()) return bc.error();
@@ -100,9 +100,10 @@ Result<JobOutcome> run_job(const JobSpec& job)
       out.metrics["baseline_latency_us"] = b.value()[0] * 1e6;
       out.metrics["speedup_vs_baseline"] = b.value()[0] / v.value()[0];
       out.metrics["latency_reduction_vs_baseline"] = 1.0 - v.value()[0] / b.value()[0];
-      out.report += fmt::format(" baseline {} ({}): latency {:.2f} us -> speed-up {:.2f}x\n", job.baseline.transport,
-                                job.baseline_fabric.empty() ? "host tcp" : job.baseline_fabric, b.value()[0] * 1e6,
-                                b.value()[0] / v.value()[0]);
+      out.report +=
+          fmt::format(" baseline {} ({}): latency {:.2f} us -> speed-up {:.2f}x\n", job.baseline.transport,
+                      job.baseline_fabric.empty() ? "TCP profile: the host's" : "TCP profile: " + job.baseline_fabric,
+                      b.value()[0] * 1e6, b.value()[0] / v.value()[0]);
     }
     return out;
   }
