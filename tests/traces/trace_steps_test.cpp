@@ -69,7 +69,7 @@ std::string kineto(int rank, int world, bool early = false)
 
 } // namespace
 
-TEST_CASE("ProfilerStep# spans of the real PyTorch trace are its steps; each kernel goes to the step that launched "
+TEST_CASE("ProfilerStep# spans of the real PyTorch trace are its steps and each kernel goes to the step that launched "
           "it",
           "[traces]")
 {
@@ -147,7 +147,8 @@ TEST_CASE("replayed steps: a slower allreduce lengthens its step by the differen
   CHECK(steps[1].replayed.time == Approx(steps[1].recorded.time));
 }
 
-TEST_CASE("Horovod CYCLE_START marks divide the timeline into cycles; the ready ranks give the world size", "[traces]")
+TEST_CASE("Horovod CYCLE_START marks divide the timeline into cycles and the ready ranks give the world size",
+          "[traces]")
 {
   // As Horovod's timeline.cc writes it with HOROVOD_TIMELINE_MARK_CYCLES=1: global instant marks without pid, and in
   // each NEGOTIATE phase one "X" event per rank named by the rank. The first allreduce starts before the first mark
@@ -192,7 +193,7 @@ TEST_CASE("Horovod CYCLE_START marks divide the timeline into cycles; the ready 
   CHECK(traces::infer_job(t).ranks == 3);
 }
 
-TEST_CASE("TF step ids in the events' args are steps; without them the whole timeline is one step", "[traces]")
+TEST_CASE("TF step ids in the events' args are steps and without them the whole timeline is one step", "[traces]")
 {
   auto t = parse(R"({"traceEvents": [
 {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/job:worker/replica:0/task:0/device:GPU:0 Compute"}},
