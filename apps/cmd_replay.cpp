@@ -143,6 +143,10 @@ int run_replay(const frontend::ParsedArgs& a)
               : per_node > 0           ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
                                        : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
               rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
+  if (per_node > 1 && a.has("hw"))
+    std::printf("  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
+                "  so %d ranks per node is reported, not used)\n",
+                per_node);
   if (job_ranks == 0 && !t->collectives.empty())
     std::fprintf(stderr,
                  "warning: %s: the trace does not say how many ranks the job had: pass --ranks N to re-simulate its "
@@ -347,7 +351,8 @@ Command replay_command()
       {"hw", 0, true, "PROFILE", "re-simulate each communication event on this NIC, host or cluster profile"},
       {"transport", 0, true, "T", "transfers (RecvTensor, sends) through this transport (default grpc)"},
       {"ranks", 0, true, "N", "the job's ranks (overrides the trace's; needed when the trace does not say)"},
-      {"ranks-per-node", 0, true, "N", "ranks that share a node (overrides the trace's; else one per node)"},
+      {"ranks-per-node", 0, true, "N",
+       "ranks that share a node (the traces name no hosts: else one per node is assumed)"},
       {"switch", 0, true, "S", "switch profile"},
   };
   s.details =
