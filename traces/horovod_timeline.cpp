@@ -6,7 +6,9 @@
 // ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
 // "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
 // unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
-// counter events ("ph": "C") are not collectives.
+// counter events ("ph": "C") are not collectives. The CYCLE_START marks (HOROVOD_TIMELINE_MARK_CYCLES=1) divide the
+// trace into cycles, its steps; the ranks a NEGOTIATE phase marks ready ("X" events named "0", "1", ...) give the
+// world size.
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
@@ -131,11 +133,20 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     std::string at; ///< "[7]": where the B event is
   };
   std::map<long, std::vector<Open>> open; // per tensor: the B events not yet ended
+  std::vector<double> cycles;             // CYCLE_START times, microseconds
+  long max_rank = -1;                     // the highest rank a NEGOTIATE phase marked ready
   for (size_t i = 0; i < ev.size(); ++i) {
     const json& e = ev[i];
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     const std::string ph = text(e, "ph");
-    // Instant markers (CYCLE_START: "ph": "i", "s": "g", no pid), counters, flows: not a tensor's events.
+    // Instant markers (CYCLE_START: "ph": "i", "s": "g", no pid) start a cycle of Horovod's background loop;
+    // counters, flows: not a tensor's events.
+    if ((ph == "i" || ph == "I") && text(e, "name") == "CYCLE_START") {
+      auto ts_field = timestamp(e, "ts", file, at(i));
+      if (!ts_field.ok()) return ts_field.error();
+      if (*ts_field) cycles.push_back(**ts_field);
+      continue;
+    }
     if (ph != "B" && ph != "E" && ph != "X" && ph != "M") continue;
     if (!e.contains("pid") || !e["pid"].is_number_integer())
       return event_error(file, i, "an integer \"pid\" (one per tensor)", e.dump().substr(0, 80));
@@ -152,7 +163,12 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       open[pid].push_back({text(e, "name"), ts, e.value("args", json::object()), at(i)});
       continue;
     }
-    if (ph == "X") continue; // instant activities inside an operation
+    if (ph == "X") { // instant activities inside an operation: in a NEGOTIATE phase, a rank ready ("name": "3")
+      const std::string name = text(e, "name");
+      if (!name.empty() && name.size() < 8 && std::all_of(name.begin(), name.end(), ::isdigit))
+        max_rank = std::max(max_rank, std::stol(name));
+      continue;
+    }
     auto& stack = open[pid];
     if (stack.empty()) return event_error(file, i, "an \"E\" event closing a \"B\" of the same tensor", "none open");
     Open b = stack.back();
@@ -211,6 +227,21 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       warn.add("unfinished collectives", stack.front().at + " (" + stack.front().name + " " +
                                              (tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid)) +
                                              "): never ended (the timeline stops before its \"E\"): dropped");
+  if (max_rank >= 0) {
+    t.world_size = int(max_rank + 1);
+    t.world_size_from = "the ranks its NEGOTIATE phases mark ready";
+  }
+  // Cycles (HOROVOD_TIMELINE_MARK_CYCLES=1): from one CYCLE_START to the next; the last is cut by the trace's end.
+  std::sort(cycles.begin(), cycles.end());
+  double end = cycles.empty() ? 0 : cycles.back();
+  for (const auto& c : t.collectives)
+    end = std::max(end, (c.start + c.duration) * 1e6);
+  for (size_t k = 0; k < cycles.size(); ++k) {
+    const bool last = k + 1 == cycles.size();
+    t.steps.push_back({"cycle " + std::to_string(k + 1), cycles[k] * 1e-6, (last ? end : cycles[k + 1]) * 1e-6, last,
+                       last ? "cut by the trace's end: no CYCLE_START after it" : ""});
+  }
+  if (!cycles.empty()) t.steps_from = "Horovod CYCLE_START marks (cycles of its background loop)";
   warn.into(t.warnings);
   return t;
 }

@@ -8,11 +8,14 @@
 // — never by file order: Kineto writes the CPU events first and the kernels after them. A record_param_comms
 // "wait" (a wait on an earlier collective) is not a collective; GPU-side copies of the calls (gpu_user_annotation)
 // are not read. What cannot be read in full (an unknown dtype, no size, no kernel) is a warning naming the event.
+// The iterations are the "ProfilerStep#N" spans (cpu_op or user_annotation); a kernel belongs to the step whose span
+// holds its launch, a collective to the one that holds its call.
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tp::traces {
@@ -210,7 +213,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     if (!ws.ok()) return ws.error();
     auto rk = numeric(di, "rank", 0, MAX_RANKS, true, file, "distributedInfo");
     if (!rk.ok()) return rk.error();
-    if (*ws) t.world_size = int(**ws);
+    if (*ws) t.world_size = int(**ws), t.world_size_from = "distributedInfo.world_size";
     if (*rk) t.rank = int(**rk);
     if (*ws && *rk && t.rank >= t.world_size)
       return Error::at(file, "distributedInfo.rank", "a rank below world_size " + std::to_string(t.world_size),
@@ -230,6 +233,8 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   std::vector<Call> calls;
   std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
   std::vector<size_t> nccl_kernels;
+  std::vector<std::string> op_correlation; // per op: its kernel's correlation id
+  std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
   std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
   for (size_t i = 0; i < ev.size(); ++i) {
     const json& e = ev[i];
@@ -241,7 +246,9 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     // A collective call: not its GPU-side mirror (gpu_user_annotation) nor its kernel.
     const bool call = !kernel && !launch && cat != "gpu_user_annotation" &&
                       (name.rfind("nccl:", 0) == 0 || name == "record_param_comms");
-    if (!kernel && !launch && !call) continue;
+    // An iteration: the profiler's "ProfilerStep#N" span on the CPU (not its GPU-side mirror)
+    const bool step = (cat == "cpu_op" || cat == "user_annotation") && name.rfind("ProfilerStep#", 0) == 0;
+    if (!kernel && !launch && !call && !step) continue;
     auto ts_field = timestamp(e, "ts", file, event_at(i));
     if (!ts_field.ok()) return ts_field.error();
     auto dur_field = duration(e, "dur", file, event_at(i));
@@ -250,6 +257,10 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
     const double ts = **ts_field, dur = **dur_field;
     const json args = e.value("args", json::object());
+    if (step) {
+      if (step_names.insert(name).second) t.steps.push_back({name, ts * 1e-6, (ts + dur) * 1e-6, false, ""});
+      continue;
+    }
     if (launch) {
       const std::string corr = id_of(args, "correlation");
       if (!corr.empty()) launches[corr] = {thread_of(e), ts};
@@ -272,7 +283,12 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     op.start = ts * 1e-6;
     op.duration = dur * 1e-6;
     t.ops.push_back(op);
+    op_correlation.push_back(id_of(args, "correlation"));
   }
+  if (!t.steps.empty()) t.steps_from = "ProfilerStep# annotations (a kernel is in the step that launched it)";
+  // A kernel belongs to the step that launched it (the GPU runs behind the CPU): its launch's time, where known.
+  for (size_t k = 0; k < t.ops.size(); ++k)
+    if (auto it = launches.find(op_correlation[k]); it != launches.end()) t.ops[k].issued = it->second.second * 1e-6;
 
   // Calls nested on one thread (record_param_comms > nccl:all_reduce) are one collective.
   constexpr double SLACK_US = 1e-3; // timestamps written with three decimals
@@ -396,6 +412,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
                label + ": unknown collective (\"Collective name\" \"" + coll_name + "\"): kept at its recorded time");
     if (auto st = size_of(events, c, label); !st.ok()) return st.error();
     if (auto st = ranks_of(events, c); !st.ok()) return st.error();
+    c.issued = g.ts * 1e-6;
     if (g.kernels.empty()) {
       c.start = g.ts * 1e-6;
       c.duration = calls[g.calls.front()].dur * 1e-6; // the outermost call
@@ -431,6 +448,8 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     if (auto st = ranks_of({i}, c); !st.ok()) return st.error();
     c.start = kernel_time.at(i).first * 1e-6;
     c.duration = kernel_time.at(i).second * 1e-6;
+    if (auto it = launches.find(id_of(e.value("args", json::object()), "correlation")); it != launches.end())
+      c.issued = it->second.second * 1e-6;
     t.collectives.push_back(c);
   }
   std::stable_sort(t.collectives.begin(), t.collectives.end(),

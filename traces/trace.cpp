@@ -2,6 +2,7 @@
 #include "traces/trace.hpp"
 #include "core/common/file_io.hpp"
 #include "core/common/gzip_input.hpp"
+#include "traces/steps_internal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,7 +82,9 @@ bool parse_human_bytes(const std::string& s, uint64_t& bytes)
   return true;
 }
 
-Result<Trace> parse_trace(const std::string& text, const std::string& file)
+namespace {
+
+Result<Trace> parse_any(const std::string& text, const std::string& file)
 {
   if (io::is_gzip(text))
     return Error::at(file, "byte 0", "an uncompressed trace (read_trace inflates gzip'd files; or gunzip it)",
@@ -104,6 +107,18 @@ Result<Trace> parse_trace(const std::string& text, const std::string& file)
   }
   if (text.find("_NODE\"") != std::string::npos) return parse_chakra(text, file);
   return Error::at(file, "", "a trace with traceEvents (TF timeline, Kineto) or Chakra nodes", "neither");
+}
+
+} // namespace
+
+Result<Trace> parse_trace(const std::string& text, const std::string& file)
+{
+  auto t = parse_any(text, file);
+  if (!t.ok()) return t;
+  if (t->format == "tf_timeline" && t->steps.empty())
+    if (auto st = detail::mark_tf_steps(text, t.value()); !st.ok()) return st.error();
+  assign_steps(t.value());
+  return t;
 }
 
 Result<Trace> read_trace(const std::string& path)

@@ -257,7 +257,7 @@ TEST_CASE("tensorpath replay summarizes a trace and re-simulates its communicati
   CHECK(r.out.find("re-simulated on connectx4-edr-ib") != std::string::npos);
   CHECK(r.out.find("send_activations") != std::string::npos);
   CHECK(r.out.find("nccl:all_reduce") != std::string::npos);
-  CHECK(r.out.find("step: recorded") != std::string::npos);
+  CHECK(r.out.find("whole trace: recorded") != std::string::npos);
   r = run("replay " + fx + "../../../README.md");
   CHECK(r.status == 2);
   CHECK(r.out.find("README.md") != std::string::npos);
