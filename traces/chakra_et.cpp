@@ -157,14 +157,14 @@ bool looks_like_chakra_et(const std::string& s)
 {
   size_t pos = 0;
   auto meta = next_message(s, pos, "", "");
-  if (!meta.ok()) return false;
+  if (!meta.ok() || meta->second > size_t(INT32_MAX)) return false;
   ChakraProtoMsg::GlobalMetadata g;
   if (!g.ParseFromArray(s.data() + meta->first, int(meta->second)) || has_unknown_fields(g)) return false;
   for (const auto& a : g.attr())
     if (has_unknown_fields(a)) return false;
   if (pos == s.size()) return meta->second > 0; // metadata alone (a lone zero byte is not a trace)
   auto first = next_message(s, pos, "", "");
-  if (!first.ok()) return false;
+  if (!first.ok() || first->second > size_t(INT32_MAX)) return false;
   ChakraProtoMsg::Node n;
   return n.ParseFromArray(s.data() + first->first, int(first->second)) && !has_unknown_fields(n);
 }
