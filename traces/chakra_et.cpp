@@ -9,6 +9,8 @@
 
 #include "et_def.pb.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <set>
 
 namespace tp::traces {
@@ -155,6 +157,8 @@ Result<bool> decode_node(const ChakraProtoMsg::Node& m, const std::string& file,
 
 bool looks_like_chakra_et(const std::string& s)
 {
+  // libprotobuf logs a failed parse (a string field not in UTF-8) to stderr: detection tries any input, say nothing
+  const google::protobuf::LogSilencer quiet;
   size_t pos = 0;
   auto meta = next_message(s, pos, "", "");
   if (!meta.ok() || meta->second > size_t(INT32_MAX)) return false;
@@ -171,6 +175,7 @@ bool looks_like_chakra_et(const std::string& s)
 
 Result<Trace> parse_chakra_et(const std::string& s, const std::string& file)
 {
+  const google::protobuf::LogSilencer quiet; // a message that does not parse is our Error, not libprotobuf's log line
   size_t pos = 0;
   auto meta = next_message(s, pos, file, "Chakra's GlobalMetadata message (a Chakra protobuf execution trace)");
   if (!meta.ok()) return meta.error();
@@ -178,7 +183,7 @@ Result<Trace> parse_chakra_et(const std::string& s, const std::string& file)
   if (meta->second > size_t(INT32_MAX) || !g.ParseFromArray(s.data() + meta->first, int(meta->second)))
     return Error::at(file, "byte 0",
                      "Chakra's GlobalMetadata message (a Chakra protobuf execution trace: a length, then the message)",
-                     "bytes that are not one");
+                     "bytes that are not one (malformed, or a text field not in UTF-8)");
   Warnings warn;
   std::vector<ChakraNode> nodes;
   ChakraProtoMsg::Node m;
@@ -189,7 +194,7 @@ Result<Trace> parse_chakra_et(const std::string& s, const std::string& file)
     m.Clear();
     if (msg->second > size_t(INT32_MAX) || !m.ParseFromArray(s.data() + msg->first, int(msg->second)))
       return Error::at(file, where, "a Chakra Node message (protobuf, " + std::to_string(msg->second) + " bytes)",
-                       "bytes that do not parse as one");
+                       "bytes that do not parse as one (malformed, or a text field not in UTF-8)");
     ChakraNode n;
     auto ok = decode_node(m, file, where, n, warn);
     if (!ok.ok()) return ok.error();

@@ -10,9 +10,12 @@
 #include <catch2/catch.hpp>
 #include <google/protobuf/util/json_util.h>
 
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace tp;
 
@@ -338,6 +341,26 @@ TEST_CASE("Chakra .et: corrupt bytes are an error at the message's offset, found
   REQUIRE(b.ok());
   REQUIRE(b->collectives.size() == 1);
   CHECK(b->collectives[0].bytes == 256);
+  // a name not in UTF-8 (proto3 strings must be): an Error at its message, and nothing from libprotobuf on stderr
+  auto latin1 = coll(1, ChakraProtoMsg::ALL_GATHER, 256, 4);
+  latin1.set_name("caf\xe9");
+  const std::string latin1_et = et(meta, {coll(0, ChakraProtoMsg::ALL_REDUCE, 8, 1), latin1});
+  const std::string err_path = "/tmp/tp-chakra-stderr-" + std::to_string(::getpid());
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  FILE* sink = std::fopen(err_path.c_str(), "w");
+  REQUIRE(sink);
+  ::dup2(::fileno(sink), 2);
+  auto u = traces::parse_trace(latin1_et, "latin1.et");
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::fclose(sink);
+  REQUIRE_FALSE(u.ok());
+  CHECK(u.error().field == "byte " + std::to_string(boundaries(latin1_et)[2]));
+  CHECK(u.error().got.find("UTF-8") != std::string::npos);
+  CHECK(slurp(err_path).empty());
+  std::remove(err_path.c_str());
   // binary that is no .et names the byte and what was expected
   auto junk = traces::parse_trace(std::string("\x05\x01\x02", 3), "junk.bin");
   REQUIRE_FALSE(junk.ok());
