@@ -200,6 +200,7 @@ int run_replay(const frontend::ParsedArgs& a)
     std::set<std::tuple<uint64_t, int, int>> seen;
     for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
       const auto& x = t->transfers[xi];
+      if (!x.bytes_known) continue; // kept at its recorded time (a warning above says why)
       const sim::TransferJob j = transfer_job(x);
       if (!seen.insert({x.bytes, int(j.src.is_gpu()), int(j.dst.is_gpu())}).second) continue;
       auto e = sim::estimate_transfer(cl2.value(), j);
@@ -248,6 +249,11 @@ int run_replay(const frontend::ParsedArgs& a)
   std::map<std::tuple<uint64_t, int, int>, double> cache; // (bytes, src gpu?, dst gpu?) -> seconds
   for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
     const auto& x = t->transfers[xi];
+    if (!x.bytes_known) { // a warning above said why; kept at its recorded time
+      std::printf("%-10s %-36.36s %12s %14.3f %14s %8s\n", "transfer", x.tensor.c_str(), "unknown", x.duration * 1e3,
+                  "(size?)", "-");
+      continue;
+    }
     const Location src = placement(x.src_device), dst = placement(x.dst_device);
     const auto key = std::make_tuple(x.bytes, int(src.is_gpu()), int(dst.is_gpu()));
     if (!cache.count(key)) {

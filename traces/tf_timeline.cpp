@@ -1,11 +1,15 @@
 // TensorFlow timelines (Chrome trace JSON from tensorflow.python.client.timeline): "X" op events with their device
 // from the "process_name" metadata, and RecvTensor events whose label reads
-// "[<size>] [<rate>] <tensor> from <src device> to <dst device>" (in args.name, args.label or the event name).
+// "[<size>] [<rate>] <tensor> from <src device> to <dst device>" (in args.name, args.label or the event name). A
+// RecvTensor without a size takes it from the same tensor's other RecvTensors in the timeline, or is kept with its
+// size unknown; a named warning says which (never dropped).
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
 #include <map>
 #include <regex>
+#include <set>
+#include <tuple>
 
 namespace tp::traces {
 
@@ -19,6 +23,35 @@ std::string device_of(std::string process)
   for (const char* suffix : {" Compute", " Tensors", " Memcpy", " (pid "})
     if (auto at = process.find(suffix); at != std::string::npos) process = process.substr(0, at);
   return process;
+}
+
+/// RecvTensors without a size: a tensor received with a size elsewhere in the same timeline (another step: TF's
+/// graph is static, so an edge carries the same shape each step) between the same devices, always with the same
+/// size, gives it; otherwise the size stays unknown. Either way a named warning says which.
+void recover_sizes(Trace& t, const std::vector<std::pair<size_t, size_t>>& sizeless)
+{
+  if (sizeless.empty()) return;
+  std::map<std::tuple<std::string, std::string, std::string>, std::set<uint64_t>> sizes;
+  for (const auto& x : t.transfers)
+    if (x.bytes_known) sizes[{x.tensor, x.src_device, x.dst_device}].insert(x.bytes);
+  Warnings warn;
+  for (const auto& [xi, event] : sizeless) {
+    TraceTransfer& x = t.transfers[xi];
+    const auto it = x.tensor == "?" ? sizes.end() : sizes.find({x.tensor, x.src_device, x.dst_device});
+    const std::string what = "tf_timeline: " + event_at(event) + " RecvTensor \"" + x.tensor + "\" carries no size";
+    if (it != sizes.end() && it->second.size() == 1) {
+      x.bytes = *it->second.begin();
+      x.bytes_known = true;
+      warn.add("tf_timeline: RecvTensor size taken from the same tensor's other RecvTensors",
+               what + ": taken as " + std::to_string(x.bytes) + " B, the size of its other RecvTensors from " +
+                   x.src_device + " to " + x.dst_device + " in this timeline");
+    } else {
+      warn.add("tf_timeline: RecvTensor of unknown size",
+               what + (it != sizes.end() ? " and its other RecvTensors disagree on it" : "") +
+                   ": its size is unknown (kept at its recorded time, not counted as 0 bytes)");
+    }
+  }
+  warn.into(t.warnings);
 }
 
 } // namespace
@@ -39,6 +72,7 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
     if (ev[i].is_object() && text(ev[i], "ph") == "M" && text(ev[i], "name") == "process_name" &&
         ev[i].contains("pid") && ev[i]["pid"].is_number_integer())
       process[ev[i]["pid"].get<long>()] = text(ev[i].value("args", json::object()), "name");
+  std::vector<std::pair<size_t, size_t>> sizeless; // (transfer, event) of RecvTensors without a size
   static const std::regex recv(R"(\[([0-9.]+\s*[KMGT]?i?B)\]\s*(?:\[[^\]]*\]\s*)?(\S+)\s+from\s+(\S+)\s+to\s+(\S+))");
   for (size_t i = 0; i < ev.size(); ++i) {
     const json& e = ev[i];
@@ -72,7 +106,29 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
       t.transfers.push_back(x);
       continue;
     }
-    if (name == "RecvTensor") continue; // a RecvTensor without a size: nothing to replay
+    // A RecvTensor whose label gives no size (TF's WorkerCacheLogger writes the transport's details instead of
+    // "[size] [rate] ..." when it passes them): its tensor and ends where the label names them; the size is looked
+    // for below.
+    static const std::regex ends(R"((\S+)\s+from\s+(\S+)\s+to\s+(\S+))");
+    const bool named_ends = (label.find(" from ") != std::string::npos && std::regex_search(label, m, ends)) ||
+                            (name.find(" from ") != std::string::npos && std::regex_search(name, m, ends));
+    if (name == "RecvTensor" || named_ends) {
+      TraceTransfer x;
+      if (named_ends) {
+        x.tensor = m[1].str();
+        x.src_device = m[2].str();
+        x.dst_device = m[3].str();
+      } else {
+        x.tensor = label.empty() ? "?" : label;
+        x.src_device = x.dst_device = "?";
+      }
+      x.bytes_known = false;
+      x.start = ts * 1e-6;
+      x.duration = dur * 1e-6;
+      sizeless.push_back({t.transfers.size(), i});
+      t.transfers.push_back(x);
+      continue;
+    }
     TraceOp op;
     op.name = label.empty() ? name : label;
     op.device = device;
@@ -80,6 +136,7 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
     op.duration = dur * 1e-6;
     t.ops.push_back(op);
   }
+  recover_sizes(t, sizeless);
   return t;
 }
 

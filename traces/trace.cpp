@@ -89,12 +89,18 @@ Result<Trace> parse_any(const std::string& text, const std::string& file)
   if (io::is_gzip(text))
     return Error::at(file, "byte 0", "an uncompressed trace (read_trace inflates gzip'd files; or gunzip it)",
                      "gzip data");
+  // Chakra's protobuf form first: its first byte is a length, which may happen to read as '{' or a space.
+  if (looks_like_chakra_et(text)) return parse_chakra_et(text, file);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return Error::at(file, "byte 0", "a trace", "an empty file");
   if (text[first] == '[') return parse_horovod_timeline(text, file);
+  const unsigned char c = (unsigned char)text[first];
+  if (first == 0 && (c < 0x20 || c >= 0x80)) // binary: as a Chakra .et, whose reader says where it breaks
+    return parse_chakra_et(text, file);
   if (text[first] != '{')
     return Error::at(file, "byte " + std::to_string(first),
-                     "a trace: TF timeline, Horovod timeline, PyTorch profiler (Kineto) or Chakra JSON",
+                     "a trace: TF timeline, Horovod timeline, PyTorch profiler (Kineto), Chakra JSON or Chakra "
+                     "protobuf (.et)",
                      std::string("'") + text[first] + "'");
   if (text.find("\"traceEvents\"") != std::string::npos) {
     const bool kineto =

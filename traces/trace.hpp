@@ -1,8 +1,8 @@
 // Recorded training traces in one shape, whatever recorded them: compute ops (device, start, duration), point-to-
 // point tensor transfers (TF's RecvTensor: bytes, source and destination devices) and collectives (Horovod
-// allreduces, NCCL calls, Chakra communication nodes: bytes and ranks). Parsers (one file per format) reject
-// malformed input with the file, the position (byte offset, or line for concatenated objects) and the reason; what
-// they accept but cannot read in full (an unknown dtype, a size the trace does not give) is a named warning.
+// allreduces, NCCL calls, Chakra communication nodes, JSON or protobuf: bytes and ranks). Parsers (one file per format)
+// reject malformed input with the file, the position (byte offset, or line for concatenated objects) and the reason;
+// what they accept but cannot read in full (an unknown dtype, a size the trace does not give) is a named warning.
 // Re-simulating a trace's communication on another fabric builds on this. Tests: tests/traces/trace_parsers_test.cpp.
 #pragma once
 
@@ -31,6 +31,7 @@ struct TraceTransfer {
   double start = 0, duration = 0;
   int step = -1;
   int rank = -1;
+  bool bytes_known = true; ///< false: the trace does not say (bytes is 0; a warning says why)
 };
 
 struct TraceCollective {
@@ -57,7 +58,7 @@ struct TraceStep {
 };
 
 struct Trace {
-  std::string format; ///< tf_timeline, horovod_timeline, kineto, chakra
+  std::string format; ///< tf_timeline, horovod_timeline, kineto, chakra (JSON or protobuf)
   std::string file;
   std::vector<TraceOp> ops;
   std::vector<TraceTransfer> transfers;
@@ -104,6 +105,11 @@ Result<Trace> parse_tf_timeline(const std::string& text, const std::string& file
 Result<Trace> parse_horovod_timeline(const std::string& text, const std::string& file);
 Result<Trace> parse_kineto(const std::string& text, const std::string& file);
 Result<Trace> parse_chakra(const std::string& text, const std::string& file);
+/// Chakra's protobuf execution trace (`.et`): length-delimited GlobalMetadata, then Node messages.
+Result<Trace> parse_chakra_et(const std::string& bytes, const std::string& file);
+/// True when `bytes` start as a Chakra `.et` does: a length-delimited GlobalMetadata with only the schema's fields,
+/// then a Node (or the end). What parse_trace uses to tell it from JSON (by content, not the file's name).
+bool looks_like_chakra_et(const std::string& bytes);
 
 /// Bytes per element of a dtype as traces write it ("float32", "Float", "torch.float16", "c10::Half", "int64",
 /// "long int", "unsigned char", "HOROVOD_FLOAT32", ...); 0 when unknown.

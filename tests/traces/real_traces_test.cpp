@@ -99,3 +99,38 @@ TEST_CASE("real Kineto trace, PyTorch 2.1 era: sizes from In msg nelems, groups 
     }
   CHECK(found);
 }
+
+TEST_CASE("real Chakra .et from Chakra's converter, gzip'd: collectives from the NCCL kernels with their comm_size",
+          "[traces]")
+{
+  // mlcommons/chakra tests/data/feeder_tests_trace.tar.gz (tests/data/chakra.0.et), whole, gzip'd here. The
+  // converter typed the host-side c10d:: calls COMM_COLL_NODE too (is_cpu_op, no comm_size): they are compute, and
+  // only the 7 NCCL kernels are collectives. Each comm_size was checked by hand against the kernel node's inputs
+  // (elements x bytes per element of its one tensor: [tensor id, storage id, offset, elements, element bytes,
+  // device]).
+  auto t = traces::read_trace(real("chakra_feeder_rank0.et.gz"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "chakra");
+  CHECK(t->warnings.empty());
+  CHECK(t->ops.size() == 3657);
+  CHECK(t->transfers.empty());
+  struct Want {
+    const char* kind;
+    uint64_t bytes;
+    double dur_us;
+  } want[] = {
+      {"broadcast", 53120ull * 4, 28}, // Tensor(float) of 53120
+      {"broadcast", 53ull * 8, 5},     // Tensor(long int) of 53
+      {"allreduce", 2049000ull * 4, 5572}, {"allreduce", 7875584ull * 4, 9093}, {"allreduce", 6563840ull * 4, 8512},
+      {"allreduce", 6637568ull * 4, 8178}, {"allreduce", 2431040ull * 4, 5327},
+  };
+  REQUIRE(t->collectives.size() == std::size(want));
+  for (size_t i = 0; i < std::size(want); ++i) {
+    INFO(i);
+    CHECK(t->collectives[i].kind == want[i].kind);
+    CHECK(t->collectives[i].bytes == want[i].bytes);
+    CHECK(t->collectives[i].bytes_known);
+    CHECK(t->collectives[i].duration == Approx(want[i].dur_us * 1e-6));
+    CHECK(t->collectives[i].name.rfind("ncclKernel_", 0) == 0);
+  }
+}
