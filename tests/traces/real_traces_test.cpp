@@ -103,7 +103,7 @@ TEST_CASE("real Kineto trace, PyTorch 2.1 era: sizes from In msg nelems, groups 
 TEST_CASE("real Chakra .et from Chakra's converter, gzip'd: collectives from the NCCL kernels with their comm_size",
           "[traces]")
 {
-  // mlcommons/chakra tests/data/feeder_tests_trace.tar.gz (tests/data/chakra.0.et), whole, gzip'd here. The
+  // mlcommons/chakra/tests/data/feeder_tests_trace.tar.gz (member chakra.0.et), whole, gzip'd here. The
   // converter typed the host-side c10d:: calls COMM_COLL_NODE too (is_cpu_op, no comm_size): they are compute, and
   // only the 7 NCCL kernels are collectives. Each comm_size was checked by hand against the kernel node's inputs
   // (elements x bytes per element of its one tensor: [tensor id, storage id, offset, elements, element bytes,
