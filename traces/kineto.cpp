@@ -194,16 +194,82 @@ struct Group {                 ///< one collective: nested calls on one thread, 
 
 Result<Trace> parse_kineto(const std::string& input, const std::string& file)
 {
-  auto j = parse_json(input, file);
-  if (!j.ok()) return j.error();
-  const json& root = j.value();
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
-    return Error::at(file, "traceEvents", "an array of Chrome trace events (a PyTorch profiler trace)", "none");
-  const json& ev = root["traceEvents"];
   Trace t;
   t.format = "kineto";
   t.file = file;
   Warnings warn;
+  static const json NO_ARGS = json::object();
+
+  // One pass over the events as they are parsed (parse_json_events: the events are not held as a document): what is
+  // needed of each is kept, and the whole event only for collective calls and NCCL kernels, read again below.
+  std::vector<Call> calls;
+  std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
+  std::vector<size_t> nccl_kernels;
+  std::vector<std::string> op_correlation; // per op: its kernel's correlation id
+  std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
+  std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
+  std::unordered_map<size_t, json> kept; // collective calls and NCCL kernels, by index in traceEvents
+  auto read_event = [&](size_t i, json&& e) -> Status {
+    if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
+    if (text(e, "ph") != "X") return ok_status();
+    const std::string name = text(e, "name"), cat = lower(text(e, "cat"));
+    const bool kernel = cat == "kernel";
+    const bool launch = cat == "cuda_runtime" || cat == "runtime" || cat == "cuda_driver";
+    // A collective call: not its GPU-side mirror (gpu_user_annotation) nor its kernel.
+    const bool call = !kernel && !launch && cat != "gpu_user_annotation" &&
+                      (name.rfind("nccl:", 0) == 0 || name == "record_param_comms");
+    // An iteration: the profiler's "ProfilerStep#N" span on the CPU (not its GPU-side mirror)
+    const bool step = (cat == "cpu_op" || cat == "user_annotation") && name.rfind("ProfilerStep#", 0) == 0;
+    if (!kernel && !launch && !call && !step) return ok_status();
+    auto ts_field = timestamp(e, "ts", file, event_at(i));
+    if (!ts_field.ok()) return ts_field.error();
+    auto dur_field = duration(e, "dur", file, event_at(i));
+    if (!dur_field.ok()) return dur_field.error();
+    if (!*ts_field || !*dur_field)
+      return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
+    const double ts = **ts_field, dur = **dur_field;
+    const auto found = e.find("args");
+    const json& args = found != e.end() ? *found : NO_ARGS;
+    if (step) {
+      if (step_names.insert(name).second) t.steps.push_back({name, ts * 1e-6, (ts + dur) * 1e-6, false, ""});
+      return ok_status();
+    }
+    if (launch) {
+      const std::string corr = id_of(args, "correlation");
+      if (!corr.empty()) launches[corr] = {thread_of(e), ts};
+      return ok_status();
+    }
+    if (call) {
+      calls.push_back({i, thread_of(e), ts, dur});
+      kept.emplace(i, std::move(e));
+      return ok_status();
+    }
+    if (lower(name).find("nccl") != std::string::npos) {
+      nccl_kernels.push_back(i);
+      kernel_time[i] = {ts, dur};
+      kept.emplace(i, std::move(e));
+      return ok_status();
+    }
+    TraceOp op;
+    op.name = name;
+    auto dev = numeric(args, "device", 0, 65535, true, file, event_at(i) + ".args"); // a CUDA device index
+    if (!dev.ok()) return dev.error();
+    op.device = *dev ? "cuda:" + std::to_string(uint64_t(**dev)) : "gpu";
+    op.start = ts * 1e-6;
+    op.duration = dur * 1e-6;
+    t.ops.push_back(op);
+    op_correlation.push_back(id_of(args, "correlation"));
+    return ok_status();
+  };
+  std::optional<Error> event_error_found; // the first event's, reported once the text is known to be JSON
+  auto j = parse_json_events(input, file, [&](size_t i, json&& e) {
+    if (event_error_found) return;
+    if (auto st = read_event(i, std::move(e)); !st.ok()) event_error_found = st.error();
+  });
+  if (!j.ok()) return j.error();
+  const json& root = j.value();
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
+    return Error::at(file, "traceEvents", "an array of Chrome trace events (a PyTorch profiler trace)", "none");
 
   // The job: distributedInfo {"backend", "rank", "world_size", "pg_config": [{"pg_name", "ranks"}, ...]}.
   std::map<std::string, std::vector<int>> pg_ranks;
@@ -230,61 +296,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       }
   }
 
-  std::vector<Call> calls;
-  std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
-  std::vector<size_t> nccl_kernels;
-  std::vector<std::string> op_correlation; // per op: its kernel's correlation id
-  std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
-  std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const json& e = ev[i];
-    if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
-    if (text(e, "ph") != "X") continue;
-    const std::string name = text(e, "name"), cat = lower(text(e, "cat"));
-    const bool kernel = cat == "kernel";
-    const bool launch = cat == "cuda_runtime" || cat == "runtime" || cat == "cuda_driver";
-    // A collective call: not its GPU-side mirror (gpu_user_annotation) nor its kernel.
-    const bool call = !kernel && !launch && cat != "gpu_user_annotation" &&
-                      (name.rfind("nccl:", 0) == 0 || name == "record_param_comms");
-    // An iteration: the profiler's "ProfilerStep#N" span on the CPU (not its GPU-side mirror)
-    const bool step = (cat == "cpu_op" || cat == "user_annotation") && name.rfind("ProfilerStep#", 0) == 0;
-    if (!kernel && !launch && !call && !step) continue;
-    auto ts_field = timestamp(e, "ts", file, event_at(i));
-    if (!ts_field.ok()) return ts_field.error();
-    auto dur_field = duration(e, "dur", file, event_at(i));
-    if (!dur_field.ok()) return dur_field.error();
-    if (!*ts_field || !*dur_field)
-      return event_error(file, i, "\"ts\" and \"dur\" (microseconds, dur >= 0)", e.dump().substr(0, 80));
-    const double ts = **ts_field, dur = **dur_field;
-    const json args = e.value("args", json::object());
-    if (step) {
-      if (step_names.insert(name).second) t.steps.push_back({name, ts * 1e-6, (ts + dur) * 1e-6, false, ""});
-      continue;
-    }
-    if (launch) {
-      const std::string corr = id_of(args, "correlation");
-      if (!corr.empty()) launches[corr] = {thread_of(e), ts};
-      continue;
-    }
-    if (call) {
-      calls.push_back({i, thread_of(e), ts, dur});
-      continue;
-    }
-    if (lower(name).find("nccl") != std::string::npos) {
-      nccl_kernels.push_back(i);
-      kernel_time[i] = {ts, dur};
-      continue;
-    }
-    TraceOp op;
-    op.name = name;
-    auto dev = numeric(args, "device", 0, 65535, true, file, event_at(i) + ".args"); // a CUDA device index
-    if (!dev.ok()) return dev.error();
-    op.device = *dev ? "cuda:" + std::to_string(uint64_t(**dev)) : "gpu";
-    op.start = ts * 1e-6;
-    op.duration = dur * 1e-6;
-    t.ops.push_back(op);
-    op_correlation.push_back(id_of(args, "correlation"));
-  }
+  if (event_error_found) return *event_error_found;
   if (!t.steps.empty()) t.steps_from = "ProfilerStep# annotations (a kernel is in the step that launched it)";
   // A kernel belongs to the step that launched it (the GPU runs behind the CPU): its launch's time, where known.
   for (size_t k = 0; k < t.ops.size(); ++k)
@@ -313,7 +325,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       mine.push_back(groups.size());
       groups.push_back({{k}, {}, c.ts, c.ts + c.dur});
     }
-    const json& args = ev[c.event].value("args", json::object());
+    const json& args = kept.at(c.event).value("args", json::object());
     for (const char* key : {"External id", "external id"})
       if (auto id = id_of(args, key); !id.empty()) by_external[id] = mine.back();
   }
@@ -321,7 +333,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   // Each NCCL kernel to the call that launched it.
   std::vector<size_t> orphans; // NCCL kernels linked to no call
   for (size_t i : nccl_kernels) {
-    const json& args = ev[i].value("args", json::object());
+    const json& args = kept.at(i).value("args", json::object());
     size_t g = size_t(-1);
     if (auto it = launches.find(id_of(args, "correlation")); it != launches.end()) {
       const auto& [thread, ts] = it->second;
@@ -344,7 +356,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   // The ranks of a collective from its events' args.
   auto ranks_of = [&](const std::vector<size_t>& events, TraceCollective& c) -> Status {
     for (size_t i : events) {
-      const json& args = ev[i].value("args", json::object());
+      const json& args = kept.at(i).value("args", json::object());
       const std::string at = event_at(i) + ".args";
       auto group = numeric(args, "Group size", 1, MAX_RANKS, true, file, at);
       if (!group.ok()) return group.error();
@@ -367,11 +379,11 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   auto size_of = [&](const std::vector<size_t>& events, TraceCollective& c, const std::string& label) -> Status {
     std::vector<size_t> dims_order = events;
     std::stable_partition(dims_order.begin(), dims_order.end(),
-                          [&](size_t i) { return text(ev[i], "name").rfind("nccl:", 0) == 0; });
+                          [&](size_t i) { return text(kept.at(i), "name").rfind("nccl:", 0) == 0; });
     std::string why;
     for (int pass = 0; pass < 2; ++pass)
       for (size_t i : pass == 0 ? events : dims_order) {
-        const json& args = ev[i].value("args", json::object());
+        const json& args = kept.at(i).value("args", json::object());
         auto s = pass == 0 ? size_from_nelems(args, file, event_at(i) + ".args")
                            : size_from_input_dims(args, file, event_at(i) + ".args");
         if (!s.ok()) return s.error();
@@ -396,15 +408,15 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     for (size_t k : g.calls) {
       const size_t i = calls[k].event;
       events.push_back(i);
-      const std::string name = text(ev[i], "name");
+      const std::string name = text(kept.at(i), "name");
       if (nccl_name.empty() && name.rfind("nccl:", 0) == 0) nccl_name = name;
-      if (coll_name.empty()) coll_name = text(ev[i].value("args", json::object()), "Collective name");
+      if (coll_name.empty()) coll_name = text(kept.at(i).value("args", json::object()), "Collective name");
     }
     events.insert(events.end(), g.kernels.begin(), g.kernels.end());
     // record_param_comms "wait" (PyTorch >= 2.1) is the wait on an earlier collective's work, not data movement
     if (nccl_name.empty() && coll_name == "wait") continue;
     const size_t first = calls[g.calls.front()].event;
-    c.name = !nccl_name.empty() ? nccl_name : coll_name.empty() ? text(ev[first], "name") : "nccl:" + coll_name;
+    c.name = !nccl_name.empty() ? nccl_name : coll_name.empty() ? text(kept.at(first), "name") : "nccl:" + coll_name;
     c.kind = collective_kind(!coll_name.empty() ? coll_name : nccl_name.empty() ? "" : nccl_name.substr(5));
     const std::string label = event_at(first) + " (" + c.name + ")";
     if (c.kind == "collective")
@@ -434,7 +446,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   }
   // An NCCL kernel whose call is not in the trace: a collective of its own, with what its args say.
   for (size_t i : orphans) {
-    const json& e = ev[i];
+    const json& e = kept.at(i);
     TraceCollective c;
     c.name = text(e, "name");
     const std::string coll = text(e.value("args", json::object()), "Collective name");

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -30,10 +31,17 @@ struct StrictError : std::runtime_error {
 
 namespace detail {
 
-/// nlohmann's DOM-building SAX handler, with the duplicate check in key().
+/// nlohmann's DOM-building SAX handler, with the duplicate check in key(). With a `stream_key`, the elements of the
+/// top-level object's array of that name are handed to `sink(index, element)` one at a time, as each is complete, and
+/// not kept: the array stays in the document, empty (see parse_streaming).
 template <class Json> class StrictDom {
 public:
+  using Sink = std::function<void(std::size_t, Json&&)>;
   explicit StrictDom(Json& root) : root_(root) {}
+  StrictDom(Json& root, std::string stream_key, Sink sink)
+      : root_(root), stream_key_(std::move(stream_key)), sink_(std::move(sink))
+  {
+  }
 
   bool null() { return value(nullptr); }
   bool boolean(bool v) { return value(v); }
@@ -49,6 +57,7 @@ public:
 
   bool key(typename Json::string_t& k)
   {
+    stream_next_ = sink_ && stack_.size() == 1 && k == stream_key_;
     // one lookup: the insertion says whether the key was there already
     auto& object = stack_.back()->template get_ref<typename Json::object_t&>();
     auto [at, inserted] = insert(object, k);
@@ -88,7 +97,7 @@ private:
     std::string p;
     for (size_t i = 0; i + 1 < n; ++i) {
       if (stack_[i]->is_array()) {
-        p += "[" + std::to_string(stack_[i]->size() - 1) + "]";
+        p += "[" + std::to_string(offset(stack_[i]) + stack_[i]->size() - 1) + "]";
         continue;
       }
       for (auto it = stack_[i]->begin(); it != stack_[i]->end(); ++it)
@@ -103,7 +112,7 @@ private:
     if (stack_.empty()) return "";
     const std::string p = container_path(stack_.size());
     const Json& top = *stack_.back();
-    if (top.is_array()) return p + "[" + std::to_string(top.size()) + "]";
+    if (top.is_array()) return p + "[" + std::to_string(offset(&top) + top.size()) + "]";
     for (auto it = top.begin(); it != top.end(); ++it)
       if (&*it == slot_) return join(p, it.key());
     return p;
@@ -135,17 +144,36 @@ private:
   template <class V> bool value(V&& v)
   {
     place(std::forward<V>(v));
+    stream_next_ = false;
+    deliver();
     return true;
   }
   bool open(typename Json::value_t t)
   {
     stack_.push_back(place(t));
+    if (stream_next_ && t == Json::value_t::array) stream_ = stack_.back();
+    stream_next_ = false;
     return true;
   }
   bool close()
   {
+    if (stack_.back() == stream_) stream_ = nullptr; // the streamed array ends
     stack_.pop_back();
+    deliver();
     return true;
+  }
+
+  /// Elements of the streamed array already handed to the sink (0 for any other container).
+  std::size_t offset(const Json* container) const { return container == stream_ ? streamed_ : 0; }
+
+  /// When the streamed array's last element is complete: hand it to the sink and drop it.
+  void deliver()
+  {
+    if (stream_ == nullptr || stack_.empty() || stack_.back() != stream_) return;
+    auto& elements = stream_->template get_ref<typename Json::array_t&>();
+    Json element = std::move(elements.back());
+    elements.pop_back();
+    sink_(streamed_++, std::move(element));
   }
 
   Json& root_;
@@ -153,6 +181,11 @@ private:
   Json* slot_ = nullptr;
   std::string duplicate_, key_;
   bool found_ = false;
+  std::string stream_key_;
+  Sink sink_;
+  Json* stream_ = nullptr;   ///< the array being streamed, while it is open
+  bool stream_next_ = false; ///< the key just read is stream_key_ at the top level
+  std::size_t streamed_ = 0;
 };
 
 } // namespace detail
@@ -165,6 +198,22 @@ template <class Json = nlohmann::json, class Input> Json parse(Input&& in, bool 
   Json out;
   detail::StrictDom<Json> sax(out);
   const bool ok = Json::sax_parse(std::forward<Input>(in), &sax, Json::input_format_t::json, strict);
+  if (!ok && sax.found_duplicate())
+    throw StrictError(sax.duplicate_path(), "each key once in an object", "\"" + sax.duplicate_key() + "\" again");
+  return out;
+}
+
+/// parse() for a file too large to hold as a document (a 50 MB trace): the elements of the top-level object's array
+/// `key` ("traceEvents") go to `sink(index, element)` one at a time, in file order, as each is parsed, so that only
+/// one is held at once; the document returned has every other key (in any order, before or after `key`) and `key`
+/// as an empty array. Errors as parse(), with the element's index in paths ("traceEvents[12].ts"); the sink may have
+/// seen the elements before a syntax error.
+template <class Json = nlohmann::json, class Input>
+Json parse_streaming(Input&& in, const std::string& key, std::function<void(std::size_t, Json&&)> sink)
+{
+  Json out;
+  detail::StrictDom<Json> sax(out, key, std::move(sink));
+  const bool ok = Json::sax_parse(std::forward<Input>(in), &sax, Json::input_format_t::json, true);
   if (!ok && sax.found_duplicate())
     throw StrictError(sax.duplicate_path(), "each key once in an object", "\"" + sax.duplicate_key() + "\" again");
   return out;
