@@ -178,6 +178,26 @@ Result<Size> size_from_input_dims(const json& args, const std::string& file, con
   return s;
 }
 
+/// What is read again, after the pass over the events, of a collective call or an NCCL kernel: its name and the args
+/// the reader uses (a record_param_comms event carries a few dozen others, which would hold memory for nothing).
+json kept_part(json&& e)
+{
+  json part = json::object();
+  if (auto name = e.find("name"); name != e.end()) part["name"] = std::move(*name);
+  auto args = e.find("args");
+  if (args == e.end()) return part;
+  if (!args->is_object()) {
+    part["args"] = std::move(*args);
+    return part;
+  }
+  json& kept = part["args"] = json::object();
+  for (const char* key :
+       {"External id", "external id", "correlation", "Collective name", "In msg nelems", "Out msg nelems", "dtype",
+        "Input Dims", "Input type", "Group size", "Process Group Name", "Process Group Ranks"})
+    if (auto v = args->find(key); v != args->end()) kept[key] = std::move(*v);
+  return part;
+}
+
 struct Call {
   size_t event; ///< index in traceEvents
   std::string thread;
@@ -208,7 +228,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
   std::vector<std::string> op_correlation; // per op: its kernel's correlation id
   std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
   std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
-  std::unordered_map<size_t, json> kept; // collective calls and NCCL kernels, by index in traceEvents
+  std::unordered_map<size_t, json> kept; // collective calls and NCCL kernels (kept_part), by index in traceEvents
   auto read_event = [&](size_t i, json&& e) -> Status {
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     if (text(e, "ph") != "X") return ok_status();
@@ -241,13 +261,13 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     }
     if (call) {
       calls.push_back({i, thread_of(e), ts, dur});
-      kept.emplace(i, std::move(e));
+      kept.emplace(i, kept_part(std::move(e)));
       return ok_status();
     }
     if (lower(name).find("nccl") != std::string::npos) {
       nccl_kernels.push_back(i);
       kernel_time[i] = {ts, dur};
-      kept.emplace(i, std::move(e));
+      kept.emplace(i, kept_part(std::move(e)));
       return ok_status();
     }
     TraceOp op;
