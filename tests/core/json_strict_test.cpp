@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <vector>
 
 using namespace tp;
 
@@ -107,4 +109,63 @@ TEST_CASE("the number rule: finite, in range, no negative sign where none is all
   CHECK(number_text(-0.0) == "-0");
   CHECK(number_text(NAN) == "NaN");
   CHECK(range_text(0, 3600) == "a number in [0, 3600]");
+}
+
+namespace {
+
+/// What json_strict::parse makes of `text`: the document, or the error's kind and text (path, byte, reason).
+std::string outcome(const std::function<nlohmann::json()>& parse)
+{
+  try {
+    return "ok " + parse().dump();
+  } catch (const json_strict::StrictError& e) {
+    return std::string("strict ") + e.what();
+  } catch (const nlohmann::json::exception& e) {
+    return std::string("json ") + e.what();
+  }
+}
+
+} // namespace
+
+TEST_CASE("strict JSON streaming: each element of the top-level array once, in order, with the same errors, paths "
+          "and byte offsets as the whole parse",
+          "[quick]")
+{
+  const std::string texts[] = {
+      // keys before and after the array; an array named the same deeper down is not streamed
+      R"({"a": {"traceEvents": [1, 2]}, "traceEvents": [{"x": {"traceEvents": [3]}}, 4, [5, 6], {}], "z": 7})",
+      R"({"traceEvents": [], "b": 1})",
+      R"({"traceEvents": {"not": "an array"}})",
+      R"([{"traceEvents": [1]}])",
+      // errors: each must read as the whole parse's, the element index counted over elements already handed over
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}, {"ts": 3, "ts": 4}]})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}, {"args": {"n": [0, 1e400]}}]})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}, 1e400]})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}], "traceEvents": []})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}, {"ts": NaN}]})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}], "d": {"rank": 1, "rank": 2}})",
+      R"({"traceEvents": [{"ts": 1}, {"ts": 2}, {"ts": )",
+  };
+  for (const std::string& text : texts) {
+    INFO(text);
+    nlohmann::json streamed = nlohmann::json::array();
+    std::vector<size_t> indices;
+    const std::string got = outcome([&] {
+      auto doc = json_strict::parse_streaming<nlohmann::json>(text, "traceEvents", [&](size_t i, nlohmann::json&& e) {
+        indices.push_back(i);
+        streamed.push_back(std::move(e));
+      });
+      // put the elements back: the document json::parse builds
+      if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array()) {
+        CHECK(doc["traceEvents"].empty());
+        doc["traceEvents"] = streamed;
+      } else {
+        CHECK(streamed.empty());
+      }
+      return doc;
+    });
+    CHECK(got == outcome([&] { return json_strict::parse(text); }));
+    for (size_t k = 0; k < indices.size(); ++k)
+      CHECK(indices[k] == k);
+  }
 }
