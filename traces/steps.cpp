@@ -239,14 +239,10 @@ Status mark_tf_steps(const std::string& input, Trace& t)
   if (input.find("\"step_id\"") == std::string::npos && input.find("\"step_num\"") == std::string::npos &&
       input.find("\"group_id\"") == std::string::npos)
     return ok_status();
-  auto j = parse_json(input, t.file);
-  if (!j.ok()) return j.error();
-  const json& root = j.value();
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) return ok_status();
   std::map<std::string, std::pair<double, double>> window; // step id -> (first start, last end), microseconds
   std::string key_seen;
-  for (const json& e : root["traceEvents"]) {
-    if (!e.is_object() || text(e, "ph") != "X" || !e.contains("args") || !e["args"].is_object()) continue;
+  auto j = parse_json_events(input, t.file, [&](size_t, json&& e) { // one event at a time, as parse_tf_timeline
+    if (!e.is_object() || text(e, "ph") != "X" || !e.contains("args") || !e["args"].is_object()) return;
     const json& args = e["args"];
     std::string id;
     for (const char* key : {"step_id", "step_num", "group_id"})
@@ -255,11 +251,12 @@ Status mark_tf_steps(const std::string& input, Trace& t)
         if (key_seen.empty()) key_seen = key;
       }
     double ts = 0, dur = 0;
-    if (id.empty() || !number(e, "ts", ts) || !std::isfinite(ts)) continue;
+    if (id.empty() || !number(e, "ts", ts) || !std::isfinite(ts)) return;
     if (!number(e, "dur", dur) || !std::isfinite(dur) || dur < 0) dur = 0;
     auto [it, fresh] = window.emplace(id, std::make_pair(ts, ts + dur));
     if (!fresh) it->second = {std::min(it->second.first, ts), std::max(it->second.second, ts + dur)};
-  }
+  });
+  if (!j.ok()) return j.error();
   for (const auto& [id, w] : window) {
     TraceStep s;
     s.name = "step " + id;

@@ -58,26 +58,21 @@ void recover_sizes(Trace& t, const std::vector<std::pair<size_t, size_t>>& sizel
 
 Result<Trace> parse_tf_timeline(const std::string& input, const std::string& file)
 {
-  auto j = parse_json(input, file);
-  if (!j.ok()) return j.error();
-  const json& root = j.value();
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
-    return Error::at(file, "traceEvents", "an array of Chrome trace events (a TF timeline)", "none");
-  const json& ev = root["traceEvents"];
   Trace t;
   t.format = "tf_timeline";
   t.file = file;
+  // One pass over the events as they are parsed (parse_json_events: not held as a document). A device's name comes
+  // from its process_name metadata event, which may come after the device's ops: an op keeps its pid until the end.
   std::map<long, std::string> process;
-  for (size_t i = 0; i < ev.size(); ++i)
-    if (ev[i].is_object() && text(ev[i], "ph") == "M" && text(ev[i], "name") == "process_name" &&
-        ev[i].contains("pid") && ev[i]["pid"].is_number_integer())
-      process[ev[i]["pid"].get<long>()] = text(ev[i].value("args", json::object()), "name");
+  std::vector<std::optional<long>> op_pid;         // per op
   std::vector<std::pair<size_t, size_t>> sizeless; // (transfer, event) of RecvTensors without a size
   static const std::regex recv(R"(\[([0-9.]+\s*[KMGT]?i?B)\]\s*(?:\[[^\]]*\]\s*)?(\S+)\s+from\s+(\S+)\s+to\s+(\S+))");
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const json& e = ev[i];
+  auto read_event = [&](size_t i, const json& e) -> Status {
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
-    if (text(e, "ph") != "X") continue; // metadata, flows, counters
+    const std::string ph = text(e, "ph");
+    if (ph == "M" && text(e, "name") == "process_name" && e.contains("pid") && e["pid"].is_number_integer())
+      process[e["pid"].get<long>()] = text(e.value("args", json::object()), "name");
+    if (ph != "X") return ok_status(); // metadata, flows, counters
     auto ts_field = timestamp(e, "ts", file, event_at(i));
     if (!ts_field.ok()) return ts_field.error();
     auto dur_field = duration(e, "dur", file, event_at(i));
@@ -90,8 +85,6 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
     if (label.empty()) label = text(args, "name");
     const std::string name = text(e, "name");
     std::smatch m;
-    std::string device;
-    if (e.contains("pid") && e["pid"].is_number_integer()) device = device_of(process[e["pid"].get<long>()]);
     if ((name == "RecvTensor" || label.find(" from ") != std::string::npos ||
          name.find(" from ") != std::string::npos) &&
         (std::regex_search(label, m, recv) || std::regex_search(name, m, recv))) {
@@ -104,7 +97,7 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
       x.start = ts * 1e-6;
       x.duration = dur * 1e-6;
       t.transfers.push_back(x);
-      continue;
+      return ok_status();
     }
     // A RecvTensor whose label gives no size (TF's WorkerCacheLogger writes the transport's details instead of
     // "[size] [rate] ..." when it passes them): its tensor and ends where the label names them; the size is looked
@@ -127,15 +120,29 @@ Result<Trace> parse_tf_timeline(const std::string& input, const std::string& fil
       x.duration = dur * 1e-6;
       sizeless.push_back({t.transfers.size(), i});
       t.transfers.push_back(x);
-      continue;
+      return ok_status();
     }
     TraceOp op;
     op.name = label.empty() ? name : label;
-    op.device = device;
     op.start = ts * 1e-6;
     op.duration = dur * 1e-6;
     t.ops.push_back(op);
-  }
+    op_pid.push_back(e.contains("pid") && e["pid"].is_number_integer() ? std::optional<long>(e["pid"].get<long>())
+                                                                       : std::nullopt);
+    return ok_status();
+  };
+  std::optional<Error> event_error_found; // the first event's, reported once the text is known to be JSON
+  auto j = parse_json_events(input, file, [&](size_t i, json&& e) {
+    if (event_error_found) return;
+    if (auto st = read_event(i, e); !st.ok()) event_error_found = st.error();
+  });
+  if (!j.ok()) return j.error();
+  const json& root = j.value();
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
+    return Error::at(file, "traceEvents", "an array of Chrome trace events (a TF timeline)", "none");
+  if (event_error_found) return *event_error_found;
+  for (size_t k = 0; k < t.ops.size(); ++k)
+    if (op_pid[k]) t.ops[k].device = device_of(process[*op_pid[k]]);
   recover_sizes(t, sizeless);
   return t;
 }

@@ -117,3 +117,19 @@ TEST_CASE("Kineto: an error deep in a large file names its event's index (the ev
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().field == "byte " + std::to_string(at + 2));
 }
+
+TEST_CASE("TF timeline (streamed too): a device named by a process_name event after its ops", "[traces]")
+{
+  const std::string meta = R"({"ph": "M", "name": "process_name", "pid": 3,
+      "args": {"name": "/job:worker/replica:0/task:1/device:GPU:0 Compute"}})";
+  const std::string op = R"({"ph": "X", "cat": "Op", "name": "Conv2D", "pid": 3, "tid": 0, "ts": 10, "dur": 5,
+      "args": {"name": "conv1", "op": "Conv2D"}})";
+  auto first = traces::parse_tf_timeline(R"({"traceEvents": [)" + meta + ", " + op + "]}", "tf.json");
+  auto last = traces::parse_tf_timeline(R"({"traceEvents": [)" + op + ", " + meta + "]}", "tf.json");
+  REQUIRE(first.ok());
+  REQUIRE(last.ok());
+  REQUIRE(first->ops.size() == 1);
+  REQUIRE(last->ops.size() == 1);
+  CHECK(first->ops[0].device.find("task:1/device:GPU:0") != std::string::npos);
+  CHECK(last->ops[0].device == first->ops[0].device);
+}
