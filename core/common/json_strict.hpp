@@ -2,7 +2,8 @@
 // nlohmann's parser with a SAX handler that builds the same document json::parse builds, but refuses a key given
 // twice in one object (json::parse silently keeps the last one, so a profile with two "line_rate"s used one of
 // them). The check costs one lookup per key in the object being built, so a 50 MB trace parses about as fast as
-// with json::parse. Include only from .cpp files that link nlohmann_json (it brings nlohmann/json.hpp).
+// with json::parse. parse_streaming hands a large file's top-level array (a trace's traceEvents) over one element at
+// a time instead of holding it. Include only from .cpp files that link nlohmann_json (it brings nlohmann/json.hpp).
 // Tests: tests/core/json_strict_test.cpp.
 #pragma once
 
