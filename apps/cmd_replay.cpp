@@ -460,9 +460,10 @@ int run_replay(const frontend::ParsedArgs& a)
   report.warnings = warnings.lines();
 
   print_head(report.warnings.size());
-  std::printf("\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode); %zu distinct\n"
-              "job(s) simulated for %zu event(s), each once (identical events reuse its result):\n\n",
-              hw.c_str(), transport.c_str(), report.simulations, report.simulations + report.reused);
+  std::printf(
+      "\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode);\n"
+      "each distinct job simulated once: %zu simulation(s) for %zu event(s), identical events reuse its result\n\n",
+      hw.c_str(), transport.c_str(), report.simulations, report.simulations + report.reused);
   std::printf("%-10s %-36s %12s %6s %-24s %12s %12s %7s  %s\n", "event", "name", "bytes", "ranks", "algorithm",
               "recorded[ms]", "replayed[ms]", "ratio", "bottleneck");
   for (const auto& r : report.rows) {
