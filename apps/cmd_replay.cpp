@@ -474,10 +474,11 @@ int run_replay(const frontend::ParsedArgs& a)
                 r.replayed >= 0 && r.recorded > 0 ? fmt::format("{:.2f}", r.replayed / r.recorded).c_str() : "-",
                 r.replayed >= 0 ? r.bottleneck.c_str() : ("kept at recorded: " + r.kept).c_str());
   }
-  std::printf("\nbottleneck: a ring allreduce's 2(ranks-1) messages each pay the path's fixed costs (latency) and\n"
-              "the segment at its slowest stage's rate (the link named); what is left is the reductions and copies\n"
-              "between steps: the largest share is named. A transfer is NIC-bound when the bytes at line rate take\n"
-              "half its time or more.\n");
+  std::printf(
+      "\nbottleneck: a ring allreduce's 2(ranks-1) messages each pay the path's fixed costs and fill (alpha) and\n"
+      "the segment at its slowest stage's rate (the link named); what is left is the reductions and copies\n"
+      "between steps: the largest share is named. A transfer is NIC-bound when the bytes at line rate take\n"
+      "half its time or more.\n");
   std::printf("\ncommunication re-simulated: recorded %.3f ms, simulated %.3f ms (events not re-simulated keep their\n"
               "recorded time)\n",
               report.recorded_simulated * 1e3, report.simulated * 1e3);
@@ -518,14 +519,14 @@ Command replay_command()
       {"ranks-per-node", 0, true, "N",
        "ranks that share a node (the traces name no hosts: else one per node is assumed)"},
       {"switch", 0, true, "S", "switch profile"},
-      {"json", 0, true, "FILE", "with --hw: write the whole report as JSON (docs/formats.md#replay-json)"},
+      {"json", 0, true, "FILE", "with --hw: write the whole report as JSON (docs/formats.md, Replay JSON)"},
       {"chrome", 0, true, "FILE",
        "with --hw: a Chrome/Perfetto trace, the recorded and the replayed trace side by side"},
   };
   s.details =
       "Formats are detected: TF timeline (Chrome trace with RecvTensor labels), Horovod timeline (may be\n"
       "unterminated), PyTorch profiler/Kineto (nccl: events), Chakra JSON (concatenated objects); gzip'd files\n"
-      "(.json.gz) are read as they are. What a reader cannot read in full is a warning on stderr.\n"
+      "(.json.gz) are read as they are. What a reader cannot read in full is a warning.\n"
       "Recorded compute is kept; each communication event is re-simulated on its own, then the step is replayed\n"
       "with the new times (recorded order as dependencies) and compared with the recorded step.\n"
       "Steps: Kineto ProfilerStep#N spans, Horovod CYCLE_START cycles, TF step ids; else the whole trace is one\n"

@@ -71,7 +71,8 @@ std::string allreduce_bottleneck(const CollectiveTime& t, double bytes, int rank
   if (wire >= latency && wire >= rest)
     return fmt::format("{} ({}, {:.1f} GB/s) {}%", resource_of_link(t.beta_link), t.beta_link, t.beta / 1e9, pct(wire));
   if (latency >= rest)
-    return fmt::format("latency ({:.0f} messages x {:.1f} us) {}%", messages, t.alpha * 1e6, pct(latency));
+    return fmt::format("per-message costs: latency and pipeline fill ({:.0f} messages x {:.1f} us) {}%", messages,
+                       t.alpha * 1e6, pct(latency));
   return fmt::format("reductions and copies between ring steps {}%", pct(rest));
 }
 

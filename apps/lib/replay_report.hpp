@@ -94,7 +94,7 @@ struct ReplayReport {
   std::vector<std::string> warnings;            ///< every warning, once, in the order found
 };
 
-/// The report as JSON (docs/formats.md#replay-json).
+/// The report as JSON (docs/formats.md, "Replay JSON").
 std::string replay_json(const ReplayReport& r);
 /// A Chrome/Perfetto trace: process 1 the recorded trace, process 2 the replay, a track per device (compute), per
 /// rank for collectives and one for transfers, and a track of the steps in each, times in microseconds from the

@@ -116,7 +116,7 @@ TEST_CASE("replay bottleneck: the largest of the fixed costs, the slowest stage 
   t.seconds = 14 * 11e-6 + 1e-6;
   t.alpha = 10e-6;
   t.beta = 1e9;
-  CHECK(allreduce_bottleneck(t, 8e3, 8) == "latency (14 messages x 10.0 us) 90%");
+  CHECK(allreduce_bottleneck(t, 8e3, 8) == "per-message costs: latency and pipeline fill (14 messages x 10.0 us) 90%");
   // Most of the time in neither: the reductions and copies between steps.
   t.seconds = 1.0;
   CHECK(has(allreduce_bottleneck(t, 8e3, 8), "reductions and copies between ring steps 100%"));
