@@ -266,3 +266,17 @@ TEST_CASE("replay of a TF timeline warns about a transfer of unknown size and on
   CHECK(has(r.out, "warning: transfer of unknown size"));
   fs::remove_all(d);
 }
+
+TEST_CASE("replay names the NIC's line rate as the bottleneck on 40GbE and PCIe on EDR InfiniBand", "[quick]")
+{
+  // A 9 MiB allreduce over 4 ranks: 40 Gb/s is 5 GB/s, below the host's PCIe, so the wire limits it; EDR's
+  // 100 Gb/s (12.5 GB/s) is above what a PCIe 3.0 x16 link delivers, so PCIe does.
+  const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/kineto.json";
+  auto r = tp::test::run_cli("replay " + fx + " --hw connectx3-40gbe-roce");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "NIC line rate (node0.nic0.port.tx"));
+  r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "PCIe (node0.nic0.pcie."));
+}
