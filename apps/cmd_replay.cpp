@@ -6,6 +6,8 @@
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/progress_line.hpp"
+#include "apps/lib/replay_report.hpp"
+#include "core/common/file_io.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/common/suggest.hpp"
 #include "sim/fabric_modes.hpp"
@@ -101,11 +103,70 @@ void print_steps(const traces::Trace& t, const std::vector<traces::StepReport>& 
   std::printf("%s\n", left_out.empty() ? "" : ("\n  (partial steps left out: " + left_out + ")").c_str());
 }
 
+/// Warnings collected in one place: each message once, with how many events it concerns and the first's name.
+class Warnings {
+public:
+  void add(const std::string& message, const std::string& example = {})
+  {
+    auto it = index_.find(message);
+    if (it == index_.end()) {
+      index_[message] = list_.size();
+      list_.push_back({message, example, 1});
+    } else
+      ++list_[it->second].count;
+  }
+  std::vector<std::string> lines() const
+  {
+    std::vector<std::string> out;
+    for (const auto& w : list_)
+      out.push_back(w.count > 1         ? fmt::format("{} ({} events, the first \"{}\")", w.message, w.count, w.example)
+                    : w.example.empty() ? w.message
+                                        : fmt::format("{} (\"{}\")", w.message, w.example));
+    return out;
+  }
+
+private:
+  struct W {
+    std::string message, example;
+    size_t count;
+  };
+  std::vector<W> list_;
+  std::map<std::string, size_t> index_;
+};
+
+/// The warnings the trace itself gives: the reader's (what it could not read in full, events it dropped), and
+/// communication events of zero or unknown size.
+void trace_warnings(const traces::Trace& t, Warnings& w)
+{
+  for (const auto& r : t.warnings)
+    w.add("reader: " + t.file + ": " + r);
+  for (const auto& x : t.transfers)
+    if (!x.bytes_known)
+      w.add("transfer of unknown size (the trace does not say): kept at its recorded time", x.tensor);
+    else if (x.bytes == 0)
+      w.add("transfer of 0 bytes in the trace: simulated as the smallest message (4 B); check the trace", x.tensor);
+  for (const auto& c : t.collectives)
+    if (!c.bytes_known)
+      w.add(c.kind + " of unknown size (the trace does not say): kept at its recorded time", c.name);
+    else if (c.bytes == 0)
+      w.add(c.kind + " of 0 bytes in the trace: its time is only the fixed costs; check the trace", c.name);
+}
+
+void print_warnings(const std::vector<std::string>& lines)
+{
+  if (lines.empty()) return;
+  std::printf("\n%zu warning(s):\n", lines.size());
+  for (const auto& l : lines)
+    std::printf("  warning: %s\n", l.c_str());
+}
+
 int run_replay(const frontend::ParsedArgs& a)
 {
   if (a.positional().empty())
     return report_error(Error::at("", "tensorpath replay",
                                   "a trace file (or several ranks' files of one job, or their directory)", "none"));
+  if ((a.has("json") || a.has("chrome")) && !a.has("hw"))
+    return report_error(Error::at("", a.has("json") ? "--json" : "--chrome", "--hw PROFILE to replay on", "none"));
   auto files = trace_files(a.positional());
   if (!files.ok()) return report_error(files.error());
   std::vector<traces::Trace> read;
@@ -122,49 +183,68 @@ int run_replay(const frontend::ParsedArgs& a)
   auto per_node_arg = a.get_int("ranks-per-node", 0, 1, 100000);
   if (!per_node_arg.ok()) return report_error(per_node_arg.error());
   const traces::JobShape shape = traces::infer_job(t.value());
-  std::map<std::string, double> busy;
-  for (const auto& o : t->ops)
-    busy[o.device] += o.duration;
-  std::printf("%s (%s): %zu compute op(s) on %zu device(s), %zu transfer(s), %zu collective(s), span %.3f ms\n",
-              t->file.c_str(), t->format.c_str(), t->ops.size(), busy.size(), t->transfers.size(),
-              t->collectives.size(), t->span() * 1e3);
-  for (const auto& [dev, s] : busy)
-    std::printf("  compute on %-50s %10.3f ms (kept as recorded)\n", dev.c_str(), s * 1e3);
-  for (const auto& w : t->warnings) // what the reader accepted but could not read in full
-    std::fprintf(stderr, "warning: %s: %s\n", t->file.c_str(), w.c_str());
   // The job: ranks and ranks per node, from the trace unless an option says.
   const int job_ranks = ranks_arg.value() > 0 ? int(ranks_arg.value()) : shape.ranks;
   const int per_node = per_node_arg.value() > 0 ? int(per_node_arg.value()) : shape.ranks_per_node;
-  std::printf("job: %s; %s%s\n",
-              ranks_arg.value() > 0 ? fmt::format("{} rank(s) (--ranks)", job_ranks).c_str()
-              : shape.ranks > 0     ? fmt::format("{} rank(s) (from {})", job_ranks, shape.ranks_from).c_str()
-                                    : "ranks not known (the trace does not say; --ranks N)",
-              per_node_arg.value() > 0 ? fmt::format("{} per node (--ranks-per-node)", per_node).c_str()
-              : per_node > 0           ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
-                                       : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
-              rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
-  if (per_node > 1 && a.has("hw"))
-    std::printf("  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
-                "  so %d ranks per node is reported, not used)\n",
-                per_node);
+  Warnings warnings;
+  trace_warnings(t.value(), warnings);
   if (job_ranks == 0 && !t->collectives.empty())
-    std::fprintf(stderr,
-                 "warning: %s: the trace does not say how many ranks the job had: pass --ranks N to re-simulate its "
-                 "collectives\n",
-                 t->file.c_str());
-  if (job_ranks > 0 && t->world_size > 0 && rank_files > 1 && int(rank_files) < t->world_size)
-    std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t->world_size);
+    warnings.add("the trace does not say how many ranks the job had: pass --ranks N to re-simulate its collectives");
+
+  std::map<std::string, double> busy;
+  for (const auto& o : t->ops)
+    busy[o.device] += o.duration;
+  // The head: what the trace holds, the host and fabric assumed, the job, and how many warnings follow at the end.
+  frontend::ReplayHost host;
+  host.ranks = job_ranks;
+  host.ranks_from = ranks_arg.value() > 0 ? "--ranks" : shape.ranks > 0 ? shape.ranks_from : "";
+  host.ranks_per_node = per_node;
+  host.per_node_from = per_node_arg.value() > 0 ? "--ranks-per-node"
+                       : per_node > 0           ? shape.per_node_from
+                                                : "assumed one per node (the trace names no hosts)";
+  auto print_head = [&](size_t warning_count) {
+    std::printf("%s (%s): %zu compute op(s) on %zu device(s), %zu transfer(s), %zu collective(s), span %.3f ms\n",
+                t->file.c_str(), t->format.c_str(), t->ops.size(), busy.size(), t->transfers.size(),
+                t->collectives.size(), t->span() * 1e3);
+    for (const auto& [dev, s] : busy)
+      std::printf("  compute on %-50s %10.3f ms (kept as recorded)\n", dev.c_str(), s * 1e3);
+    if (!host.hw.empty())
+      std::printf("assumed host and fabric (--hw %s): host \"%s\" for every rank,\n  NIC \"%s\" at %.1f "
+                  "Gb/s line rate (its data rate after encoding), %s; transfers through %s\n",
+                  host.hw.c_str(), host.host_profile.c_str(), host.nic.c_str(), host.line_rate * 8 / 1e9,
+                  host.switch_name.empty() ? "hosts back to back" : ("switch \"" + host.switch_name + "\"").c_str(),
+                  host.transport.c_str());
+    std::printf("job: %s; %s%s\n",
+                ranks_arg.value() > 0 ? fmt::format("{} rank(s) (--ranks)", job_ranks).c_str()
+                : shape.ranks > 0     ? fmt::format("{} rank(s) (from {})", job_ranks, shape.ranks_from).c_str()
+                                      : "ranks not known (the trace does not say; --ranks N)",
+                per_node_arg.value() > 0 ? fmt::format("{} per node (--ranks-per-node)", per_node).c_str()
+                : per_node > 0           ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
+                                         : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
+                rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
+    if (per_node > 1 && a.has("hw"))
+      std::printf(
+          "  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
+          "  so %d ranks per node is reported, not used)\n",
+          per_node);
+    if (job_ranks > 0 && t->world_size > 0 && rank_files > 1 && int(rank_files) < t->world_size)
+      std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t->world_size);
+    if (warning_count) std::printf("%zu warning(s), listed at the end\n", warning_count);
+  };
   if (!a.has("hw")) {
+    const auto lines = warnings.lines();
+    print_head(lines.size());
     for (const auto& x : t->transfers)
-      std::printf("  transfer %-40.40s %12llu B %10.3f ms  %s -> %s\n", x.tensor.c_str(),
-                  static_cast<unsigned long long>(x.bytes), x.duration * 1e3, x.src_device.c_str(),
-                  x.dst_device.c_str());
+      std::printf("  transfer %-40.40s %14s %10.3f ms  %s -> %s\n", x.tensor.c_str(),
+                  x.bytes_known ? fmt::format("{} B", x.bytes).c_str() : "unknown size", x.duration * 1e3,
+                  x.src_device.c_str(), x.dst_device.c_str());
     for (const auto& c : t->collectives)
       std::printf("  %-9s %-40.40s %14s %10.3f ms%s\n", c.kind.c_str(), c.name.c_str(),
                   c.bytes_known ? fmt::format("{} B", c.bytes).c_str() : "unknown size", c.duration * 1e3,
                   c.ranks ? fmt::format("  ({} ranks)", c.ranks).c_str() : "");
     print_steps(t.value(), traces::step_reports(t.value(), traces::ReplayResult{}), false);
     std::printf("\nWith --hw PROFILE [--transport T] [--ranks N] each communication event is re-simulated there.\n");
+    print_warnings(lines);
     return 0;
   }
   transports::register_builtin_transports();
@@ -173,8 +253,20 @@ int run_replay(const frontend::ParsedArgs& a)
     return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
                                   unknown_name(transport, transports::transport_names())));
   models::Catalog cat;
-  // Each re-simulated event is a process of its own (a transfer once per size and placement): estimate them all and
-  // refuse the replay before the first starts when they exceed the budget.
+  const std::string hw = a.get("hw"), sw = a.get("switch");
+  {
+    auto cl2 = frontend::cluster_for(cat, hw, 2, sw);
+    if (!cl2.ok()) return report_error(cl2.error());
+    const auto& h0 = cl2->host(0);
+    host.hw = hw;
+    host.host_profile = h0.name;
+    host.nic = h0.nics.empty() ? "none" : h0.nics[0].nic.name;
+    host.line_rate = h0.nics.empty() ? 0 : h0.nics[0].nic.line_rate;
+    host.switch_name = cl2->network_switch.name;
+    host.transport = transport;
+  }
+  // Each distinct simulated job is simulated once, in a process of its own: a transfer per size and placement, a
+  // collective per kind, size and group (the cache key is the job's whole input); identical events reuse it.
   auto transfer_job = [&](const traces::TraceTransfer& x) {
     sim::TransferJob j;
     j.transport = transport;
@@ -184,6 +276,9 @@ int run_replay(const frontend::ParsedArgs& a)
     j.dst = placement(x.dst_device);
     return j;
   };
+  auto transfer_key = [&](const sim::TransferJob& j) {
+    return fmt::format("transfer|{}|{}|{}|{}|{}|{}", transport, j.sizes[0], j.src.is_gpu(), j.dst.is_gpu(), hw, sw);
+  };
   // A collective's ranks: its group's size as the trace gives it, else the job's; --ranks sets the job's, and a
   // collective of a smaller group than the trace's world keeps its group (at most --ranks).
   auto ranks_of = [&](const traces::TraceCollective& c) {
@@ -191,42 +286,56 @@ int run_replay(const frontend::ParsedArgs& a)
       return c.ranks > 0 && shape.ranks > 0 && c.ranks < shape.ranks ? std::min(c.ranks, job_ranks) : job_ranks;
     return c.ranks > 0 ? c.ranks : job_ranks;
   };
+  auto collective_job = [&](const traces::TraceCollective& c) {
+    sim::AllreduceJob j;
+    j.mode = sim::FabricMode::ANALYTICAL;
+    j.ranks = ranks_of(c);
+    j.bytes = double(c.bytes);
+    j.gpu = true;
+    return j;
+  };
+  auto collective_key = [&](const sim::AllreduceJob& j) {
+    return fmt::format("allreduce|analytical|{}|{}|{}|{}|{}|{}", j.bytes, j.ranks, j.ranks_per_host, j.gpu, hw, sw);
+  };
+  // Why a collective is kept at its recorded time; empty when it is simulated.
+  auto kept_why = [&](const traces::TraceCollective& c) -> std::string {
+    if (!c.bytes_known) return "size unknown";
+    if (c.kind != "allreduce") return c.kind + " is not simulated yet";
+    if (ranks_of(c) < 2) return ranks_of(c) == 0 ? "ranks not known (--ranks N)" : "a group of one rank";
+    return "";
+  };
+  // Estimate every distinct job and refuse the replay before the first starts when they exceed the budget.
   JobEstimate need;
   need.job = "tensorpath replay";
-  std::vector<double> transfer_seconds(t->transfers.size(), 0), collective_seconds(t->collectives.size(), 0);
+  std::map<std::string, double> estimate; // key -> estimated seconds
   {
-    auto cl2 = frontend::cluster_for(cat, a.get("hw"), 2, a.get("switch"));
+    auto cl2 = frontend::cluster_for(cat, hw, 2, sw);
     if (!cl2.ok()) return report_error(cl2.error());
-    std::set<std::tuple<uint64_t, int, int>> seen;
-    for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
-      const auto& x = t->transfers[xi];
-      if (!x.bytes_known) continue; // kept at its recorded time (a warning above says why)
+    for (const auto& x : t->transfers) {
+      if (!x.bytes_known) continue;
       const sim::TransferJob j = transfer_job(x);
-      if (!seen.insert({x.bytes, int(j.src.is_gpu()), int(j.dst.is_gpu())}).second) continue;
+      const std::string key = transfer_key(j);
+      if (estimate.count(key)) continue;
       auto e = sim::estimate_transfer(cl2.value(), j);
       for (auto& term : e.terms)
         if (!term.parameter.empty()) term.parameter = "transfer \"" + x.tensor + "\" of the trace";
-      transfer_seconds[xi] = e.seconds;
+      estimate[key] = e.seconds;
       need.then(e);
     }
-    for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
-      const auto& c = t->collectives[ci];
-      const int ranks = ranks_of(c);
-      if (c.kind != "allreduce" || ranks < 2 || !c.bytes_known) continue;
-      auto cl = frontend::cluster_for(cat, a.get("hw"), ranks, a.get("switch"));
+    for (const auto& c : t->collectives) {
+      if (!kept_why(c).empty()) continue;
+      const sim::AllreduceJob j = collective_job(c);
+      const std::string key = collective_key(j);
+      if (estimate.count(key)) continue;
+      auto cl = frontend::cluster_for(cat, hw, j.ranks, sw);
       if (!cl.ok()) return report_error(cl.error());
-      sim::AllreduceJob j;
-      j.mode = sim::FabricMode::ANALYTICAL;
-      j.ranks = ranks;
-      j.bytes = double(c.bytes);
-      j.gpu = true;
       auto e = sim::estimate_allreduce(cl.value(), j);
       e.rename_parameter("ranks =",
                          ranks_arg.value() > 0 ? "--ranks"
                          : c.ranks > 0
                              ? "the group size of " + c.kind + " \"" + c.name + "\" in the trace (--ranks overrides):"
                              : "the job's ranks, from " + shape.ranks_from + " (--ranks overrides):");
-      collective_seconds[ci] = e.seconds;
+      estimate[key] = e.seconds;
       need.then(e);
     }
   }
@@ -240,107 +349,156 @@ int run_replay(const frontend::ParsedArgs& a)
     line.update(need.seconds > 0 ? done_seconds / need.seconds : 0,
                 "event " + std::to_string(event + 1) + "/" + std::to_string(events) + " (" + what + ")");
   };
-  std::printf("\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode):\n\n",
-              a.get("hw").c_str(), transport.c_str());
-  std::printf("%-10s %-36s %12s %14s %14s %8s\n", "event", "name", "bytes", "recorded[ms]", "simulated[ms]", "ratio");
-  double rec_total = 0, sim_total = 0;
+  frontend::SimulationCache cache;
+  frontend::ReplayReport report;
+  report.host = host;
+  report.format = t->format;
+  report.files = files.value();
+  auto step_name = [&](int s) { return s >= 0 && size_t(s) < t->steps.size() ? t->steps[size_t(s)].name : ""; };
   int status = 0;
   std::vector<double> transfer_new(t->transfers.size(), -1), collective_new(t->collectives.size(), -1);
-  std::map<std::tuple<uint64_t, int, int>, double> cache; // (bytes, src gpu?, dst gpu?) -> seconds
   for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
     const auto& x = t->transfers[xi];
-    if (!x.bytes_known) { // a warning above said why; kept at its recorded time
-      std::printf("%-10s %-36.36s %12s %14.3f %14s %8s\n", "transfer", x.tensor.c_str(), "unknown", x.duration * 1e3,
-                  "(size?)", "-");
+    frontend::ReplayRow row;
+    row.event = "transfer";
+    row.name = x.tensor;
+    row.bytes = x.bytes;
+    row.bytes_known = x.bytes_known;
+    row.recorded = x.duration;
+    row.step = step_name(x.step);
+    row.rank = x.rank;
+    row.algorithm = "-";
+    row.bottleneck = "-";
+    if (!x.bytes_known) { // a warning says why
+      row.kept = "size unknown";
+      report.rows.push_back(row);
       continue;
     }
-    const Location src = placement(x.src_device), dst = placement(x.dst_device);
-    const auto key = std::make_tuple(x.bytes, int(src.is_gpu()), int(dst.is_gpu()));
-    if (!cache.count(key)) {
-      auto cluster = frontend::cluster_for(cat, a.get("hw"), 2, a.get("switch"));
-      if (!cluster.ok()) return report_error(cluster.error());
-      const sim::TransferJob j = transfer_job(x);
-      const models::ClusterProfile cl = cluster.value();
-      show(xi, "transfer " + x.tensor);
-      auto child = run_isolated([&]() -> Result<std::string> {
+    const sim::TransferJob j = transfer_job(x);
+    const std::string key = transfer_key(j);
+    row.algorithm = transport + " transfer";
+    row.reused = cache.has(key);
+    if (!row.reused) show(xi, "transfer " + x.tensor);
+    auto cluster = frontend::cluster_for(cat, hw, 2, sw);
+    if (!cluster.ok()) return report_error(cluster.error());
+    const models::ClusterProfile cl = cluster.value();
+    auto child = cache.get(key, [&]() -> Result<std::string> {
+      return run_isolated([&]() -> Result<std::string> {
         auto r = sim::run_transfer_job(cl, j);
         if (!r.ok()) return r.error();
         return fmt::format("{:.17g}", r->points.at(0).steady_latency);
       });
-      done_seconds += transfer_seconds[xi];
-      line.finish();
-      if (!child.ok()) {
-        std::printf("%-10s %-36.36s ERROR %s\n", "transfer", x.tensor.c_str(), child.error().message().c_str());
-        status = 1;
-        continue;
-      }
-      cache[key] = std::stod(child.value());
-    }
-    const double s = cache[key];
-    transfer_new[xi] = s;
-    rec_total += x.duration, sim_total += s;
-    std::printf("%-10s %-36.36s %12llu %14.3f %14.3f %8.2f\n", "transfer", x.tensor.c_str(),
-                static_cast<unsigned long long>(x.bytes), x.duration * 1e3, s * 1e3,
-                x.duration > 0 ? s / x.duration : 0.0);
-  }
-  for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
-    const auto& c = t->collectives[ci];
-    if (c.kind != "allreduce") {
-      std::printf("%-10s %-36.36s %12llu %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(),
-                  static_cast<unsigned long long>(c.bytes), c.duration * 1e3, "(not yet)", "-");
-      continue;
-    }
-    if (!c.bytes_known) { // a warning above said why; kept at its recorded time
-      std::printf("%-10s %-36.36s %12s %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(), "unknown", c.duration * 1e3,
-                  "(size?)", "-");
-      continue;
-    }
-    const int ranks = ranks_of(c);
-    if (ranks < 2) {
-      std::printf("%-10s %-36.36s %12llu %14.3f %14s %8s\n", c.kind.c_str(), c.name.c_str(),
-                  static_cast<unsigned long long>(c.bytes), c.duration * 1e3, "(--ranks?)", "-");
-      continue;
-    }
-    auto cluster = frontend::cluster_for(cat, a.get("hw"), ranks, a.get("switch"));
-    if (!cluster.ok()) return report_error(cluster.error());
-    sim::AllreduceJob j;
-    j.mode = sim::FabricMode::ANALYTICAL;
-    j.ranks = ranks;
-    j.bytes = double(c.bytes);
-    j.gpu = true;
-    const models::ClusterProfile cl = cluster.value();
-    show(t->transfers.size() + ci, c.kind + " " + c.name);
-    auto child = run_isolated([&]() -> Result<std::string> {
-      auto r = sim::run_allreduce(cl, j);
-      if (!r.ok()) return r.error();
-      return fmt::format("{:.17g}", r->seconds);
     });
-    done_seconds += collective_seconds[ci];
-    line.finish();
+    if (!row.reused) done_seconds += estimate[key], line.finish();
     if (!child.ok()) {
-      std::printf("%-10s %-36.36s ERROR %s\n", c.kind.c_str(), c.name.c_str(), child.error().message().c_str());
+      row.kept = "simulation failed: " + child.error().message();
+      warnings.add("transfer " + row.kept + ": kept at its recorded time", x.tensor);
       status = 1;
+      report.rows.push_back(row);
       continue;
     }
     const double s = std::stod(child.value());
-    collective_new[ci] = s;
-    rec_total += c.duration, sim_total += s;
-    std::printf("%-10s %-36.36s %12llu %14.3f %14.3f %8.2f\n", c.kind.c_str(), c.name.c_str(),
-                static_cast<unsigned long long>(c.bytes), c.duration * 1e3, s * 1e3,
-                c.duration > 0 ? s / c.duration : 0.0);
+    row.replayed = transfer_new[xi] = s;
+    // At the NIC's line rate alone the bytes take bytes / rate: the rest is the transport's own costs.
+    const double wire = host.line_rate > 0 ? double(j.sizes[0]) / host.line_rate : 0;
+    row.bottleneck = s > 0 && wire >= s / 2 ? fmt::format("NIC line rate {}%", int(std::lround(100 * wire / s)))
+                                            : fmt::format("transport costs (copies, messages): the wire is {}%",
+                                                          s > 0 ? int(std::lround(100 * wire / s)) : 0);
+    report.recorded_simulated += x.duration, report.simulated += s;
+    report.rows.push_back(row);
+  }
+  for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
+    const auto& c = t->collectives[ci];
+    frontend::ReplayRow row;
+    row.event = c.kind;
+    row.name = c.name;
+    row.bytes = c.bytes;
+    row.bytes_known = c.bytes_known;
+    row.recorded = c.duration;
+    row.step = step_name(c.step);
+    row.rank = c.rank;
+    row.algorithm = "-";
+    row.bottleneck = "-";
+    row.kept = kept_why(c);
+    if (!row.kept.empty()) {
+      if (c.bytes_known) warnings.add(c.kind + " kept at its recorded time: " + row.kept, c.name);
+      report.rows.push_back(row);
+      continue;
+    }
+    const sim::AllreduceJob j = collective_job(c);
+    const std::string key = collective_key(j);
+    row.ranks = j.ranks;
+    row.algorithm = "ring (analytical fabric)";
+    row.reused = cache.has(key);
+    if (!row.reused) show(t->transfers.size() + ci, c.kind + " " + c.name);
+    auto cluster = frontend::cluster_for(cat, hw, j.ranks, sw);
+    if (!cluster.ok()) return report_error(cluster.error());
+    const models::ClusterProfile cl = cluster.value();
+    auto child = cache.get(key, [&] { return frontend::simulate_allreduce_isolated(cl, j); });
+    if (!row.reused) done_seconds += estimate[key], line.finish();
+    if (!child.ok()) {
+      row.kept = "simulation failed: " + child.error().message();
+      warnings.add(c.kind + " " + row.kept + ": kept at its recorded time", c.name);
+      status = 1;
+      report.rows.push_back(row);
+      continue;
+    }
+    const frontend::CollectiveTime ct = frontend::parse_collective_time(child.value());
+    row.replayed = collective_new[ci] = ct.seconds;
+    row.bottleneck = frontend::allreduce_bottleneck(ct, j.bytes, j.ranks);
+    report.recorded_simulated += c.duration, report.simulated += ct.seconds;
+    report.rows.push_back(row);
   }
   const auto rep = traces::replay_step(t.value(), transfer_new, collective_new);
+  report.steps = traces::step_reports(t.value(), rep);
+  report.steps_from = t->steps_from;
+  report.summary = traces::summarize_steps(report.steps);
+  report.recorded_span = rep.recorded_span;
+  report.replayed_span = rep.replayed_span;
+  report.simulations = cache.simulations();
+  report.reused = cache.reused();
+  report.warnings = warnings.lines();
+
+  print_head(report.warnings.size());
+  std::printf(
+      "\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode);\n"
+      "each distinct job simulated once: %zu simulation(s) for %zu event(s), identical events reuse its result\n\n",
+      hw.c_str(), transport.c_str(), report.simulations, report.simulations + report.reused);
+  std::printf("%-10s %-36s %12s %6s %-24s %12s %12s %7s  %s\n", "event", "name", "bytes", "ranks", "algorithm",
+              "recorded[ms]", "replayed[ms]", "ratio", "bottleneck");
+  for (const auto& r : report.rows) {
+    std::printf("%-10s %-36.36s %12s %6s %-24.24s %12.3f %12s %7s  %s\n", r.event.c_str(), r.name.c_str(),
+                r.bytes_known ? std::to_string(r.bytes).c_str() : "unknown",
+                r.ranks > 0 ? std::to_string(r.ranks).c_str() : "-", r.algorithm.c_str(), r.recorded * 1e3,
+                r.replayed >= 0 ? fmt::format("{:.3f}", r.replayed * 1e3).c_str() : "kept",
+                r.replayed >= 0 && r.recorded > 0 ? fmt::format("{:.2f}", r.replayed / r.recorded).c_str() : "-",
+                r.replayed >= 0 ? r.bottleneck.c_str() : ("kept at recorded: " + r.kept).c_str());
+  }
+  std::printf(
+      "\nbottleneck: a ring allreduce's 2(ranks-1) messages each pay the path's fixed costs and fill (alpha) and\n"
+      "the segment at its slowest stage's rate (the link named); what is left is the reductions and copies\n"
+      "between steps: the largest share is named. A transfer is NIC-bound when the bytes at line rate take\n"
+      "half its time or more.\n");
   std::printf("\ncommunication re-simulated: recorded %.3f ms, simulated %.3f ms (events not re-simulated keep their\n"
               "recorded time)\n",
-              rec_total * 1e3, sim_total * 1e3);
+              report.recorded_simulated * 1e3, report.simulated * 1e3);
   std::printf(
       "whole trace: recorded %.3f ms, replayed on %s %.3f ms (%+.1f %%). Replaying on the fabric the trace was\n"
       "recorded on, the difference is the simulator's error on this trace. The recorded order stands for\n"
       "dependencies: each event keeps its lanes (device; a transfer's two ends; a collective's every device of its\n"
       "rank) and its gaps.\n",
-      rep.recorded_span * 1e3, a.get("hw").c_str(), rep.replayed_span * 1e3,
+      rep.recorded_span * 1e3, hw.c_str(), rep.replayed_span * 1e3,
       rep.recorded_span > 0 ? 100 * (rep.replayed_span / rep.recorded_span - 1) : 0.0);
-  print_steps(t.value(), traces::step_reports(t.value(), rep), true);
+  print_steps(t.value(), report.steps, true);
+  print_warnings(report.warnings);
+  std::fflush(stdout);
+  if (a.has("json"))
+    if (auto st = io::write_file_atomically(a.get("json"), frontend::replay_json(report)); !st.ok())
+      return report_io_error(st.error());
+  if (a.has("chrome"))
+    if (auto st = io::write_file_atomically(a.get("chrome"), frontend::replay_chrome_trace(t.value(), rep, hw));
+        !st.ok())
+      return report_io_error(st.error());
   return status;
 }
 
@@ -352,7 +510,8 @@ Command replay_command()
   s.max_positionals = SIZE_MAX;
   s.name = "replay";
   s.summary = "read a recorded trace (TF/Horovod timeline, PyTorch profiler, Chakra) and re-simulate its communication";
-  s.usage = "TRACE... | DIR [--ranks N] [--ranks-per-node N] [--hw PROFILE [--transport T] [--switch S]]";
+  s.usage = "TRACE... | DIR [--ranks N] [--ranks-per-node N] [--hw PROFILE [--transport T] [--switch S] [--json FILE]\n"
+            "        [--chrome FILE]]";
   s.options = {
       {"hw", 0, true, "PROFILE", "re-simulate each communication event on this NIC, host or cluster profile"},
       {"transport", 0, true, "T", "transfers (RecvTensor, sends) through this transport (default grpc)"},
@@ -360,11 +519,14 @@ Command replay_command()
       {"ranks-per-node", 0, true, "N",
        "ranks that share a node (the traces name no hosts: else one per node is assumed)"},
       {"switch", 0, true, "S", "switch profile"},
+      {"json", 0, true, "FILE", "with --hw: write the whole report as JSON (docs/formats.md, Replay JSON)"},
+      {"chrome", 0, true, "FILE",
+       "with --hw: a Chrome/Perfetto trace, the recorded and the replayed trace side by side"},
   };
   s.details =
       "Formats are detected: TF timeline (Chrome trace with RecvTensor labels), Horovod timeline (may be\n"
       "unterminated), PyTorch profiler/Kineto (nccl: events), Chakra JSON (concatenated objects); gzip'd files\n"
-      "(.json.gz) are read as they are. What a reader cannot read in full is a warning on stderr.\n"
+      "(.json.gz) are read as they are. What a reader cannot read in full is a warning.\n"
       "Recorded compute is kept; each communication event is re-simulated on its own, then the step is replayed\n"
       "with the new times (recorded order as dependencies) and compared with the recorded step.\n"
       "Steps: Kineto ProfilerStep#N spans, Horovod CYCLE_START cycles, TF step ids; else the whole trace is one\n"
@@ -374,7 +536,14 @@ Command replay_command()
       "Ranks: from the trace (Kineto distributedInfo, process groups, Horovod's ranks, the ranks or TF tasks its\n"
       "events name); --ranks overrides. Several files of one job (one per rank: rank0.json rank1.json, or their\n"
       "directory) replay together; each file's rank comes from its metadata (Kineto distributedInfo.rank), and\n"
-      "the files must name distinct ranks of one world size.";
+      "the files must name distinct ranks of one world size.\n"
+      "Output: the host and fabric assumed (--hw: host profile, NIC, line rate; ranks and ranks per node and where\n"
+      "each came from) at the top with the count of warnings; one row per communication event (bytes, ranks,\n"
+      "algorithm, recorded and replayed time, the bottleneck); the steps; then every warning (zero-byte or\n"
+      "unknown-size transfers, events the reader dropped or could not read in full, events kept at their\n"
+      "recorded time). Each distinct transfer or collective is simulated once and reused by identical events.\n"
+      "--json FILE writes all of it as JSON; --chrome FILE a trace for chrome://tracing or Perfetto with the\n"
+      "recorded trace and the replay as two processes. A file that cannot be written exits 3.";
   return {s, &run_replay};
 }
 

@@ -430,7 +430,15 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     const Path& p = paths.path(0, seg);
     double bw = std::numeric_limits<double>::infinity();
     for (const Leg& l : p.legs)
-      if (p.used(l, seg) && l.seconds(seg) > 0) bw = std::min(bw, seg / l.seconds(seg));
+      if (p.used(l, seg) && l.seconds(seg) > 0 && seg / l.seconds(seg) < bw) {
+        bw = seg / l.seconds(seg);
+        out.beta_link = "cpu memcpy";
+        if (!l.cpu_copy && !l.links.empty())
+          out.beta_link =
+              (*std::min_element(l.links.begin(), l.links.end(), [](const sg4::Link* x, const sg4::Link* y) {
+                return x->get_bandwidth() < y->get_bandwidth();
+              }))->get_name();
+      }
     out.beta = bw;
     out.alpha = p.seconds(seg) - (bw < std::numeric_limits<double>::infinity() ? seg / bw : 0.0);
   }

@@ -54,6 +54,9 @@ struct AllreduceResult {
   double setup_wall_seconds = 0; ///< building the platform (and, for analytical, reading the routes)
   /// Rank 0 -> 1's path at one segment (bytes / ranks): its time minus segment / beta, and its slowest stage's rate.
   double alpha = 0, beta = 0;
+  /// What sets beta: the SimGrid link with the lowest rate on that path's slowest stage ("host0.nic0.port.tx": the
+  /// NIC's line rate; "....pcie.up": a PCIe link; ...), or "cpu memcpy" for a copy by a CPU core; empty with one rank.
+  std::string beta_link;
 };
 
 /// One ring allreduce (one simulation: call it in a child process).

@@ -1,0 +1,282 @@
+// `tensorpath replay --hw` output (issue 18, deliverables 3 and 4): identical collectives simulated once and their
+// results equal to an uncached simulation; the assumed host at the top; the per-event table with its bottleneck; the
+// warnings (zero-byte, unknown size, kept at the recorded time) counted at the top and listed at the end; --json with
+// its documented keys, consistent with the text; --chrome with the recorded and the replayed trace side by side; an
+// output that cannot be written exits 3.
+#include "apps/lib/hw_resolve.hpp"
+#include "apps/lib/replay_report.hpp"
+#include "tests/run_command.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace tp;
+
+namespace {
+
+bool has(const std::string& s, const std::string& part)
+{
+  return s.find(part) != std::string::npos;
+}
+
+fs::path temp_dir(const std::string& tag)
+{
+  const fs::path d = fs::temp_directory_path() / ("tp_replay_out_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p)
+{
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// A Kineto trace of a 4-rank job whose nccl:all_reduce calls are `args` (one object each), 1 ms apart.
+std::string kineto_allreduces(const std::vector<std::string>& args)
+{
+  std::string ev;
+  for (size_t i = 0; i < args.size(); ++i)
+    ev += fmt::format(R"({}{{"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "pid": 1, "tid": 1,
+      "ts": {}, "dur": 500, "args": {}}})",
+                      i ? ",\n" : "", 1000 * (i + 1), args[i]);
+  return R"({"distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 4}, "traceEvents": [)" + ev + "]}";
+}
+
+const std::string MIB = R"({"In msg nelems": 262144, "dtype": "Float", "Group size": 4})"; // 1 MiB
+
+} // namespace
+
+TEST_CASE("replay cache: five identical allreduces are one simulation, equal to the uncached result", "[quick]")
+{
+  models::Catalog cat;
+  auto cl = tp::frontend::cluster_for(cat, "connectx4-edr-ib", 4);
+  REQUIRE(cl.ok());
+  sim::AllreduceJob j;
+  j.mode = sim::FabricMode::ANALYTICAL;
+  j.ranks = 4;
+  j.bytes = 1 << 20;
+  j.gpu = true;
+  tp::frontend::SimulationCache cache;
+  int runs = 0;
+  auto simulate = [&](const sim::AllreduceJob& job) {
+    return [&, job] {
+      ++runs;
+      return tp::frontend::simulate_allreduce_isolated(cl.value(), job);
+    };
+  };
+  std::vector<std::string> got;
+  for (int i = 0; i < 5; ++i) {
+    auto r = cache.get("a", simulate(j));
+    REQUIRE(r.ok());
+    got.push_back(r.value());
+  }
+  CHECK(runs == 1);
+  CHECK(cache.simulations() == 1);
+  CHECK(cache.reused() == 4);
+  auto uncached = tp::frontend::simulate_allreduce_isolated(cl.value(), j);
+  REQUIRE(uncached.ok());
+  for (const auto& g : got)
+    CHECK(g == uncached.value());
+  // Another key is another simulation, with its own (here larger) result.
+  sim::AllreduceJob big = j;
+  big.bytes = 8 << 20;
+  auto r = cache.get("b", simulate(big));
+  REQUIRE(r.ok());
+  CHECK(runs == 2);
+  CHECK(tp::frontend::parse_collective_time(r.value()).seconds >
+        tp::frontend::parse_collective_time(uncached.value()).seconds);
+}
+
+TEST_CASE("replay bottleneck: the largest of the fixed costs, the slowest stage and the local work is named", "[quick]")
+{
+  using tp::frontend::allreduce_bottleneck;
+  tp::frontend::CollectiveTime t;
+  // 2 ranks, 2 GB: 2 messages of 1 GB at 1 GB/s = 2 s on the wire, 2 x 1 ms fixed; 2.5 s in all.
+  t.seconds = 2.5;
+  t.alpha = 1e-3;
+  t.beta = 1e9;
+  t.beta_link = "node0.nic0.port.tx";
+  CHECK(allreduce_bottleneck(t, 2e9, 2) == "NIC line rate (node0.nic0.port.tx, 1.0 GB/s) 80%");
+  t.beta_link = "node1.gpu0.pcie.down";
+  CHECK(has(allreduce_bottleneck(t, 2e9, 2), "PCIe (node1.gpu0.pcie.down"));
+  // 8 ranks, 8 KB: 14 messages of 1 KB, 1 us each on the wire, 10 us fixed each: latency-bound.
+  t.seconds = 14 * 11e-6 + 1e-6;
+  t.alpha = 10e-6;
+  t.beta = 1e9;
+  CHECK(allreduce_bottleneck(t, 8e3, 8) == "per-message costs: latency and pipeline fill (14 messages x 10.0 us) 90%");
+  // Most of the time in neither: the reductions and copies between steps.
+  t.seconds = 1.0;
+  CHECK(has(allreduce_bottleneck(t, 8e3, 8), "reductions and copies between ring steps 100%"));
+  CHECK(tp::frontend::resource_of_link("cpu memcpy") == "CPU copy");
+}
+
+TEST_CASE("replay --json and the text: one simulation for identical allreduces, warnings for zero and unknown sizes",
+          "[quick]")
+{
+  const fs::path d = temp_dir("json");
+  const std::string big = R"({"In msg nelems": 524288, "dtype": "Float", "Group size": 4})";
+  const std::string zero = R"({"In msg nelems": 0, "dtype": "Float", "Group size": 4})";
+  const std::string unknown = R"({"Group size": 4})";
+  std::ofstream(d / "t.json") << kineto_allreduces({MIB, MIB, big, MIB, MIB, MIB, zero, unknown});
+  std::ofstream(d / "one.json") << kineto_allreduces({MIB});
+  auto r = tp::test::run_cli("replay " + (d / "t.json").string() + " --hw connectx4-edr-ib --json " +
+                             (d / "out.json").string());
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  // The host and fabric at the top, and where the ranks came from.
+  CHECK(has(r.out, "assumed host and fabric (--hw connectx4-edr-ib)"));
+  CHECK(has(r.out, "NIC \"connectx4-edr-ib\" at 100.0 Gb/s line rate"));
+  CHECK(has(r.out, "job: 4 rank(s) (from distributedInfo.world_size)"));
+  // Three distinct jobs (1 MiB, 2 MiB, 0 B) for seven simulated events; the unknown size is kept.
+  CHECK(has(r.out, "3 simulation(s) for 7 event(s)"));
+  CHECK(has(r.out, "kept at recorded: size unknown"));
+  const auto head = r.out.find("warning(s), listed at the end"), tail = r.out.find("warning(s):\n");
+  REQUIRE(head != std::string::npos);
+  REQUIRE(tail != std::string::npos);
+  CHECK(head < r.out.find("event      name")); // counted at the top, listed after the tables
+  CHECK(tail > r.out.find("step(s) with events"));
+  CHECK(has(r.out, "allreduce of 0 bytes in the trace"));
+  CHECK(has(r.out, "allreduce of unknown size (the trace does not say): kept at its recorded time"));
+
+  const json j = json::parse(slurp(d / "out.json"));
+  for (const char* k : {"tool", "files", "format", "host", "events", "steps", "steps_from", "summary", "whole_trace",
+                        "simulated_events", "simulations", "warnings"})
+    CHECK(j.contains(k));
+  for (const char* k : {"hw", "hw_from", "host_profile", "nic", "nic_line_rate_gbps", "switch", "transport", "ranks",
+                        "ranks_from", "ranks_per_node", "ranks_per_node_from"})
+    CHECK(j["host"].contains(k));
+  CHECK(j["host"]["nic_line_rate_gbps"] == 100.0);
+  CHECK(j["host"]["ranks"] == 4);
+  CHECK(j["host"]["ranks_from"] == "distributedInfo.world_size");
+  CHECK(j["simulations"]["distinct"] == 3);
+  CHECK(j["simulations"]["reused"] == 4);
+  const json& ev = j["events"];
+  REQUIRE(ev.size() == 8);
+  for (const char* k : {"event", "name", "bytes", "ranks", "algorithm", "recorded_ms", "replayed_ms", "kept_recorded",
+                        "bottleneck", "reused", "step", "rank"})
+    CHECK(ev[0].contains(k));
+  // The five 1 MiB allreduces: the first simulated, the others reusing it, all with the same time.
+  for (size_t i : {0, 1, 3, 4, 5}) {
+    CHECK(ev[i]["bytes"] == 1048576);
+    CHECK(ev[i]["replayed_ms"] == ev[0]["replayed_ms"]);
+    CHECK(ev[i]["reused"] == (i != 0));
+  }
+  CHECK(ev[2]["bytes"] == 2097152);
+  CHECK(ev[2]["replayed_ms"].get<double>() > ev[0]["replayed_ms"].get<double>());
+  CHECK(ev[6]["bytes"] == 0);
+  CHECK(ev[7]["bytes"].is_null());
+  CHECK(ev[7]["replayed_ms"].is_null());
+  CHECK(ev[7]["kept_recorded"] == "size unknown");
+  CHECK(ev[0]["algorithm"] == "ring (analytical fabric)");
+  CHECK_FALSE(ev[0]["bottleneck"].get<std::string>().empty());
+  CHECK(has(r.out, ev[0]["bottleneck"].get<std::string>())); // the same bottleneck in the text
+  // The JSON's numbers are the text's.
+  CHECK(
+      has(r.out, fmt::format("replayed on connectx4-edr-ib {:.3f} ms", j["whole_trace"]["replayed_ms"].get<double>())));
+  CHECK(has(r.out, fmt::format("{:.3f}", ev[0]["replayed_ms"].get<double>())));
+  REQUIRE(j["warnings"].size() >= 2);
+  CHECK(has(r.out, fmt::format("{} warning(s), listed at the end", j["warnings"].size())));
+  for (const auto& w : j["warnings"])
+    CHECK(has(r.out, "warning: " + w.get<std::string>()));
+
+  // Uncached: the same allreduce alone in its trace gives the same time.
+  auto one = tp::test::run_cli("replay " + (d / "one.json").string() + " --hw connectx4-edr-ib --json " +
+                               (d / "one_out.json").string());
+  REQUIRE(one.status == 0);
+  const json o = json::parse(slurp(d / "one_out.json"));
+  CHECK(o["simulations"]["distinct"] == 1);
+  CHECK(o["simulations"]["reused"] == 0);
+  CHECK(o["events"][0]["replayed_ms"] == ev[0]["replayed_ms"]);
+  fs::remove_all(d);
+}
+
+TEST_CASE("replay --chrome writes the recorded and the replayed trace as two processes with the same events", "[quick]")
+{
+  const fs::path d = temp_dir("chrome");
+  auto r = tp::test::run_cli("replay " + std::string(TENSORPATH_SOURCE_DIR) +
+                             "/tests/traces/fixtures/kineto.json --hw connectx4-edr-ib --chrome " +
+                             (d / "trace.json").string());
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  const json t = json::parse(slurp(d / "trace.json"));
+  std::map<int, std::string> process;
+  std::map<int, std::multiset<std::string>> spans;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") process[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "X") spans[e["pid"]].insert(e["name"].get<std::string>());
+  }
+  REQUIRE(process.size() == 2);
+  CHECK(has(process[1], "recorded"));
+  CHECK(process[2] == "replayed on connectx4-edr-ib");
+  CHECK(spans[1] == spans[2]);
+  CHECK(spans[1].count("nccl:all_reduce") == 1);
+  CHECK(spans[1].count("whole trace") == 1); // the step
+  fs::remove_all(d);
+}
+
+TEST_CASE("replay --json or --chrome to a full disk exits 3 naming the file, and without --hw they are refused",
+          "[quick]")
+{
+  const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/kineto.json";
+  auto r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib --json /dev/full");
+  CHECK(r.status == 3);
+  CHECK(has(r.out, "/dev/full"));
+  r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib --chrome /dev/full");
+  CHECK(r.status == 3);
+  CHECK(has(r.out, "/dev/full"));
+  r = tp::test::run_cli("replay " + fx + " --json /tmp/x.json");
+  CHECK(r.status == 2);
+  CHECK(has(r.out, "--hw"));
+}
+
+TEST_CASE("replay of a TF timeline warns about a transfer of unknown size and one of zero bytes", "[quick]")
+{
+  const fs::path d = temp_dir("tf");
+  std::ofstream(d / "tf.json") << R"({"traceEvents": [
+ {"ph": "X", "name": "RecvTensor", "ts": 10, "dur": 5, "pid": 1,
+  "args": {"name": "[0B] [0B/s] edge_1_z from /job:ps/task:0/device:CPU:0 to /job:worker/task:0/device:GPU:0"}},
+ {"ph": "X", "name": "RecvTensor", "ts": 120, "dur": 6, "pid": 1,
+  "args": {"name": "edge_9_b from /job:ps/task:0/device:CPU:0 to /job:worker/task:0/device:GPU:0"}}
+]})";
+  auto r = tp::test::run_cli("replay " + (d / "tf.json").string() + " --hw connectx4-edr-ib");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "warning: transfer of unknown size (the trace does not say): kept at its recorded time "
+                   "(\"edge_9_b\")"));
+  CHECK(has(r.out, "warning: transfer of 0 bytes in the trace: simulated as the smallest message (4 B); check the "
+                   "trace (\"edge_1_z\")"));
+  CHECK(has(r.out, "kept at recorded: size unknown"));
+  // Without --hw the same warnings, counted at the top and listed at the end.
+  r = tp::test::run_cli("replay " + (d / "tf.json").string());
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "warning(s), listed at the end"));
+  CHECK(has(r.out, "warning: transfer of unknown size"));
+  fs::remove_all(d);
+}
+
+TEST_CASE("replay names the NIC's line rate as the bottleneck on 40GbE and PCIe on EDR InfiniBand", "[quick]")
+{
+  // A 9 MiB allreduce over 4 ranks: 40 Gb/s is 5 GB/s, below the host's PCIe, so the wire limits it; EDR's
+  // 100 Gb/s (12.5 GB/s) is above what a PCIe 3.0 x16 link delivers, so PCIe does.
+  const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/kineto.json";
+  auto r = tp::test::run_cli("replay " + fx + " --hw connectx3-40gbe-roce");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "NIC line rate (node0.nic0.port.tx"));
+  r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "PCIe (node0.nic0.pcie."));
+}
