@@ -254,15 +254,23 @@ int run_replay(const frontend::ParsedArgs& a)
                                   unknown_name(transport, transports::transport_names())));
   models::Catalog cat;
   const std::string hw = a.get("hw"), sw = a.get("switch");
+  // The cluster of --hw with at least N hosts, read from its profiles once per N (not once per event).
+  std::map<int, models::ClusterProfile> clusters;
+  auto cluster_of = [&](int min_hosts) -> Result<const models::ClusterProfile*> {
+    if (auto it = clusters.find(min_hosts); it != clusters.end()) return &it->second;
+    auto cl = frontend::cluster_for(cat, hw, min_hosts, sw);
+    if (!cl.ok()) return cl.error();
+    return &clusters.emplace(min_hosts, std::move(cl.value())).first->second;
+  };
   {
-    auto cl2 = frontend::cluster_for(cat, hw, 2, sw);
+    auto cl2 = cluster_of(2);
     if (!cl2.ok()) return report_error(cl2.error());
-    const auto& h0 = cl2->host(0);
+    const auto& h0 = (*cl2)->host(0);
     host.hw = hw;
     host.host_profile = h0.name;
     host.nic = h0.nics.empty() ? "none" : h0.nics[0].nic.name;
     host.line_rate = h0.nics.empty() ? 0 : h0.nics[0].nic.line_rate;
-    host.switch_name = cl2->network_switch.name;
+    host.switch_name = (*cl2)->network_switch.name;
     host.transport = transport;
   }
   // Each distinct simulated job is simulated once, in a process of its own: a transfer per size and placement, a
@@ -309,14 +317,14 @@ int run_replay(const frontend::ParsedArgs& a)
   need.job = "tensorpath replay";
   std::map<std::string, double> estimate; // key -> estimated seconds
   {
-    auto cl2 = frontend::cluster_for(cat, hw, 2, sw);
+    auto cl2 = cluster_of(2);
     if (!cl2.ok()) return report_error(cl2.error());
     for (const auto& x : t->transfers) {
       if (!x.bytes_known) continue;
       const sim::TransferJob j = transfer_job(x);
       const std::string key = transfer_key(j);
       if (estimate.count(key)) continue;
-      auto e = sim::estimate_transfer(cl2.value(), j);
+      auto e = sim::estimate_transfer(**cl2, j);
       for (auto& term : e.terms)
         if (!term.parameter.empty()) term.parameter = "transfer \"" + x.tensor + "\" of the trace";
       estimate[key] = e.seconds;
@@ -327,9 +335,9 @@ int run_replay(const frontend::ParsedArgs& a)
       const sim::AllreduceJob j = collective_job(c);
       const std::string key = collective_key(j);
       if (estimate.count(key)) continue;
-      auto cl = frontend::cluster_for(cat, hw, j.ranks, sw);
+      auto cl = cluster_of(j.ranks);
       if (!cl.ok()) return report_error(cl.error());
-      auto e = sim::estimate_allreduce(cl.value(), j);
+      auto e = sim::estimate_allreduce(**cl, j);
       e.rename_parameter("ranks =",
                          ranks_arg.value() > 0 ? "--ranks"
                          : c.ranks > 0
@@ -355,20 +363,26 @@ int run_replay(const frontend::ParsedArgs& a)
   report.format = t->format;
   report.files = files.value();
   auto step_name = [&](int s) { return s >= 0 && size_t(s) < t->steps.size() ? t->steps[size_t(s)].name : ""; };
+  // A table row with what the trace says of an event; the simulation fills in the rest.
+  auto row_of = [&](std::string event, std::string name, uint64_t bytes, bool bytes_known, double recorded, int step,
+                    int rank) {
+    frontend::ReplayRow row;
+    row.event = std::move(event);
+    row.name = std::move(name);
+    row.bytes = bytes;
+    row.bytes_known = bytes_known;
+    row.recorded = recorded;
+    row.step = step_name(step);
+    row.rank = rank;
+    row.algorithm = "-";
+    row.bottleneck = "-";
+    return row;
+  };
   int status = 0;
   std::vector<double> transfer_new(t->transfers.size(), -1), collective_new(t->collectives.size(), -1);
   for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
     const auto& x = t->transfers[xi];
-    frontend::ReplayRow row;
-    row.event = "transfer";
-    row.name = x.tensor;
-    row.bytes = x.bytes;
-    row.bytes_known = x.bytes_known;
-    row.recorded = x.duration;
-    row.step = step_name(x.step);
-    row.rank = x.rank;
-    row.algorithm = "-";
-    row.bottleneck = "-";
+    frontend::ReplayRow row = row_of("transfer", x.tensor, x.bytes, x.bytes_known, x.duration, x.step, x.rank);
     if (!x.bytes_known) { // a warning says why
       row.kept = "size unknown";
       report.rows.push_back(row);
@@ -379,9 +393,9 @@ int run_replay(const frontend::ParsedArgs& a)
     row.algorithm = transport + " transfer";
     row.reused = cache.has(key);
     if (!row.reused) show(xi, "transfer " + x.tensor);
-    auto cluster = frontend::cluster_for(cat, hw, 2, sw);
+    auto cluster = cluster_of(2);
     if (!cluster.ok()) return report_error(cluster.error());
-    const models::ClusterProfile cl = cluster.value();
+    const models::ClusterProfile& cl = **cluster;
     auto child = cache.get(key, [&]() -> Result<std::string> {
       return run_isolated([&]() -> Result<std::string> {
         auto r = sim::run_transfer_job(cl, j);
@@ -409,16 +423,7 @@ int run_replay(const frontend::ParsedArgs& a)
   }
   for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
     const auto& c = t->collectives[ci];
-    frontend::ReplayRow row;
-    row.event = c.kind;
-    row.name = c.name;
-    row.bytes = c.bytes;
-    row.bytes_known = c.bytes_known;
-    row.recorded = c.duration;
-    row.step = step_name(c.step);
-    row.rank = c.rank;
-    row.algorithm = "-";
-    row.bottleneck = "-";
+    frontend::ReplayRow row = row_of(c.kind, c.name, c.bytes, c.bytes_known, c.duration, c.step, c.rank);
     row.kept = kept_why(c);
     if (!row.kept.empty()) {
       if (c.bytes_known) warnings.add(c.kind + " kept at its recorded time: " + row.kept, c.name);
@@ -431,9 +436,9 @@ int run_replay(const frontend::ParsedArgs& a)
     row.algorithm = "ring (analytical fabric)";
     row.reused = cache.has(key);
     if (!row.reused) show(t->transfers.size() + ci, c.kind + " " + c.name);
-    auto cluster = frontend::cluster_for(cat, hw, j.ranks, sw);
+    auto cluster = cluster_of(j.ranks);
     if (!cluster.ok()) return report_error(cluster.error());
-    const models::ClusterProfile cl = cluster.value();
+    const models::ClusterProfile& cl = **cluster;
     auto child = cache.get(key, [&] { return frontend::simulate_allreduce_isolated(cl, j); });
     if (!row.reused) done_seconds += estimate[key], line.finish();
     if (!child.ok()) {
