@@ -126,14 +126,7 @@ TEST_CASE("no ring path crosses the sockets at the GPU peer limit", "[fabric]")
   // socket. The mpi transport stages both through host memory (protocol mode never meets the peer limit); the
   // fabric modes must not either: their times do not move with socket_link.gpu_p2p_bandwidth.
   auto cluster = [](double gpu_p2p) {
-    models::HostProfile h = test::test_host();
-    const auto gpu = h.gpus[0];
-    h.gpus.clear();
-    for (int k = 0; k < 8; ++k) {
-      auto g = gpu;
-      g.socket = k / 4;
-      h.gpus.push_back(g);
-    }
+    models::HostProfile h = test::test_host_8_gpus_two_sockets();
     h.socket_link.gpu_p2p_bandwidth = gpu_p2p;
     return test::test_cluster(2, h);
   };

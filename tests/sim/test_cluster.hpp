@@ -77,6 +77,21 @@ inline models::HostProfile test_host()
   return h;
 }
 
+/// The test host with 8 GPUs of its model, 4 per socket: ring hops between GPUs of different sockets and from GPUs
+/// of the NIC's other socket.
+inline models::HostProfile test_host_8_gpus_two_sockets()
+{
+  models::HostProfile h = test_host();
+  const auto gpu = h.gpus[0];
+  h.gpus.clear();
+  for (int k = 0; k < 8; ++k) {
+    auto g = gpu;
+    g.socket = k / 4;
+    h.gpus.push_back(g);
+  }
+  return h;
+}
+
 inline models::ClusterProfile test_cluster(int hosts = 2, const models::HostProfile& h = test_host(),
                                            double switch_latency = 100e-9)
 {

@@ -277,14 +277,7 @@ TEST_CASE("tensor fusion runs fewer allreduces per step", "[training]")
 /// GPU peer limit.
 double analytical_step_with_gpu_p2p(double gpu_p2p_bandwidth)
 {
-  models::HostProfile h = test::test_host();
-  const auto gpu = h.gpus[0];
-  h.gpus.clear();
-  for (int k = 0; k < 8; ++k) {
-    auto g = gpu;
-    g.socket = k / 4;
-    h.gpus.push_back(g);
-  }
+  models::HostProfile h = test::test_host_8_gpus_two_sockets();
   h.sockets[0].cpu.cores = h.sockets[1].cpu.cores = 8;
   h.socket_link.gpu_p2p_bandwidth = gpu_p2p_bandwidth;
   sim::TrainingJob j = allreduce_job("mpi", 16);
