@@ -5,6 +5,7 @@
 #include "emulator/process_wire.hpp"
 
 #include "core/device/qp_state_machine.hpp"
+#include "core/device/rc_responder_rules.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -312,7 +313,7 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
       if (p.wr.opcode == WrOpcode::RDMA_READ) {
         dev.landed(p.wr.sg_list.empty() ? 0 : p.wr.sg_list[0].addr, len);
         complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_READ, uint32_t(len));
-      } else if (p.wr.opcode == WrOpcode::SEND || p.wr.opcode == WrOpcode::SEND_WITH_IMM) {
+      } else if (is_send(p.wr.opcode)) {
         complete_send(p, WcStatus::SUCCESS, WcOpcode::SEND, uint32_t(len));
       } else {
         complete_send(p, WcStatus::SUCCESS, WcOpcode::RDMA_WRITE, uint32_t(len));
@@ -331,11 +332,9 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
       delay = rnr_timer_seconds(rnr_timer);
       return Outcome::STALL;
     case ResponderVerdict::REM_ACCESS:
-      return fail(p, WcStatus::REM_ACCESS_ERR, delay);
     case ResponderVerdict::REM_INV_REQ:
-      return fail(p, WcStatus::REM_INV_REQ_ERR, delay);
     case ResponderVerdict::REM_OP:
-      return fail(p, WcStatus::REM_OP_ERR, delay);
+      return fail(p, requester_status(v), delay);
     }
     return fail(p, WcStatus::GENERAL_ERR, delay);
   }
@@ -372,36 +371,23 @@ ResponderVerdict respond(SoftDevice* pdev, QpCore* peer, const ResponderRequest&
 {
   const WrOpcode code = r.opcode;
   const uint64_t len = r.len;
-  if (!peer || !responder_active(peer->attr.qp_state)) return ResponderVerdict::NOT_READY;
-  const bool consumes =
-      code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM || code == WrOpcode::RDMA_WRITE_WITH_IMM;
-  if (code != WrOpcode::SEND && code != WrOpcode::SEND_WITH_IMM) {
-    const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
-    const bool qp_allows = len == 0 || has(peer->attr.qp_access_flags, need);
-    if (!qp_allows || (len > 0 && pdev->mrs().check_remote(r.rkey, r.remote_addr, len, need) != WcStatus::SUCCESS)) {
-      peer->enter_error();
-      return ResponderVerdict::REM_ACCESS;
-    }
-  }
-  if (consumes && peer->rq.empty()) {
-    rnr_timer = peer->attr.min_rnr_timer;
-    return ResponderVerdict::RNR;
-  }
-  if (code == WrOpcode::SEND || code == WrOpcode::SEND_WITH_IMM) {
+  if (!peer) return ResponderVerdict::NOT_READY;
+  ResponderSide side;
+  side.state = peer->attr.qp_state;
+  side.qp_access_flags = peer->attr.qp_access_flags;
+  side.next_recv = peer->rq.empty() ? nullptr : &peer->rq.front();
+  side.mrs = &pdev->mrs();
+  const ResponderDecision d = rc_responder_decide(IncomingRequest{code, len, r.rkey, r.remote_addr}, side);
+  if (d.verdict == ResponderVerdict::RNR) rnr_timer = peer->attr.min_rnr_timer;
+  if (d.recv_error != WcStatus::SUCCESS) {
     RecvWr rw = peer->rq.front();
-    if (len > rw.total_length()) {
-      peer->rq.pop_front();
-      peer->complete_recv(rw, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0);
-      peer->enter_error();
-      return ResponderVerdict::REM_INV_REQ;
-    }
-    for (const auto& sg : rw.sg_list)
-      if (pdev->mrs().check_local(sg, true) != WcStatus::SUCCESS) {
-        peer->rq.pop_front();
-        peer->complete_recv(rw, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0);
-        peer->enter_error();
-        return ResponderVerdict::REM_OP;
-      }
+    peer->rq.pop_front();
+    peer->complete_recv(rw, d.recv_error, WcOpcode::RECV, 0, false, 0);
+  }
+  if (d.qp_to_error) peer->enter_error();
+  if (d.verdict != ResponderVerdict::ACK) return d.verdict;
+  if (is_send(code)) {
+    RecvWr rw = peer->rq.front();
     peer->rq.pop_front();
     QpCore::copy_spans(QpCore::spans(rw.sg_list), payload, len);
     pdev->fabric().count_bytes(len);
@@ -420,7 +406,7 @@ ResponderVerdict respond(SoftDevice* pdev, QpCore* peer, const ResponderRequest&
     pdev->fabric().count_bytes(len);
     pdev->landed(r.remote_addr, len);
   }
-  if (code == WrOpcode::RDMA_WRITE_WITH_IMM) {
+  if (d.takes_recv) {
     RecvWr rw = peer->rq.front();
     peer->rq.pop_front();
     peer->complete_recv(rw, WcStatus::SUCCESS, WcOpcode::RECV_RDMA_WITH_IMM, uint32_t(len), true, r.imm_data);

@@ -13,6 +13,7 @@
 
 #include "core/device/device.hpp"
 #include "core/device/mr_table.hpp"
+#include "core/device/rc_responder_rules.hpp"
 #include "core/runtime/runtime.hpp"
 #include "emulator/process_link.hpp"
 
@@ -29,8 +30,8 @@ class SoftDevice;
 struct QpCore;
 struct PendingSend;
 
-/// A responder's answer to one request (an ACK, or the NAK / silence a real responder would give).
-enum class ResponderVerdict : uint8_t { ACK, NOT_READY, RNR, REM_ACCESS, REM_INV_REQ, REM_OP };
+/// A responder's answer to one request (core/device/rc_responder_rules.hpp).
+using verbs::ResponderVerdict;
 
 class SoftFabric {
 public:

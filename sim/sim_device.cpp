@@ -4,6 +4,7 @@
 // WR), data placement at arrival, receive completions. Formulas: docs/model.md.
 #include "sim/sim_device.hpp"
 #include "core/device/qp_state_machine.hpp"
+#include "core/device/rc_responder_rules.hpp"
 #include "sim/sim_context.hpp"
 #include "sim/sim_memory.hpp"
 
@@ -56,8 +57,6 @@ private:
 
 namespace {
 
-enum class Verdict { OK, DROP, RNR, ACCESS_ERR, INV_REQ, REM_OP_ERR };
-
 /// A receive WR taken by an accepted incoming message; cancelled if the responder QP errs before arrival.
 struct Reservation {
   RecvWr wr;
@@ -79,19 +78,6 @@ WcOpcode requester_opcode(WrOpcode op)
   return WcOpcode::SEND;
 }
 
-bool is_send(WrOpcode op)
-{
-  return op == WrOpcode::SEND || op == WrOpcode::SEND_WITH_IMM;
-}
-bool has_imm(WrOpcode op)
-{
-  return op == WrOpcode::SEND_WITH_IMM || op == WrOpcode::RDMA_WRITE_WITH_IMM;
-}
-bool consumes_recv(WrOpcode op)
-{
-  return is_send(op) || op == WrOpcode::RDMA_WRITE_WITH_IMM;
-}
-
 } // namespace
 
 class QpCore : public std::enable_shared_from_this<QpCore> {
@@ -105,7 +91,7 @@ public:
     bool started = false;
     bool finished = false;
     WcStatus status = WcStatus::SUCCESS;
-    Verdict verdict = Verdict::OK;
+    ResponderVerdict verdict = ResponderVerdict::ACK;
     bool read_counted = false;
     bool fetched = false;  ///< payload DMA read done, ready to inject
     bool injected = false; ///< injection started (or not needed: READ request)
@@ -220,54 +206,37 @@ public:
 
   // ---- responder side (called on the peer's core) ----
   struct Acceptance {
-    Verdict verdict = Verdict::DROP;
+    ResponderVerdict verdict = ResponderVerdict::NOT_READY;
     std::shared_ptr<Reservation> reservation;
   };
 
+  /// The responder's rules (core/device/rc_responder_rules.hpp) on this QP; an accepted SEND / WRITE_WITH_IMM
+  /// reserves the receive WR it takes.
   Acceptance accept(const SendOp& op)
   {
     Acceptance a;
-    if (!responder_active(attr_.qp_state) || op.msn != expected_msn_) {
-      a.verdict = Verdict::DROP;
-      return a;
+    FaultInjector* f = faults();
+    ResponderSide side;
+    side.state = attr_.qp_state;
+    side.qp_access_flags = attr_.qp_access_flags;
+    side.in_sequence = op.msn == expected_msn_;
+    const bool withheld = f && f->withholds_receives(dev_.owner(), reactor().now());
+    side.next_recv = rq_.empty() || withheld ? nullptr : &rq_.front();
+    side.mrs = &dev_.mrs();
+    const ResponderDecision d =
+        rc_responder_decide(IncomingRequest{op.wr.opcode, op.length, op.wr.rkey, op.wr.remote_addr}, side);
+    a.verdict = d.verdict;
+    if (d.recv_error != WcStatus::SUCCESS) {
+      push_recv_wc(rq_.front().wr_id, d.recv_error, WcOpcode::RECV, 0, false, 0, reactor().now());
+      rq_.pop_front();
     }
-    const WrOpcode code = op.wr.opcode;
-    if (code == WrOpcode::RDMA_WRITE || code == WrOpcode::RDMA_WRITE_WITH_IMM || code == WrOpcode::RDMA_READ) {
-      const Access need = code == WrOpcode::RDMA_READ ? Access::REMOTE_READ : Access::REMOTE_WRITE;
-      const bool qp_allows = op.length == 0 || has(attr_.qp_access_flags, need);
-      if (!qp_allows || dev_.mrs().check_remote(op.wr.rkey, op.wr.remote_addr, op.length, need) != WcStatus::SUCCESS) {
-        a.verdict = Verdict::ACCESS_ERR;
-        return a;
-      }
-    }
-    if (consumes_recv(code)) {
-      FaultInjector* f = faults();
-      if (rq_.empty() || (f && f->withholds_receives(dev_.owner(), reactor().now()))) {
-        a.verdict = Verdict::RNR;
-        return a;
-      }
-      const RecvWr& r = rq_.front();
-      if (is_send(code)) {
-        if (op.length > r.total_length()) {
-          a.verdict = Verdict::INV_REQ;
-          push_recv_wc(r.wr_id, WcStatus::LOC_LEN_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
-          rq_.pop_front();
-          return a;
-        }
-        for (const auto& sge : r.sg_list)
-          if (dev_.mrs().check_local(sge, true) != WcStatus::SUCCESS) {
-            a.verdict = Verdict::REM_OP_ERR;
-            push_recv_wc(r.wr_id, WcStatus::LOC_PROT_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());
-            rq_.pop_front();
-            return a;
-          }
-      }
-      a.reservation = std::make_shared<Reservation>(Reservation{r, false});
+    if (d.verdict != ResponderVerdict::ACK) return a;
+    if (d.takes_recv) {
+      a.reservation = std::make_shared<Reservation>(Reservation{rq_.front(), false});
       reserved_.push_back(a.reservation);
       rq_.pop_front();
     }
     ++expected_msn_;
-    a.verdict = Verdict::OK;
     return a;
   }
 
@@ -593,11 +562,11 @@ private:
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     const double now = reactor().now();
-    if (a.verdict == Verdict::OK) {
+    if (a.verdict == ResponderVerdict::ACK) {
       if (a.reservation) op_reservation_[op.get()] = a.reservation;
       return;
     }
-    if (a.verdict == Verdict::DROP) {
+    if (a.verdict == ResponderVerdict::NOT_READY) {
       schedule_timeout(op);
       return;
     }
@@ -605,16 +574,14 @@ private:
     const auto& pnic = pf().nic(p.dev->machine(), p.dev->nic()).nic;
     const double back = pf().wire_latency(p.dev->machine(), p.dev->nic(), dev_.machine(), dev_.nic()) +
                         pnic.ack_packet_bytes / pnic.line_rate;
-    if (a.verdict == Verdict::RNR) {
+    if (a.verdict == ResponderVerdict::RNR) {
       const double delay = rnr_timer_seconds(p.qp->attr().min_rnr_timer);
       reactor().at(now + back, [weak, op, gen, delay] {
         if (auto self = weak.lock(); self && op->generation == gen) self->rnr_nak(op, delay);
       });
       return;
     }
-    const WcStatus st = a.verdict == Verdict::ACCESS_ERR ? WcStatus::REM_ACCESS_ERR
-                        : a.verdict == Verdict::INV_REQ  ? WcStatus::REM_INV_REQ_ERR
-                                                         : WcStatus::REM_OP_ERR;
+    const WcStatus st = requester_status(a.verdict);
     p.qp->responder_error();
     reactor().at(now + back, [weak, op, gen, st] {
       if (auto self = weak.lock(); self && op->generation == gen) self->fail(op, st);
@@ -700,7 +667,7 @@ private:
 
   void message_received(const OpPtr& op, Location dst)
   {
-    if (op->verdict != Verdict::OK) return; // NAK or drop already handled at the first packet
+    if (op->verdict != ResponderVerdict::ACK) return; // NAK or no answer already handled at the first packet
     Peer p = peer();
     if (!p.dev) {
       // The responder died while the message was on the wire: no ACK will come.
@@ -799,7 +766,7 @@ private:
     Acceptance a;
     if (p.qp) a = p.qp->accept(*op);
     op->verdict = a.verdict;
-    if (a.verdict != Verdict::OK) {
+    if (a.verdict != ResponderVerdict::ACK) {
       handle_verdict(op, a, p);
       return;
     }
@@ -969,7 +936,7 @@ private:
       o.lost = false;
       o.lost_nak = false;
       o.progress = 0;
-      o.verdict = Verdict::OK;
+      o.verdict = ResponderVerdict::ACK;
       op_reservation_.erase(&o);
     }
     next_start_ = std::min(next_start_, i);
