@@ -1,5 +1,6 @@
 // Platform construction: zones, hosts, directional links and asymmetric routes (see platform.hpp).
 #include "sim/platform.hpp"
+#include "models/latency_model.hpp"
 
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -210,8 +211,7 @@ Status Platform::check_location(size_t m, Location loc) const
 
 int Platform::socket_of(size_t m, Location loc) const
 {
-  const auto& hp = *machines_[m].profile;
-  return loc.is_host() ? loc.index : hp.gpus[size_t(loc.index)].socket;
+  return models::socket_of(*machines_[m].profile, loc);
 }
 
 sg4::Host* Platform::local_host(size_t m, Location loc) const
@@ -228,56 +228,29 @@ sg4::Host* Platform::nic_endpoint(size_t m, int nic, Location loc, bool destinat
 
 double Platform::dma_read_latency(size_t m, int nic, Location loc) const
 {
-  const auto& hp = *machines_[m].profile;
-  const int sn = hp.nics[size_t(nic)].socket;
-  const int sl = socket_of(m, loc);
-  double t = hp.sockets[size_t(sn)].cpu.dma_read_latency + hp.nics[size_t(nic)].pcie.link_latency * 2;
-  if (loc.is_gpu()) t += hp.gpus[size_t(loc.index)].pcie.link_latency * 2;
-  if (sl != sn) t += 2 * hp.socket_link.latency;
-  return t;
+  return models::dma_read_latency(*machines_[m].profile, nic, loc);
 }
 
 double Platform::dma_write_latency(size_t m, int nic, Location loc) const
 {
-  const auto& hp = *machines_[m].profile;
-  const int sn = hp.nics[size_t(nic)].socket;
-  const int sl = socket_of(m, loc);
-  double t = hp.sockets[size_t(sn)].cpu.posted_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
-  if (loc.is_gpu()) t += hp.gpus[size_t(loc.index)].pcie.link_latency;
-  if (sl != sn) t += hp.socket_link.latency;
-  return t;
+  return models::dma_write_latency(*machines_[m].profile, nic, loc);
 }
 
 double Platform::doorbell_latency(size_t m, int nic, int socket) const
 {
-  const auto& hp = *machines_[m].profile;
-  const int sn = hp.nics[size_t(nic)].socket;
-  double t = hp.sockets[size_t(sn)].cpu.mmio_write_latency + hp.nics[size_t(nic)].pcie.link_latency;
-  if (socket != sn) t += hp.socket_link.latency;
-  return t;
+  return models::doorbell_latency(*machines_[m].profile, nic, socket);
 }
 
 double Platform::wire_latency(size_t ma, int nic_a, size_t mb, int nic_b) const
 {
-  const auto& a = machines_[ma].profile->nics[size_t(nic_a)].nic;
-  const auto& b = machines_[mb].profile->nics[size_t(nic_b)].nic;
-  if (ma == mb && nic_a == nic_b) return a.tx_pipeline_latency + a.rx_pipeline_latency; // NIC-internal loopback
-  return a.tx_pipeline_latency + a.port_latency + cluster_.network_switch.latency + b.port_latency +
-         b.rx_pipeline_latency;
+  return models::wire_latency(machines_[ma].profile->nics[size_t(nic_a)].nic,
+                              machines_[mb].profile->nics[size_t(nic_b)].nic, cluster_.network_switch,
+                              ma == mb && nic_a == nic_b);
 }
 
 double Platform::local_copy_latency(size_t m, Location a, Location b) const
 {
-  const auto& hp = *machines_[m].profile;
-  const int sa = socket_of(m, a);
-  const int sb = socket_of(m, b);
-  // A copy-engine DMA: the device reads (H2D) or writes (D2H); charge one DMA read round trip of the
-  // root complex of the GPU's socket, plus the inter-socket hops.
-  const Location gpu_side = a.is_gpu() ? a : b;
-  const int sg = socket_of(m, gpu_side);
-  double t = hp.sockets[size_t(sg)].cpu.dma_read_latency;
-  if (sa != sb) t += 2 * hp.socket_link.latency;
-  return t;
+  return models::local_copy_latency(*machines_[m].profile, a, b);
 }
 
 std::vector<std::string> Platform::route_links(sg4::Host* from, sg4::Host* to)

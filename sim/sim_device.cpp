@@ -5,6 +5,7 @@
 #include "sim/sim_device.hpp"
 #include "core/device/qp_state_machine.hpp"
 #include "core/device/rc_responder_rules.hpp"
+#include "models/rc_costs.hpp"
 #include "sim/sim_context.hpp"
 #include "sim/sim_memory.hpp"
 
@@ -323,7 +324,7 @@ private:
     const auto& nic = pf().nic(ma, na).nic;
     const uint64_t packets = nic.packets(len);
     const double now = reactor().now();
-    const double nominal = double(len) / (nic.line_rate * nic.payload_efficiency()) + pf().wire_latency(ma, na, mb, nb);
+    const double nominal = models::goodput_time(nic, double(len)) + pf().wire_latency(ma, na, mb, nb);
     uint64_t k = packets;
     bool down = false;
     if (const double d = f->down_within(ma, na, mb, nb, now, now + nominal); d >= 0) {
@@ -361,14 +362,6 @@ private:
     for (const auto& s : op.wr.sg_list)
       if (s.length > 0) return location_of(dev_.memory(), s.addr, dev_.cpu_socket());
     return Location::host(dev_.cpu_socket());
-  }
-
-  double extra_wire_time(const models::NicProfile& nic, uint64_t n, bool rdma_header, bool imm) const
-  {
-    // Exact header bytes of every packet minus what the fluid goodput already charges.
-    const double exact = nic.wire_bytes(n, rdma_header, imm);
-    const double fluid = double(n) / nic.payload_efficiency();
-    return std::max(0.0, exact - fluid) / nic.line_rate;
   }
 
   /// Start every queued WQE: WQE processing is pipelined (one every wqe_processing_time), payload DMA
@@ -448,7 +441,7 @@ private:
         return;
       }
       const auto& rnic = pf().nic(p.dev->machine(), p.dev->nic()).nic;
-      const double seen = now + 2 * wire + double(response.bytes_sent) / (rnic.line_rate * rnic.payload_efficiency());
+      const double seen = now + 2 * wire + models::goodput_time(rnic, double(response.bytes_sent));
       const uint32_t gen = op->generation;
       std::weak_ptr<QpCore> weak = weak_from_this();
       reactor().at(seen, [weak, op, gen] {
@@ -456,7 +449,7 @@ private:
       });
       return;
     }
-    const double req = (nic.ack_packet_bytes + nic.rdma_header_bytes) / nic.line_rate;
+    const double req = models::read_request_time(nic);
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(now + wire + req, [weak, op, gen] {
@@ -572,8 +565,8 @@ private:
     }
     // A NAK travels back.
     const auto& pnic = pf().nic(p.dev->machine(), p.dev->nic()).nic;
-    const double back = pf().wire_latency(p.dev->machine(), p.dev->nic(), dev_.machine(), dev_.nic()) +
-                        pnic.ack_packet_bytes / pnic.line_rate;
+    const double back =
+        models::ack_time(pnic, pf().wire_latency(p.dev->machine(), p.dev->nic(), dev_.machine(), dev_.nic()));
     if (a.verdict == ResponderVerdict::RNR) {
       const double delay = rnr_timer_seconds(p.qp->attr().min_rnr_timer);
       reactor().at(now + back, [weak, op, gen, delay] {
@@ -601,7 +594,7 @@ private:
     const bool rdma = op->wr.opcode != WrOpcode::SEND && op->wr.opcode != WrOpcode::SEND_WITH_IMM;
     const double now = reactor().now();
     const double t_received = now + pf().wire_latency(dev_.machine(), dev_.nic(), mb, nb) +
-                              extra_wire_time(nic, op->length, rdma, has_imm(op->wr.opcode));
+                              models::extra_header_time(nic, op->length, rdma, has_imm(op->wr.opcode));
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(t_received, [weak, op, gen, dst] {
@@ -620,7 +613,7 @@ private:
       return;
     }
     const auto& pnic = pf().nic(mb, nb).nic;
-    const double back = pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
+    const double back = models::ack_time(pnic, pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()));
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
     reactor().at(now + back, [weak, op, gen] {
@@ -699,8 +692,7 @@ private:
     });
     // ACK back to us, then our CQE.
     const auto& pnic = pf().nic(mb, nb).nic;
-    const double ack =
-        now + pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + pnic.ack_packet_bytes / pnic.line_rate;
+    const double ack = now + pf().wire_latency(mb, nb, dev_.machine(), dev_.nic()) + models::ack_packet_time(pnic);
     const double cqe = ack + pf().dma_write_latency(dev_.machine(), dev_.nic(), Location::host(dev_.cpu_socket())) +
                        pf().machine(dev_.machine()).sockets[size_t(dev_.cpu_socket())].cpu.completion_overhead;
     finish_at(op, WcStatus::SUCCESS, cqe);
@@ -829,7 +821,7 @@ private:
     const auto& rnic = pf().nic(rdev->machine(), rdev->nic()).nic;
     const double now = reactor().now();
     double arrival = now + pf().wire_latency(rdev->machine(), rdev->nic(), dev_.machine(), dev_.nic()) +
-                     extra_wire_time(rnic, op->length, false, false) +
+                     models::extra_header_time(rnic, op->length, false, false) +
                      pf().dma_write_latency(dev_.machine(), dev_.nic(), dst);
     arrival = std::max(arrival, last_read_arrival_);
     last_read_arrival_ = arrival;
