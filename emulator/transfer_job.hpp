@@ -1,8 +1,11 @@
 // One tensor (or a size sweep) between two emulated processes through a chosen transport and memory strategy,
 // moving real bytes: the emulator's counterpart of sim/transfer_job. Every received tensor is checked byte for
-// byte; latencies are wall time. The engine of `tensorpath emulate`. Tests: tests/emulator/emulation_test.cpp.
+// byte; latencies are wall time. The engine of `tensorpath emulate`: the emulator's side of the transfer driver
+// (core/jobs/transfer_driver.hpp), with its time limits, byte check and median of steps. Tests:
+// tests/emulator/emulation_test.cpp.
 #pragma once
 
+#include "core/jobs/transfer_driver.hpp"
 #include "core/memory/tensor_memory.hpp"
 #include "core/transports/transfer_record.hpp"
 #include "core/transports/transport.hpp"
@@ -27,13 +30,9 @@ struct EmuTransferJob {
   bool os_processes = false;
 };
 
-struct EmuTransferPoint {
-  uint64_t bytes = 0;
-  double first_latency = 0;  ///< seconds
-  double steady_latency = 0; ///< median of the steps after the first
-  double bandwidth = 0;      ///< bytes / steady latency
-  bool bytes_ok = true;      ///< every received tensor equal to what was sent
-};
+/// Latencies (first use; steady: the median of the steps after the first), bandwidth and the byte check of one size
+/// (the driver's point: core/jobs/transfer_driver.hpp).
+using EmuTransferPoint = jobs::TransferPoint;
 
 struct EmuTransferResult {
   std::string transport;
