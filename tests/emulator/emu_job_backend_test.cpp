@@ -1,7 +1,8 @@
 // The emulator's job backend (emulator/emu_job_backend.hpp): work posted to a process runs on its own loop,
 // run_until() returns as soon as its predicate holds or at the wall-clock limit, stop() ends the job, and JobTasks
-// start real transports between two emulated processes.
+// start real transports between two emulated processes; perftest through the microbenchmark driver.
 #include "emulator/emu_job_backend.hpp"
+#include "emulator/microbench_jobs.hpp"
 
 #include "tests/test_time.hpp"
 
@@ -67,4 +68,31 @@ TEST_CASE("emu job backend: JobTasks start a transport between two processes and
   tasks.shutdown();
   CHECK(backend.nic_buffer_location(*a, 0, true, true).value() == Location::gpu(1));
   CHECK(!backend.nic_buffer_location(*a, 1, false, false).ok());
+}
+
+TEST_CASE("emu job backend: perftest runs on the emulator through the microbenchmark driver")
+{
+  EmuPerftestJob job;
+  job.config.sizes = {4096, 65536};
+  job.config.iterations = 200;
+  job.timeout = test::wall_seconds(30);
+  auto bw = run_emulated_perftest(job);
+  REQUIRE(bw.ok());
+  REQUIRE(bw->result.bw.size() == 2);
+  for (const auto& row : bw->result.bw) {
+    CHECK(row.iterations == 200);
+    CHECK(row.bw_average > 0);
+  }
+  job.config.metric = microbench::Metric::LAT;
+  job.config.sizes = {8};
+  job.placement.cross_socket = true;
+  auto lat = run_emulated_perftest(job);
+  REQUIRE(lat.ok());
+  REQUIRE(lat->result.lat.size() == 1);
+  CHECK(lat->result.lat[0].t_min > 0);
+  CHECK(lat->result.lat[0].t_min <= lat->result.lat[0].t_max);
+  job.placement.nic = 1;
+  auto no_nic = run_emulated_perftest(job);
+  REQUIRE(!no_nic.ok());
+  CHECK(no_nic.error().message().find("perftest --nic") != std::string::npos);
 }
