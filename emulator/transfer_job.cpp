@@ -43,13 +43,9 @@ Result<EmuTransferResult> run_emulated_transfer(const EmuTransferJob& job)
   eo.device = job.device;
   EmuJobBackend backend(eo);
   jobs::TransferDriverJob dj;
-  dj.transport = job.transport;
-  dj.strategy = job.strategy;
-  dj.options = job.options;
-  dj.sizes = job.sizes;
-  dj.steps = job.steps;
-  dj.src = job.src;
-  dj.dst = job.dst;
+  static_cast<jobs::TransferSpec&>(dj) = job;
+  dj.tensors_per_step = 1;
+  dj.gpudirect_gpus = {};
   dj.producer_task = PRODUCER;
   dj.consumer_task = CONSUMER;
   dj.start_timeout = job.timeout;

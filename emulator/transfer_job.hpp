@@ -15,16 +15,11 @@
 
 namespace tp::emu {
 
-struct EmuTransferJob {
-  std::string transport = "grpc";
-  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
-  transports::TransportOptions options;
-  std::vector<uint64_t> sizes{1 << 20};
-  int steps = 5; ///< per size; the first is first use, the median of the rest is the steady state
-  Location src = Location::host(0);
-  Location dst = Location::host(0);
-  double timeout = 30;         ///< seconds per step before the job fails (a stalled protocol)
-  std::string device = "soft"; ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
+/// tensors_per_step and gpudirect_gpus are not used: one tensor per step, GPUDirect from GPU 0.
+struct EmuTransferJob : jobs::TransferSpec {
+  EmuTransferJob() { steps = 5; } ///< the first is first use, the median of the rest is the steady state
+  double timeout = 30;            ///< seconds per step before the job fails (a stalled protocol)
+  std::string device = "soft";    ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
   /// Producer and consumer as two OS processes (forked; software device over shared memory, TCP streams) instead
   /// of two emulated processes in this one.
   bool os_processes = false;

@@ -28,15 +28,7 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
   if (!simr.ok()) return simr.error();
   SimJobBackend backend(*simr.value(), cluster);
   jobs::TransferDriverJob dj;
-  dj.transport = job.transport;
-  dj.strategy = job.strategy;
-  dj.options = job.options;
-  dj.sizes = job.sizes;
-  dj.steps = job.steps;
-  dj.src = job.src;
-  dj.dst = job.dst;
-  dj.tensors_per_step = job.tensors_per_step;
-  dj.gpudirect_gpus = job.gpudirect_gpus;
+  static_cast<jobs::TransferSpec&>(dj) = job;
   // Steps end when nothing is left to happen; the last one is the steady state.
   dj.latency = jobs::TransferDriverJob::Latency::UNTIL_QUIET;
   dj.steady = jobs::TransferDriverJob::Steady::LAST_STEP;

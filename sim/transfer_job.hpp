@@ -15,17 +15,8 @@
 
 namespace tp::sim {
 
-struct TransferJob {
-  std::string transport = "grpc";
-  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
-  transports::TransportOptions options;
-  std::vector<uint64_t> sizes{1 << 20};
-  int steps = 3; ///< per size; the first is "first use"
-  Location src = Location::host(0);
-  Location dst = Location::host(0);
-  int tensors_per_step = 1; ///< concurrent tensors per step (all of the same size)
+struct TransferJob : jobs::TransferSpec {
   bool materialize = false;
-  std::vector<int> gpudirect_gpus; ///< empty: the GPUs on the NIC's socket
 };
 
 /// Latency, bandwidth and the last step's records of one size (the driver's: core/jobs/transfer_driver.hpp).

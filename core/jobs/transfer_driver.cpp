@@ -129,6 +129,21 @@ transports::TransferRecord first_of(const std::vector<transports::TransferRecord
 
 } // namespace
 
+void finish_point(TransferPoint& pt, std::vector<double> latencies, TransferDriverJob::Steady rule,
+                  int tensors_per_step)
+{
+  if (latencies.empty()) return;
+  pt.first_latency = latencies.front();
+  if (rule == TransferDriverJob::Steady::LAST_STEP) {
+    pt.steady_latency = latencies.back();
+  } else {
+    std::sort(latencies.begin() + 1, latencies.end());
+    const size_t rest = latencies.size() - 1;
+    pt.steady_latency = rest == 0 ? pt.first_latency : latencies[1 + rest / 2];
+  }
+  pt.bandwidth = pt.steady_latency > 0 ? double(pt.bytes) * tensors_per_step / pt.steady_latency : 0;
+}
+
 Result<TransferDriverResult> run_transfer(JobBackend& b, const TransferDriverJob& job)
 {
   auto pr = b.add_process(job.producer_host, "producer");
@@ -156,7 +171,7 @@ Result<TransferDriverResult> run_transfer(JobBackend& b, const TransferDriverJob
   for (uint64_t bytes : job.sizes) {
     TransferPoint pt;
     pt.bytes = bytes;
-    std::vector<double> steady;
+    std::vector<double> latencies;
     for (int s = 0; s < job.steps; ++s) {
       ++step;
       for (size_t k = 0; k < 2; ++k)
@@ -170,19 +185,11 @@ Result<TransferDriverResult> run_transfer(JobBackend& b, const TransferDriverJob
           out.records.add(rec);
       out.transfers += uint64_t(job.tensors_per_step);
       pt.bytes_ok = pt.bytes_ok && r->same;
-      if (s == 0)
-        pt.first_latency = r->latency;
-      else
-        steady.push_back(r->latency);
-      if (job.steady == TransferDriverJob::Steady::LAST_STEP) pt.steady_latency = r->latency;
+      latencies.push_back(r->latency);
       for (size_t k = 0; k < 2; ++k)
         b.on(tasks.process(k), [&] { tasks.task(k).rendezvous().cleanup(step); });
     }
-    if (job.steady == TransferDriverJob::Steady::MEDIAN_AFTER_FIRST) {
-      std::sort(steady.begin(), steady.end());
-      pt.steady_latency = steady.empty() ? pt.first_latency : steady[steady.size() / 2];
-    }
-    pt.bandwidth = pt.steady_latency > 0 ? double(bytes) * job.tensors_per_step / pt.steady_latency : 0;
+    finish_point(pt, latencies, job.steady, job.tensors_per_step);
     pt.consumer = first_of(last[1], "consumer");
     pt.producer = first_of(last[0], "producer");
     out.points.push_back(pt);

@@ -17,7 +17,8 @@
 
 namespace tp::jobs {
 
-struct TransferDriverJob {
+/// What a transfer job asks for on either backend (sim::TransferJob and emu::EmuTransferJob add their own knobs).
+struct TransferSpec {
   std::string transport = "grpc";
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   transports::TransportOptions options;
@@ -27,6 +28,10 @@ struct TransferDriverJob {
   Location dst = Location::host(0);
   int tensors_per_step = 1;        ///< concurrent tensors per step (all of the same size)
   std::vector<int> gpudirect_gpus; ///< empty: the backend's choice (JobBackend::create_task)
+};
+
+/// The spec and how the driver runs it on a backend.
+struct TransferDriverJob : TransferSpec {
   std::string producer_task = "/job:worker/replica:0/task:0";
   std::string consumer_task = "/job:ps/replica:0/task:0";
   size_t producer_host = 0, consumer_host = 1;
@@ -61,6 +66,11 @@ struct TransferDriverResult {
   memory::MemoryStats consumer_memory, producer_memory;
   transports::TransferLog records; ///< every record of both sides, step by step (producer's, then consumer's)
 };
+
+/// A size's point from its step latencies (in step order, at least one): the first, the steady state by `rule`,
+/// and the bandwidth, tensors_per_step x bytes / steady latency (0 when that is 0).
+void finish_point(TransferPoint& pt, std::vector<double> latencies, TransferDriverJob::Steady rule,
+                  int tensors_per_step);
 
 /// Creates the producer and consumer processes and tasks on `backend`, starts the transports and runs the steps.
 Result<TransferDriverResult> run_transfer(JobBackend& backend, const TransferDriverJob& job);
