@@ -54,6 +54,7 @@ public:
   /// Poll `pred` (every millisecond, from this thread) until it holds or `timeout` seconds pass.
   static bool wait_until(const std::function<bool()>& pred, double timeout);
   SoftFabric& fabric() { return fabric_; }
+  const Options& options() const { return opt_; }
 
 private:
   Options opt_;

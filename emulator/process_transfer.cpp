@@ -467,7 +467,7 @@ Result<EmuTransferResult> run_process_transfer(const EmuTransferJob& job)
   for (uint64_t bytes : job.sizes) {
     EmuTransferPoint pt;
     pt.bytes = bytes;
-    std::vector<double> steady;
+    std::vector<double> latencies;
     for (int s = 0; s < job.steps; ++s) {
       ++step;
       TP_TRY(pp.prepare(step, bytes));
@@ -485,15 +485,10 @@ Result<EmuTransferResult> run_process_transfer(const EmuTransferJob& job)
       }
       const double lat = got->t_end - std::min(got->t_recv, sent.value());
       pt.bytes_ok = pt.bytes_ok && got->bytes_ok;
-      if (s == 0)
-        pt.first_latency = lat;
-      else
-        steady.push_back(lat);
+      latencies.push_back(lat);
       TP_TRY(pp.cleanup(step));
     }
-    std::sort(steady.begin(), steady.end());
-    pt.steady_latency = steady.empty() ? pt.first_latency : steady[steady.size() / 2];
-    pt.bandwidth = pt.steady_latency > 0 ? double(bytes) / pt.steady_latency : 0;
+    jobs::finish_point(pt, latencies, jobs::TransferDriverJob::Steady::MEDIAN_AFTER_FIRST, 1);
     out.points.push_back(pt);
   }
   auto recs = pp.records();

@@ -2,7 +2,10 @@
 // with its own event loop, shared-memory arena, software device (linked through emulator/process_link) and TCP
 // streams, driven step by step over a control socket: the parent posts the Recv and the Send together and reads
 // back the timestamps (CLOCK_MONOTONIC is one clock for the whole host), the byte check and the records.
-// ProcessPair is the handle a test uses to kill a peer mid-transfer. Tests: tests/emulator/process_transfer_test.cpp.
+// ProcessPair is the handle a test uses to kill a peer mid-transfer. It stays apart from the transfer driver
+// (core/jobs/transfer_driver.hpp): its processes live in other address spaces, where the driver's work cannot be
+// posted as closures, only as the fixed commands of the control socket. Tests:
+// tests/emulator/process_transfer_test.cpp.
 #pragma once
 
 #include "emulator/transfer_job.hpp"

@@ -1,8 +1,11 @@
 // One tensor (or a size sweep) between two emulated processes through a chosen transport and memory strategy,
 // moving real bytes: the emulator's counterpart of sim/transfer_job. Every received tensor is checked byte for
-// byte; latencies are wall time. The engine of `tensorpath emulate`. Tests: tests/emulator/emulation_test.cpp.
+// byte; latencies are wall time. The engine of `tensorpath emulate`: the emulator's side of the transfer driver
+// (core/jobs/transfer_driver.hpp), with its time limits, byte check and median of steps. Tests:
+// tests/emulator/emulation_test.cpp.
 #pragma once
 
+#include "core/jobs/transfer_driver.hpp"
 #include "core/memory/tensor_memory.hpp"
 #include "core/transports/transfer_record.hpp"
 #include "core/transports/transport.hpp"
@@ -12,28 +15,19 @@
 
 namespace tp::emu {
 
-struct EmuTransferJob {
-  std::string transport = "grpc";
-  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
-  transports::TransportOptions options;
-  std::vector<uint64_t> sizes{1 << 20};
-  int steps = 5; ///< per size; the first is first use, the median of the rest is the steady state
-  Location src = Location::host(0);
-  Location dst = Location::host(0);
-  double timeout = 30;         ///< seconds per step before the job fails (a stalled protocol)
-  std::string device = "soft"; ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
+/// tensors_per_step and gpudirect_gpus are not used: one tensor per step, GPUDirect from GPU 0.
+struct EmuTransferJob : jobs::TransferSpec {
+  EmuTransferJob() { steps = 5; } ///< the first is first use, the median of the rest is the steady state
+  double timeout = 30;            ///< seconds per step before the job fails (a stalled protocol)
+  std::string device = "soft";    ///< "soft" or "ibv[:NAME]" (see Emulation::Options)
   /// Producer and consumer as two OS processes (forked; software device over shared memory, TCP streams) instead
   /// of two emulated processes in this one.
   bool os_processes = false;
 };
 
-struct EmuTransferPoint {
-  uint64_t bytes = 0;
-  double first_latency = 0;  ///< seconds
-  double steady_latency = 0; ///< median of the steps after the first
-  double bandwidth = 0;      ///< bytes / steady latency
-  bool bytes_ok = true;      ///< every received tensor equal to what was sent
-};
+/// Latencies (first use; steady: the median of the steps after the first), bandwidth and the byte check of one size
+/// (the driver's point: core/jobs/transfer_driver.hpp).
+using EmuTransferPoint = jobs::TransferPoint;
 
 struct EmuTransferResult {
   std::string transport;

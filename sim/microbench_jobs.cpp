@@ -1,11 +1,9 @@
-// Wiring of core/microbench onto a Simulation.
+// Wiring of core/microbench onto a Simulation, through the microbenchmark driver (core/jobs/microbench_driver.hpp).
 #include "sim/microbench_jobs.hpp"
+#include "core/jobs/microbench_driver.hpp"
 #include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
-
-#include <chrono>
-#include <functional>
-#include <optional>
+#include "sim/sim_job_backend.hpp"
 
 namespace tp::sim {
 
@@ -40,31 +38,16 @@ Result<PerftestJobResult> run_perftest_job(const models::ClusterProfile& cluster
   auto sim = Simulation::create(cluster, options);
   if (!sim.ok()) return sim.error();
   Simulation& s = *sim.value();
-  auto ps = s.add_process(server, "perftest-server");
+  SimJobBackend backend(s, cluster);
+  auto ps = backend.add_process_on(server, "perftest-server");
   if (!ps.ok()) return ps.error();
-  auto pc = s.add_process(client, "perftest-client");
+  auto pc = backend.add_process_on(client, "perftest-client");
   if (!pc.ok()) return pc.error();
-  auto mk_side = [&](SimProcess* p) -> Result<microbench::PerftestSide> {
-    if (job.nic >= p->device_count())
-      return Error::at("", "perftest --nic", "a NIC of " + p->name(), std::to_string(job.nic));
-    auto loc = perftest_buffer_location(s.platform().machine(p->machine()), job.nic, job.cross_socket, job.gpu);
-    if (!loc.ok()) return loc.error();
-    return microbench::PerftestSide{p->name(), &p->runtime(), &p->device(job.nic), &p->streams(), loc.value()};
-  };
-  auto server_side = mk_side(ps.value());
-  if (!server_side.ok()) return server_side.error();
-  auto client_side = mk_side(pc.value());
-  if (!client_side.ok()) return client_side.error();
-  microbench::Perftest test(server_side.value(), client_side.value(), job.config);
-  Result<microbench::PerftestResult> out = Error::msg("perftest did not finish (a deadlock in the simulated run)");
-  test.start([&out](Result<microbench::PerftestResult> r) { out = std::move(r); });
-  const auto w0 = std::chrono::steady_clock::now();
-  s.run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  if (!out.ok()) return out.error();
+  auto run = jobs::run_perftest(backend, *ps.value(), *pc.value(), job.config, {job.nic, job.cross_socket, job.gpu});
+  if (!run.ok()) return run.error();
   PerftestJobResult r;
-  r.result = std::move(out.value());
-  r.wall_seconds = wall;
+  r.result = std::move(run->result);
+  r.wall_seconds = run->wall_seconds;
   r.simulated_seconds = s.now();
   r.sim_activities = s.stats().activities;
   return r;
@@ -79,27 +62,13 @@ Result<std::vector<microbench::CopyResult>> run_copy_jobs(const models::ClusterP
   if (auto st = check_budget(estimate_copies(cluster, jobs), "use fewer iterations"); !st.ok()) return st.error();
   auto sim = Simulation::create(cluster, options);
   if (!sim.ok()) return sim.error();
-  auto p = sim.value()->add_process(machine, "pcie-copy");
+  SimJobBackend backend(*sim.value(), cluster);
+  auto p = backend.add_process_on(machine, "pcie-copy");
   if (!p.ok()) return p.error();
-  Runtime& rt = p.value()->runtime();
-  std::vector<microbench::CopyResult> results;
-  std::optional<Error> failure;
-  std::function<void(size_t)> next = [&](size_t i) {
-    if (i == jobs.size()) return;
-    microbench::run_copy_bench(rt, jobs[i].config, [&, i](Result<microbench::CopyResult> r) {
-      if (!r.ok()) {
-        failure = r.error();
-        return;
-      }
-      results.push_back(r.value());
-      next(i + 1);
-    });
-  };
-  next(0);
-  sim.value()->run();
-  if (failure) return *failure;
-  if (results.size() != jobs.size()) return Error::msg("copy benchmark did not finish");
-  return results;
+  std::vector<microbench::CopyConfig> configs;
+  for (const auto& j : jobs)
+    configs.push_back(j.config);
+  return ::tp::jobs::run_copy_benches(backend, *p.value(), configs);
 }
 
 } // namespace tp::sim

@@ -1,9 +1,11 @@
 // One tensor (or a size sweep) between two simulated hosts through a chosen transport and memory strategy:
 // a producer task on the first host Sends, a consumer task on the second RecvAsyncs, for a few steps
 // (first use, then steady state). Returns latency, bandwidth and the per-phase breakdown of both sides.
-// The engine of `tensorpath transfer` and of the transport benchmark.
+// The engine of `tensorpath transfer` and of the transport benchmark: the simulator's side of the transfer driver
+// (core/jobs/transfer_driver.hpp), with the simulator's checks (tensor sizes, the time and memory budget).
 #pragma once
 
+#include "core/jobs/transfer_driver.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "models/host_model.hpp"
 #include "sim/simulation.hpp"
@@ -13,27 +15,12 @@
 
 namespace tp::sim {
 
-struct TransferJob {
-  std::string transport = "grpc";
-  memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
-  transports::TransportOptions options;
-  std::vector<uint64_t> sizes{1 << 20};
-  int steps = 3; ///< per size; the first is "first use"
-  Location src = Location::host(0);
-  Location dst = Location::host(0);
-  int tensors_per_step = 1; ///< concurrent tensors per step (all of the same size)
+struct TransferJob : jobs::TransferSpec {
   bool materialize = false;
-  std::vector<int> gpudirect_gpus; ///< empty: the GPUs on the NIC's socket
 };
 
-struct TransferPoint {
-  uint64_t bytes = 0;
-  double first_latency = 0;            ///< seconds, first step (cold caches, first registrations)
-  double steady_latency = 0;           ///< seconds, last step
-  double bandwidth = 0;                ///< bytes/s in steady state (tensors_per_step x bytes / latency)
-  transports::TransferRecord consumer; ///< of the last step (first tensor)
-  transports::TransferRecord producer;
-};
+/// Latency, bandwidth and the last step's records of one size (the driver's: core/jobs/transfer_driver.hpp).
+using TransferPoint = jobs::TransferPoint;
 
 struct TransferResult {
   std::string transport;

@@ -1,0 +1,88 @@
+// JobTasks and RunOutcome of the job backend interface (see job_backend.hpp).
+#include "core/jobs/job_backend.hpp"
+
+#include <atomic>
+
+namespace tp::jobs {
+
+const char* to_string(RunOutcome o)
+{
+  switch (o) {
+  case RunOutcome::DONE:
+    return "done";
+  case RunOutcome::IDLE:
+    return "idle";
+  case RunOutcome::DEADLINE:
+    return "deadline";
+  case RunOutcome::STOPPED:
+    return "stopped";
+  }
+  return "?";
+}
+
+JobTasks::~JobTasks()
+{
+  for (auto& e : tasks_)
+    if (e.rt)
+      backend_.on(*e.proc, [&e] {
+        e.rt->set_fatal_handler({}); // it refers to this job
+        e.rt.reset();
+      });
+}
+
+Result<size_t> JobTasks::add(JobProcess& p, const transports::TaskSpec& spec, const transports::ClusterSpec& cluster,
+                             std::optional<Location> data)
+{
+  auto rt = backend_.create_task(p, spec, cluster, data);
+  if (!rt.ok()) return rt.error();
+  tasks_.push_back({&p, std::move(rt.value())});
+  JobBackend* backend = &backend_;
+  auto failure = failure_;
+  backend_.on(p, [&] {
+    tasks_.back().rt->set_fatal_handler([backend, failure](const Error& e) {
+      failure->set(e);
+      backend->stop();
+    });
+  });
+  return tasks_.size() - 1;
+}
+
+Status JobTasks::start(double timeout)
+{
+  auto started = std::make_shared<std::atomic<size_t>>(0);
+  auto failure = failure_;
+  for (auto& e : tasks_)
+    backend_.post(*e.proc, [&e, started, failure] {
+      e.rt->transport().start([started, failure](Status st) {
+        if (!st.ok()) failure->set(st.error());
+        ++*started;
+      });
+    });
+  const size_t n = tasks_.size();
+  const RunOutcome o = backend_.run_until([&] { return *started == n || failure->has(); }, timeout);
+  if (auto f = failure->get()) return *f;
+  if (o != RunOutcome::DONE)
+    return Error::msg(tasks_.empty() ? std::string("no task")
+                                     : tasks_.front().rt->spec().transport + ": transports did not start " +
+                                           (o == RunOutcome::DEADLINE ? "within the timeout"
+                                                                      : "and nothing is left to happen (a hang)"));
+  return ok_status();
+}
+
+void JobTasks::collect_records(transports::TransferLog& into, bool clear)
+{
+  for (auto& e : tasks_)
+    backend_.on(*e.proc, [&] {
+      for (const auto& r : e.rt->log().records())
+        into.add(r);
+      if (clear) e.rt->log().clear();
+    });
+}
+
+void JobTasks::shutdown()
+{
+  for (auto& e : tasks_)
+    backend_.on(*e.proc, [&] { e.rt->transport().shutdown(); });
+}
+
+} // namespace tp::jobs
