@@ -396,7 +396,7 @@ void add_breakdown(TrainingResult& out, const training::StepGraph& sg, const std
     auto ti = t.executor->timings();
     timings.insert(timings.end(), ti.begin(), ti.end());
     for (const auto& e : t.executor->events())
-      if (e.kind == "forward" || e.kind == "backward") busy += e.end - e.start;
+      if (e.kind == training::OpKind::FORWARD || e.kind == training::OpKind::BACKWARD) busy += e.end - e.start;
   }
   for (auto& t : tasks)
     for (const auto& r : t.runtime->log().records())

@@ -145,15 +145,15 @@ training::FailedOp blamed_op(const std::vector<TrainingTask>& tasks, size_t fail
 {
   const auto& failed = *tasks[failed_task].executor;
   auto fo = failed.failed_op();
-  if (fatal || fo.kind.empty()) {
+  if (fatal || !fo.kind) {
     const auto waiting = failed.waiting_ops();
     if (!waiting.empty()) fo = waiting.front();
   }
-  if (fo.kind.empty()) {
+  if (!fo.kind) {
     const std::string& me = tasks[failed_task].runtime->spec().task;
     for (const auto& t : tasks)
       for (const auto& w : t.executor->waiting_ops())
-        if (w.key.find(me + "/") != std::string::npos && (fo.kind.empty() || w.started < fo.started)) fo = w;
+        if (w.key.find(me + "/") != std::string::npos && (!fo.kind || w.started < fo.started)) fo = w;
   }
   return fo;
 }
