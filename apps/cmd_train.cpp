@@ -24,9 +24,13 @@ int run_train(const frontend::ParsedArgs& a)
   spec.model = a.get("model", "vgg16");
   spec.fabric = a.get("fabric");
   spec.switch_name = a.get("switch");
-  spec.mode = a.get("mode", "ps");
+  // A bad --mode or --collective-mode is reported where run_training refused it before they were enums: after the
+  // other options.
+  const auto mode = training::parse_sync_mode(a.get("mode", "ps"));
+  if (mode.ok()) spec.mode = mode.value();
   spec.fetch = a.get("fetch", "per_tower");
-  spec.collective_mode = a.get("collective-mode", "protocol");
+  const auto collective_mode = sim::parse_collective_mode(a.get("collective-mode", "protocol"));
+  if (collective_mode.ok()) spec.collective_mode = collective_mode.value();
   auto list =
       frontend::transport_list(a.get("transport", "grpc,verbs_v1,verbs_v2,gdr"), "tensorpath train --transport");
   if (!list.ok()) return report_error(list.error());
@@ -50,12 +54,12 @@ int run_train(const frontend::ParsedArgs& a)
     *o.dst = int(v.value());
   }
   // Options of the other mode would be silently ignored: refuse them.
-  if (spec.mode == "ps")
+  if (mode.ok() && spec.mode == training::SyncMode::PARAMETER_SERVER)
     for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode"})
       if (a.has(o))
         return report_error(Error::at("", std::string("tensorpath train --") + o,
                                       "an allreduce option only with --mode allreduce", "--mode ps"));
-  if (spec.mode == "allreduce")
+  if (mode.ok() && spec.mode == training::SyncMode::ALLREDUCE)
     for (const char* o : {"ps", "fetch", "gpus-per-worker"})
       if (a.has(o))
         return report_error(Error::at("", std::string("tensorpath train --") + o,
@@ -85,6 +89,8 @@ int run_train(const frontend::ParsedArgs& a)
   spec.transport_options.mpi_optimal_path = a.has("mpi-optimal-path");
   spec.transport_options.mpi_nonblocking_recv = a.has("mpi-nonblocking-recv");
   if (auto st = frontend::check_collective_mode(spec); !st.ok()) return report_error(st.error());
+  if (!mode.ok()) return report_error(mode.error());
+  if (!collective_mode.ok() && spec.mode == training::SyncMode::ALLREDUCE) return report_error(collective_mode.error());
   spec.one_gpu_reference = !a.has("no-reference");
   spec.collect_events = a.has("trace");
   frontend::ProgressLine line("train", frontend::ProgressLine::stderr_is_terminal());

@@ -1,13 +1,10 @@
-// Training steps on emulated processes (see training_job.hpp).
+// Training steps on emulated processes (see training_job.hpp); what they share with the simulator's training job
+// (task set-up, step times) is in core/jobs/training_tasks.hpp.
 #include "emulator/training_job.hpp"
 
-#include "core/training/executor.hpp"
-#include "core/training/step_graph.hpp"
-#include "core/transports/task_runtime.hpp"
+#include "core/jobs/training_tasks.hpp"
 #include "emulator/emulation.hpp"
 #include "emulator/job_estimate.hpp"
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -18,17 +15,7 @@
 
 namespace tp::emu {
 
-namespace {
-
-std::string process_name(const std::string& task)
-{
-  // "/job:worker/replica:0/task:3" -> "worker3"
-  const auto j = task.find("/job:") + 5;
-  const auto r = task.find("/replica");
-  return task.substr(j, r - j) + task.substr(task.rfind(':') + 1);
-}
-
-} // namespace
+using jobs::process_name;
 
 training::TrainingModel scale_model(const training::TrainingModel& m, double scale)
 {
@@ -42,6 +29,28 @@ training::TrainingModel scale_model(const training::TrainingModel& m, double sca
   }
   return out;
 }
+
+namespace {
+
+/// The step layout of an emulated job: each emulated process has GPUs 0..G-1 of its own.
+training::StepLayout step_layout(const EmuTrainingJob& job)
+{
+  training::StepLayout sl;
+  sl.mode = job.allreduce ? training::SyncMode::ALLREDUCE : training::SyncMode::PARAMETER_SERVER;
+  sl.workers = job.workers;
+  sl.gpus_per_worker = job.allreduce ? 1 : job.gpus_per_worker;
+  sl.ps_tasks = job.allreduce ? 0 : job.ps_tasks;
+  sl.fetch_per_worker = job.fetch_per_worker;
+  for (int w = 0; w < job.workers; ++w) {
+    std::vector<int> g;
+    for (int k = 0; k < sl.gpus_per_worker; ++k)
+      g.push_back(k);
+    sl.gpu_of.push_back(g);
+  }
+  return sl;
+}
+
+} // namespace
 
 Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& full, const EmuTrainingJob& job)
 {
@@ -58,22 +67,10 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
       !st.ok())
     return st.error();
 
-  training::StepLayout sl;
-  sl.mode = job.allreduce ? training::SyncMode::ALLREDUCE : training::SyncMode::PARAMETER_SERVER;
-  sl.workers = job.workers;
-  sl.gpus_per_worker = job.allreduce ? 1 : job.gpus_per_worker;
-  sl.ps_tasks = job.allreduce ? 0 : job.ps_tasks;
-  sl.fetch_per_worker = job.fetch_per_worker;
-  for (int w = 0; w < job.workers; ++w) {
-    std::vector<int> g;
-    for (int k = 0; k < sl.gpus_per_worker; ++k)
-      g.push_back(k); // each emulated process has GPUs 0..G-1 of its own
-    sl.gpu_of.push_back(g);
-  }
-  auto sgr = training::build_step_graph(model, sl);
+  const training::StepLayout sl = step_layout(job);
+  auto sgr = jobs::partitioned_step_graph(model, sl);
   if (!sgr.ok()) return sgr.error();
-  training::StepGraph sg = std::move(sgr.value());
-  training::partition(sg);
+  const training::StepGraph sg = std::move(sgr.value());
 
   EmuTrainingResult out;
   out.transport = job.transport;
@@ -87,19 +84,10 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
   Emulation::Options eo;
   eo.gpus_per_process = std::max(sl.gpus_per_worker, 1);
   Emulation emu(eo);
-  std::vector<collectives::RankInfo> ranks;
-  std::vector<std::string> rank_process;
-  if (job.allreduce)
-    for (int r = 0; r < job.workers; ++r) {
-      ranks.push_back({training::worker_task(r), training::worker_task(r) + "/device:GPU:0"});
-      rank_process.push_back(process_name(training::worker_task(r)));
-    }
+  const jobs::RankList ranks = jobs::rank_list(sl);
   struct Task {
     EmuProcess* proc = nullptr;
-    std::unique_ptr<transports::TaskRuntime> rt;
-    std::unique_ptr<collectives::CollectiveEngine> engine;
-    std::unique_ptr<training::TaskExecutor> ex;
-    size_t allreduces = 0;
+    jobs::TrainingTask job;
   };
   std::vector<Task> tasks(sg.tasks.size());
   struct Failure {
@@ -141,23 +129,9 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
       auto rt = transports::TaskRuntime::create(ts, t.proc->name, *t.proc->runtime, t.proc->device.get(),
                                                 *t.proc->streams, spec);
       if (!rt.ok()) return fail(rt.error());
-      t.rt = std::move(rt.value());
-      collectives::CollectiveEngine* engine = nullptr;
-      if (job.allreduce) {
-        int rank = 0;
-        while (ranks[size_t(rank)].task != task)
-          ++rank;
-        t.engine = std::make_unique<collectives::CollectiveEngine>(*t.rt, *t.proc->streams, ranks, rank_process, rank,
-                                                                   collectives::EngineOptions{});
-        engine = t.engine.get();
-        if (auto st = engine->start(); !st.ok()) return fail(st.error());
-      }
-      t.ex = std::make_unique<training::TaskExecutor>(*t.rt, sg, training::ExecutorOptions{}, engine);
-      for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
-        t.allreduces +=
-            sg.graph[*vi].kind == training::OpKind::ALLREDUCE && training::task_of_device(sg.graph[*vi].device) == task;
-      if (auto st = t.ex->prepare(); !st.ok()) return fail(st.error());
-      t.rt->transport().start([fail, started](Status st) {
+      if (auto st = jobs::set_up_task(t.job, std::move(rt.value()), *t.proc->streams, sg, ranks, {}); !st.ok())
+        return fail(st.error());
+      t.job.runtime->transport().start([fail, started](Status st) {
         if (!st.ok()) fail(st.error());
         ++*started;
       });
@@ -171,7 +145,8 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
     return Error::msg(job.transport + ": transports did not start within the timeout");
   if (failure) return *failure;
 
-  double measured = 0;
+  jobs::StepTimes times;
+  times.warmup = job.warmup;
   for (int s = 0; s < job.steps; ++s) {
     const int64_t step = s + 1;
     // On the heap: after a failure, the other tasks' callbacks may still come while this function returns.
@@ -179,8 +154,8 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
     const auto t0 = std::chrono::steady_clock::now();
     for (auto& t : tasks)
       t.proc->runtime->post([&, done, step] {
-        if (t.engine) t.engine->begin_step(step, t.allreduces);
-        t.ex->run_step(step, [fail, done](Status st) {
+        if (t.job.engine) t.job.engine->begin_step(step, t.job.allreduces);
+        t.job.executor->run_step(step, [fail, done](Status st) {
           if (!st.ok()) fail(st.error());
           ++*done;
         });
@@ -190,33 +165,30 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
                         std::to_string(job.timeout) + " s (protocol stalled)");
     if (failure) return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.step_seconds.push_back(dt);
     // The engines' last negotiation round (every rank idle, SHUTDOWN) ends after the executors finish: the next
     // step may begin only then, as in the simulator, where the step's events all run before the next one.
     auto engines_idle = [&] {
       bool idle = true;
       for (auto& t : tasks)
-        if (t.engine) Emulation::on(*t.proc, [&] { idle = idle && t.engine->idle(); });
+        if (t.job.engine) Emulation::on(*t.proc, [&] { idle = idle && t.job.engine->idle(); });
       return idle;
     };
     if (!finished(engines_idle))
       return Error::msg(job.transport + ": the collective engines did not finish step " + std::to_string(step) +
                         "'s negotiation");
     for (auto& t : tasks)
-      Emulation::on(*t.proc, [&] { t.rt->rendezvous().cleanup(step); });
-    if (s >= job.warmup) {
-      out.step_time += dt;
-      ++measured;
-    }
+      Emulation::on(*t.proc, [&] { t.job.runtime->rendezvous().cleanup(step); });
+    times.add(s, dt);
   }
-  out.step_time /= measured;
+  out.step_seconds = times.seconds;
+  out.step_time = times.mean();
   out.tasks = int(tasks.size());
   for (auto& t : tasks)
     Emulation::on(*t.proc, [&] {
-      t.rt->transport().shutdown();
-      t.ex.reset();
-      t.engine.reset();
-      t.rt.reset();
+      t.job.runtime->transport().shutdown();
+      t.job.executor.reset();
+      t.job.engine.reset();
+      t.job.runtime.reset();
     });
   return out;
 }

@@ -28,6 +28,13 @@ Result<FabricMode> parse_fabric_mode(const std::string& s)
   return Error::at("", "mode", "protocol, flow or analytical", "\"" + s + "\"");
 }
 
+Result<FabricMode> parse_collective_mode(const std::string& s)
+{
+  for (const FabricMode m : {FabricMode::PROTOCOL, FabricMode::ANALYTICAL})
+    if (s == to_string(m)) return m;
+  return Error::at("", "collective_mode", "protocol or analytical", "\"" + s + "\"");
+}
+
 const char* to_string(FabricMode m)
 {
   switch (m) {

@@ -23,6 +23,9 @@ namespace tp::sim {
 enum class FabricMode { PROTOCOL, FLOW, ANALYTICAL };
 Result<FabricMode> parse_fabric_mode(const std::string& s);
 const char* to_string(FabricMode m);
+/// A training job's collective_mode: protocol or analytical (FLOW is not offered there); an error names the field
+/// "collective_mode".
+Result<FabricMode> parse_collective_mode(const std::string& s);
 
 struct AllreduceJob {
   FabricMode mode = FabricMode::ANALYTICAL;

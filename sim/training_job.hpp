@@ -20,7 +20,7 @@
 namespace tp::sim {
 
 struct TrainingLayout {
-  enum class Mode { PARAMETER_SERVER, ALLREDUCE };
+  using Mode = training::SyncMode;
   Mode mode = Mode::PARAMETER_SERVER;
   int workers = 1;         ///< worker tasks (PS) or ranks (allreduce)
   int gpus_per_worker = 1; ///< PS: towers per worker; allreduce: 1
@@ -73,16 +73,16 @@ struct StepBreakdown {
 /// what the original implementation does at that point.
 struct TrainingFailure {
   int step = 0;
-  double at = 0;                       ///< seconds after the start of that step
-  bool stalled = false;                ///< no error at all: the step did not finish (a hang, or too slow)
-  bool slow = false;                   ///< stalled at stall_timeout with long work in progress: too slow, not hung
-  std::string task;                    ///< the task whose op failed first (stalled: the first task that never finished)
-  std::string op_kind;                 ///< "recv", "allreduce", or empty
-  std::string op;                      ///< the op's name
-  std::string transfer;                ///< rendezvous key (recv) or collective name (allreduce)
-  std::string error;                   ///< the error as tensorpath reports it
-  std::string original;                ///< what the original code does (the transport's on_failure)
-  std::vector<std::string> unfinished; ///< stalled: every task that never finished the step
+  double at = 0;        ///< seconds after the start of that step
+  bool stalled = false; ///< no error at all: the step did not finish (a hang, or too slow)
+  bool slow = false;    ///< stalled at stall_timeout with long work in progress: too slow, not hung
+  std::string task;     ///< the task whose op failed first (stalled: the first task that never finished)
+  std::optional<training::OpKind> op_kind; ///< RECV, ALLREDUCE, or none
+  std::string op;                          ///< the op's name
+  std::string transfer;                    ///< rendezvous key (recv) or collective name (allreduce)
+  std::string error;                       ///< the error as tensorpath reports it
+  std::string original;                    ///< what the original code does (the transport's on_failure)
+  std::vector<std::string> unfinished;     ///< stalled: every task that never finished the step
 };
 
 struct TaskPlacement {

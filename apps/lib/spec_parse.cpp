@@ -209,9 +209,9 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
     t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
     t.transport_options.mpi_typed_counts = r.boolean("mpi_typed_counts", false);
-    t.mode = r.str("mode", "ps");
-    if (t.mode != "ps" && t.mode != "allreduce")
-      fail(r.file(), r.field("mode"), "ps or allreduce", "\"" + t.mode + "\"");
+    auto mode = training::parse_sync_mode(r.str("mode", "ps"));
+    if (!mode.ok()) fail(r.file(), r.field("mode"), mode.error().expected, mode.error().got);
+    t.mode = mode.value();
     t.transports.clear();
     if (r.has("transports")) {
       const json& list = r.get("transports");
@@ -263,18 +263,19 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
     t.initial_broadcast = r.boolean("initial_broadcast", false);
     t.allreduce_on_host = r.boolean("allreduce_on_host", false);
-    t.collective_mode = r.str("collective_mode", "protocol");
-    if (t.collective_mode != "protocol" && t.collective_mode != "analytical")
-      fail(r.file(), r.field("collective_mode"), "protocol or analytical", "\"" + t.collective_mode + "\"");
+    auto collective_mode = sim::parse_collective_mode(r.str("collective_mode", "protocol"));
+    if (!collective_mode.ok())
+      fail(r.file(), r.field("collective_mode"), collective_mode.error().expected, collective_mode.error().got);
+    t.collective_mode = collective_mode.value();
     // A field of the other mode would be silently ignored: refuse it.
     const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
                                     "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
                                     "ranks_per_host"};
     const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
-    if (t.mode == "ps")
+    if (t.mode == training::SyncMode::PARAMETER_SERVER)
       for (const char* f : allreduce_only)
         if (r.has(f)) fail(r.file(), r.field(f), "no allreduce option in a ps-mode job (\"mode\": \"ps\")", "one");
-    if (t.mode == "allreduce")
+    if (t.mode == training::SyncMode::ALLREDUCE)
       for (const char* f : ps_only)
         if (r.has(f))
           fail(r.file(), r.field(f), "no parameter-server option in an allreduce-mode job (\"mode\": \"allreduce\")",
@@ -455,7 +456,8 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
 
 Status check_collective_mode(const TrainingSpec& spec)
 {
-  if (spec.mode != "allreduce" || spec.collective_mode != "analytical") return ok_status();
+  if (spec.mode != training::SyncMode::ALLREDUCE || spec.collective_mode != sim::FabricMode::ANALYTICAL)
+    return ok_status();
   for (const auto& t : spec.transports)
     if (t != "mpi")
       return Error::at("", "collective_mode analytical",

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 namespace tp::frontend {
 
@@ -97,7 +98,7 @@ json faults_json(const sim::TrainingResult& r)
                     {"stalled", x.stalled},
                     {"slow", x.slow},
                     {"task", x.task},
-                    {"op_kind", x.op_kind},
+                    {"op_kind", x.op_kind ? training::to_string(*x.op_kind) : ""},
                     {"op", x.op},
                     {"transfer", x.transfer},
                     {"error", x.error},
@@ -105,6 +106,14 @@ json faults_json(const sim::TrainingResult& r)
                     {"unfinished", x.unfinished}};
   }
   return j;
+}
+
+/// An op kind read back from the child's result (to_string's word); a word it does not know throws.
+training::OpKind op_kind_from(const json& j)
+{
+  auto k = training::parse_op_kind(j.get<std::string>());
+  if (!k.ok()) throw std::runtime_error(k.error().message());
+  return k.value();
 }
 
 void faults_from(const json& j, sim::TrainingResult& r)
@@ -128,7 +137,7 @@ void faults_from(const json& j, sim::TrainingResult& r)
     t.stalled = x.at("stalled");
     t.slow = x.value("slow", false);
     t.task = x.at("task");
-    t.op_kind = x.at("op_kind");
+    if (x.at("op_kind") != "") t.op_kind = op_kind_from(x.at("op_kind"));
     t.op = x.at("op");
     t.transfer = x.at("transfer");
     t.error = x.at("error");
@@ -163,7 +172,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
   if (with_events) {
     json ev = json::array();
     for (const auto& e : r.events)
-      ev.push_back({e.name, e.kind, e.device, e.start, e.end, e.bytes});
+      ev.push_back({e.name, training::to_string(e.kind), e.device, e.start, e.end, e.bytes});
     j["events"] = ev;
     j["records"] = json::parse(r.records.to_json());
     json cs = json::array();
@@ -197,7 +206,7 @@ sim::TrainingResult result_from(const json& j)
   if (j.contains("faults")) faults_from(j.at("faults"), r);
   if (j.contains("events")) {
     for (const auto& e : j.at("events"))
-      r.events.push_back({e[0], e[1], e[2], e[3], e[4], e[5]});
+      r.events.push_back({e[0], op_kind_from(e[1]), e[2], e[3], e[4], e[5]});
     for (const auto& x : j.at("records")) {
       transports::TransferRecord t;
       t.transport = x.at("transport");
@@ -253,8 +262,6 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   models::Catalog cat;
   TrainingReport rep;
   rep.spec = spec;
-  if (spec.mode != "ps" && spec.mode != "allreduce")
-    return Error::at("", "mode", "ps or allreduce", "\"" + spec.mode + "\"");
   for (const auto& t : spec.transports)
     if (!transports::find_transport(t))
       return Error::at("", "transport", one_of_names(t, transports::transport_names()),
@@ -269,10 +276,10 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     auto h = cat.host(spec.hw);
     if (!h.ok()) return h.error();
     const int g = std::max<int>(1, int(h->gpus.size()));
-    if (spec.mode == "ps" && spec.workers > 0)
+    if (spec.mode == training::SyncMode::PARAMETER_SERVER && spec.workers > 0)
       min_hosts = spec.ps_own_hosts ? spec.workers + std::max(spec.ps_tasks, 0)
                                     : std::max(spec.workers, spec.ps_tasks > 0 ? spec.ps_tasks : 0);
-    if (spec.mode == "allreduce" && spec.workers > 0) min_hosts = (spec.workers + g - 1) / g;
+    if (spec.mode == training::SyncMode::ALLREDUCE && spec.workers > 0) min_hosts = (spec.workers + g - 1) / g;
   }
   auto cluster = cluster_for(cat, spec.hw, std::max(min_hosts, 1), spec.switch_name);
   if (!cluster.ok()) return cluster.error();
@@ -360,7 +367,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   job.steps = spec.steps;
   job.warmup = 1;
   auto& L = job.layout;
-  if (spec.mode == "ps") {
+  if (spec.mode == training::SyncMode::PARAMETER_SERVER) {
     L.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
     L.workers = spec.workers > 0 ? spec.workers : hosts;
     L.gpus_per_worker = spec.gpus_per_worker > 0 ? spec.gpus_per_worker : int(host0.gpus.size());
@@ -388,10 +395,9 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     job.collectives = spec.collectives;
     job.initial_broadcast = spec.initial_broadcast;
     L.allreduce_on_host = spec.allreduce_on_host;
-    auto cm = sim::parse_fabric_mode(spec.collective_mode);
-    if (!cm.ok() || cm.value() == sim::FabricMode::FLOW)
-      return Error::at("", "collective_mode", "protocol or analytical", "\"" + spec.collective_mode + "\"");
-    job.collective_mode = cm.value();
+    if (spec.collective_mode == sim::FabricMode::FLOW)
+      return Error::at("", "collective_mode", "protocol or analytical", "\"flow\"");
+    job.collective_mode = spec.collective_mode;
   }
   // The 1-GPU reference: one GPU of the first host, its variables on its CPU.
   models::ClusterProfile one;
@@ -406,7 +412,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     ref.layout.workers = 1;
     ref.layout.gpus_per_worker = 1;
     ref.layout.ps_tasks = 0;
-    if (spec.mode == "allreduce") {
+    if (spec.mode == training::SyncMode::ALLREDUCE) {
       // One rank: the variables stay on its GPU and the ring has nothing to do.
       ref.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
       ref.layout.ranks_per_host = 1;
@@ -528,9 +534,10 @@ std::string training_table(const TrainingReport& r)
   const auto& s = r.spec;
   o += fmt::format("Training {} (batch {} per GPU, {:.1f} MB of variables) on {}, {}\n", s.model, s.batch,
                    r.model_bytes * 1e-6, r.cluster,
-                   s.mode == "ps" ? "parameter servers, variables fetched " + s.fetch : std::string("ring allreduce"));
+                   s.mode == training::SyncMode::PARAMETER_SERVER ? "parameter servers, variables fetched " + s.fetch
+                                                                  : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
-  if (s.mode == "allreduce") {
+  if (s.mode == training::SyncMode::ALLREDUCE) {
     const bool library_defaults =
         s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
         s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
@@ -541,7 +548,8 @@ std::string training_table(const TrainingReport& r)
   }
   if (r.reference)
     o += fmt::format("1-GPU reference ({}): step {:.1f} ms, {:.1f} images/s\n",
-                     s.mode == "ps" ? "variables on the host CPU" : "variables on the GPU",
+                     s.mode == training::SyncMode::PARAMETER_SERVER ? "variables on the host CPU"
+                                                                    : "variables on the GPU",
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
   bool faults = false; // an extra critical-path column: waiting for resends
@@ -596,7 +604,7 @@ std::string training_table(const TrainingReport& r)
           o += "    never finished: " + t + "\n";
       } else {
         o += fmt::format("  FAILED in step {} at {:.6f} s into the step: task {}{}\n", y.step, y.at, y.task,
-                         y.op_kind.empty() ? "" : ", " + y.op_kind + " " + y.op);
+                         !y.op_kind ? "" : ", " + std::string(training::to_string(*y.op_kind)) + " " + y.op);
         if (!y.transfer.empty()) o += "    transfer: " + y.transfer + "\n";
         o += "    tensorpath reports: " + y.error + "\n";
       }
@@ -627,8 +635,8 @@ std::string training_json(const TrainingReport& r)
   json j;
   j["model"] = r.spec.model;
   j["batch"] = r.spec.batch;
-  j["mode"] = r.spec.mode;
-  if (r.spec.mode == "allreduce")
+  j["mode"] = training::to_string(r.spec.mode);
+  if (r.spec.mode == training::SyncMode::ALLREDUCE)
     j["allreduce"] = {{"library", collectives::to_string(r.spec.library)},
                       {"coordinator", r.spec.collectives.coordinator},
                       {"tick_ms", r.spec.collectives.tick_seconds * 1e3},
@@ -691,13 +699,14 @@ std::string chrome_trace(const sim::TrainingResult& r)
     const auto d = e.device.find("/device:");
     const std::string task = e.device.substr(0, d);
     const int p = pid(host_of_task.count(task) ? host_of_task[task] : task);
-    if (e.kind == "recv" || e.kind == "allreduce") continue; // shown from the transfer records / collective spans below
+    if (e.kind == training::OpKind::RECV || e.kind == training::OpKind::ALLREDUCE)
+      continue; // shown from the transfer records / collective spans below
     const int t = tid(p, short_task(task) + " " + e.device.substr(d + 8));
-    json args = {{"kind", e.kind}};
+    json args = {{"kind", training::to_string(e.kind)}};
     if (e.bytes) args["bytes"] = e.bytes;
     ev.push_back({{"ph", "X"},
                   {"name", e.name},
-                  {"cat", e.kind},
+                  {"cat", training::to_string(e.kind)},
                   {"pid", p},
                   {"tid", t},
                   {"ts", e.start * 1e6},

@@ -28,7 +28,7 @@ struct TrainingSpec {
   /// `parameters` / `layers`; compute_ms is split over its layers in proportion to their forward FLOPs.
   std::string synthetic_variables_of;
   int batch = 32;
-  std::string mode = "ps"; ///< "ps" or "allreduce"
+  training::SyncMode mode = training::SyncMode::PARAMETER_SERVER; ///< "ps" or "allreduce"
   std::vector<std::string> transports{"grpc"};
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   int workers = 0;           ///< 0: default (one per host in ps mode, one per GPU in allreduce mode)
@@ -46,9 +46,10 @@ struct TrainingSpec {
   /// with the job's overrides): coordinator tick, fusion, response cache, MaTEx mode.
   collectives::AllreduceLibrary library = collectives::AllreduceLibrary::HOROVOD;
   collectives::EngineOptions collectives = collectives::library_defaults(collectives::AllreduceLibrary::HOROVOD);
-  bool initial_broadcast = false;           ///< allreduce: broadcast the variables first (MaTEx)
-  bool allreduce_on_host = false;           ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
-  std::string collective_mode = "protocol"; ///< allreduce: protocol (through the transport) or analytical
+  bool initial_broadcast = false; ///< allreduce: broadcast the variables first (MaTEx)
+  bool allreduce_on_host = false; ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
+  /// allreduce: protocol (through the transport) or analytical
+  sim::FabricMode collective_mode = sim::FabricMode::PROTOCOL;
   transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
   sim::FaultPlan faults;       ///< injected into every transport's run (not the 1-GPU reference)

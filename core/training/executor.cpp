@@ -198,7 +198,7 @@ struct TaskExecutor::Impl {
     }
   }
 
-  void record(int i, const char* kind, double start, uint64_t bytes = 0)
+  void record(int i, OpKind kind, double start, uint64_t bytes = 0)
   {
     events.push_back(OpEvent{ops[size_t(i)].op->name, kind, ops[size_t(i)].op->device, start, rt().now(), bytes});
   }
@@ -230,7 +230,7 @@ struct TaskExecutor::Impl {
           free();
           if (!st.ok()) return fail(st.error());
           const Op& op = *ops[size_t(i)].op;
-          record(i, to_string(op.kind), t0);
+          record(i, op.kind, t0);
           std::map<std::string, Tensor> outs;
           for (const auto& o : op.outputs) {
             auto t =
@@ -254,7 +254,7 @@ struct TaskExecutor::Impl {
           if (gen != generation) return;
           free();
           if (!st.ok()) return fail(st.error());
-          record(i, "apply", t0, ops[size_t(i)].op->bytes);
+          record(i, OpKind::APPLY, t0, ops[size_t(i)].op->bytes);
           complete(i, {});
         });
       });
@@ -280,10 +280,10 @@ struct TaskExecutor::Impl {
       task.rendezvous().recv_async(step, lo.key, args, [this, i, gen, t0](Result<rendezvous::RecvOutcome> r) {
         if (gen != generation) return;
         if (!r.ok()) {
-          if (!failed) failed_op = {"recv", ops[size_t(i)].op->name, ops[size_t(i)].key.full, t0};
+          if (!failed) failed_op = {OpKind::RECV, ops[size_t(i)].op->name, ops[size_t(i)].key.full, t0};
           return fail(r.error());
         }
-        record(i, "recv", t0, ops[size_t(i)].op->bytes);
+        record(i, OpKind::RECV, t0, ops[size_t(i)].op->bytes);
         complete(i, {{ops[size_t(i)].op->tensor, r->tensor}});
       });
       return;
@@ -294,10 +294,10 @@ struct TaskExecutor::Impl {
       collectives->allreduce(step, op.collective, in, [this, i, gen, t0](Result<Tensor> r) {
         if (gen != generation) return;
         if (!r.ok()) {
-          if (!failed) failed_op = {"allreduce", ops[size_t(i)].op->name, ops[size_t(i)].op->collective, t0};
+          if (!failed) failed_op = {OpKind::ALLREDUCE, ops[size_t(i)].op->name, ops[size_t(i)].op->collective, t0};
           return fail(r.error());
         }
-        record(i, "allreduce", t0, ops[size_t(i)].op->outputs.at(0).bytes);
+        record(i, OpKind::ALLREDUCE, t0, ops[size_t(i)].op->outputs.at(0).bytes);
         complete(i, {{ops[size_t(i)].op->outputs.at(0).tensor, r.value()}});
       });
       return;
@@ -330,7 +330,7 @@ struct TaskExecutor::Impl {
           if (!st.ok()) return fail(st.error());
           OpState& s = state[size_t(target)];
           const Op& op = *ops[size_t(target)].op;
-          record(target, "aggregate", t0, op.outputs.at(0).bytes);
+          record(target, OpKind::AGGREGATE, t0, op.outputs.at(0).bytes);
           if (++s.arrived == op.arity) complete(target, {{op.outputs.at(0).tensor, s.accumulator}});
         });
       });
@@ -425,8 +425,8 @@ std::vector<FailedOp> TaskExecutor::waiting_ops() const
     const auto& lo = impl_->ops[i];
     const auto& st = impl_->state[i];
     if (st.done || st.start < 0) continue;
-    if (lo.op->kind == OpKind::RECV) out.push_back({"recv", lo.op->name, lo.key.full, st.start});
-    if (lo.op->kind == OpKind::ALLREDUCE) out.push_back({"allreduce", lo.op->name, lo.op->collective, st.start});
+    if (lo.op->kind == OpKind::RECV) out.push_back({OpKind::RECV, lo.op->name, lo.key.full, st.start});
+    if (lo.op->kind == OpKind::ALLREDUCE) out.push_back({OpKind::ALLREDUCE, lo.op->name, lo.op->collective, st.start});
   }
   std::stable_sort(out.begin(), out.end(), [](const FailedOp& a, const FailedOp& b) { return a.started < b.started; });
   return out;

@@ -6,10 +6,12 @@
 
 #include "core/common/result.hpp"
 #include "core/tensor/tensor.hpp"
+#include "core/training/modes.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +35,8 @@ public:
 /// One executed op (or, for AGGREGATE, one partial sum), for traces and step breakdowns.
 struct OpEvent {
   std::string name;
-  std::string kind;   ///< "forward", "backward", "aggregate", "apply", "recv", "allreduce"
-  std::string device; ///< full device name
+  OpKind kind = OpKind::FORWARD; ///< FORWARD, BACKWARD, AGGREGATE, APPLY, RECV or ALLREDUCE
+  std::string device;            ///< full device name
   double start = 0, end = 0;
   uint64_t bytes = 0;
 };
@@ -47,7 +49,7 @@ struct OpTiming {
 
 /// The op whose error failed a step: a RECV (key = rendezvous key) or an ALLREDUCE (key = collective name).
 struct FailedOp {
-  std::string kind; ///< "recv", "allreduce"; empty when the error came from elsewhere
+  std::optional<OpKind> kind; ///< RECV or ALLREDUCE; none when the error came from elsewhere
   std::string op, key;
   double started = 0; ///< when the op was issued
 };
@@ -76,7 +78,7 @@ public:
   void clear_events();
   /// Timings of every op of this task in the last step (after it finished).
   std::vector<OpTiming> timings() const;
-  /// After a failed step: which transfer or collective failed it (kind empty if none did).
+  /// After a failed step: which transfer or collective failed it (no kind if none did).
   FailedOp failed_op() const;
   /// The transfers and collectives issued in this step and not finished yet, earliest first (what the task was
   /// waiting for when a transport aborted it: a fatal error completion names a channel, not a transfer).

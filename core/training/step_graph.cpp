@@ -9,31 +9,6 @@
 
 namespace tp::training {
 
-const char* to_string(OpKind k)
-{
-  switch (k) {
-  case OpKind::VARIABLE:
-    return "variable";
-  case OpKind::FORWARD:
-    return "forward";
-  case OpKind::BACKWARD:
-    return "backward";
-  case OpKind::AGGREGATE:
-    return "aggregate";
-  case OpKind::APPLY:
-    return "apply";
-  case OpKind::ALLREDUCE:
-    return "allreduce";
-  case OpKind::IDENTITY:
-    return "identity";
-  case OpKind::SEND:
-    return "send";
-  case OpKind::RECV:
-    return "recv";
-  }
-  return "?";
-}
-
 std::string worker_task(int w)
 {
   return "/job:worker/replica:0/task:" + std::to_string(w);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/common/result.hpp"
+#include "core/training/modes.hpp"
 #include "core/training/training_model.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -16,19 +17,6 @@
 #include <vector>
 
 namespace tp::training {
-
-enum class OpKind : uint8_t {
-  VARIABLE,  ///< a persistent variable (its value is the output; lives across steps)
-  FORWARD,   ///< a layer's forward compute on a device
-  BACKWARD,  ///< a layer's backward compute; outputs one gradient per variable of the layer
-  AGGREGATE, ///< sum of `arity` inputs of the same size (add_n / ConditionalAccumulator), summed as they arrive
-  APPLY,     ///< variable update (var -= lr * grad) on the variable's device
-  ALLREDUCE, ///< a collective across ranks (the collectives engine runs it)
-  IDENTITY,  ///< passes its input on under its own name (a worker-side cache of a pulled variable); no work
-  SEND,      ///< rendezvous Send (inserted by partition)
-  RECV,      ///< rendezvous Recv (inserted by partition)
-};
-const char* to_string(OpKind k);
 
 struct OpOutput {
   std::string tensor; ///< tensor name (unique in the step), e.g. "grad/conv1/kernel/worker0/gpu0"
@@ -56,8 +44,6 @@ struct Flow {
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, Flow>;
 using OpId = Graph::vertex_descriptor;
-
-enum class SyncMode { PARAMETER_SERVER, ALLREDUCE };
 
 struct StepLayout {
   SyncMode mode = SyncMode::PARAMETER_SERVER;

@@ -148,3 +148,30 @@ TEST_CASE("layouts that do not fit are errors naming the field", "[step_graph]")
   REQUIRE_FALSE(c.ok());
   CHECK(c.error().field == "model");
 }
+
+TEST_CASE("sync modes and op kinds read back from their words, and a wrong word names the field and the choices",
+          "[training]")
+{
+  for (const SyncMode m : {SyncMode::PARAMETER_SERVER, SyncMode::ALLREDUCE}) {
+    auto back = parse_sync_mode(to_string(m));
+    REQUIRE(back.ok());
+    CHECK(back.value() == m);
+  }
+  CHECK(std::string(to_string(SyncMode::PARAMETER_SERVER)) == "ps");
+  auto bad = parse_sync_mode("ring");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "mode");
+  CHECK(bad.error().expected == "ps or allreduce");
+  CHECK(bad.error().got == "\"ring\"");
+  for (int k = 0; k <= int(OpKind::RECV); ++k) {
+    auto back = parse_op_kind(to_string(OpKind(k)));
+    REQUIRE(back.ok());
+    CHECK(back.value() == OpKind(k));
+  }
+  CHECK(std::string(to_string(OpKind::RECV)) == "recv");
+  auto bad_kind = parse_op_kind("Recv");
+  REQUIRE_FALSE(bad_kind.ok());
+  CHECK(bad_kind.error().field == "op kind");
+  CHECK(bad_kind.error().expected.find("forward, backward") != std::string::npos);
+  CHECK(bad_kind.error().expected.find(" or recv") != std::string::npos);
+}

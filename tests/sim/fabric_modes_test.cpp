@@ -140,3 +140,18 @@ TEST_CASE("no ring path crosses the sockets at the GPU peer limit", "[fabric]")
     CHECK(in_child(cluster(0.2e9), job)[0] == Approx(in_child(cluster(1e12), job)[0]).epsilon(1e-12));
   }
 }
+
+TEST_CASE("a training job's collective mode is protocol or analytical, and a wrong word names the field", "[fabric]")
+{
+  auto p = sim::parse_collective_mode("protocol");
+  REQUIRE(p.ok());
+  CHECK(p.value() == sim::FabricMode::PROTOCOL);
+  auto a = sim::parse_collective_mode(sim::to_string(sim::FabricMode::ANALYTICAL));
+  REQUIRE(a.ok());
+  CHECK(a.value() == sim::FabricMode::ANALYTICAL);
+  auto flow = sim::parse_collective_mode("flow"); // the flow model times a lone allreduce, not a training step
+  REQUIRE_FALSE(flow.ok());
+  CHECK(flow.error().field == "collective_mode");
+  CHECK(flow.error().expected == "protocol or analytical");
+  CHECK(flow.error().got == "\"flow\"");
+}

@@ -122,7 +122,7 @@ TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ER
   CHECK(x.at <= 1e-3 + 8 * ack_timeout() + 0.02);
   CHECK_FALSE(x.task.empty());
   INFO("task " << x.task << " error " << x.error);
-  CHECK(x.op_kind == "recv");
+  CHECK(x.op_kind == training::OpKind::RECV);
   CHECK(x.transfer.find(";") != std::string::npos); // a rendezvous key
   CHECK(x.original == transports::find_transport("verbs_v2")->on_failure);
   CHECK(r.step_seconds.size() == 1); // the warm-up completed, step 2 did not

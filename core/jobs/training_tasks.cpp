@@ -1,0 +1,161 @@
+// What both training jobs share (see training_tasks.hpp).
+#include "core/jobs/training_tasks.hpp"
+
+#include "core/collectives/ring.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace tp::jobs {
+
+std::string process_name(const std::string& task)
+{
+  const auto j = task.find("/job:") + 5;
+  const auto r = task.find('/', j);
+  const auto t = task.rfind(':');
+  return task.substr(j, r - j) + task.substr(t + 1);
+}
+
+Result<training::StepGraph> partitioned_step_graph(const training::TrainingModel& model,
+                                                   const training::StepLayout& layout)
+{
+  auto sg = training::build_step_graph(model, layout);
+  if (!sg.ok()) return sg.error();
+  training::partition(sg.value());
+  return std::move(sg.value());
+}
+
+int RankList::rank_of(const std::string& task) const
+{
+  int rank = 0;
+  while (ranks[size_t(rank)].task != task)
+    ++rank;
+  return rank;
+}
+
+RankList rank_list(const training::StepLayout& layout)
+{
+  RankList out;
+  if (layout.mode != training::SyncMode::ALLREDUCE) return out;
+  for (int r = 0; r < layout.workers; ++r) {
+    const std::string task = training::worker_task(r);
+    out.ranks.push_back(
+        {task, task + (layout.allreduce_on_host ? std::string("/device:CPU:0")
+                                                : "/device:GPU:" + std::to_string(layout.gpu_of[size_t(r)][0]))});
+    out.processes.push_back(process_name(task));
+  }
+  return out;
+}
+
+namespace {
+
+/// MaTEx: one blocking allreduce per gradient in graph order, the same on every rank (rank 0's op order).
+std::vector<std::string> graph_order_of_allreduces(const training::StepGraph& sg)
+{
+  std::vector<std::pair<int, std::string>> ordered;
+  for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
+    if (sg.graph[*vi].kind == training::OpKind::ALLREDUCE &&
+        training::task_of_device(sg.graph[*vi].device) == training::worker_task(0))
+      ordered.emplace_back(sg.graph[*vi].order, sg.graph[*vi].collective);
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::string> names;
+  for (auto& [o, n] : ordered)
+    names.push_back(n);
+  return names;
+}
+
+size_t allreduces_of(const training::StepGraph& sg, const std::string& task)
+{
+  size_t n = 0;
+  for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
+    n += sg.graph[*vi].kind == training::OpKind::ALLREDUCE && training::task_of_device(sg.graph[*vi].device) == task;
+  return n;
+}
+
+} // namespace
+
+Status set_up_task(TrainingTask& task, std::unique_ptr<transports::TaskRuntime> runtime, StreamNetwork& streams,
+                   const training::StepGraph& graph, const RankList& ranks, const TrainingTaskOptions& options)
+{
+  task.runtime = std::move(runtime);
+  const std::string& name = task.runtime->spec().task;
+  if (!ranks.ranks.empty()) {
+    task.engine = std::make_unique<collectives::CollectiveEngine>(*task.runtime, streams, ranks.ranks, ranks.processes,
+                                                                  ranks.rank_of(name), options.collectives);
+    if (options.ring_runner) task.engine->set_ring_runner(options.ring_runner);
+    if (auto st = task.engine->start(); !st.ok()) return st.error();
+    if (!options.collectives.coordinator) task.engine->set_order(graph_order_of_allreduces(graph));
+  }
+  task.executor = std::make_unique<training::TaskExecutor>(*task.runtime, graph, options.executor, task.engine.get());
+  task.allreduces = allreduces_of(graph, name);
+  return task.executor->prepare();
+}
+
+namespace {
+
+/// The broadcast on one rank: its variables one after the other.
+struct Broadcasts {
+  collectives::Channel* ch = nullptr;
+  std::vector<std::pair<std::string, Tensor>> vars;
+  std::optional<Error>* failure = nullptr;
+};
+
+void broadcast_next(std::shared_ptr<Broadcasts> b, size_t i)
+{
+  if (i == b->vars.size()) return;
+  collectives::tree_broadcast(*b->ch, 0, "broadcast/" + b->vars[i].first, b->vars[i].second, 0,
+                              [b, i](Result<Tensor> r) {
+                                if (!r.ok() && !*b->failure) *b->failure = r.error();
+                                broadcast_next(b, i + 1);
+                              });
+}
+
+} // namespace
+
+std::vector<std::unique_ptr<collectives::Channel>>
+start_variable_broadcast(std::vector<TrainingTask>& tasks, const RankList& ranks, std::optional<Error>& failure)
+{
+  std::vector<std::unique_ptr<collectives::Channel>> channels;
+  for (auto& t : tasks)
+    channels.push_back(
+        std::make_unique<collectives::Channel>(*t.runtime, ranks.ranks, ranks.rank_of(t.runtime->spec().task)));
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    auto b = std::make_shared<Broadcasts>();
+    b->ch = channels[k].get();
+    b->failure = &failure;
+    for (const auto& [name, t] : tasks[k].executor->variables())
+      b->vars.emplace_back(name.substr(0, name.rfind("/rank")), t);
+    broadcast_next(b, 0);
+  }
+  return channels;
+}
+
+bool StepTimes::add(int index, double step_seconds)
+{
+  seconds.push_back(step_seconds);
+  if (index < warmup) return false;
+  total_measured += step_seconds;
+  ++measured;
+  return true;
+}
+
+training::FailedOp blamed_op(const std::vector<TrainingTask>& tasks, size_t failed_task, bool fatal)
+{
+  const auto& failed = *tasks[failed_task].executor;
+  auto fo = failed.failed_op();
+  if (fatal || !fo.kind) {
+    const auto waiting = failed.waiting_ops();
+    if (!waiting.empty()) fo = waiting.front();
+  }
+  if (!fo.kind) {
+    const std::string& me = tasks[failed_task].runtime->spec().task;
+    for (const auto& t : tasks)
+      for (const auto& w : t.executor->waiting_ops())
+        if (w.key.find(me + "/") != std::string::npos && (!fo.kind || w.started < fo.started)) fo = w;
+  }
+  return fo;
+}
+
+} // namespace tp::jobs
