@@ -4,10 +4,10 @@
 // their estimate before they start anything. Tests: tests/emulator/emulated_training_test.cpp.
 #pragma once
 
-#include "core/common/resource_estimate.hpp"
 #include "core/training/training_model.hpp"
 #include "emulator/training_job.hpp"
 #include "emulator/transfer_job.hpp"
+#include "models/host_facts.hpp"
 
 namespace tp::emu {
 

@@ -6,8 +6,8 @@
 // Tests: tests/sim/resource_bounds_test.cpp.
 #pragma once
 
-#include "core/common/resource_estimate.hpp"
 #include "core/training/training_model.hpp"
+#include "models/host_facts.hpp"
 #include "models/host_model.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/microbench_jobs.hpp"

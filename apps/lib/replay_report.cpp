@@ -2,6 +2,7 @@
 #include "apps/lib/replay_report.hpp"
 
 #include "core/common/isolated_run.hpp"
+#include "traces/chrome_trace_writer.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -159,23 +160,11 @@ std::string replay_json(const ReplayReport& r)
 
 std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResult& rep, const std::string& hw)
 {
-  json ev = json::array();
-  const int REC = 1, REP = 2;
-  ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", REC}, {"args", {{"name", "recorded: " + t.file}}}});
-  ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", REP}, {"args", {{"name", "replayed on " + hw}}}});
-  ev.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", REC}, {"args", {{"sort_index", 0}}}});
-  ev.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", REP}, {"args", {{"sort_index", 1}}}});
-  std::map<std::string, int> tids; // track name -> tid, the same in both processes
-  auto tid = [&](const std::string& track) {
-    auto it = tids.find(track);
-    if (it != tids.end()) return it->second;
-    const int id = int(tids.size()) + 1;
-    tids[track] = id;
-    for (int p : {REC, REP})
-      ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p}, {"tid", id}, {"args", {{"name", track}}}});
-    return id;
-  };
-  const int steps_tid = tid("steps");
+  traces::ChromeTraceWriter out;
+  const int REC = out.process("recorded: " + t.file), REP = out.process("replayed on " + hw);
+  out.sort_process(REC, 0);
+  out.sort_process(REP, 1);
+  const int steps_tid = out.shared_track("steps"); // track numbers are the same in both processes
   double origin = std::numeric_limits<double>::infinity();
   for (const auto& o : t.ops)
     origin = std::min(origin, o.start);
@@ -190,14 +179,7 @@ std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResu
   std::vector<std::pair<double, double>> rec_steps(t.steps.size(), {INFINITY, -INFINITY}), rep_steps = rec_steps;
   auto span = [&](int pid, int track, const std::string& name, const std::string& cat, double start, double dur,
                   json args, int step) {
-    ev.push_back({{"ph", "X"},
-                  {"name", name},
-                  {"cat", cat},
-                  {"pid", pid},
-                  {"tid", track},
-                  {"ts", (start - origin) * 1e6},
-                  {"dur", dur * 1e6},
-                  {"args", std::move(args)}});
+    out.span(pid, track, name, cat, start - origin, dur, std::move(args));
     if (step >= 0 && size_t(step) < t.steps.size()) {
       auto& s = (pid == REC ? rec_steps : rep_steps)[size_t(step)];
       s.first = std::min(s.first, start), s.second = std::max(s.second, start + dur);
@@ -206,13 +188,13 @@ std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResu
   auto rank_prefix = [](int rank) { return rank >= 0 ? "rank " + std::to_string(rank) + ": " : std::string(); };
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const auto& o = t.ops[i];
-    const int k = tid(o.device); // merged traces already name "rank R: device"
+    const int k = out.shared_track(o.device); // merged traces already name "rank R: device"
     span(REC, k, o.name, "compute", o.start, o.duration, json::object(), o.step);
     span(REP, k, o.name, "compute", replayed ? rep.op_start[i] : o.start, o.duration, json::object(), o.step);
   }
   for (size_t i = 0; i < t.transfers.size(); ++i) {
     const auto& x = t.transfers[i];
-    const int k = tid(rank_prefix(x.rank) + "transfers");
+    const int k = out.shared_track(rank_prefix(x.rank) + "transfers");
     json args = {{"bytes", or_null(x.bytes_known, x.bytes)}, {"src", x.src_device}, {"dst", x.dst_device}};
     span(REC, k, x.tensor, "transfer", x.start, x.duration, args, x.step);
     span(REP, k, x.tensor, "transfer", replayed ? rep.transfer_start[i] : x.start,
@@ -220,7 +202,7 @@ std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResu
   }
   for (size_t i = 0; i < t.collectives.size(); ++i) {
     const auto& c = t.collectives[i];
-    const int k = tid(rank_prefix(c.rank) + "collectives");
+    const int k = out.shared_track(rank_prefix(c.rank) + "collectives");
     json args = {{"kind", c.kind}, {"bytes", or_null(c.bytes_known, c.bytes)}};
     span(REC, k, c.name, c.kind, c.start, c.duration, args, c.step);
     span(REP, k, c.name, c.kind, replayed ? rep.collective_start[i] : c.start,
@@ -230,17 +212,9 @@ std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResu
     for (int p : {REC, REP}) {
       const auto& [a, b] = (p == REC ? rec_steps : rep_steps)[s];
       if (b < a) continue; // no events
-      ev.push_back({{"ph", "X"},
-                    {"name", t.steps[s].name},
-                    {"cat", "step"},
-                    {"pid", p},
-                    {"tid", steps_tid},
-                    {"ts", (a - origin) * 1e6},
-                    {"dur", (b - a) * 1e6},
-                    {"args", {{"partial", t.steps[s].partial}}}});
+      out.span(p, steps_tid, t.steps[s].name, "step", a - origin, b - a, {{"partial", t.steps[s].partial}});
     }
-  json out = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
-  return out.dump() + "\n";
+  return out.text() + "\n";
 }
 
 } // namespace tp::frontend

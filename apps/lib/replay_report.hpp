@@ -98,7 +98,7 @@ struct ReplayReport {
 std::string replay_json(const ReplayReport& r);
 /// A Chrome/Perfetto trace: process 1 the recorded trace, process 2 the replay, a track per device (compute), per
 /// rank for collectives and one for transfers, and a track of the steps in each, times in microseconds from the
-/// trace's first event.
+/// trace's first event; written through traces/chrome_trace_writer.hpp.
 std::string replay_chrome_trace(const traces::Trace& t, const traces::ReplayResult& rep, const std::string& hw);
 
 } // namespace tp::frontend

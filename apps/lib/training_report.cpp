@@ -10,6 +10,7 @@
 #include "models/workload/language_model.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/job_estimate.hpp"
+#include "traces/chrome_trace_writer.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -666,31 +667,12 @@ std::string chrome_trace(const sim::TrainingResult& r)
 {
   // Processes = hosts; threads = one track per device of a task ("worker0 GPU:1", "ps0 CPU:0") and one per
   // task for its incoming transfers (async spans, they overlap).
-  json ev = json::array();
-  std::map<std::string, int> pid_of_host;
+  traces::ChromeTraceWriter out;
   std::map<std::string, std::string> host_of_task;
   for (const auto& [task, host] : r.task_hosts)
     host_of_task[task] = host;
   for (const auto& p : r.placement)
     host_of_task[p.task] = p.host;
-  auto pid = [&](const std::string& host) {
-    auto it = pid_of_host.find(host);
-    if (it != pid_of_host.end()) return it->second;
-    const int id = int(pid_of_host.size()) + 1;
-    pid_of_host[host] = id;
-    ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", id}, {"args", {{"name", host}}}});
-    return id;
-  };
-  std::map<std::pair<int, std::string>, int> tid_of;
-  auto tid = [&](int p, const std::string& track) {
-    auto key = std::make_pair(p, track);
-    auto it = tid_of.find(key);
-    if (it != tid_of.end()) return it->second;
-    const int id = int(tid_of.size()) + 1;
-    tid_of[key] = id;
-    ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", p}, {"tid", id}, {"args", {{"name", track}}}});
-    return id;
-  };
   auto short_task = [](const std::string& task) {
     const auto j = task.find("/job:") + 5;
     return task.substr(j, task.find('/', j) - j) + task.substr(task.rfind(':') + 1);
@@ -698,104 +680,49 @@ std::string chrome_trace(const sim::TrainingResult& r)
   for (const auto& e : r.events) {
     const auto d = e.device.find("/device:");
     const std::string task = e.device.substr(0, d);
-    const int p = pid(host_of_task.count(task) ? host_of_task[task] : task);
+    const int p = out.process(host_of_task.count(task) ? host_of_task[task] : task);
     if (e.kind == training::OpKind::RECV || e.kind == training::OpKind::ALLREDUCE)
       continue; // shown from the transfer records / collective spans below
-    const int t = tid(p, short_task(task) + " " + e.device.substr(d + 8));
+    const int t = out.track(p, short_task(task) + " " + e.device.substr(d + 8));
     json args = {{"kind", training::to_string(e.kind)}};
     if (e.bytes) args["bytes"] = e.bytes;
-    ev.push_back({{"ph", "X"},
-                  {"name", e.name},
-                  {"cat", training::to_string(e.kind)},
-                  {"pid", p},
-                  {"tid", t},
-                  {"ts", e.start * 1e6},
-                  {"dur", (e.end - e.start) * 1e6},
-                  {"args", args}});
+    out.span(p, t, e.name, training::to_string(e.kind), e.start, e.end - e.start, std::move(args));
   }
-  uint64_t id = 1;
   for (const auto& rec : r.records.records()) {
     if (rec.side != "consumer") continue;
-    const int p = pid(host_of_task.count(rec.local_task) ? host_of_task[rec.local_task] : rec.local_task);
-    const int t = tid(p, short_task(rec.local_task) + " transfers in");
+    const int p = out.process(host_of_task.count(rec.local_task) ? host_of_task[rec.local_task] : rec.local_task);
+    const int t = out.track(p, short_task(rec.local_task) + " transfers in");
     json args = {{"bytes", rec.bytes}, {"from", rec.peer_task}, {"key", rec.key}, {"wait", rec.wait()}};
     for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
       args[transports::to_string(transports::Phase(ph))] = rec.seconds[ph];
     const std::string name = rec.key.substr(0, rec.key.rfind(';'));
-    ev.push_back({{"ph", "b"},
-                  {"name", name.substr(name.rfind(';') + 1)},
-                  {"cat", "transfer"},
-                  {"id", id},
-                  {"pid", p},
-                  {"tid", t},
-                  {"ts", rec.t_start * 1e6},
-                  {"args", args}});
-    ev.push_back({{"ph", "e"},
-                  {"name", name.substr(name.rfind(';') + 1)},
-                  {"cat", "transfer"},
-                  {"id", id},
-                  {"pid", p},
-                  {"tid", t},
-                  {"ts", rec.t_end * 1e6}});
-    ++id;
+    out.async_span(p, t, name.substr(name.rfind(';') + 1), "transfer", rec.t_start, rec.t_end, std::move(args));
   }
   // Data movements: one track per link ("link nic0.port.tx", "link gpu1.pcie.up", "link qpi.0to1") under its
   // machine, and one per NIC with every movement that went through it.
   for (const auto& c : r.comms) {
     std::vector<std::string> nics;
+    const std::string bytes = fmt::format("{:.0f} B", c.bytes);
     for (const auto& l : c.links) {
       const auto dot = l.find('.');
       if (dot == std::string::npos) continue;
       const std::string host = l.substr(0, dot), rest = l.substr(dot + 1);
-      const int p = pid(host);
-      const int t = tid(p, "link " + rest);
+      const int p = out.process(host);
       // Async spans: flows overlap on a link (they share it).
-      ev.push_back({{"ph", "b"},
-                    {"name", fmt::format("{:.0f} B", c.bytes)},
-                    {"cat", "link"},
-                    {"id", id},
-                    {"pid", p},
-                    {"tid", t},
-                    {"ts", c.start * 1e6},
-                    {"args", {{"bytes", c.bytes}, {"route", c.links}}}});
-      ev.push_back({{"ph", "e"},
-                    {"name", fmt::format("{:.0f} B", c.bytes)},
-                    {"cat", "link"},
-                    {"id", id},
-                    {"pid", p},
-                    {"tid", t},
-                    {"ts", c.end * 1e6}});
-      ++id;
+      out.async_span(p, out.track(p, "link " + rest), bytes, "link", c.start, c.end,
+                     {{"bytes", c.bytes}, {"route", c.links}});
       if (rest.rfind("nic", 0) == 0) {
         const std::string nic = host + "." + rest.substr(0, rest.find('.'));
         if (std::find(nics.begin(), nics.end(), nic) == nics.end()) nics.push_back(nic);
       }
     }
     for (const auto& nic : nics) {
-      const std::string host = nic.substr(0, nic.find('.'));
-      const int p = pid(host);
-      ev.push_back({{"ph", "b"},
-                    {"name", fmt::format("{:.0f} B", c.bytes)},
-                    {"cat", "nic"},
-                    {"id", id},
-                    {"pid", p},
-                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))},
-                    {"ts", c.start * 1e6},
-                    {"args", {{"bytes", c.bytes}}}});
-      ev.push_back({{"ph", "e"},
-                    {"name", fmt::format("{:.0f} B", c.bytes)},
-                    {"cat", "nic"},
-                    {"id", id},
-                    {"pid", p},
-                    {"tid", tid(p, "NIC " + nic.substr(nic.find('.') + 1))},
-                    {"ts", c.end * 1e6}});
-      ++id;
+      const int p = out.process(nic.substr(0, nic.find('.')));
+      out.async_span(p, out.track(p, "NIC " + nic.substr(nic.find('.') + 1)), bytes, "nic", c.start, c.end,
+                     {{"bytes", c.bytes}});
     }
   }
-  json doc = {{"traceEvents", ev},
-              {"displayTimeUnit", "ms"},
-              {"otherData", {{"transport", r.transport}, {"step_seconds", r.step_time}}}};
-  return doc.dump();
+  return out.text({{"transport", r.transport}, {"step_seconds", r.step_time}});
 }
 
 Status write_trace(const TrainingReport& r, const std::string& path)

@@ -100,7 +100,8 @@ std::map<std::string, double> training_metrics(const TrainingReport& r);
 
 /// Chrome trace of the first run that kept its events (spec.collect_events); error if none did.
 Status write_trace(const TrainingReport& r, const std::string& path);
-/// The trace JSON text itself (for tests).
+/// The trace JSON text itself (for tests): hosts and tracks mapped here, written through
+/// traces/chrome_trace_writer.hpp.
 std::string chrome_trace(const sim::TrainingResult& r);
 
 } // namespace tp::frontend

@@ -1,14 +1,10 @@
 // Job estimates and the up-front budget check (see resource_estimate.hpp).
 #include "core/common/resource_estimate.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 namespace tp {
@@ -18,43 +14,6 @@ namespace {
 /// A job is refused above this share of the memory available (the estimate errs high, but the page cache, the
 /// parent process and other jobs need some too).
 constexpr double MEMORY_SHARE = 0.9;
-
-/// "123", "512M", "8G", "1.5G" -> bytes; 0 if unreadable.
-uint64_t parse_bytes(const std::string& s)
-{
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !(v > 0) || std::isinf(v)) return 0;
-  double mult = 1;
-  switch (std::toupper(static_cast<unsigned char>(*end))) {
-  case 'K':
-    mult = 1024.0;
-    break;
-  case 'M':
-    mult = 1024.0 * 1024;
-    break;
-  case 'G':
-    mult = 1024.0 * 1024 * 1024;
-    break;
-  case 'T':
-    mult = 1024.0 * 1024 * 1024 * 1024;
-    break;
-  case '\0':
-    break;
-  default:
-    return 0;
-  }
-  if (*end && end[1] && !(std::toupper(static_cast<unsigned char>(end[1])) == 'B' && !end[2])) return 0;
-  return uint64_t(std::min(v * mult, 1.8e19));
-}
-
-uint64_t read_number_file(const std::string& path)
-{
-  std::ifstream in(path);
-  std::string s;
-  if (!(in >> s) || s == "max") return 0;
-  return parse_bytes(s);
-}
 
 /// "600", "90s", "10m", "2h", "1d", "0", "none", "unlimited" -> seconds (0: no limit); negative if unreadable.
 double parse_seconds(const std::string& s)
@@ -128,34 +87,6 @@ void JobEstimate::rename_parameter(const std::string& from, const std::string& t
     if (t.parameter.rfind(from, 0) == 0) t.parameter = to + t.parameter.substr(from.size());
 }
 
-uint64_t available_memory()
-{
-  if (const char* env = std::getenv("TENSORPATH_MEMORY_LIMIT"); env && *env) return parse_bytes(env);
-  uint64_t avail = 0;
-  {
-    std::ifstream in("/proc/meminfo");
-    std::string key, unit;
-    uint64_t kb = 0;
-    while (in >> key >> kb) {
-      std::getline(in, unit);
-      if (key == "MemAvailable:") {
-        avail = kb * 1024;
-        break;
-      }
-    }
-  }
-  // A cgroup limit (containers, systemd slices): what is left under memory.max.
-  if (const uint64_t max = read_number_file("/sys/fs/cgroup/memory.max"); max > 0) {
-    const uint64_t used = read_number_file("/sys/fs/cgroup/memory.current");
-    const uint64_t left = max > used ? max - used : 0;
-    avail = avail ? std::min(avail, left) : left;
-  }
-  struct rlimit rl {};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    avail = avail ? std::min<uint64_t>(avail, rl.rlim_cur) : rl.rlim_cur;
-  return avail;
-}
-
 namespace {
 
 struct TimeLimit {
@@ -199,20 +130,17 @@ Result<double> time_limit()
   return t->seconds;
 }
 
-Status check_budget(const JobEstimate& e, const std::string& advice)
+Status check_budget_against(const JobEstimate& e, const MemoryBudget& memory, const std::string& advice)
 {
-  const char* mem_env = std::getenv("TENSORPATH_MEMORY_LIMIT");
-  if (mem_env && *mem_env && parse_bytes(mem_env) == 0)
-    return Error::at("", "TENSORPATH_MEMORY_LIMIT", "bytes, or 512M, 8G, 1T", "\"" + std::string(mem_env) + "\"");
   auto limit = current_time_limit();
   if (!limit.ok()) return limit.error();
-  const uint64_t avail = available_memory();
+  const uint64_t avail = memory.bytes;
   const bool over_memory = avail > 0 && e.bytes > MEMORY_SHARE * double(avail);
   const bool over_time = limit->seconds > 0 && e.seconds > limit->seconds;
   if (!over_memory && !over_time) return ok_status();
 
   std::string allowed = "a job within the budget (memory: ";
-  allowed += avail ? human_bytes(double(avail)) + (mem_env && *mem_env ? " (TENSORPATH_MEMORY_LIMIT)" : " available")
+  allowed += avail ? human_bytes(double(avail)) + (memory.set_by_user ? " (TENSORPATH_MEMORY_LIMIT)" : " available")
                    : std::string("not known");
   allowed += "; time: " +
              (limit->seconds > 0 ? human_seconds(limit->seconds) + " " + limit->source : std::string("no limit")) + ")";

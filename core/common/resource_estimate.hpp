@@ -1,7 +1,8 @@
 // What a job will cost (peak memory and wall time), estimated before it starts, and the budget check that refuses
 // a job beyond what the machine holds or the user allows, with the estimate, the parameter that drives it and how
 // to override. Backend-neutral: the per-unit costs are the backends' (sim/job_estimate, emulator/job_estimate),
-// measured on this code; this file only adds them up and compares. Reads /proc and the cgroup: no SimGrid, no verbs.
+// measured on this code; this file only adds them up and compares. What the machine has (/proc, the cgroup) is read
+// outside core, in models/host_facts.hpp, which also holds check_budget(), the check with this machine's memory.
 // Budget: TENSORPATH_MEMORY_LIMIT and TENSORPATH_TIME_LIMIT (docs/cli.md, "Budget").
 // Tests: tests/core/resource_estimate_test.cpp.
 #pragma once
@@ -39,10 +40,12 @@ struct JobEstimate {
   void rename_parameter(const std::string& from, const std::string& to);
 };
 
-/// Memory this process may still use: the smallest of MemAvailable (/proc/meminfo), the cgroup's
-/// memory.max - memory.current, and RLIMIT_AS; TENSORPATH_MEMORY_LIMIT (bytes, or "512M", "8G") replaces it.
-/// 0 if nothing can be read (no memory check then).
-uint64_t available_memory();
+/// The memory a job may use: `bytes` (0: not known, no memory check) and whether the user set it
+/// (TENSORPATH_MEMORY_LIMIT) rather than the machine reporting it (models/host_facts.hpp reads both).
+struct MemoryBudget {
+  uint64_t bytes = 0;
+  bool set_by_user = false;
+};
 
 /// The wall-time budget of one command in seconds (5 minutes by default: an interactive command that would run longer
 /// is refused unless the user says so): TENSORPATH_TIME_LIMIT ("600", "500ms", "90s", "10m", "2h", "1d";
@@ -54,10 +57,11 @@ Result<double> time_limit();
 /// which would be stopped at its timeout is refused up front with its estimate. `source` names it in refusals.
 void set_job_timeout(double seconds, const std::string& source);
 
-/// Ok when the estimate fits: memory within 90 % of what is available, time within the time limit. Otherwise an
-/// Error naming the job, what it would need, what is allowed, the term (parameter) that drives the excess, `advice`
-/// and the variables that let it run anyway. An unreadable TENSORPATH_* value is an Error too.
-Status check_budget(const JobEstimate& e, const std::string& advice = {});
+/// Ok when the estimate fits: memory within 90 % of `memory`, time within the time limit. Otherwise an Error
+/// naming the job, what it would need, what is allowed, the term (parameter) that drives the excess, `advice` and
+/// the variables that let it run anyway. An unreadable TENSORPATH_TIME_LIMIT is an Error too. Job runners call
+/// check_budget() (models/host_facts.hpp), which passes this machine's memory.
+Status check_budget_against(const JobEstimate& e, const MemoryBudget& memory, const std::string& advice = {});
 
 /// "1.2 GB", "35 MB"; "12 s", "3.5 min", "2.1 h", "4.0 d".
 std::string human_bytes(double bytes);

@@ -4,24 +4,16 @@
 // how to run it anyway. Unreadable budget variables are errors, not silently ignored.
 #include "core/common/resource_estimate.hpp"
 
+#include "tests/env_guard.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 
 using namespace tp;
 
-namespace {
-struct EnvGuard {
-  EnvGuard(const char* name, const char* v) : name_(name) { setenv(name, v, 1); }
-  ~EnvGuard() { unsetenv(name_); }
-  const char* name_;
-};
-
-bool has(const std::string& s, const std::string& part)
-{
-  return s.find(part) != std::string::npos;
-}
-} // namespace
+using test::EnvGuard;
+using test::has;
 
 TEST_CASE("estimates: terms add within a process, processes in turn add time and keep the largest memory", "[quick]")
 {
@@ -43,24 +35,6 @@ TEST_CASE("estimates: terms add within a process, processes in turn add time and
   CHECK(a.terms.back().parameter == "--ranks 64");
 }
 
-TEST_CASE("TENSORPATH_MEMORY_LIMIT replaces the machine's figure, units K, M, G", "[quick]")
-{
-  {
-    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "512M");
-    CHECK(available_memory() == 512ull << 20);
-  }
-  {
-    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "2G");
-    CHECK(available_memory() == 2ull << 30);
-  }
-  {
-    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "123456");
-    CHECK(available_memory() == 123456);
-  }
-  // Without the variable: what the machine reports (this one has some memory).
-  CHECK(available_memory() > 0);
-}
-
 TEST_CASE("TENSORPATH_TIME_LIMIT: seconds or s/m/h/d, 0 or none for no limit, the default otherwise", "[quick]")
 {
   CHECK(time_limit().value() == DEFAULT_TIME_LIMIT);
@@ -74,37 +48,31 @@ TEST_CASE("TENSORPATH_TIME_LIMIT: seconds or s/m/h/d, 0 or none for no limit, th
   }
 }
 
-TEST_CASE("unreadable budget variables are errors naming the variable, not a silent no-limit", "[quick]")
+TEST_CASE("an unreadable TENSORPATH_TIME_LIMIT is an error naming the variable, not a silent no-limit", "[quick]")
 {
   JobEstimate e;
   e.add("x", "p", 1, 1);
-  {
-    EnvGuard g("TENSORPATH_TIME_LIMIT", "ten minutes");
-    auto st = check_budget(e);
-    REQUIRE_FALSE(st.ok());
-    CHECK(has(st.error().message(), "TENSORPATH_TIME_LIMIT"));
-    CHECK(has(st.error().message(), "ten minutes"));
-  }
-  {
-    EnvGuard g("TENSORPATH_MEMORY_LIMIT", "lots");
-    auto st = check_budget(e);
-    REQUIRE_FALSE(st.ok());
-    CHECK(has(st.error().message(), "TENSORPATH_MEMORY_LIMIT"));
-  }
+  EnvGuard g("TENSORPATH_TIME_LIMIT", "ten minutes");
+  auto st = check_budget_against(e, {});
+  REQUIRE_FALSE(st.ok());
+  CHECK(has(st.error().message(), "TENSORPATH_TIME_LIMIT"));
+  CHECK(has(st.error().message(), "ten minutes"));
 }
 
 TEST_CASE("check_budget refuses above 90 % of the memory, naming job, estimate, driver, advice and override", "[quick]")
 {
-  EnvGuard g("TENSORPATH_MEMORY_LIMIT", "100M");
+  const MemoryBudget memory{100ull << 20, true}; // as TENSORPATH_MEMORY_LIMIT=100M gives it
   JobEstimate small;
   small.job = "job A";
   small.add("a little", "n = 1", 50e6, 1);
-  CHECK(check_budget(small, "do less").ok());
+  CHECK(check_budget_against(small, memory, "do less").ok());
   JobEstimate big;
   big.job = "job B";
   big.add("the simulator", "", 5e6, 1);
   big.add("1,000 things x 90 KB", "things = 1000", 90e6, 1);
-  auto st = check_budget(big, "do less");
+  CHECK(check_budget_against(big, {}, "do less").ok()); // memory not known: no memory check
+  CHECK(has(check_budget_against(big, {100ull << 20, false}).error().message(), "105 MB available"));
+  auto st = check_budget_against(big, memory, "do less");
   REQUIRE_FALSE(st.ok());
   const std::string m = st.error().message();
   INFO(m);
@@ -127,10 +95,10 @@ TEST_CASE("check_budget refuses beyond the time limit, naming the term that driv
   e.add("2,000,000 ring messages x 0.5 us", "ranks = 1000", 1e6, 1.0);
   {
     EnvGuard g("TENSORPATH_TIME_LIMIT", "2");
-    CHECK(check_budget(e).ok());
+    CHECK(check_budget_against(e, {}).ok());
   }
   EnvGuard g("TENSORPATH_TIME_LIMIT", "1");
-  auto st = check_budget(e, "use fewer ranks");
+  auto st = check_budget_against(e, {}, "use fewer ranks");
   REQUIRE_FALSE(st.ok());
   const std::string m = st.error().message();
   INFO(m);
@@ -147,12 +115,12 @@ TEST_CASE("a job's own timeout replaces the default time limit, a lower TENSORPA
   JobEstimate e;
   e.job = "point";
   e.add("steps", "steps = 9", 1, 900);
-  CHECK_FALSE(check_budget(e).ok()); // 900 s > the 600 s default
+  CHECK_FALSE(check_budget_against(e, {}).ok()); // 900 s > the 600 s default
   set_job_timeout(3600, "the sweep's point_timeout");
   CHECK(time_limit().value() == 3600);
-  CHECK(check_budget(e).ok());
+  CHECK(check_budget_against(e, {}).ok());
   set_job_timeout(100, "the sweep's point_timeout");
-  auto st = check_budget(e);
+  auto st = check_budget_against(e, {});
   REQUIRE_FALSE(st.ok());
   CHECK(has(st.error().message(), "(the sweep's point_timeout)"));
   CHECK(has(st.error().message(), "to run it anyway raise the sweep's point_timeout"));
