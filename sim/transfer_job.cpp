@@ -151,12 +151,12 @@ Result<TransferResult> run_transfer_job(const models::ClusterProfile& cluster, c
     }
     pt.bandwidth = double(bytes) * job.tensors_per_step / pt.steady_latency;
     for (const auto& r : C.log().records())
-      if (r.side == "consumer") {
+      if (r.side == transports::Side::CONSUMER) {
         pt.consumer = r;
         break;
       }
     for (const auto& r : P.log().records())
-      if (r.side == "producer") {
+      if (r.side == transports::Side::PRODUCER) {
         pt.producer = r;
         break;
       }
