@@ -2,7 +2,7 @@
 // transport's own options struct, declared in its folder (core/transports/<name>/<name>.hpp) and stored here by
 // type, so that a new transport adds its knobs without editing a shared struct. The knobs a user may set from the
 // command line or a scenario are described by OptionKnob lists in the transport's registry entry
-// (core/transports/registry.cpp); apps/lib/transport_knobs.cpp reads them. Tests:
+// (core/transports/registry.cpp); apps/lib/cli_common.cpp and apps/lib/spec_parse.cpp read them. Tests:
 // tests/core/transport_registration_test.cpp.
 #pragma once
 
@@ -48,7 +48,7 @@ private:
 
 /// One switch of a transport that users set: a flag of `tensorpath train` and/or a boolean field of a scenario's
 /// training job. Every knob exposed today is such a switch; a knob taking a number would add a kind here and its
-/// reading in apps/lib/transport_knobs.cpp.
+/// reading in apps/lib/cli_common.cpp (flags) and apps/lib/spec_parse.cpp (scenario fields).
 struct OptionKnob {
   std::string json_field; ///< field of a scenario's training job ("mpi_optimal_path"); empty: none
   std::string cli_flag;   ///< `tensorpath train` flag without its dashes ("mpi-optimal-path"); empty: none
