@@ -4,6 +4,7 @@
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/progress_line.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "models/catalog.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/job_estimate.hpp"
@@ -32,9 +33,9 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   job.bytes = double(size.value());
   job.gpu = a.has("gpu");
   job.transport = a.get("transport", "mpi");
-  job.options.mpi_optimal_path = true;
-  job.options.mpi_nonblocking_recv = true;
-  job.options.mpi_typed_counts = true; // Baidu's ring: MPI_FLOAT counts
+  job.options.own<transports::MpiOptions>().optimal_path = true;
+  job.options.own<transports::MpiOptions>().nonblocking_recv = true;
+  job.options.own<transports::MpiOptions>().typed_counts = true; // Baidu's ring: MPI_FLOAT counts
   std::vector<sim::FabricMode> modes;
   const std::string m = a.get("mode", "analytical");
   if (m == "all")

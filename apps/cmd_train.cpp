@@ -86,8 +86,7 @@ int run_train(const frontend::ParsedArgs& a)
       return report_error(Error::at("", "tensorpath train --response-cache", "on or off", "\"" + v + "\""));
     spec.collectives.response_cache = v == "on";
   }
-  spec.transport_options.mpi_optimal_path = a.has("mpi-optimal-path");
-  spec.transport_options.mpi_nonblocking_recv = a.has("mpi-nonblocking-recv");
+  frontend::apply_transport_flags(a, spec.transport_options);
   if (auto st = frontend::check_collective_mode(spec); !st.ok()) return report_error(st.error());
   if (!mode.ok()) return report_error(mode.error());
   if (!collective_mode.ok() && spec.mode == training::SyncMode::ALLREDUCE) return report_error(collective_mode.error());
@@ -146,16 +145,20 @@ Command train_command()
        "allreduce: protocol (every ring segment through the transport, default) or analytical (rings timed on the "
        "analytical fabric: for hundreds of ranks; the mpi transport's path, with --mpi-optimal-path and "
        "--mpi-nonblocking-recv)"},
-      {"mpi-optimal-path", 0, false, "", "mpi: raw-buffer data messages (TF's MPI_OPTIMAL_PATH=1; CUDA-aware MPI)"},
-      {"mpi-nonblocking-recv", 0, false, "",
-       "mpi: data receives posted as MPI_Irecv (Baidu's ring) instead of TF grpc+mpi's blocking MPI_Recv"},
-      {"strategy", 0, true, "S",
-       "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
-      {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},
-      {"no-reference", 0, false, "", "skip the 1-GPU reference run (no scaling efficiency)"},
-      {"trace", 0, true, "FILE", "Chrome trace (Perfetto) of the last step of the first transport"},
-      {"json", 0, false, "", "machine-readable output"},
   };
+  // The transports' own switches (core/transports/<name>: OptionKnob), where the mpi ones always stood.
+  for (auto& o : frontend::transport_flag_options())
+    s.options.push_back(std::move(o));
+  s.options.insert(
+      s.options.end(),
+      std::initializer_list<frontend::OptionSpec>{
+          {"strategy", 0, true, "S",
+           "memory strategy: on_demand, on_demand_cached, staging_copy, pool_visitor (default), graph_aware"},
+          {"steps", 0, true, "K", "steps per run, the first is a warm-up (default 3)"},
+          {"no-reference", 0, false, "", "skip the 1-GPU reference run (no scaling efficiency)"},
+          {"trace", 0, true, "FILE", "Chrome trace (Perfetto) of the last step of the first transport"},
+          {"json", 0, false, "", "machine-readable output"},
+      });
   s.details =
       "Each run is its own process. Example: tensorpath train --model vgg16 --hw hkust-4node --batch 32\n"
       "Defaults are the real systems' defaults: in allreduce mode Horovod's (>= 0.21: cycle 1 ms, fusion 128 MiB,\n"

@@ -73,8 +73,9 @@ std::vector<uint8_t> error_reply(const std::string& e)
 
 void put_record(rpc::Writer& w, const transports::TransferRecord& r)
 {
-  for (const std::string* s :
-       {&r.transport, &r.side, &r.key, &r.local_task, &r.peer_task, &r.src_location, &r.dst_location, &r.error})
+  w.str(r.transport);
+  w.str(transports::to_string(r.side));
+  for (const std::string* s : {&r.key, &r.local_task, &r.peer_task, &r.src_location, &r.dst_location, &r.error})
     w.str(*s);
   w.u64(uint64_t(r.step));
   w.u64(r.bytes);
@@ -92,9 +93,13 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
 {
   uint64_t step = 0;
   uint8_t dead = 0, ok = 0;
+  std::string side;
   for (std::string* s :
-       {&t.transport, &t.side, &t.key, &t.local_task, &t.peer_task, &t.src_location, &t.dst_location, &t.error})
+       {&t.transport, &side, &t.key, &t.local_task, &t.peer_task, &t.src_location, &t.dst_location, &t.error})
     if (!r.str(*s)) return false;
+  auto parsed_side = transports::parse_side(side);
+  if (!parsed_side.ok()) return false;
+  t.side = parsed_side.value();
   if (!r.u64(step) || !r.u64(t.bytes) || !r.u8(dead) || !r.u8(ok) || !r.f64(t.t_start) || !r.f64(t.t_end)) return false;
   for (double& s : t.seconds)
     if (!r.f64(s)) return false;

@@ -8,25 +8,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v clang++ > /dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 1; }
-# Every target (tests/fuzz/CMakeLists.txt) with its seed directories (their regular files;
-# tests/fuzz/make_wire_seeds.py writes tests/fuzz/seeds/). Without names, all of them run, in name order.
+# Every target is a tests/fuzz/fuzz_*.cpp (tests/fuzz/CMakeLists.txt); its seeds are the regular files of
+# tests/fuzz/seeds/<target>/ (tests/fuzz/make_wire_seeds.py writes them), unless `seeds` below names other seed
+# directories. Without names, all of them run, in name order.
 declare -A seeds=(
   [fuzz_traces]="tests/traces/fixtures tests/fuzz/seeds/fuzz_traces"
   [fuzz_simgrid_platform]="models/hw/network tests/fuzz/seeds/fuzz_simgrid_platform"
   [fuzz_rpc_frame]=""
-  [fuzz_verbs_v1]="tests/fuzz/seeds/fuzz_verbs_v1"
-  [fuzz_verbs_v2]="tests/fuzz/seeds/fuzz_verbs_v2"
-  [fuzz_gdr]="tests/fuzz/seeds/fuzz_gdr"
-  [fuzz_ar_grpc]="tests/fuzz/seeds/fuzz_ar_grpc"
-  [fuzz_mpi]="tests/fuzz/seeds/fuzz_mpi"
-  [fuzz_channel_hello]="tests/fuzz/seeds/fuzz_channel_hello"
   [fuzz_scenario]="scenarios scenarios/examples scenarios/faults tests/fuzz/seeds/fuzz_scenario"
   [fuzz_sweep]="scenarios/sweeps tests/fuzz/seeds/fuzz_sweep"
   [fuzz_hw_profile]="$(echo models/hw/*/) tests/fuzz/seeds/fuzz_hw_profile"
   [fuzz_validation_cases]="validation/cases tests/fuzz/seeds/fuzz_validation_cases"
-  [fuzz_process_link]="tests/fuzz/seeds/fuzz_process_link"
 )
-mapfile -t all < <(printf '%s\n' "${!seeds[@]}" | sort)
+mapfile -t all < <(for f in tests/fuzz/fuzz_*.cpp; do basename "$f" .cpp; done | sort)
+for t in "${all[@]}"; do
+  [ -n "${seeds[$t]+set}" ] || seeds[$t]="tests/fuzz/seeds/$t"
+done
 runs="${1:-}"
 shift || true
 [ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")

@@ -342,8 +342,8 @@ DataPath mpi_data_path(const transports::TransportOptions& options)
 {
   const auto o = transports::mpi_messenger_options();
   DataPath d;
-  d.proto_below =
-      options.mpi_optimal_path ? double(transports::MPI_OPTIMAL_MIN_BYTES) : std::numeric_limits<double>::infinity();
+  d.proto_below = options.of<transports::MpiOptions>().optimal_path ? double(transports::MPI_OPTIMAL_MIN_BYTES)
+                                                                    : std::numeric_limits<double>::infinity();
   d.eager_limit = o.eager_threshold;
   d.peer_copy = o.intra_node_copy;
   d.staging_block = o.staging_block;
@@ -353,9 +353,9 @@ DataPath mpi_data_path(const transports::TransportOptions& options)
 Status check_fabric_options(const transports::TransportOptions& options)
 {
   const char* why = "(the fabric modes model no MPI thread: a blocking receive serializes the ring's steps)";
-  if (!options.mpi_optimal_path)
+  if (!options.of<transports::MpiOptions>().optimal_path)
     return Error::at("", "mpi_optimal_path", std::string("true for a flow or analytical ring ") + why, "false");
-  if (!options.mpi_nonblocking_recv)
+  if (!options.of<transports::MpiOptions>().nonblocking_recv)
     return Error::at("", "mpi_nonblocking_recv", std::string("true for a flow or analytical ring ") + why, "false");
   return ok_status();
 }

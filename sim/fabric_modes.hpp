@@ -12,6 +12,7 @@
 
 #include "core/collectives/ring_schedule.hpp"
 #include "core/common/result.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
 #include "models/host_model.hpp"
 #include "sim/analytical_fabric.hpp"
@@ -38,8 +39,8 @@ struct AllreduceJob {
   /// Baidu's ring runs on MPI: raw buffers (MPI_OPTIMAL_PATH) and non-blocking receives.
   transports::TransportOptions options = [] {
     transports::TransportOptions o;
-    o.mpi_optimal_path = true;
-    o.mpi_nonblocking_recv = true;
+    o.own<transports::MpiOptions>().optimal_path = true;
+    o.own<transports::MpiOptions>().nonblocking_recv = true;
     return o;
   }();
   /// Flow / analytical: the protocol ring's reductions and copies between steps (ring_adds); false: messages only

@@ -27,6 +27,20 @@ Result<std::vector<std::string>> transport_list(const std::string& arg, const st
   return names;
 }
 
+std::vector<OptionSpec> transport_flag_options()
+{
+  std::vector<OptionSpec> out;
+  for (const auto* knob : transports::option_knobs())
+    if (!knob->cli_flag.empty()) out.push_back({knob->cli_flag, 0, false, "", knob->help});
+  return out;
+}
+
+void apply_transport_flags(const ParsedArgs& a, transports::TransportOptions& options)
+{
+  for (const auto* knob : transports::option_knobs())
+    if (!knob->cli_flag.empty() && a.has(knob->cli_flag)) knob->set(options, true);
+}
+
 Result<Location> parse_placement(const std::string& s, const std::string& option)
 {
   if (s == "cpu" || s == "host") return Location::host(0);

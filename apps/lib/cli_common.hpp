@@ -1,10 +1,12 @@
 // Argument helpers shared by the transfer, train and emulate commands: a transport list ("all" or names), a
-// tensor placement (cpu, numaN, gpuN), the --size/--sweep pair, and writing transfer records to a file.
+// tensor placement (cpu, numaN, gpuN), the --size/--sweep pair, the transports' own flags, and writing transfer
+// records to a file.
 #pragma once
 
 #include "apps/lib/args.hpp"
 #include "core/memory/location.hpp"
 #include "core/transports/transfer_record.hpp"
+#include "core/transports/transport_options.hpp"
 
 #include <string>
 #include <vector>
@@ -17,6 +19,10 @@ Result<std::vector<std::string>> transport_list(const std::string& arg, const st
 Result<Location> parse_placement(const std::string& s, const std::string& option = "placement");
 /// --sweep: 4 KiB to 256 MiB in x4 steps; else --size (default `def`).
 Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def);
+/// The flags of every registered transport's switches (OptionKnob with a cli_flag), in registry order.
+std::vector<OptionSpec> transport_flag_options();
+/// Turn on the switches whose flags are given.
+void apply_transport_flags(const ParsedArgs& a, transports::TransportOptions& options);
 /// FILE.csv (header + rows) or anything else as JSON.
 Status write_records(const std::string& path, const transports::TransferLog& log);
 

@@ -7,6 +7,7 @@
 #include "core/collectives/library_defaults.hpp"
 #include "core/common/number_rule.hpp"
 #include "core/common/suggest.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "models/json_reader.hpp"
@@ -39,6 +40,14 @@ std::string short_number(double v)
   char b[40];
   std::snprintf(b, sizeof b, "%g", v);
   return b;
+}
+
+/// The switches of every registered transport that a training job may set (each transport's OptionKnob list,
+/// core/transports/transport_options.hpp), in registry order.
+void read_transport_knobs(Reader& r, transports::TransportOptions& options)
+{
+  for (const auto* knob : transports::option_knobs())
+    if (!knob->json_field.empty()) knob->set(options, r.boolean(knob->json_field, knob->default_value));
 }
 
 json read_json(const std::string& path)
@@ -206,9 +215,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
                  "] (the simulated clock resolves nanoseconds up to about 52 days)",
              short_number(t.synthetic_compute_ms));
     }
-    t.transport_options.mpi_optimal_path = r.boolean("mpi_optimal_path", false);
-    t.transport_options.mpi_nonblocking_recv = r.boolean("mpi_nonblocking_recv", false);
-    t.transport_options.mpi_typed_counts = r.boolean("mpi_typed_counts", false);
+    read_transport_knobs(r, t.transport_options);
     auto mode = training::parse_sync_mode(r.str("mode", "ps"));
     if (!mode.ok()) fail(r.file(), r.field("mode"), mode.error().expected, mode.error().got);
     t.mode = mode.value();
@@ -462,12 +469,13 @@ Status check_collective_mode(const TrainingSpec& spec)
     if (t != "mpi")
       return Error::at("", "collective_mode analytical",
                        "transport mpi (the analytical rings time the mpi transport's data path only)", t);
-  if (!spec.transport_options.mpi_optimal_path || !spec.transport_options.mpi_nonblocking_recv)
+  const auto& mpi = spec.transport_options.of<transports::MpiOptions>();
+  if (!mpi.optimal_path || !mpi.nonblocking_recv)
     return Error::at("", "collective_mode analytical",
                      "mpi_optimal_path and mpi_nonblocking_recv (--mpi-optimal-path --mpi-nonblocking-recv): the "
                      "fabric modes model no MPI thread, and a blocking receive would serialize the ring's steps",
-                     std::string(spec.transport_options.mpi_optimal_path ? "" : "no mpi_optimal_path ") +
-                         (spec.transport_options.mpi_nonblocking_recv ? "" : "no mpi_nonblocking_recv"));
+                     std::string(mpi.optimal_path ? "" : "no mpi_optimal_path ") +
+                         (mpi.nonblocking_recv ? "" : "no mpi_nonblocking_recv"));
   return ok_status();
 }
 

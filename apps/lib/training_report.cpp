@@ -211,7 +211,9 @@ sim::TrainingResult result_from(const json& j)
     for (const auto& x : j.at("records")) {
       transports::TransferRecord t;
       t.transport = x.at("transport");
-      t.side = x.at("side");
+      auto side = transports::parse_side(x.at("side").get<std::string>());
+      if (!side.ok()) throw std::runtime_error(side.error().message());
+      t.side = side.value();
       t.step = x.at("step");
       t.key = x.at("key");
       t.local_task = x.at("local_task");
@@ -689,7 +691,7 @@ std::string chrome_trace(const sim::TrainingResult& r)
     out.span(p, t, e.name, training::to_string(e.kind), e.start, e.end - e.start, std::move(args));
   }
   for (const auto& rec : r.records.records()) {
-    if (rec.side != "consumer") continue;
+    if (rec.side != transports::Side::CONSUMER) continue;
     const int p = out.process(host_of_task.count(rec.local_task) ? host_of_task[rec.local_task] : rec.local_task);
     const int t = out.track(p, short_task(rec.local_task) + " transfers in");
     json args = {{"bytes", rec.bytes}, {"from", rec.peer_task}, {"key", rec.key}, {"wait", rec.wait()}};

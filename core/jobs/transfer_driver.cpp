@@ -120,7 +120,7 @@ Result<StepOutcome> run_step(JobBackend& b, JobTasks& tasks, const TransferDrive
 }
 
 /// The first record of `side` among `records`.
-transports::TransferRecord first_of(const std::vector<transports::TransferRecord>& records, const char* side)
+transports::TransferRecord first_of(const std::vector<transports::TransferRecord>& records, transports::Side side)
 {
   for (const auto& r : records)
     if (r.side == side) return r;
@@ -190,8 +190,8 @@ Result<TransferDriverResult> run_transfer(JobBackend& b, const TransferDriverJob
         b.on(tasks.process(k), [&] { tasks.task(k).rendezvous().cleanup(step); });
     }
     finish_point(pt, latencies, job.steady, job.tensors_per_step);
-    pt.consumer = first_of(last[1], "consumer");
-    pt.producer = first_of(last[0], "producer");
+    pt.consumer = first_of(last[1], transports::Side::CONSUMER);
+    pt.producer = first_of(last[0], transports::Side::PRODUCER);
     out.points.push_back(pt);
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();

@@ -56,7 +56,7 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
   }
   std::unordered_map<std::string, const transports::TransferRecord*> rec;
   for (const auto& r : records)
-    if (r.side == "consumer") rec[r.key] = &r;
+    if (r.side == transports::Side::CONSUMER) rec[r.key] = &r;
   // Ops per device, for "who held the device".
   std::unordered_map<std::string, std::vector<OpId>> on_device;
   for (const auto& [id, _] : t)

@@ -24,6 +24,18 @@ const char* to_string(Phase p)
   return "?";
 }
 
+const char* to_string(Side s)
+{
+  return s == Side::PRODUCER ? "producer" : "consumer";
+}
+
+Result<Side> parse_side(const std::string& text, const std::string& field)
+{
+  for (Side s : {Side::CONSUMER, Side::PRODUCER})
+    if (text == to_string(s)) return s;
+  return Error::at("", field, "consumer or producer", "\"" + text + "\"");
+}
+
 double TransferRecord::wait() const
 {
   double attributed = 0;
@@ -66,7 +78,7 @@ std::string TransferLog::to_json() const
   for (size_t i = 0; i < records_.size(); ++i) {
     const auto& r = records_[i];
     o += i ? ",\n " : "\n ";
-    o += "{\"transport\": \"" + escape(r.transport) + "\", \"side\": \"" + r.side +
+    o += "{\"transport\": \"" + escape(r.transport) + "\", \"side\": \"" + to_string(r.side) +
          "\", \"step\": " + std::to_string(r.step) + ", \"key\": \"" + escape(r.key) + "\", \"local_task\": \"" +
          escape(r.local_task) + "\", \"peer_task\": \"" + escape(r.peer_task) +
          "\", \"bytes\": " + std::to_string(r.bytes) + ", \"src_location\": \"" + r.src_location +
@@ -104,9 +116,10 @@ std::string TransferLog::to_csv() const
 {
   std::string o;
   for (const auto& r : records_) {
-    o += r.transport + "," + r.side + "," + std::to_string(r.step) + "," + csv_quoted(r.key) + "," + r.local_task +
-         "," + r.peer_task + "," + std::to_string(r.bytes) + "," + r.src_location + "," + r.dst_location + "," +
-         (r.is_dead ? "1" : "0") + "," + (r.ok ? "1" : "0") + "," + num(r.t_start) + "," + num(r.t_end);
+    o += r.transport + "," + to_string(r.side) + "," + std::to_string(r.step) + "," + csv_quoted(r.key) + "," +
+         r.local_task + "," + r.peer_task + "," + std::to_string(r.bytes) + "," + r.src_location + "," +
+         r.dst_location + "," + (r.is_dead ? "1" : "0") + "," + (r.ok ? "1" : "0") + "," + num(r.t_start) + "," +
+         num(r.t_end);
     for (double s : r.seconds)
       o += "," + num(s);
     o += "," + num(r.wait()) + "," + std::to_string(r.copies) + "," + std::to_string(r.registrations) + "," +

@@ -4,6 +4,8 @@
 // JSON and CSV output. Tests: tests/core/transfer_record_test.cpp.
 #pragma once
 
+#include "core/common/result.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -14,9 +16,15 @@ namespace tp::transports {
 enum class Phase : uint8_t { SERIALIZE, COPY, REGISTRATION, PCIE, WIRE, COUNT };
 const char* to_string(Phase p);
 
+/// Which end of a transfer a record describes; written as "consumer" / "producer" in every output.
+enum class Side : uint8_t { CONSUMER, PRODUCER };
+const char* to_string(Side s);
+/// "consumer" or "producer" (the names to_string writes); anything else is an error naming `field`.
+Result<Side> parse_side(const std::string& text, const std::string& field = "side");
+
 struct TransferRecord {
   std::string transport;
-  std::string side; ///< "consumer" or "producer"
+  Side side = Side::CONSUMER;
   int64_t step = 0;
   std::string key;
   std::string local_task, peer_task;

@@ -11,6 +11,7 @@
 #include "core/runtime/runtime.hpp"
 #include "core/stream/stream.hpp"
 #include "core/transports/transfer_record.hpp"
+#include "core/transports/transport_options.hpp"
 
 #include <functional>
 #include <map>
@@ -22,26 +23,6 @@ namespace tp::transports {
 
 /// Task name ("/job:worker/replica:0/task:1") -> the process (stream peer name) that runs it.
 using ClusterSpec = std::map<std::string, std::string>;
-
-/// Knobs every transport may read; each transport documents which it uses. Defaults follow the sources.
-struct TransportOptions {
-  uint16_t rpc_port = 2222;          ///< gRPC server port (RecvTensor, channel set-up)
-  uint64_t grpc_inline_bytes = 1024; ///< gRPC: payloads up to this are copied into the header slice (kLargeTensorBytes)
-  uint64_t gdr_min_bytes = 1024;     ///< GDR: tensors above this go by RDMA READ, the rest inline in the RPC
-  uint32_t queue_depth = 1024;       ///< verbs: QP depth (RDMA_QP_QUEUE_DEPTH)
-  uint64_t ar_eager_threshold = 0;   ///< AR-gRPC: largest eagerly sent message, <= 64 KiB (0: tune per peer)
-  uint64_t ar_chunk_bytes = 0;       ///< AR-gRPC: rendezvous chunk size (0: tune per peer)
-  bool mpi_optimal_path = false;     ///< MPI: MPI_OPTIMAL_PATH=1 (zero-copy data message for POD >= 1 KiB)
-  /// MPI: post data receives as MPI_Irecv (the MPI thread serves other requests while data lands), as Baidu's ring
-  /// allreduce does; false: TF grpc+mpi's blocking MPI_Recv on its single MPI thread.
-  bool mpi_nonblocking_recv = false;
-  /// MPI: message counts in elements of the tensor's datatype (Baidu's and Horovod's rings pass MPI_FLOAT counts);
-  /// false: TF grpc+mpi's byte counts with MPI_CHAR. Either count is a C int: larger tensors are refused.
-  bool mpi_typed_counts = false;
-  /// Fault injection: corrupt the rkey of every remote buffer this task advertises (the peer's RDMA access to it
-  /// then fails with a remote access error).
-  bool inject_bad_rkey = false;
-};
 
 /// The rkey to advertise for `rkey` (corrupted when the task injects bad rkeys).
 inline uint32_t advertised_rkey(const TransportOptions& o, uint32_t rkey)
@@ -62,7 +43,7 @@ struct TaskContext {
   TransferLog* log = nullptr;
   uint64_t incarnation = 1; ///< this task's device incarnation (a request with another one is Aborted)
   int cpu_numa_node = 0;    ///< where this task's CPU tensors and buffers live
-  TransportOptions options;
+  TransportOptions options; ///< common knobs, and each transport's own (options.of<MpiOptions>())
   /// Where a transport reports a failure that the original implementation treats as fatal (a CHECK that aborts
   /// the process, e.g. any error completion in TF verbs): the driver stops the job and reports it, even when no
   /// receive of this task is waiting. Empty: nobody listens (the transport still fails what is pending).
@@ -88,6 +69,8 @@ struct TransportInfo {
   /// What the original implementation does when a transfer fails (a WC error, a dropped connection): fault
   /// reports print it next to the error tensorpath reports (docs/protocols.md, the error paths of each transport).
   std::string on_failure;
+  /// The knobs users set from `tensorpath train` flags or scenario fields (the transport's folder declares them).
+  std::vector<OptionKnob> options;
 };
 
 /// Register the built-in transports (idempotent). Explicit, not static constructors (static libraries drop them).
@@ -95,6 +78,8 @@ void register_builtin_transports();
 void register_transport(TransportInfo info);
 const TransportInfo* find_transport(const std::string& name);
 std::vector<std::string> transport_names();
+/// Every registered transport's option knobs, in registry order (what the front end reads from flags and scenarios).
+std::vector<const OptionKnob*> option_knobs();
 
 /// Location a device name's tensors live in ("GPU:k" -> gpu k, "CPU" -> the task's NUMA node).
 Location device_location(const rendezvous::DeviceName& d, int cpu_numa_node);

@@ -42,7 +42,7 @@ struct Fixture {
         t = op.tensor.rfind("grad", 0) == 0 ? OpTiming{op.name, 0, 0, 5.0} : OpTiming{op.name, 0, 0, 0.5};
         if (op.tensor.rfind("grad", 0) == 0) {
           transports::TransferRecord r;
-          r.side = "consumer";
+          r.side = transports::Side::CONSUMER;
           r.key = op.key;
           r.t_start = 0;
           r.t_end = 5.0;

@@ -15,7 +15,7 @@ TransferRecord sample(const std::string& error)
 {
   TransferRecord r;
   r.transport = "verbs_v2";
-  r.side = "consumer";
+  r.side = Side::CONSUMER;
   r.step = 7;
   r.key = "/job:ps/replica:0/task:0/device:CPU:0;1;/job:worker/replica:0/task:0/device:GPU:0;w\"1;0:0";
   r.local_task = "/job:worker/replica:0/task:0";
@@ -103,4 +103,24 @@ TEST_CASE("transfer log CSV has one row per record with the header's columns", "
   CHECK(rows[1][col("ok")] == "0");
   CHECK(std::stod(rows[0][col("wait_s")]) == Approx(0.15));
   CHECK(rows[0][col("copies")] == "2");
+}
+
+TEST_CASE("transfer record sides print as consumer and producer and parse back", "[records]")
+{
+  CHECK(std::string(to_string(Side::CONSUMER)) == "consumer");
+  CHECK(std::string(to_string(Side::PRODUCER)) == "producer");
+  for (Side s : {Side::CONSUMER, Side::PRODUCER}) {
+    auto back = parse_side(to_string(s));
+    REQUIRE(back.ok());
+    CHECK(back.value() == s);
+  }
+  auto bad = parse_side("Consumer");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message() == "side: expected consumer or producer, got \"Consumer\"");
+  TransferLog log;
+  TransferRecord r = sample("");
+  r.side = Side::PRODUCER;
+  log.add(r);
+  CHECK(log.to_json().find("\"side\": \"producer\"") != std::string::npos);
+  CHECK(log.to_csv().rfind("verbs_v2,producer,7,", 0) == 0);
 }

@@ -43,6 +43,6 @@ TEST_CASE("an emulated transfer moves and checks every byte of a size that is no
     REQUIRE(r.ok());
     CHECK(r->points.at(0).bytes_ok);
     for (const auto& rec : r->records.records())
-      if (rec.side == "consumer") CHECK(rec.bytes == n + 1);
+      if (rec.side == transports::Side::CONSUMER) CHECK(rec.bytes == n + 1);
   }
 }

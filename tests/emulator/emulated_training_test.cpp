@@ -1,5 +1,6 @@
 // Training steps on emulated processes: parameter-server and ring-allreduce steps of a small model finish on real
 // threads with real bytes on every transport, through the same step graph and executors as the simulator.
+#include "core/transports/transport.hpp"
 #include "emulator/training_job.hpp"
 
 #include <catch2/catch.hpp>
@@ -38,7 +39,7 @@ TEST_CASE("scaling a model scales its bytes and compute", "[emulator]")
 
 TEST_CASE("parameter-server training steps run on emulated processes over every transport", "[emulator]")
 {
-  for (const std::string t : {"grpc", "verbs_v1", "verbs_v2", "gdr", "mpi", "ar_grpc"}) {
+  for (const std::string& t : transports::transport_names()) { // every registered transport
     emu::EmuTrainingJob j;
     j.transport = t;
     j.workers = 2;

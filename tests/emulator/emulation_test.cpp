@@ -324,7 +324,7 @@ TEST_CASE("emulated transfer job checks every byte on every transport", "[emulat
     }
     size_t consumer = 0;
     for (const auto& rec : r->records.records())
-      consumer += rec.side == "consumer";
+      consumer += rec.side == transports::Side::CONSUMER;
     CHECK(consumer == 4);
   }
 }

@@ -2,6 +2,7 @@
 // "Unavailable" error and the test stops there, with that message; with a device (hardware or rxe) a WRITE
 // between two QPs of one device lands and every transport moves real bytes over it.
 #include "core/rendezvous/rendezvous_key.hpp"
+#include "core/transports/transport.hpp"
 #include "emulator/emulation.hpp"
 #include "emulator/ibv_device.hpp"
 #include "emulator/transfer_job.hpp"
@@ -36,7 +37,7 @@ TEST_CASE("libibverbs device: every transport moves real bytes when a device exi
     WARN("skipped: " << devs.error().message());
     return;
   }
-  for (const std::string t : {"grpc", "verbs_v1", "verbs_v2", "gdr", "mpi", "ar_grpc"}) {
+  for (const std::string& t : transports::transport_names()) { // every registered transport
     EmuTransferJob j;
     j.transport = t;
     j.device = "ibv";

@@ -34,8 +34,8 @@ void check_bytes_across_processes(const std::string& transport, Location src, Lo
   // Records from both processes, in the simulator's format.
   int consumer = 0, producer = 0;
   for (const auto& rec : r->records.records()) {
-    consumer += rec.side == "consumer";
-    producer += rec.side == "producer";
+    consumer += rec.side == transports::Side::CONSUMER;
+    producer += rec.side == transports::Side::PRODUCER;
   }
   CHECK(consumer == 4);
   CHECK(producer >= 1);

@@ -3,6 +3,7 @@
 // asking in different orders, mismatched sizes, tensor fusion, the uncoordinated (MaTEx) mode.
 #include "core/collectives/engine.hpp"
 #include "core/collectives/ring.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "core/transports/transport.hpp"
 #include "sim/simulation.hpp"
@@ -289,7 +290,7 @@ TEST_CASE("MPI ranks on one machine copy GPU to GPU without the NIC", "[collecti
   // different sockets: the copy is staged through host memory by the driver. MPI_OPTIMAL_PATH: no TF-level copies.
   const int64_t count = 16 << 20; // 64 MiB
   transports::TransportOptions o;
-  o.mpi_optimal_path = true;
+  o.own<transports::MpiOptions>().optimal_path = true;
   Ring ring(2, "mpi", Location::gpu(0), std::nullopt, 1, {Location::gpu(0), Location::gpu(1)}, o);
   std::vector<Result<Tensor>> out(2, Error::msg("never finished"));
   const double t0 = ring.sim->now();

@@ -153,15 +153,15 @@ TEST_CASE("fabric modes are refused where the mpi transport's receive blocks its
   job.ranks = 2;
   for (auto mode : {sim::FabricMode::FLOW, sim::FabricMode::ANALYTICAL}) {
     job.mode = mode;
-    job.options.mpi_optimal_path = false;
+    job.options.own<transports::MpiOptions>().optimal_path = false;
     auto r = sim::run_allreduce(test::test_cluster(2), job); // refused before any simulation starts
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().field == "mpi_optimal_path");
-    job.options.mpi_optimal_path = true;
-    job.options.mpi_nonblocking_recv = false;
+    job.options.own<transports::MpiOptions>().optimal_path = true;
+    job.options.own<transports::MpiOptions>().nonblocking_recv = false;
     r = sim::run_allreduce(test::test_cluster(2), job);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().field == "mpi_nonblocking_recv");
-    job.options.mpi_nonblocking_recv = true;
+    job.options.own<transports::MpiOptions>().nonblocking_recv = true;
   }
 }

@@ -3,6 +3,7 @@
 // a transport (slower, never faster), and the analytical fabric serializes a shared link first come first served.
 #include "core/collectives/ring_schedule.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "models/catalog.hpp"
 #include "sim/analytical_fabric.hpp"
 #include "sim/fabric_modes.hpp"
@@ -82,8 +83,8 @@ TEST_CASE("protocol mode is never faster than the bare message schedule", "[fabr
   job.mode = sim::FabricMode::ANALYTICAL;
   const auto ana = in_child(test::test_cluster(4), job);
   job.mode = sim::FabricMode::PROTOCOL;
-  job.options.mpi_optimal_path = true;
-  job.options.mpi_nonblocking_recv = true;
+  job.options.own<transports::MpiOptions>().optimal_path = true;
+  job.options.own<transports::MpiOptions>().nonblocking_recv = true;
   const auto proto = in_child(test::test_cluster(4), job);
   CHECK(proto[0] > ana[0]);
 }

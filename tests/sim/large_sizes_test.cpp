@@ -6,6 +6,7 @@
 // Each size runs in a forked child (run_isolated): SimGrid allows one simulation per process.
 #include "core/common/isolated_run.hpp"
 #include "core/device/verbs_types.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "sim/transfer_job.hpp"
 #include "test_cluster.hpp"
 
@@ -155,8 +156,8 @@ TEST_CASE("A 6 GiB tensor takes bytes over bandwidth on the simulated fabric: th
   // then 6 GiB over the path's bottleneck (PCIe read completions, the link's goodput, PCIe posted writes; the
   // profile's numbers, as in sim_timing_test) plus microseconds of latency.
   transports::TransportOptions o;
-  o.mpi_optimal_path = true;
-  o.mpi_typed_counts = true;
+  o.own<transports::MpiOptions>().optimal_path = true;
+  o.own<transports::MpiOptions>().typed_counts = true;
   const uint64_t n = 6ull << 30;
   const Outcome r = transfer("mpi", n, o, 2);
   INFO(r.error);
@@ -176,7 +177,7 @@ TEST_CASE("A 6 GiB tensor takes bytes over bandwidth on the simulated fabric: th
 TEST_CASE("MPI counts are C ints: TF grpc+mpi refuses 2^31 bytes and typed counts take them up to INT_MAX elements")
 {
   transports::TransportOptions o;
-  o.mpi_optimal_path = true;
+  o.own<transports::MpiOptions>().optimal_path = true;
   const Outcome bytes_count = transfer("mpi", 2ull << 30, o);
   INFO(bytes_count.error);
   REQUIRE_FALSE(bytes_count.ok);
@@ -185,7 +186,7 @@ TEST_CASE("MPI counts are C ints: TF grpc+mpi refuses 2^31 bytes and typed count
   INFO(wraps.error);
   REQUIRE_FALSE(wraps.ok);
   CHECK(wraps.error.find("silent truncation") != std::string::npos);
-  o.mpi_typed_counts = true;
+  o.own<transports::MpiOptions>().typed_counts = true;
   const Outcome typed = transfer("mpi", 2ull << 30, o);
   INFO(typed.error);
   CHECK(typed.ok);

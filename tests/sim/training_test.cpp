@@ -3,6 +3,7 @@
 // failures surface as errors, and the Chrome trace parses as trace-event JSON.
 #include "apps/lib/training_report.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
 #include "sim/training_job.hpp"
 #include "test_cluster.hpp"
@@ -69,7 +70,7 @@ void check_ps_step(const std::string& transport)
   uint64_t bytes = 0;
   size_t consumer = 0;
   for (const auto& rec : r->records.records())
-    if (rec.side == "consumer" && rec.local_task != rec.peer_task) {
+    if (rec.side == transports::Side::CONSUMER && rec.local_task != rec.peer_task) {
       CHECK(rec.ok);
       bytes += rec.bytes;
       ++consumer;
@@ -282,8 +283,8 @@ double analytical_step_with_gpu_p2p(double gpu_p2p_bandwidth)
   h.socket_link.gpu_p2p_bandwidth = gpu_p2p_bandwidth;
   sim::TrainingJob j = allreduce_job("mpi", 16);
   j.layout.ranks_per_host = 8;
-  j.options.mpi_optimal_path = true;
-  j.options.mpi_nonblocking_recv = true;
+  j.options.own<transports::MpiOptions>().optimal_path = true;
+  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
   j.collective_mode = sim::FabricMode::ANALYTICAL;
   auto r = run_isolated([&]() -> Result<std::string> {
     auto x = sim::run_training_job(test::test_cluster(2, h), toy(), j);
@@ -328,8 +329,8 @@ TEST_CASE("analytical collective mode times the rings without moving their segme
 {
   transports::register_builtin_transports();
   sim::TrainingJob j = allreduce_job("mpi", 3);
-  j.options.mpi_optimal_path = true;
-  j.options.mpi_nonblocking_recv = true;
+  j.options.own<transports::MpiOptions>().optimal_path = true;
+  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
   j.collective_mode = sim::FabricMode::ANALYTICAL;
   auto r = sim::run_training_job(test::test_cluster(3), toy(), j);
   REQUIRE(r.ok());

@@ -1,6 +1,7 @@
 // Transports under every memory strategy (bytes still right; registrations and copies as the strategy says),
 // the MPI optimal path, and injected faults (bad rkey, a QP forced into error) reaching the Recv callback as
 // errors instead of crashes or hangs.
+#include "core/transports/mpi/mpi.hpp"
 #include "sim/sim_device.hpp"
 #include "transport_fixture.hpp"
 
@@ -126,7 +127,7 @@ TEST_CASE("MPI optimal path sends metadata on 2020 and the payload from the tens
           "[quick][transport]")
 {
   transports::TransportOptions o;
-  o.mpi_optimal_path = true;
+  o.own<transports::MpiOptions>().optimal_path = true;
   TransportFixture f("mpi", memory::StrategyKind::POOL_VISITOR, o);
   std::vector<std::pair<Tensor, std::shared_ptr<Got>>> runs;
   for (int i = 0; i < 6; ++i) { // all above the MPI library's eager limit: no bounce-buffer copies either

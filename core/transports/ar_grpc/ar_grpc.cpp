@@ -99,7 +99,7 @@ public:
   {
     // Bootstrap (QP exchange) uses the RPC port; tensors never touch TCP.
     Status st = rpc_.start();
-    if (!st.ok() || ctx_.options.ar_eager_threshold) {
+    if (!st.ok() || ctx_.options.of<ArGrpcOptions>().eager_threshold) {
       ctx_.runtime->post([st, done] { done(st); });
       return;
     }
@@ -128,7 +128,7 @@ public:
   {
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "ar_grpc";
-    rec->side = "consumer";
+    rec->side = Side::CONSUMER;
     rec->step = step;
     rec->key = key.full;
     rec->local_task = ctx_.task;
@@ -178,8 +178,9 @@ private:
   /// Per-peer thresholds: the configured ones, or tuned at the first call to that peer.
   void with_tuning(const std::string& peer, std::function<void(const ArGrpcTuning&)> use)
   {
-    if (ctx_.options.ar_eager_threshold && ctx_.options.ar_chunk_bytes)
-      return use(ArGrpcTuning{ctx_.options.ar_eager_threshold, ctx_.options.ar_chunk_bytes});
+    if (ctx_.options.of<ArGrpcOptions>().eager_threshold && ctx_.options.of<ArGrpcOptions>().chunk_bytes)
+      return use(
+          ArGrpcTuning{ctx_.options.of<ArGrpcOptions>().eager_threshold, ctx_.options.of<ArGrpcOptions>().chunk_bytes});
     auto it = tuning_.find(peer);
     if (it != tuning_.end()) return use(it->second);
     auto& waiting = tuning_waiters_[peer];
@@ -188,8 +189,9 @@ private:
     messenger_.ping(peer, [this, peer](Result<double> rtt) {
       const double link = ctx_.device ? ctx_.device->query().port_rate_bps / 8 : 1e9;
       ArGrpcTuning t = tune_ar_grpc(rtt.ok() ? rtt.value() : 5e-6, copy_bandwidth_, link);
-      if (ctx_.options.ar_eager_threshold) t.eager_threshold = ctx_.options.ar_eager_threshold;
-      if (ctx_.options.ar_chunk_bytes) t.chunk_bytes = ctx_.options.ar_chunk_bytes;
+      if (ctx_.options.of<ArGrpcOptions>().eager_threshold)
+        t.eager_threshold = ctx_.options.of<ArGrpcOptions>().eager_threshold;
+      if (ctx_.options.of<ArGrpcOptions>().chunk_bytes) t.chunk_bytes = ctx_.options.of<ArGrpcOptions>().chunk_bytes;
       t.eager_threshold = std::min(t.eager_threshold, MAX_EAGER);
       tuning_[peer] = t;
       auto list = std::move(tuning_waiters_[peer]);
@@ -229,7 +231,7 @@ private:
                          Error::status("Aborted", "device incarnation mismatch: worker was probably restarted"));
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "ar_grpc";
-    rec->side = "producer";
+    rec->side = Side::PRODUCER;
     rec->step = int64_t(step);
     rec->key = key_text;
     rec->local_task = ctx_.task;
@@ -401,6 +403,17 @@ private:
 std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx)
 {
   return std::make_unique<ArGrpc>(ctx);
+}
+
+TransportInfo ar_grpc_transport_info()
+{
+  return {"ar_grpc",
+          "OSU AR-gRPC: gRPC over an RDMA endpoint, eager SEND (coalesced) or chunked RDMA READ rendezvous, auto-tuned",
+          true,
+          make_ar_grpc_transport,
+          "not described by the AR-gRPC papers; assumed like gRPC: the RPC fails with UnavailableError and the step "
+          "is aborted",
+          {}};
 }
 
 } // namespace tp::transports

@@ -4,7 +4,7 @@
 // RDMA READ of C_chunk pieces with several in flight, FIN per chunk), zero-copy when the tensor comes from the
 // registered pool. TensorFlow above it is unchanged: GPU tensors are still copied to the host by TF's gRPC
 // code, and a GPU destination is filled from the host.
-// Auto-tuning (T_eager = C_chunk = 0 in TransportOptions), per peer at the first call: T_eager is the largest
+// Auto-tuning (T_eager = C_chunk = 0 in ArGrpcOptions), per peer at the first call: T_eager is the largest
 // power of two whose two eager copies cost no more than one extra round trip (RTT x copy bandwidth / 2, within
 // 2-64 KiB); C_chunk the smallest power of two that keeps the READ pipeline busy (2 x RTT x link rate, within
 // 64 KiB-4 MiB). RTT is measured with an empty message, the copy bandwidth with a 64 KiB memcpy, the link rate
@@ -15,7 +15,15 @@
 
 namespace tp::transports {
 
+/// The AR-gRPC transport's own options (0: auto-tuned per peer, as above). Not settable from the CLI or a scenario.
+struct ArGrpcOptions {
+  uint64_t eager_threshold = 0; ///< largest eagerly sent message, <= 64 KiB (T_eager)
+  uint64_t chunk_bytes = 0;     ///< rendezvous chunk size (C_chunk)
+};
+
 std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx);
+/// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
+TransportInfo ar_grpc_transport_info();
 
 struct ArGrpcTuning {
   uint64_t eager_threshold = 0;

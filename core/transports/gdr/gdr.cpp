@@ -58,7 +58,7 @@ protected:
   {
     const Tensor t = got.tensor;
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
-    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.gdr_min_bytes || !ctx_.device)
+    if (!dma || got.is_dead || !is_pod(t.dtype) || n <= ctx_.options.of<GdrOptions>().min_bytes || !ctx_.device)
       return encode(rec, std::move(got), t_arrived, std::move(respond));
     if (!verbs::sge_length(n)) {
       // The consumer's rdma_post_read would cast the length to 32 bits and read `n mod 2^32` bytes (silent
@@ -189,8 +189,8 @@ private:
   {
     RdmaChannels::Options o;
     o.service = "GdrService.Connect"; // stands in for RDMA CM on the gRPC host:port
-    o.queue_depth = ctx.options.queue_depth;
-    o.recv_wrs = ctx.options.queue_depth; // 1024 zero-length receives per connection
+    o.queue_depth = ctx.options.of<GdrOptions>().queue_depth;
+    o.recv_wrs = o.queue_depth; // 1024 zero-length receives per connection
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ;
     return o;
   }
@@ -235,6 +235,17 @@ private:
 std::unique_ptr<Transport> make_gdr_transport(const TaskContext& ctx)
 {
   return std::make_unique<GdrTransport>(ctx);
+}
+
+TransportInfo gdr_transport_info()
+{
+  return {"gdr",
+          "TF contrib GDR (HKUST): metadata over gRPC, one RDMA READ of NIC-registered (GPUDirect) memory",
+          true,
+          make_gdr_transport,
+          "a READ completion error becomes Unavailable(<wc status>) for that RecvTensor and the step fails with "
+          "UnavailableError; the metadata RPC fails like gRPC's",
+          {}};
 }
 
 } // namespace tp::transports

@@ -10,6 +10,16 @@
 
 namespace tp::transports {
 
+/// The GDR transport's own options. Not settable from the CLI or a scenario.
+struct GdrOptions {
+  /// Live POD tensors above this go by RDMA READ, the rest inline in the RPC (TF contrib gdr's rule, as
+  /// docs/protocols.md, gdr draws it).
+  uint64_t min_bytes = 1024;
+  uint32_t queue_depth = 1024; ///< QP depth, and zero-length receives posted per connection (RDMA_QP_QUEUE_DEPTH)
+};
+
 std::unique_ptr<Transport> make_gdr_transport(const TaskContext& ctx);
+/// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
+TransportInfo gdr_transport_info();
 
 } // namespace tp::transports

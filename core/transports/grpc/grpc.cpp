@@ -49,7 +49,7 @@ void GrpcTransport::shutdown()
   rpc_.shutdown();
 }
 
-std::shared_ptr<TransferRecord> GrpcTransport::new_record(const char* side, int64_t step, const std::string& key,
+std::shared_ptr<TransferRecord> GrpcTransport::new_record(Side side, int64_t step, const std::string& key,
                                                           const std::string& peer)
 {
   auto rec = std::make_shared<TransferRecord>();
@@ -67,7 +67,7 @@ void GrpcTransport::recv_from_remote_async(int64_t step, const rendezvous::Parse
                                            const rendezvous::RecvArgs& args, rendezvous::RecvCallback done)
 {
   Runtime& rt = *ctx_.runtime;
-  auto rec = new_record("consumer", step, key.full, key.src.task_name());
+  auto rec = new_record(Side::CONSUMER, step, key.full, key.src.task_name());
   rec->dst_location = args.dst_location.to_string();
   auto finish = [this, rec, done](Result<rendezvous::RecvOutcome> r) {
     rec->t_end = ctx_.runtime->now();
@@ -209,7 +209,7 @@ void GrpcTransport::serve(rpc::Payload req, rpc::Responder respond)
   if (key->src_incarnation != ctx_.incarnation)
     return respond(
         Error::status("Aborted", "RecvTensor expects a different device incarnation: worker was probably restarted"));
-  auto rec = new_record("producer", int64_t(step), key_text, key->dst.task_name());
+  auto rec = new_record(Side::PRODUCER, int64_t(step), key_text, key->dst.task_name());
   const double t_arrived = rt.now();
   const bool dma = dma_ok == 1;
   const std::string consumer_task = key->dst.task_name();
@@ -281,7 +281,7 @@ void GrpcTransport::encode(std::shared_ptr<TransferRecord> rec, rendezvous::Recv
                             timed(*ctx_.runtime, rec, Phase::SERIALIZE, [reply, host](Status) { reply(host); }));
       return;
     }
-    if (n <= ctx_.options.grpc_inline_bytes) {
+    if (n <= ctx_.options.of<GrpcOptions>().inline_bytes) {
       // Small payloads are memcpy'd into the header slice.
       auto slice = ctx_.runtime->memory().allocate(n, AllocAttr::at(Location::host(ctx_.cpu_numa_node)));
       if (!slice.ok()) return reply(host);
@@ -321,6 +321,18 @@ void GrpcTransport::log_producer(const std::shared_ptr<TransferRecord>& rec, con
 std::unique_ptr<Transport> make_grpc_transport(const TaskContext& ctx)
 {
   return std::make_unique<GrpcTransport>(ctx);
+}
+
+TransportInfo grpc_transport_info()
+{
+  return {"grpc",
+          "TensorFlow's default gRPC RecvTensor over TCP (Ethernet or IPoIB)",
+          false,
+          make_grpc_transport,
+          "the RecvTensor RPC fails with UnavailableError (\"Socket closed\" / \"Connection reset by peer\" / "
+          "deadline); the master aborts the step and session.run() raises it; the processes keep running. "
+          "RecvTensor has no deadline by default: a peer that answers nothing (power loss) hangs the step",
+          {}};
 }
 
 } // namespace tp::transports

@@ -12,6 +12,13 @@
 
 namespace tp::transports {
 
+/// The gRPC transport's own options (GDR, built on it, reads them too). Not settable from the CLI or a scenario.
+struct GrpcOptions {
+  /// Payloads up to this are copied into the header slice, larger ones referenced (kLargeTensorBytes = 1024 in TF's
+  /// grpc_tensor_coding.cc).
+  uint64_t inline_bytes = 1024;
+};
+
 /// The gRPC transport; GDR extends it (metadata over RecvTensor, bytes by RDMA READ) through produce/consume.
 class GrpcTransport : public Transport {
 public:
@@ -40,8 +47,7 @@ protected:
   void receive_content(const TensorMeta& meta, rpc::Reader& r, rpc::Payload resp, std::shared_ptr<TransferRecord> rec,
                        const rendezvous::RecvArgs& args, Finish finish);
   rpc::Writer response_header(uint8_t kind, const TensorMeta& meta, double t_arrived);
-  std::shared_ptr<TransferRecord> new_record(const char* side, int64_t step, const std::string& key,
-                                             const std::string& peer);
+  std::shared_ptr<TransferRecord> new_record(Side side, int64_t step, const std::string& key, const std::string& peer);
   void log_producer(const std::shared_ptr<TransferRecord>& rec, const std::string& error);
 
   TaskContext ctx_;
@@ -54,6 +60,8 @@ private:
 };
 
 std::unique_ptr<Transport> make_grpc_transport(const TaskContext& ctx);
+/// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
+TransportInfo grpc_transport_info();
 
 /// The start of every RecvTensor response: kind (0: tensor content follows; GDR's 1: a remote region follows),
 /// meta-data, and the producer's time between the request's arrival and the response.

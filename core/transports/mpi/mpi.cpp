@@ -185,7 +185,7 @@ public:
   {
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "mpi";
-    rec->side = "consumer";
+    rec->side = Side::CONSUMER;
     rec->step = step;
     rec->key = key.full;
     rec->local_task = ctx_.task;
@@ -286,7 +286,7 @@ private:
     auto key = rendezvous::parse_key(key_text);
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "mpi";
-    rec->side = "producer";
+    rec->side = Side::PRODUCER;
     rec->step = int64_t(step);
     rec->key = key_text;
     rec->local_task = ctx_.task;
@@ -328,7 +328,8 @@ private:
     const uint64_t n = got.is_dead ? 0 : t.total_bytes();
     rec->bytes = n;
     rec->src_location = t.location().to_string();
-    const bool optimal = ctx_.options.mpi_optimal_path && is_pod(t.dtype) && n >= MPI_OPTIMAL_MIN_BYTES && !got.is_dead;
+    const bool optimal =
+        ctx_.options.of<MpiOptions>().optimal_path && is_pod(t.dtype) && n >= MPI_OPTIMAL_MIN_BYTES && !got.is_dead;
     auto header = [&](Carried carried) {
       return mpi_wire::encode(mpi_wire::Response{uint64_t(step), key, carried, {}, {}, TensorMeta::of(t, got.is_dead)});
     };
@@ -404,7 +405,7 @@ private:
                                                          std::to_string(INT_MAX_BYTES) + "; the original aborts)"),
                             true);
     }
-    const bool typed = ctx_.options.mpi_typed_counts;
+    const bool typed = ctx_.options.of<MpiOptions>().typed_counts;
     const uint64_t unit = typed ? std::max<uint64_t>(1, dtype_size(t.dtype)) : 1;
     const uint64_t count = n / unit;
     if (count <= INT_MAX_BYTES) return std::nullopt;
@@ -513,7 +514,7 @@ private:
     deliver(Buffer{}, [](Status) {});
     const std::string producer = m.peer_task;
     // MPI_Irecv instead of MPI_Recv (the way Baidu's ring posts its receives): the thread is free at once.
-    const bool nonblocking = ctx_.options.mpi_nonblocking_recv;
+    const bool nonblocking = ctx_.options.of<MpiOptions>().nonblocking_recv;
     if (nonblocking) release();
     recv_data(producer, [this, pp, out, release, nonblocking](Incoming, Messenger::Deliver d) {
       const double t0 = ctx_.runtime->now();
@@ -566,6 +567,38 @@ private:
 std::unique_ptr<Transport> make_mpi_transport(const TaskContext& ctx)
 {
   return std::make_unique<MpiTransport>(ctx);
+}
+
+} // namespace tp::transports
+
+namespace tp::transports {
+
+std::vector<OptionKnob> mpi_option_knobs()
+{
+  return {
+      {"mpi_optimal_path", "mpi-optimal-path",
+       "mpi: raw-buffer data messages (TF's MPI_OPTIMAL_PATH=1; CUDA-aware MPI)", false,
+       [](TransportOptions& o, bool v) { o.own<MpiOptions>().optimal_path = v; },
+       [](const TransportOptions& o) { return o.of<MpiOptions>().optimal_path; }},
+      {"mpi_nonblocking_recv", "mpi-nonblocking-recv",
+       "mpi: data receives posted as MPI_Irecv (Baidu's ring) instead of TF grpc+mpi's blocking MPI_Recv", false,
+       [](TransportOptions& o, bool v) { o.own<MpiOptions>().nonblocking_recv = v; },
+       [](const TransportOptions& o) { return o.of<MpiOptions>().nonblocking_recv; }},
+      {"mpi_typed_counts", "", "mpi: message counts in elements of the tensor's datatype (MPI_FLOAT), not bytes", false,
+       [](TransportOptions& o, bool v) { o.own<MpiOptions>().typed_counts = v; },
+       [](const TransportOptions& o) { return o.of<MpiOptions>().typed_counts; }},
+  };
+}
+
+TransportInfo mpi_transport_info()
+{
+  return {"mpi",
+          "TF contrib MPI rendezvous (grpc+mpi): tagged MPI messages from one MPI thread over an MPI library model",
+          true,
+          make_mpi_transport,
+          "CHECKs only, no status propagation: with MPI_ERRORS_ARE_FATAL the MPI library aborts and mpirun kills "
+          "every rank of the job",
+          mpi_option_knobs()};
 }
 
 } // namespace tp::transports

@@ -162,7 +162,7 @@ public:
   {
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "verbs_v1";
-    rec->side = "consumer";
+    rec->side = Side::CONSUMER;
     rec->step = step;
     rec->key = key.full;
     rec->local_task = ctx_.task;
@@ -477,7 +477,7 @@ private:
     auto key = rendezvous::parse_key(name);
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "verbs_v1";
-    rec->side = "producer";
+    rec->side = Side::PRODUCER;
     rec->step = step;
     rec->key = name;
     rec->local_task = ctx_.task;
@@ -706,6 +706,17 @@ private:
 std::unique_ptr<Transport> make_verbs_v1_transport(const TaskContext& ctx)
 {
   return std::make_unique<VerbsV1>(ctx);
+}
+
+TransportInfo verbs_v1_transport_info()
+{
+  return {"verbs_v1",
+          "TF contrib verbs (Yahoo, r1.2-r1.5): pinned buffer per (peer, tensor), copy in and out, BUFFER_IDLE",
+          true,
+          make_verbs_v1_transport,
+          "a work completion with an error status is a fatal CHECK in RdmaAdapter::Process_CQ: the process aborts "
+          "(\"Check failed: wc_[i].status == IBV_WC_SUCCESS\"), its peers then see their gRPC channels fail",
+          {}};
 }
 
 } // namespace tp::transports

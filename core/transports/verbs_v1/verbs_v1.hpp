@@ -12,6 +12,8 @@
 namespace tp::transports {
 
 std::unique_ptr<Transport> make_verbs_v1_transport(const TaskContext& ctx);
+/// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
+TransportInfo verbs_v1_transport_info();
 
 /// Hash32 of a buffer name (the immediate that identifies a destination buffer).
 uint32_t verbs_v1_buffer_hash(const std::string& name);

@@ -131,7 +131,7 @@ public:
     req->rec = std::make_shared<TransferRecord>();
     auto& rec = *req->rec;
     rec.transport = "verbs_v2";
-    rec.side = "consumer";
+    rec.side = Side::CONSUMER;
     rec.step = step;
     rec.key = key.full;
     rec.local_task = ctx_.task;
@@ -166,8 +166,8 @@ private:
   {
     RdmaChannels::Options o;
     o.service = "VerbsService.GetRemoteAddress";
-    o.queue_depth = ctx.options.queue_depth;
-    o.recv_wrs = ctx.options.queue_depth - 1; // queue_depth - 1 receives + the ping in TF
+    o.queue_depth = ctx.options.of<VerbsV2Options>().queue_depth;
+    o.recv_wrs = o.queue_depth - 1; // queue_depth - 1 receives + the ping in TF
     o.rc.access = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
     o.fatal_wc_errors = true; // RdmaAdapter::Process_CQ CHECKs every completion's status
     o.describe_failure = [](Channel& ch, const verbs::WorkCompletion& wc) { return describe(ch, wc); };
@@ -457,7 +457,7 @@ private:
           Error::status("Aborted", "verbs request for a different device incarnation: worker was probably restarted"));
     auto rec = std::make_shared<TransferRecord>();
     rec->transport = "verbs_v2";
-    rec->side = "producer";
+    rec->side = Side::PRODUCER;
     rec->step = m.step;
     rec->key = m.name;
     rec->local_task = ctx_.task;
@@ -594,6 +594,17 @@ private:
 std::unique_ptr<Transport> make_verbs_v2_transport(const TaskContext& ctx)
 {
   return std::make_unique<VerbsV2>(ctx);
+}
+
+TransportInfo verbs_v2_transport_info()
+{
+  return {"verbs_v2",
+          "TF verbs with 0 copies: TENSOR_REQUEST with the destination, WRITE_WITH_IMM into it (Mellanox, TF >= 1.8)",
+          true,
+          make_verbs_v2_transport,
+          "a work completion with an error status is a fatal CHECK (process abort); only producer-side errors "
+          "(unknown tensor, restarted worker) travel back as ERROR_STATUS and fail the step with a status",
+          {}};
 }
 
 } // namespace tp::transports

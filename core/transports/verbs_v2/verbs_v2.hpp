@@ -12,6 +12,13 @@
 
 namespace tp::transports {
 
+/// The verbs_v2 transport's own options. Not settable from the CLI or a scenario.
+struct VerbsV2Options {
+  uint32_t queue_depth = 1024; ///< QP depth (RDMA_QP_QUEUE_DEPTH in TF verbs' rdma.h)
+};
+
 std::unique_ptr<Transport> make_verbs_v2_transport(const TaskContext& ctx);
+/// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
+TransportInfo verbs_v2_transport_info();
 
 } // namespace tp::transports
