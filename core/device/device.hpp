@@ -2,7 +2,8 @@
 // sim/sim_device (SimGrid NIC/PCIe/NUMA model), emulator/ soft and libibverbs devices. Like rdma-core's
 // dummy_ops, every operation defaults to "not supported" so that a backend overrides only what it has.
 // Completions and all other callbacks are delivered on the owning Runtime's executor, one at a time.
-// Contract tests run against every backend: tests/sim/sim_device_test.cpp.
+// Contract tests run against every backend: the cases of tests/device/device_contract_cases.hpp, instantiated on
+// each device by tests/device/*_contract_test.cpp (docs/design.md, "The device contract suite").
 #pragma once
 
 #include "core/common/result.hpp"
