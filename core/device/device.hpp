@@ -13,6 +13,10 @@
 #include <memory>
 #include <string>
 
+namespace tp {
+class MemorySpace;
+}
+
 namespace tp::verbs {
 
 using CompletionHandler = std::function<void(const WorkCompletion&)>;
@@ -88,6 +92,13 @@ struct RcConnectOptions {
   uint8_t min_rnr_timer = 12;
   uint8_t max_rd_atomic = 16;
 };
+
+/// What ibv_reg_mr refuses whatever the memory: REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (EINVAL).
+Status check_registration_access(Access access);
+/// check_registration_access, and a range that is not inside one allocation of `memory` (unmapped pages are the
+/// kernel's EFAULT; a device that knows its process's allocations checks where they end too). The error reg_mr
+/// returns, or ok.
+Status check_registration(const MemorySpace& memory, uint64_t addr, uint64_t length, Access access);
 
 /// Move a RESET QP through INIT and RTR to RTS, connected to `remote` (what perftest's ctx_connect does).
 Status bring_up_rc_qp(QueuePair& qp, uint32_t local_psn, const QpEndpoint& remote, const RcConnectOptions& opt);

@@ -375,7 +375,10 @@ DEVICE_CONTRACT_CASE("Memory watches fire when a WRITE lands, GPU buffers work l
   REQUIRE(p->wca.size() == 1);
   const double fired = p->watch_fired_at();
   CHECK(fired > 0);
-  CHECK(fired <= p->ta.at(0)); // data is visible before the requester sees the ACK's completion
+  // On a simulated clock the watch fires as the data lands, before the ACK reaches the requester. On a wall clock
+  // the two are callbacks on two different threads (B's loop and A's loop), and which of them the scheduler runs
+  // first is no property of the device (as for a CPU spinning on memory and another polling a CQ).
+  if (!p->lacks(Need::SIMULATED_CLOCK)) CHECK(fired <= p->ta.at(0));
   CHECK(p->b_matches(0, 4096, 17));
 }
 

@@ -144,6 +144,11 @@ struct CompletionLog {
   }
 };
 
+/// Why the software device, like ibv_reg_mr, cannot refuse a registration that runs past the end of an allocation.
+constexpr const char* SOFT_DEVICE_NO_ALLOCATION_BOUNDS =
+    "the software device checks, as the kernel does, only that the pages are mapped: it cannot know where the "
+    "test's allocation ends";
+
 /// How long run() waits for the completions a case expects, and the quiet time after them.
 inline double completion_deadline()
 {

@@ -73,7 +73,7 @@ public:
   {
     if (need == Need::SIMULATED_CLOCK) return "times are wall-clock times: only lower bounds on them hold";
     if (ibv_) return ibv_lacks(need);
-    return nullptr;
+    return need == Need::ALLOCATION_BOUNDS ? SOFT_DEVICE_NO_ALLOCATION_BOUNDS : nullptr;
   }
 
 private:

@@ -255,6 +255,7 @@ public:
   }
   const char* lacks(Need need) const override
   {
+    if (need == Need::ALLOCATION_BOUNDS) return SOFT_DEVICE_NO_ALLOCATION_BOUNDS;
     return need == Need::SIMULATED_CLOCK ? "times are wall-clock times: only lower bounds on them hold" : nullptr;
   }
 
@@ -361,7 +362,7 @@ Result<std::unique_ptr<DevicePair>> make_device_pair(const PairOptions& options)
 
 } // namespace tp::test
 
-#define DEVICE_UNDER_TEST "software device, OS processes"
+#define DEVICE_UNDER_TEST "software device (OS processes)"
 #define DEVICE_TAGS "[emulator][processes]"
 #include "tests/device/device_contract_cases.hpp"
 

@@ -13,6 +13,6 @@ Result<std::unique_ptr<DevicePair>> make_device_pair(const PairOptions& options)
 
 } // namespace tp::test
 
-#define DEVICE_UNDER_TEST "software device, threads"
+#define DEVICE_UNDER_TEST "software device (threads)"
 #define DEVICE_TAGS "[emulator]"
 #include "tests/device/device_contract_cases.hpp"
