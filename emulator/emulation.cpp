@@ -26,9 +26,15 @@ Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int
 {
   auto arena = SharedArena::create(arena_bytes, name);
   if (!arena.ok()) return arena.error();
+  return make_os_process(name, index, dir, std::move(arena.value()), numa_nodes, gpus);
+}
+
+Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int index, const std::string& dir,
+                                                    std::unique_ptr<SharedArena> arena, int numa_nodes, int gpus)
+{
   auto p = std::make_unique<EmuProcess>();
   p->name = name;
-  p->memory = std::make_unique<HostMemory>(numa_nodes, gpus, std::move(arena.value()));
+  p->memory = std::make_unique<HostMemory>(numa_nodes, gpus, std::move(arena));
   p->runtime = std::make_unique<LoopRuntime>(name, *p->memory);
   p->own_fabric = std::make_unique<SoftFabric>(uint16_t(1 + index * ProcessLink::LIDS_PER_PROCESS));
   if (auto st = p->own_fabric->link_processes(dir, *p->memory->arena()); !st.ok()) return st.error();

@@ -33,6 +33,10 @@ struct EmuProcess {
 /// `arena_bytes`, a fabric of its own linked to the other processes', TCP streams.
 Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int index, const std::string& dir,
                                                     uint64_t arena_bytes, int numa_nodes = 2, int gpus = 2);
+/// The same over an arena made beforehand (one made before a fork() is mapped at the same address in both processes).
+Result<std::unique_ptr<EmuProcess>> make_os_process(const std::string& name, int index, const std::string& dir,
+                                                    std::unique_ptr<SharedArena> arena, int numa_nodes = 2,
+                                                    int gpus = 2);
 
 class Emulation {
 public:

@@ -2,10 +2,14 @@
 #include "emulator/host_memory.hpp"
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace tp::emu {
 
@@ -112,6 +116,16 @@ uint64_t HostMemory::allocated_bytes() const
   for (const auto& [a, b] : live_)
     n += b.size;
   return n;
+}
+
+bool pages_mapped(uint64_t addr, uint64_t len)
+{
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = addr / page * page;
+  const uint64_t end = addr + std::max<uint64_t>(len, 1);
+  if (end < addr) return false;
+  std::vector<unsigned char> residency((end - first + page - 1) / page);
+  return ::mincore(reinterpret_cast<void*>(first), end - first, residency.data()) == 0; // ENOMEM: a page unmapped
 }
 
 } // namespace tp::emu

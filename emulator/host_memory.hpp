@@ -37,4 +37,8 @@ private:
   std::map<uint64_t, Buffer> live_; ///< by address
 };
 
+/// Whether every page of [addr, addr+len) (at least the one at addr) is mapped in this OS process: what
+/// ibv_reg_mr's pinning needs (EFAULT otherwise), without knowing where an allocation ends.
+bool pages_mapped(uint64_t addr, uint64_t len);
+
 } // namespace tp::emu

@@ -2,8 +2,8 @@
 // same transports run over real verbs. RC QPs, ibv_reg_mr, post_send/post_recv, completions polled by a progress
 // thread and delivered on the owner's runtime; RoCE (Ethernet link layer) gets a GRH with the port's GID. Where
 // the machine has no RDMA device (ibv_get_device_list returns none: this kernel has no RDMA) open() says so with
-// an "Unavailable" error naming the cause, and callers skip. Tests: tests/emulator/ibv_device_test.cpp;
-// validation/rxe (a soft-RoCE VM) runs it for real.
+// an "Unavailable" error naming the cause, and callers skip. Tests: tests/emulator/ibv_device_test.cpp,
+// tests/device/ibv_contract_test.cpp; validation/rxe (a soft-RoCE VM) runs it for real.
 #pragma once
 
 #include "core/device/device.hpp"

@@ -4,7 +4,7 @@
 // the requester passes its shared-memory arena (memfd, SCM_RIGHTS) so that the responder memcpys straight between
 // the two processes' registered memory (RDMA WRITE / SEND into its own memory, READ into the requester's). A process
 // that dies closes its sockets: the peer hears of it at once (its in-flight requests time out as with a dead host).
-// Lids: process k owns lids [first_lid, first_lid + LIDS_PER_PROCESS). Tests: tests/emulator/process_link_test.cpp.
+// Lids: process k owns lids [first_lid, first_lid + LIDS_PER_PROCESS). Tests: tests/device/soft_processes_contract_test.cpp.
 #pragma once
 
 #include "core/common/result.hpp"

@@ -2,6 +2,7 @@
 #include "emulator/soft_device.hpp"
 
 #include "emulator/completion_delivery.hpp"
+#include "emulator/host_memory.hpp"
 #include "emulator/process_wire.hpp"
 
 #include "core/device/qp_state_machine.hpp"
@@ -536,7 +537,9 @@ PortAddress SoftDevice::port_address() const
 
 Result<MemoryRegion> SoftDevice::reg_mr(uint64_t addr, uint64_t length, Access access)
 {
-  if (addr == 0 && length > 0) return Error::at("", "reg_mr", "a mapped address", "0");
+  if (auto st = check_registration_access(access); !st.ok()) return st.error();
+  if (!pages_mapped(addr, length))
+    return Error::at("", "reg_mr", "mapped memory (ibv_reg_mr EFAULT)", std::to_string(addr));
   std::lock_guard<std::mutex> lock(fabric_.state());
   return mrs_.add(addr, length, access);
 }

@@ -8,7 +8,7 @@
 // Memory outside the target region is never touched. Devices of different OS processes reach each other through
 // link_processes() (emulator/process_link: a Unix socket per process, shared-memory arenas): the requester's wire
 // thread sends the WR, the responder's link thread checks and copies, the ACK/NAK comes back. Tests:
-// tests/emulator/emulation_test.cpp, tests/emulator/process_link_test.cpp.
+// tests/device/soft_threads_contract_test.cpp, tests/device/soft_processes_contract_test.cpp.
 #pragma once
 
 #include "core/device/device.hpp"

@@ -97,13 +97,7 @@ Result<MemoryRegion> SimDevice::reg_mr(uint64_t addr, uint64_t length, Access ac
   if (!ctx_.platform->nic(machine_, nic_).nic.rdma_capable())
     return Error::at("", "reg_mr", "an RDMA-capable NIC",
                      ctx_.platform->nic(machine_, nic_).nic.name + " (Ethernet only)");
-  if ((has(access, Access::REMOTE_WRITE) || has(access, Access::REMOTE_ATOMIC)) && !has(access, Access::LOCAL_WRITE))
-    return Error::at("", "reg_mr", "LOCAL_WRITE together with REMOTE_WRITE/REMOTE_ATOMIC (ibv_reg_mr EINVAL)",
-                     to_string(access));
-  auto b = memory_.find(addr);
-  if (!b || addr + length > b->addr + std::max<uint64_t>(b->size, 1))
-    return Error::at("", "reg_mr", "an address range inside memory allocated by this process",
-                     "[" + std::to_string(addr) + ", +" + std::to_string(length) + ")");
+  if (auto st = check_registration(memory_, addr, length, access); !st.ok()) return st.error();
   return mrs_.add(addr, length, access);
 }
 

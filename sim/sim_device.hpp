@@ -2,7 +2,7 @@
 // WR consumption, RNR and transport retries with go-back-N, access checks, flushes) whose timing comes
 // from the hardware models: doorbell, WQE fetch, payload DMA read (+QPI, +GPU peer-read limit), injection
 // as a SimGrid comm on PCIe/QPI/port links (contention), NIC pipelines, switch, DMA write, ACK and CQE.
-// See docs/model.md for the formulas. Tests: tests/sim/sim_device_test.cpp, tests/sim/sim_timing_test.cpp.
+// See docs/model.md for the formulas. Tests: tests/device/sim_contract_test.cpp, tests/sim/sim_timing_test.cpp.
 #pragma once
 
 #include "core/device/device.hpp"

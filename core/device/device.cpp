@@ -2,6 +2,9 @@
 // (as rdma-core's dummy_ops.c), IB timer encodings and the RC bring-up helper.
 #include "core/device/device.hpp"
 
+#include "core/memory/buffer.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -134,6 +137,24 @@ Result<std::unique_ptr<QueuePair>> Device::create_qp(const QpInitAttr&)
 Status Device::watch_memory(uint64_t, uint64_t, std::function<void()>)
 {
   return not_supported("watch_memory");
+}
+
+Status check_registration_access(Access access)
+{
+  if ((has(access, Access::REMOTE_WRITE) || has(access, Access::REMOTE_ATOMIC)) && !has(access, Access::LOCAL_WRITE))
+    return Error::at("", "reg_mr", "LOCAL_WRITE together with REMOTE_WRITE/REMOTE_ATOMIC (ibv_reg_mr EINVAL)",
+                     to_string(access));
+  return ok_status();
+}
+
+Status check_registration(const MemorySpace& memory, uint64_t addr, uint64_t length, Access access)
+{
+  if (auto st = check_registration_access(access); !st.ok()) return st;
+  auto b = memory.find(addr);
+  if (!b || addr + length > b->addr + std::max<uint64_t>(b->size, 1))
+    return Error::at("", "reg_mr", "an address range inside memory allocated by this process",
+                     "[" + std::to_string(addr) + ", +" + std::to_string(length) + ")");
+  return ok_status();
 }
 
 Status bring_up_rc_qp(QueuePair& qp, uint32_t local_psn, const QpEndpoint& remote, const RcConnectOptions& opt)

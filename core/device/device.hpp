@@ -2,7 +2,8 @@
 // sim/sim_device (SimGrid NIC/PCIe/NUMA model), emulator/ soft and libibverbs devices. Like rdma-core's
 // dummy_ops, every operation defaults to "not supported" so that a backend overrides only what it has.
 // Completions and all other callbacks are delivered on the owning Runtime's executor, one at a time.
-// Contract tests run against every backend: tests/sim/sim_device_test.cpp.
+// Contract tests run against every backend: the cases of tests/device/device_contract_cases.hpp, instantiated on
+// each device by tests/device/*_contract_test.cpp (docs/design.md, "The device contract suite").
 #pragma once
 
 #include "core/common/result.hpp"
@@ -11,6 +12,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+
+namespace tp {
+class MemorySpace;
+}
 
 namespace tp::verbs {
 
@@ -87,6 +92,13 @@ struct RcConnectOptions {
   uint8_t min_rnr_timer = 12;
   uint8_t max_rd_atomic = 16;
 };
+
+/// What ibv_reg_mr refuses whatever the memory: REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (EINVAL).
+Status check_registration_access(Access access);
+/// check_registration_access, and a range that is not inside one allocation of `memory` (unmapped pages are the
+/// kernel's EFAULT; a device that knows its process's allocations checks where they end too). The error reg_mr
+/// returns, or ok.
+Status check_registration(const MemorySpace& memory, uint64_t addr, uint64_t length, Access access);
 
 /// Move a RESET QP through INIT and RTR to RTS, connected to `remote` (what perftest's ctx_connect does).
 Status bring_up_rc_qp(QueuePair& qp, uint32_t local_psn, const QpEndpoint& remote, const RcConnectOptions& opt);

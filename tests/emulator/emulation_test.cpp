@@ -1,5 +1,6 @@
-// The emulator: a real event loop, the software verbs device's semantics on real memory, and every transport
-// moving real bytes between emulated processes with the same source files the simulator runs.
+// The emulator: a real event loop on real bytes, and every transport moving real bytes between emulated processes
+// with the same source files the simulator runs. The software device's own semantics: the device contract suite
+// (tests/device/soft_threads_contract_test.cpp, tests/device/soft_processes_contract_test.cpp).
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "core/transports/transport.hpp"
@@ -20,58 +21,6 @@ using namespace tp::emu;
 namespace {
 
 const double kTimeout = tp::test::wall_seconds(10.0);
-
-/// Two connected RC QPs between processes a and b, with a 64 KiB registered buffer each.
-struct SoftPair {
-  Emulation emu;
-  EmuProcess& a = emu.add_process("a");
-  EmuProcess& b = emu.add_process("b");
-  std::unique_ptr<verbs::CompletionQueue> cqa, cqb;
-  std::unique_ptr<verbs::QueuePair> qpa, qpb;
-  Buffer ba, bb;
-  verbs::MemoryRegion ma, mb;
-  std::mutex mu;
-  std::vector<verbs::WorkCompletion> wca, wcb;
-
-  explicit SoftPair(uint8_t rnr_retry = 7)
-  {
-    for (auto* p : {&a, &b}) {
-      auto& buf = p == &a ? ba : bb;
-      buf = p->memory->allocate(64 << 10, AllocAttr::at(Location::host(0))).value();
-      auto& mr = p == &a ? ma : mb;
-      mr = p->device
-               ->reg_mr(buf.addr, buf.size,
-                        verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE | verbs::Access::REMOTE_READ)
-               .value();
-      auto& cq = p == &a ? cqa : cqb;
-      cq = std::move(p->device->create_cq(64).value());
-      auto* wcs = p == &a ? &wca : &wcb;
-      cq->set_handler([this, wcs](const verbs::WorkCompletion& wc) {
-        std::lock_guard<std::mutex> lock(mu);
-        wcs->push_back(wc);
-      });
-      verbs::QpInitAttr ia;
-      ia.send_cq = cq.get();
-      ia.recv_cq = cq.get();
-      (p == &a ? qpa : qpb) = std::move(p->device->create_qp(ia).value());
-    }
-    verbs::RcConnectOptions o;
-    o.rnr_retry = rnr_retry;
-    o.min_rnr_timer = 1; // 10 us
-    REQUIRE(verbs::bring_up_rc_qp(*qpa, 1, {b.device->port_address(), qpb->qp_num(), 2}, o).ok());
-    REQUIRE(verbs::bring_up_rc_qp(*qpb, 2, {a.device->port_address(), qpa->qp_num(), 1}, o).ok());
-  }
-  size_t count(std::vector<verbs::WorkCompletion>& v)
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    return v.size();
-  }
-  verbs::WorkCompletion at(std::vector<verbs::WorkCompletion>& v, size_t i)
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    return v.at(i);
-  }
-};
 
 } // namespace
 
@@ -104,106 +53,6 @@ TEST_CASE("emulator loop runs timers in time order and work on real bytes", "[em
       kTimeout));
   CHECK(order == std::vector<int>{1, 2});
   CHECK(std::memcmp(dst.data, src.data, src.size) == 0);
-}
-
-TEST_CASE("soft device RDMA WRITE and READ move the bytes", "[emulator]")
-{
-  SoftPair s;
-  std::memset(s.ba.data, 7, 4096);
-  std::memset(s.bb.data, 0, s.bb.size); // buffers are not zeroed by the emulator's allocator
-  verbs::SendWr w;
-  w.wr_id = 1;
-  w.opcode = verbs::WrOpcode::RDMA_WRITE;
-  w.sg_list = {{s.ba.addr, 4096, s.ma.lkey}};
-  w.remote_addr = s.bb.addr + 100;
-  w.rkey = s.mb.rkey;
-  bool posted = false;
-  s.emu.on(s.a, [&] { posted = s.qpa->post_send(w).ok(); });
-  REQUIRE(posted);
-  REQUIRE(Emulation::wait_until([&] { return s.count(s.wca) == 1; }, kTimeout));
-  CHECK(s.at(s.wca, 0).ok());
-  CHECK(s.bb.data[100] == 7);
-  CHECK(s.bb.data[100 + 4095] == 7);
-  CHECK(s.bb.data[99] == 0);
-  CHECK(s.bb.data[100 + 4096] == 0);
-  std::memset(s.bb.data + 8192, 9, 512);
-  verbs::SendWr r = w;
-  r.wr_id = 2;
-  r.opcode = verbs::WrOpcode::RDMA_READ;
-  r.sg_list = {{s.ba.addr + 8192, 512, s.ma.lkey}};
-  r.remote_addr = s.bb.addr + 8192;
-  s.emu.on(s.a, [&] { posted = s.qpa->post_send(r).ok(); });
-  REQUIRE(posted);
-  REQUIRE(Emulation::wait_until([&] { return s.count(s.wca) == 2; }, kTimeout));
-  CHECK(s.at(s.wca, 1).ok());
-  CHECK(s.ba.data[8192 + 511] == 9);
-}
-
-TEST_CASE("soft device: a bad rkey is a remote access error and touches nothing", "[emulator]")
-{
-  SoftPair s;
-  std::memset(s.ba.data, 1, 4096);
-  std::memset(s.bb.data, 0, s.bb.size);
-  verbs::SendWr w;
-  w.wr_id = 1;
-  w.opcode = verbs::WrOpcode::RDMA_WRITE;
-  w.sg_list = {{s.ba.addr, 4096, s.ma.lkey}};
-  w.remote_addr = s.bb.addr;
-  w.rkey = s.mb.rkey ^ 0x5a5a;
-  verbs::SendWr oob = w;
-  oob.wr_id = 2;
-  oob.rkey = s.mb.rkey;
-  oob.remote_addr = s.bb.addr + s.bb.size - 100; // runs past the region
-  bool posted = false;
-  s.emu.on(s.a, [&] { posted = s.qpa->post_send(w).ok() && s.qpa->post_send(oob).ok(); });
-  REQUIRE(posted);
-  REQUIRE(Emulation::wait_until([&] { return s.count(s.wca) == 2; }, kTimeout));
-  CHECK(s.at(s.wca, 0).status == verbs::WcStatus::REM_ACCESS_ERR);
-  CHECK(s.at(s.wca, 1).status == verbs::WcStatus::WR_FLUSH_ERR); // behind the error
-  for (uint64_t i = 0; i < s.bb.size; ++i)
-    REQUIRE(s.bb.data[i] == 0);
-  CHECK(s.qpa->state() == verbs::QpState::ERR);
-}
-
-TEST_CASE("soft device: SEND without a receive exhausts the RNR retries", "[emulator]")
-{
-  SoftPair s(2);
-  verbs::SendWr w;
-  w.wr_id = 5;
-  w.opcode = verbs::WrOpcode::SEND;
-  w.sg_list = {{s.ba.addr, 64, s.ma.lkey}};
-  bool posted = false;
-  s.emu.on(s.a, [&] { posted = s.qpa->post_send(w).ok(); });
-  REQUIRE(posted);
-  REQUIRE(Emulation::wait_until([&] { return s.count(s.wca) == 1; }, kTimeout));
-  CHECK(s.at(s.wca, 0).status == verbs::WcStatus::RNR_RETRY_EXC_ERR);
-}
-
-TEST_CASE("soft device: SEND with immediate lands in a posted receive", "[emulator]")
-{
-  SoftPair s;
-  std::memcpy(s.ba.data, "hello", 5);
-  verbs::RecvWr r;
-  r.wr_id = 9;
-  r.sg_list = {{s.bb.addr, 1024, s.mb.lkey}};
-  verbs::SendWr w;
-  w.wr_id = 5;
-  w.opcode = verbs::WrOpcode::SEND_WITH_IMM;
-  w.imm_data = 42;
-  w.sg_list = {{s.ba.addr, 5, s.ma.lkey}};
-  bool posted = false;
-  s.emu.on(s.b, [&] { posted = s.qpb->post_recv(r).ok(); });
-  REQUIRE(posted);
-  s.emu.on(s.a, [&] { posted = s.qpa->post_send(w).ok(); });
-  REQUIRE(posted);
-  REQUIRE(Emulation::wait_until([&] { return s.count(s.wcb) == 1 && s.count(s.wca) == 1; }, kTimeout));
-  const auto wc = s.at(s.wcb, 0);
-  CHECK(wc.ok());
-  CHECK(wc.opcode == verbs::WcOpcode::RECV);
-  CHECK(wc.byte_len == 5);
-  CHECK(wc.with_imm);
-  CHECK(wc.imm_data == 42);
-  CHECK(std::memcmp(s.bb.data, "hello", 5) == 0);
 }
 
 namespace {
