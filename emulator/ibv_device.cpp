@@ -73,6 +73,26 @@ ibv_qp_state state_of(QpState s)
   return IBV_QPS_ERR;
 }
 
+QpState from_ibv_state(ibv_qp_state s)
+{
+  switch (s) {
+  case IBV_QPS_RESET:
+    return QpState::RESET;
+  case IBV_QPS_INIT:
+    return QpState::INIT;
+  case IBV_QPS_RTR:
+    return QpState::RTR;
+  case IBV_QPS_RTS:
+    return QpState::RTS;
+  case IBV_QPS_SQD:
+    return QpState::SQD;
+  case IBV_QPS_SQE:
+    return QpState::SQE;
+  default:
+    return QpState::ERR;
+  }
+}
+
 WcStatus status_of(ibv_wc_status s)
 {
   switch (s) {
@@ -169,7 +189,14 @@ public:
   IbvQp(ibv_qp* qp, bool roce, uint8_t gid_index) : qp_(qp), roce_(roce), gid_index_(gid_index) {}
   ~IbvQp() override { ibv_destroy_qp(qp_); }
   uint32_t qp_num() const override { return qp_->qp_num; }
-  QpState state() const override { return attr_.qp_state; }
+  /// The state the device holds, not the last one set: an error completion moves the QP to ERR on its own.
+  QpState state() const override
+  {
+    ibv_qp_attr a{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(qp_, &a, IBV_QP_STATE, &init) != 0) return attr_.qp_state;
+    return from_ibv_state(a.qp_state);
+  }
   Status modify(const QpAttr& attr, QpAttrMask mask) override
   {
     ibv_qp_attr a{};
