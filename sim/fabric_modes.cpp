@@ -20,34 +20,6 @@
 
 namespace tp::sim {
 
-Result<FabricMode> parse_fabric_mode(const std::string& s)
-{
-  if (s == "protocol") return FabricMode::PROTOCOL;
-  if (s == "flow") return FabricMode::FLOW;
-  if (s == "analytical") return FabricMode::ANALYTICAL;
-  return Error::at("", "mode", "protocol, flow or analytical", "\"" + s + "\"");
-}
-
-Result<FabricMode> parse_collective_mode(const std::string& s)
-{
-  for (const FabricMode m : {FabricMode::PROTOCOL, FabricMode::ANALYTICAL})
-    if (s == to_string(m)) return m;
-  return Error::at("", "collective_mode", "protocol or analytical", "\"" + s + "\"");
-}
-
-const char* to_string(FabricMode m)
-{
-  switch (m) {
-  case FabricMode::PROTOCOL:
-    return "protocol";
-  case FabricMode::FLOW:
-    return "flow";
-  case FabricMode::ANALYTICAL:
-    return "analytical";
-  }
-  return "?";
-}
-
 namespace {
 
 namespace sg4 = simgrid::s4u;

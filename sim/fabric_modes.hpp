@@ -10,6 +10,7 @@
 // Tests: tests/sim/fabric_modes_test.cpp, tests/sim/fabric_agreement_test.cpp (flow and analytical against protocol).
 #pragma once
 
+#include "core/collectives/fabric_mode.hpp"
 #include "core/collectives/ring_schedule.hpp"
 #include "core/common/result.hpp"
 #include "core/transports/mpi/mpi.hpp"
@@ -21,12 +22,11 @@
 
 namespace tp::sim {
 
-enum class FabricMode { PROTOCOL, FLOW, ANALYTICAL };
-Result<FabricMode> parse_fabric_mode(const std::string& s);
-const char* to_string(FabricMode m);
-/// A training job's collective_mode: protocol or analytical (FLOW is not offered there); an error names the field
-/// "collective_mode".
-Result<FabricMode> parse_collective_mode(const std::string& s);
+// The mode enum and its words are backend-free (core/collectives/fabric_mode.hpp); here under their sim names.
+using collectives::FabricMode;
+using collectives::parse_collective_mode;
+using collectives::parse_fabric_mode;
+using collectives::to_string;
 
 struct AllreduceJob {
   FabricMode mode = FabricMode::ANALYTICAL;
