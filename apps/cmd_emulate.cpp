@@ -84,8 +84,9 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
   auto steps = a.get_int("steps", 3, 2, 1000);
   for (auto* r : {&batch, &workers, &ps, &towers, &steps})
     if (!r->ok()) return report_error(r->error());
-  const std::string mode = a.get("mode", "ps");
-  if (mode != "ps" && mode != "allreduce") return report_error(Error::at("", "--mode", "ps or allreduce", mode));
+  const auto mode = training::parse_sync_mode(a.get("mode", "ps"));
+  if (!mode.ok()) return report_error(Error::at("", "--mode", mode.error().expected, mode.error().got));
+  const bool ps_mode = mode.value() == training::SyncMode::PARAMETER_SERVER;
   auto scale_r = a.get_number("scale", 0.01, 1e-9, 1);
   if (!scale_r.ok()) return report_error(scale_r.error());
   const double scale = scale_r.value();
@@ -94,7 +95,7 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
   if (!wl.ok()) return report_error(wl.error());
   const training::TrainingModel model = models::to_training_model(wl.value());
   emu::EmuTrainingJob job;
-  job.allreduce = mode == "allreduce";
+  job.mode = mode.value();
   job.workers = int(workers.value());
   job.ps_tasks = int(ps.value());
   job.gpus_per_worker = int(towers.value());
@@ -108,9 +109,8 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
   std::printf("Emulated training: %s (batch %lld on %s, scaled by %g: %.2f MB of variables, %.2f ms of compute per "
               "step), %s, %d worker(s)%s, %d step(s) (first is warm-up)\n\n",
               model.name.c_str(), static_cast<long long>(batch.value()), gpu.c_str(), scale, scaled.bytes() * 1e-6,
-              scaled.compute_seconds() * 1e3, mode == "ps" ? "parameter servers" : "ring allreduce", job.workers,
-              mode == "ps" ? fmt::format(" x {} GPU(s), {} PS", job.gpus_per_worker, job.ps_tasks).c_str() : "",
-              job.steps);
+              scaled.compute_seconds() * 1e3, ps_mode ? "parameter servers" : "ring allreduce", job.workers,
+              ps_mode ? fmt::format(" x {} GPU(s), {} PS", job.gpus_per_worker, job.ps_tasks).c_str() : "", job.steps);
   JobEstimate need;
   need.job = "tensorpath emulate --train";
   for (const auto& n : names) {
@@ -132,7 +132,7 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
       continue;
     }
     // Bytes between tasks per step: PS pushes and pulls, or every rank's ring traffic (2 (N-1)/N of the model each).
-    const double net = j.allreduce ? 2.0 * (j.workers - 1) * double(r->model_bytes) : double(r->remote_bytes_per_step);
+    const double net = !ps_mode ? 2.0 * (j.workers - 1) * double(r->model_bytes) : double(r->remote_bytes_per_step);
     std::printf("%-10s %6d %12.2f %14.2f %12.2f\n", n.c_str(), r->tasks, r->step_time * 1e3, net * 1e-6,
                 r->compute_seconds * 1e3);
   }

@@ -160,212 +160,398 @@ void print_warnings(const std::vector<std::string>& lines)
     std::printf("  warning: %s\n", l.c_str());
 }
 
-int run_replay(const frontend::ParsedArgs& a)
+/// The job a replay reads: the merged trace, its files, its shape and the ranks the options and the trace give.
+struct ReplayJob {
+  std::vector<std::string> files;
+  size_t rank_files = 0;
+  traces::Trace trace;
+  long ranks_option = 0;    ///< --ranks; 0 when not given
+  long per_node_option = 0; ///< --ranks-per-node; 0 when not given
+  traces::JobShape shape;
+  int job_ranks = 0, per_node = 0;
+  Warnings warnings;
+  std::map<std::string, double> busy; ///< recorded compute seconds per device
+  frontend::ReplayHost host;
+};
+
+/// Read the traces the arguments name, merge the ranks' files and work out the job, its warnings and the head's host.
+Result<ReplayJob> read_replay_job(const frontend::ParsedArgs& a)
 {
-  if (a.positional().empty())
-    return report_error(Error::at("", "tensorpath replay",
-                                  "a trace file (or several ranks' files of one job, or their directory)", "none"));
-  if ((a.has("json") || a.has("chrome")) && !a.has("hw"))
-    return report_error(Error::at("", a.has("json") ? "--json" : "--chrome", "--hw PROFILE to replay on", "none"));
   auto files = trace_files(a.positional());
-  if (!files.ok()) return report_error(files.error());
+  if (!files.ok()) return files.error();
   std::vector<traces::Trace> read;
   for (const auto& f : files.value()) {
     auto one = traces::read_trace(f);
-    if (!one.ok()) return report_error(one.error());
+    if (!one.ok()) return one.error();
     read.push_back(std::move(one.value()));
   }
   const size_t rank_files = read.size();
   auto t = traces::merge_rank_traces(std::move(read));
-  if (!t.ok()) return report_error(t.error());
+  if (!t.ok()) return t.error();
   auto ranks_arg = a.get_int("ranks", 0, 1, 100000);
-  if (!ranks_arg.ok()) return report_error(ranks_arg.error());
+  if (!ranks_arg.ok()) return ranks_arg.error();
   auto per_node_arg = a.get_int("ranks-per-node", 0, 1, 100000);
-  if (!per_node_arg.ok()) return report_error(per_node_arg.error());
-  const traces::JobShape shape = traces::infer_job(t.value());
+  if (!per_node_arg.ok()) return per_node_arg.error();
+  ReplayJob job;
+  job.files = std::move(files.value());
+  job.rank_files = rank_files;
+  job.trace = std::move(t.value());
+  job.ranks_option = ranks_arg.value();
+  job.per_node_option = per_node_arg.value();
+  job.shape = traces::infer_job(job.trace);
+  const traces::JobShape& shape = job.shape;
   // The job: ranks and ranks per node, from the trace unless an option says.
-  const int job_ranks = ranks_arg.value() > 0 ? int(ranks_arg.value()) : shape.ranks;
-  const int per_node = per_node_arg.value() > 0 ? int(per_node_arg.value()) : shape.ranks_per_node;
-  Warnings warnings;
-  trace_warnings(t.value(), warnings);
-  if (job_ranks == 0 && !t->collectives.empty())
-    warnings.add("the trace does not say how many ranks the job had: pass --ranks N to re-simulate its collectives");
+  job.job_ranks = job.ranks_option > 0 ? int(job.ranks_option) : shape.ranks;
+  job.per_node = job.per_node_option > 0 ? int(job.per_node_option) : shape.ranks_per_node;
+  trace_warnings(job.trace, job.warnings);
+  if (job.job_ranks == 0 && !job.trace.collectives.empty())
+    job.warnings.add(
+        "the trace does not say how many ranks the job had: pass --ranks N to re-simulate its collectives");
 
-  std::map<std::string, double> busy;
-  for (const auto& o : t->ops)
-    busy[o.device] += o.duration;
-  // The head: what the trace holds, the host and fabric assumed, the job, and how many warnings follow at the end.
-  frontend::ReplayHost host;
-  host.ranks = job_ranks;
-  host.ranks_from = ranks_arg.value() > 0 ? "--ranks" : shape.ranks > 0 ? shape.ranks_from : "";
-  host.ranks_per_node = per_node;
-  host.per_node_from = per_node_arg.value() > 0 ? "--ranks-per-node"
-                       : per_node > 0           ? shape.per_node_from
-                                                : "assumed one per node (the trace names no hosts)";
-  auto print_head = [&](size_t warning_count) {
-    std::printf("%s (%s): %zu compute op(s) on %zu device(s), %zu transfer(s), %zu collective(s), span %.3f ms\n",
-                t->file.c_str(), t->format.c_str(), t->ops.size(), busy.size(), t->transfers.size(),
-                t->collectives.size(), t->span() * 1e3);
-    for (const auto& [dev, s] : busy)
-      std::printf("  compute on %-50s %10.3f ms (kept as recorded)\n", dev.c_str(), s * 1e3);
-    if (!host.hw.empty())
-      std::printf("assumed host and fabric (--hw %s): host \"%s\" for every rank,\n  NIC \"%s\" at %.1f "
-                  "Gb/s line rate (its data rate after encoding), %s; transfers through %s\n",
-                  host.hw.c_str(), host.host_profile.c_str(), host.nic.c_str(), host.line_rate * 8 / 1e9,
-                  host.switch_name.empty() ? "hosts back to back" : ("switch \"" + host.switch_name + "\"").c_str(),
-                  host.transport.c_str());
-    std::printf("job: %s; %s%s\n",
-                ranks_arg.value() > 0 ? fmt::format("{} rank(s) (--ranks)", job_ranks).c_str()
-                : shape.ranks > 0     ? fmt::format("{} rank(s) (from {})", job_ranks, shape.ranks_from).c_str()
-                                      : "ranks not known (the trace does not say; --ranks N)",
-                per_node_arg.value() > 0 ? fmt::format("{} per node (--ranks-per-node)", per_node).c_str()
-                : per_node > 0           ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
-                                         : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
-                rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
-    if (per_node > 1 && a.has("hw"))
-      std::printf(
-          "  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
-          "  so %d ranks per node is reported, not used)\n",
-          per_node);
-    if (job_ranks > 0 && t->world_size > 0 && rank_files > 1 && int(rank_files) < t->world_size)
-      std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t->world_size);
-    if (warning_count) std::printf("%zu warning(s), listed at the end\n", warning_count);
-  };
-  if (!a.has("hw")) {
-    const auto lines = warnings.lines();
-    print_head(lines.size());
-    for (const auto& x : t->transfers)
-      std::printf("  transfer %-40.40s %14s %10.3f ms  %s -> %s\n", x.tensor.c_str(),
-                  x.bytes_known ? fmt::format("{} B", x.bytes).c_str() : "unknown size", x.duration * 1e3,
-                  x.src_device.c_str(), x.dst_device.c_str());
-    for (const auto& c : t->collectives)
-      std::printf("  %-9s %-40.40s %14s %10.3f ms%s\n", c.kind.c_str(), c.name.c_str(),
-                  c.bytes_known ? fmt::format("{} B", c.bytes).c_str() : "unknown size", c.duration * 1e3,
-                  c.ranks ? fmt::format("  ({} ranks)", c.ranks).c_str() : "");
-    print_steps(t.value(), traces::step_reports(t.value(), traces::ReplayResult{}), false);
-    std::printf("\nWith --hw PROFILE [--transport T] [--ranks N] each communication event is re-simulated there.\n");
-    print_warnings(lines);
-    return 0;
-  }
-  transports::register_builtin_transports();
-  const std::string transport = a.get("transport", "grpc");
-  if (!transports::find_transport(transport))
-    return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
-                                  unknown_name(transport, transports::transport_names())));
-  models::Catalog cat;
-  const std::string hw = a.get("hw"), sw = a.get("switch");
-  // The cluster of --hw with at least N hosts, read from its profiles once per N (not once per event).
-  std::map<int, models::ClusterProfile> clusters;
-  auto cluster_of = [&](int min_hosts) -> Result<const models::ClusterProfile*> {
-    if (auto it = clusters.find(min_hosts); it != clusters.end()) return &it->second;
-    auto cl = frontend::cluster_for(cat, hw, min_hosts, sw);
-    if (!cl.ok()) return cl.error();
-    return &clusters.emplace(min_hosts, std::move(cl.value())).first->second;
-  };
+  for (const auto& o : job.trace.ops)
+    job.busy[o.device] += o.duration;
+  frontend::ReplayHost& host = job.host;
+  host.ranks = job.job_ranks;
+  host.ranks_from = job.ranks_option > 0 ? "--ranks" : shape.ranks > 0 ? shape.ranks_from : "";
+  host.ranks_per_node = job.per_node;
+  host.per_node_from = job.per_node_option > 0 ? "--ranks-per-node"
+                       : job.per_node > 0      ? shape.per_node_from
+                                               : "assumed one per node (the trace names no hosts)";
+  return job;
+}
+
+/// Print the head: what the trace holds, the host and fabric assumed, the job, and how many warnings follow at the end.
+void print_head(const frontend::ParsedArgs& a, const ReplayJob& job, size_t warning_count)
+{
+  const traces::Trace& t = job.trace;
+  const frontend::ReplayHost& host = job.host;
+  const traces::JobShape& shape = job.shape;
+  const int job_ranks = job.job_ranks, per_node = job.per_node;
+  const size_t rank_files = job.rank_files;
+  std::printf("%s (%s): %zu compute op(s) on %zu device(s), %zu transfer(s), %zu collective(s), span %.3f ms\n",
+              t.file.c_str(), t.format.c_str(), t.ops.size(), job.busy.size(), t.transfers.size(), t.collectives.size(),
+              t.span() * 1e3);
+  for (const auto& [dev, s] : job.busy)
+    std::printf("  compute on %-50s %10.3f ms (kept as recorded)\n", dev.c_str(), s * 1e3);
+  if (!host.hw.empty())
+    std::printf("assumed host and fabric (--hw %s): host \"%s\" for every rank,\n  NIC \"%s\" at %.1f "
+                "Gb/s line rate (its data rate after encoding), %s; transfers through %s\n",
+                host.hw.c_str(), host.host_profile.c_str(), host.nic.c_str(), host.line_rate * 8 / 1e9,
+                host.switch_name.empty() ? "hosts back to back" : ("switch \"" + host.switch_name + "\"").c_str(),
+                host.transport.c_str());
+  std::printf("job: %s; %s%s\n",
+              job.ranks_option > 0 ? fmt::format("{} rank(s) (--ranks)", job_ranks).c_str()
+              : shape.ranks > 0    ? fmt::format("{} rank(s) (from {})", job_ranks, shape.ranks_from).c_str()
+                                   : "ranks not known (the trace does not say; --ranks N)",
+              job.per_node_option > 0 ? fmt::format("{} per node (--ranks-per-node)", per_node).c_str()
+              : per_node > 0          ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
+                                      : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
+              rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
+  if (per_node > 1 && a.has("hw"))
+    std::printf("  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
+                "  so %d ranks per node is reported, not used)\n",
+                per_node);
+  if (job_ranks > 0 && t.world_size > 0 && rank_files > 1 && int(rank_files) < t.world_size)
+    std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t.world_size);
+  if (warning_count) std::printf("%zu warning(s), listed at the end\n", warning_count);
+}
+
+/// Without --hw: print what the trace recorded (its head, every communication event, the steps) and the warnings.
+int print_recorded_trace(const frontend::ParsedArgs& a, const ReplayJob& job)
+{
+  const traces::Trace& t = job.trace;
+  const auto lines = job.warnings.lines();
+  print_head(a, job, lines.size());
+  for (const auto& x : t.transfers)
+    std::printf("  transfer %-40.40s %14s %10.3f ms  %s -> %s\n", x.tensor.c_str(),
+                x.bytes_known ? fmt::format("{} B", x.bytes).c_str() : "unknown size", x.duration * 1e3,
+                x.src_device.c_str(), x.dst_device.c_str());
+  for (const auto& c : t.collectives)
+    std::printf("  %-9s %-40.40s %14s %10.3f ms%s\n", c.kind.c_str(), c.name.c_str(),
+                c.bytes_known ? fmt::format("{} B", c.bytes).c_str() : "unknown size", c.duration * 1e3,
+                c.ranks ? fmt::format("  ({} ranks)", c.ranks).c_str() : "");
+  print_steps(t, traces::step_reports(t, traces::ReplayResult{}), false);
+  std::printf("\nWith --hw PROFILE [--transport T] [--ranks N] each communication event is re-simulated there.\n");
+  print_warnings(lines);
+  return 0;
+}
+
+/// The fabric of --hw the events are re-simulated on: its clusters (read from the profiles once per host count) and
+/// the simulated job and cache key of each communication event.
+class ReplayFabric {
+public:
+  /// `transport`: --transport; --hw and --switch are read from `a`.
+  ReplayFabric(std::string transport_name, const frontend::ParsedArgs& a, const ReplayJob& job)
+      : transport_(std::move(transport_name)), hw_(a.get("hw")), sw_(a.get("switch")), job_(job)
   {
-    auto cl2 = cluster_of(2);
-    if (!cl2.ok()) return report_error(cl2.error());
-    const auto& h0 = (*cl2)->host(0);
-    host.hw = hw;
-    host.host_profile = h0.name;
-    host.nic = h0.nics.empty() ? "none" : h0.nics[0].nic.name;
-    host.line_rate = h0.nics.empty() ? 0 : h0.nics[0].nic.line_rate;
-    host.switch_name = (*cl2)->network_switch.name;
-    host.transport = transport;
   }
+
+  /// The cluster of --hw with at least `min_hosts` hosts, read from its profiles once per count (not once per event).
+  Result<const models::ClusterProfile*> cluster_of(int min_hosts)
+  {
+    if (auto it = clusters_.find(min_hosts); it != clusters_.end()) return &it->second;
+    auto cl = frontend::cluster_for(cat_, hw_, min_hosts, sw_);
+    if (!cl.ok()) return cl.error();
+    return &clusters_.emplace(min_hosts, std::move(cl.value())).first->second;
+  }
+
   // Each distinct simulated job is simulated once, in a process of its own: a transfer per size and placement, a
   // collective per kind, size and group (the cache key is the job's whole input); identical events reuse it.
-  auto transfer_job = [&](const traces::TraceTransfer& x) {
+
+  /// The transfer job that re-simulates a recorded transfer.
+  sim::TransferJob transfer_job(const traces::TraceTransfer& x) const
+  {
     sim::TransferJob j;
-    j.transport = transport;
+    j.transport = transport_;
     j.sizes = {std::max<uint64_t>(x.bytes, 4)};
     j.steps = 2;
     j.src = placement(x.src_device);
     j.dst = placement(x.dst_device);
     return j;
-  };
-  auto transfer_key = [&](const sim::TransferJob& j) {
-    return fmt::format("transfer|{}|{}|{}|{}|{}|{}", transport, j.sizes[0], j.src.is_gpu(), j.dst.is_gpu(), hw, sw);
-  };
-  // A collective's ranks: its group's size as the trace gives it, else the job's; --ranks sets the job's, and a
-  // collective of a smaller group than the trace's world keeps its group (at most --ranks).
-  auto ranks_of = [&](const traces::TraceCollective& c) {
-    if (ranks_arg.value() > 0)
-      return c.ranks > 0 && shape.ranks > 0 && c.ranks < shape.ranks ? std::min(c.ranks, job_ranks) : job_ranks;
-    return c.ranks > 0 ? c.ranks : job_ranks;
-  };
-  auto collective_job = [&](const traces::TraceCollective& c) {
+  }
+  /// The cache key of a transfer job: its whole input.
+  std::string transfer_key(const sim::TransferJob& j) const
+  {
+    return fmt::format("transfer|{}|{}|{}|{}|{}|{}", transport_, j.sizes[0], j.src.is_gpu(), j.dst.is_gpu(), hw_, sw_);
+  }
+  /// A collective's ranks: its group's size as the trace gives it, else the job's; --ranks sets the job's, and a
+  /// collective of a smaller group than the trace's world keeps its group (at most --ranks).
+  int ranks_of(const traces::TraceCollective& c) const
+  {
+    if (job_.ranks_option > 0)
+      return c.ranks > 0 && job_.shape.ranks > 0 && c.ranks < job_.shape.ranks ? std::min(c.ranks, job_.job_ranks)
+                                                                               : job_.job_ranks;
+    return c.ranks > 0 ? c.ranks : job_.job_ranks;
+  }
+  /// The allreduce job that re-simulates a recorded collective (analytical fabric mode).
+  sim::AllreduceJob collective_job(const traces::TraceCollective& c) const
+  {
     sim::AllreduceJob j;
     j.mode = sim::FabricMode::ANALYTICAL;
     j.ranks = ranks_of(c);
     j.bytes = double(c.bytes);
     j.gpu = true;
     return j;
-  };
-  auto collective_key = [&](const sim::AllreduceJob& j) {
-    return fmt::format("allreduce|analytical|{}|{}|{}|{}|{}|{}", j.bytes, j.ranks, j.ranks_per_host, j.gpu, hw, sw);
-  };
-  // Why a collective is kept at its recorded time; empty when it is simulated.
-  auto kept_why = [&](const traces::TraceCollective& c) -> std::string {
+  }
+  /// The cache key of an allreduce job: its whole input.
+  std::string collective_key(const sim::AllreduceJob& j) const
+  {
+    return fmt::format("allreduce|analytical|{}|{}|{}|{}|{}|{}", j.bytes, j.ranks, j.ranks_per_host, j.gpu, hw_, sw_);
+  }
+  /// Why a collective is kept at its recorded time; empty when it is simulated.
+  std::string kept_why(const traces::TraceCollective& c) const
+  {
     if (!c.bytes_known) return "size unknown";
     if (c.kind != "allreduce") return c.kind + " is not simulated yet";
     if (ranks_of(c) < 2) return ranks_of(c) == 0 ? "ranks not known (--ranks N)" : "a group of one rank";
     return "";
-  };
-  // Estimate every distinct job and refuse the replay before the first starts when they exceed the budget.
-  JobEstimate need;
-  need.job = "tensorpath replay";
-  std::map<std::string, double> estimate; // key -> estimated seconds
-  {
-    auto cl2 = cluster_of(2);
-    if (!cl2.ok()) return report_error(cl2.error());
-    for (const auto& x : t->transfers) {
-      if (!x.bytes_known) continue;
-      const sim::TransferJob j = transfer_job(x);
-      const std::string key = transfer_key(j);
-      if (estimate.count(key)) continue;
-      auto e = sim::estimate_transfer(**cl2, j);
-      for (auto& term : e.terms)
-        if (!term.parameter.empty()) term.parameter = "transfer \"" + x.tensor + "\" of the trace";
-      estimate[key] = e.seconds;
-      need.then(e);
-    }
-    for (const auto& c : t->collectives) {
-      if (!kept_why(c).empty()) continue;
-      const sim::AllreduceJob j = collective_job(c);
-      const std::string key = collective_key(j);
-      if (estimate.count(key)) continue;
-      auto cl = cluster_of(j.ranks);
-      if (!cl.ok()) return report_error(cl.error());
-      auto e = sim::estimate_allreduce(**cl, j);
-      e.rename_parameter("ranks =",
-                         ranks_arg.value() > 0 ? "--ranks"
-                         : c.ranks > 0
-                             ? "the group size of " + c.kind + " \"" + c.name + "\" in the trace (--ranks overrides):"
-                             : "the job's ranks, from " + shape.ranks_from + " (--ranks overrides):");
-      estimate[key] = e.seconds;
-      need.then(e);
-    }
   }
-  if (auto st = check_budget(need, "re-simulate a smaller trace, or give smaller --ranks"); !st.ok())
-    return report_error(st.error());
-  frontend::ProgressLine line("replay", frontend::ProgressLine::stderr_is_terminal());
-  line.set_estimate(need.seconds);
-  double done_seconds = 0;
-  const size_t events = t->transfers.size() + t->collectives.size();
-  auto show = [&](size_t event, const std::string& what) {
-    line.update(need.seconds > 0 ? done_seconds / need.seconds : 0,
-                "event " + std::to_string(event + 1) + "/" + std::to_string(events) + " (" + what + ")");
-  };
-  frontend::SimulationCache cache;
-  frontend::ReplayReport report;
-  report.host = host;
-  report.format = t->format;
-  report.files = files.value();
-  auto step_name = [&](int s) { return s >= 0 && size_t(s) < t->steps.size() ? t->steps[size_t(s)].name : ""; };
-  // A table row with what the trace says of an event; the simulation fills in the rest.
-  auto row_of = [&](std::string event, std::string name, uint64_t bytes, bool bytes_known, double recorded, int step,
-                    int rank) {
+
+  /// --transport, the transport of the transfers.
+  const std::string& transport() const { return transport_; }
+  /// --hw, the profile the events are re-simulated on.
+  const std::string& hw() const { return hw_; }
+
+private:
+  const std::string transport_;
+  models::Catalog cat_; // constructed between --transport and --hw, as the command always did
+  const std::string hw_, sw_;
+  const ReplayJob& job_;
+  std::map<int, models::ClusterProfile> clusters_;
+};
+
+/// Fill in the head's host and fabric from the first host of the two-host cluster of --hw.
+Status describe_host(ReplayFabric& fabric, frontend::ReplayHost& host)
+{
+  auto cl2 = fabric.cluster_of(2);
+  if (!cl2.ok()) return cl2.error();
+  const auto& h0 = (*cl2)->host(0);
+  host.hw = fabric.hw();
+  host.host_profile = h0.name;
+  host.nic = h0.nics.empty() ? "none" : h0.nics[0].nic.name;
+  host.line_rate = h0.nics.empty() ? 0 : h0.nics[0].nic.line_rate;
+  host.switch_name = (*cl2)->network_switch.name;
+  host.transport = fabric.transport();
+  return ok_status();
+}
+
+/// The estimate of the whole replay and of each distinct simulated job.
+struct ReplayEstimate {
+  JobEstimate need;
+  std::map<std::string, double> seconds; ///< key -> estimated seconds
+};
+
+/// Estimate every distinct job of the replay (each transfer and collective that is re-simulated), once per key.
+Result<ReplayEstimate> estimate_replay(const ReplayJob& job, ReplayFabric& fabric)
+{
+  ReplayEstimate out;
+  JobEstimate& need = out.need;
+  need.job = "tensorpath replay";
+  std::map<std::string, double>& estimate = out.seconds;
+  auto cl2 = fabric.cluster_of(2);
+  if (!cl2.ok()) return cl2.error();
+  for (const auto& x : job.trace.transfers) {
+    if (!x.bytes_known) continue;
+    const sim::TransferJob j = fabric.transfer_job(x);
+    const std::string key = fabric.transfer_key(j);
+    if (estimate.count(key)) continue;
+    auto e = sim::estimate_transfer(**cl2, j);
+    for (auto& term : e.terms)
+      if (!term.parameter.empty()) term.parameter = "transfer \"" + x.tensor + "\" of the trace";
+    estimate[key] = e.seconds;
+    need.then(e);
+  }
+  for (const auto& c : job.trace.collectives) {
+    if (!fabric.kept_why(c).empty()) continue;
+    const sim::AllreduceJob j = fabric.collective_job(c);
+    const std::string key = fabric.collective_key(j);
+    if (estimate.count(key)) continue;
+    auto cl = fabric.cluster_of(j.ranks);
+    if (!cl.ok()) return cl.error();
+    auto e = sim::estimate_allreduce(**cl, j);
+    e.rename_parameter("ranks =",
+                       job.ranks_option > 0 ? "--ranks"
+                       : c.ranks > 0
+                           ? "the group size of " + c.kind + " \"" + c.name + "\" in the trace (--ranks overrides):"
+                           : "the job's ranks, from " + job.shape.ranks_from + " (--ranks overrides):");
+    estimate[key] = e.seconds;
+    need.then(e);
+  }
+  return out;
+}
+
+/// Re-simulates the trace's communication events one by one (each distinct job once), with a progress line, and
+/// fills in the report's rows and the events' new times.
+class EventReplay {
+public:
+  EventReplay(ReplayJob& job, ReplayFabric& fabric, ReplayEstimate& estimate)
+      : job_(job), fabric_(fabric), estimate_(estimate), line_("replay", frontend::ProgressLine::stderr_is_terminal())
+  {
+    line_.set_estimate(estimate_.need.seconds);
+    events_ = job_.trace.transfers.size() + job_.trace.collectives.size();
+    report_.host = job_.host;
+    report_.format = job_.trace.format;
+    report_.files = job_.files;
+    transfer_new_.assign(job_.trace.transfers.size(), -1);
+    collective_new_.assign(job_.trace.collectives.size(), -1);
+  }
+
+  /// Re-simulate each transfer of known size through the transport; an error when its cluster cannot be read.
+  Status simulate_transfers()
+  {
+    const traces::Trace& t = job_.trace;
+    for (size_t xi = 0; xi < t.transfers.size(); ++xi) {
+      const auto& x = t.transfers[xi];
+      frontend::ReplayRow row = row_of("transfer", x.tensor, x.bytes, x.bytes_known, x.duration, x.step, x.rank);
+      if (!x.bytes_known) { // a warning says why
+        row.kept = "size unknown";
+        report_.rows.push_back(row);
+        continue;
+      }
+      const sim::TransferJob j = fabric_.transfer_job(x);
+      const std::string key = fabric_.transfer_key(j);
+      row.algorithm = fabric_.transport() + " transfer";
+      row.reused = cache_.has(key);
+      if (!row.reused) show(xi, "transfer " + x.tensor);
+      auto cluster = fabric_.cluster_of(2);
+      if (!cluster.ok()) return cluster.error();
+      const models::ClusterProfile& cl = **cluster;
+      auto child = cache_.get(key, [&]() -> Result<std::string> {
+        return run_isolated([&]() -> Result<std::string> {
+          auto r = sim::run_transfer_job(cl, j);
+          if (!r.ok()) return r.error();
+          return fmt::format("{:.17g}", r->points.at(0).steady_latency);
+        });
+      });
+      if (!row.reused) done_seconds_ += estimate_.seconds[key], line_.finish();
+      if (!child.ok()) {
+        row.kept = "simulation failed: " + child.error().message();
+        job_.warnings.add("transfer " + row.kept + ": kept at its recorded time", x.tensor);
+        status_ = 1;
+        report_.rows.push_back(row);
+        continue;
+      }
+      const double s = std::stod(child.value());
+      row.replayed = transfer_new_[xi] = s;
+      // At the NIC's line rate alone the bytes take bytes / rate: the rest is the transport's own costs.
+      const double wire = job_.host.line_rate > 0 ? double(j.sizes[0]) / job_.host.line_rate : 0;
+      row.bottleneck = s > 0 && wire >= s / 2 ? fmt::format("NIC line rate {}%", int(std::lround(100 * wire / s)))
+                                              : fmt::format("transport costs (copies, messages): the wire is {}%",
+                                                            s > 0 ? int(std::lround(100 * wire / s)) : 0);
+      report_.recorded_simulated += x.duration, report_.simulated += s;
+      report_.rows.push_back(row);
+    }
+    return ok_status();
+  }
+
+  /// Re-simulate each collective that can be re-simulated, as a ring allreduce; an error when its cluster cannot be
+  /// read.
+  Status simulate_collectives()
+  {
+    const traces::Trace& t = job_.trace;
+    for (size_t ci = 0; ci < t.collectives.size(); ++ci) {
+      const auto& c = t.collectives[ci];
+      frontend::ReplayRow row = row_of(c.kind, c.name, c.bytes, c.bytes_known, c.duration, c.step, c.rank);
+      row.kept = fabric_.kept_why(c);
+      if (!row.kept.empty()) {
+        if (c.bytes_known) job_.warnings.add(c.kind + " kept at its recorded time: " + row.kept, c.name);
+        report_.rows.push_back(row);
+        continue;
+      }
+      const sim::AllreduceJob j = fabric_.collective_job(c);
+      const std::string key = fabric_.collective_key(j);
+      row.ranks = j.ranks;
+      row.algorithm = "ring (analytical fabric)";
+      row.reused = cache_.has(key);
+      if (!row.reused) show(t.transfers.size() + ci, c.kind + " " + c.name);
+      auto cluster = fabric_.cluster_of(j.ranks);
+      if (!cluster.ok()) return cluster.error();
+      const models::ClusterProfile& cl = **cluster;
+      auto child = cache_.get(key, [&] { return frontend::simulate_allreduce_isolated(cl, j); });
+      if (!row.reused) done_seconds_ += estimate_.seconds[key], line_.finish();
+      if (!child.ok()) {
+        row.kept = "simulation failed: " + child.error().message();
+        job_.warnings.add(c.kind + " " + row.kept + ": kept at its recorded time", c.name);
+        status_ = 1;
+        report_.rows.push_back(row);
+        continue;
+      }
+      const frontend::CollectiveTime ct = frontend::parse_collective_time(child.value());
+      row.replayed = collective_new_[ci] = ct.seconds;
+      row.bottleneck = frontend::allreduce_bottleneck(ct, j.bytes, j.ranks);
+      report_.recorded_simulated += c.duration, report_.simulated += ct.seconds;
+      report_.rows.push_back(row);
+    }
+    return ok_status();
+  }
+
+  /// The report filled in so far: a row per event, the host, the format and the files.
+  frontend::ReplayReport& report() { return report_; }
+  /// The simulations run and reused.
+  const frontend::SimulationCache& cache() const { return cache_; }
+  /// 1 when a simulation failed (its event kept its recorded time), else 0.
+  int status() const { return status_; }
+  /// Each transfer's replayed seconds, in the trace's order; -1: kept at its recorded time.
+  const std::vector<double>& transfer_seconds() const { return transfer_new_; }
+  /// Each collective's replayed seconds, in the trace's order; -1: kept at its recorded time.
+  const std::vector<double>& collective_seconds() const { return collective_new_; }
+
+private:
+  /// Redraw the progress line at event `event` (0-based) of all the events.
+  void show(size_t event, const std::string& what)
+  {
+    line_.update(estimate_.need.seconds > 0 ? done_seconds_ / estimate_.need.seconds : 0,
+                 "event " + std::to_string(event + 1) + "/" + std::to_string(events_) + " (" + what + ")");
+  }
+  /// The name of step `s` of the trace; empty when the event is in no step.
+  std::string step_name(int s) const
+  {
+    return s >= 0 && size_t(s) < job_.trace.steps.size() ? job_.trace.steps[size_t(s)].name : "";
+  }
+  /// A table row with what the trace says of an event; the simulation fills in the rest.
+  frontend::ReplayRow row_of(std::string event, std::string name, uint64_t bytes, bool bytes_known, double recorded,
+                             int step, int rank) const
+  {
     frontend::ReplayRow row;
     row.event = std::move(event);
     row.name = std::move(name);
@@ -377,98 +563,30 @@ int run_replay(const frontend::ParsedArgs& a)
     row.algorithm = "-";
     row.bottleneck = "-";
     return row;
-  };
-  int status = 0;
-  std::vector<double> transfer_new(t->transfers.size(), -1), collective_new(t->collectives.size(), -1);
-  for (size_t xi = 0; xi < t->transfers.size(); ++xi) {
-    const auto& x = t->transfers[xi];
-    frontend::ReplayRow row = row_of("transfer", x.tensor, x.bytes, x.bytes_known, x.duration, x.step, x.rank);
-    if (!x.bytes_known) { // a warning says why
-      row.kept = "size unknown";
-      report.rows.push_back(row);
-      continue;
-    }
-    const sim::TransferJob j = transfer_job(x);
-    const std::string key = transfer_key(j);
-    row.algorithm = transport + " transfer";
-    row.reused = cache.has(key);
-    if (!row.reused) show(xi, "transfer " + x.tensor);
-    auto cluster = cluster_of(2);
-    if (!cluster.ok()) return report_error(cluster.error());
-    const models::ClusterProfile& cl = **cluster;
-    auto child = cache.get(key, [&]() -> Result<std::string> {
-      return run_isolated([&]() -> Result<std::string> {
-        auto r = sim::run_transfer_job(cl, j);
-        if (!r.ok()) return r.error();
-        return fmt::format("{:.17g}", r->points.at(0).steady_latency);
-      });
-    });
-    if (!row.reused) done_seconds += estimate[key], line.finish();
-    if (!child.ok()) {
-      row.kept = "simulation failed: " + child.error().message();
-      warnings.add("transfer " + row.kept + ": kept at its recorded time", x.tensor);
-      status = 1;
-      report.rows.push_back(row);
-      continue;
-    }
-    const double s = std::stod(child.value());
-    row.replayed = transfer_new[xi] = s;
-    // At the NIC's line rate alone the bytes take bytes / rate: the rest is the transport's own costs.
-    const double wire = host.line_rate > 0 ? double(j.sizes[0]) / host.line_rate : 0;
-    row.bottleneck = s > 0 && wire >= s / 2 ? fmt::format("NIC line rate {}%", int(std::lround(100 * wire / s)))
-                                            : fmt::format("transport costs (copies, messages): the wire is {}%",
-                                                          s > 0 ? int(std::lround(100 * wire / s)) : 0);
-    report.recorded_simulated += x.duration, report.simulated += s;
-    report.rows.push_back(row);
   }
-  for (size_t ci = 0; ci < t->collectives.size(); ++ci) {
-    const auto& c = t->collectives[ci];
-    frontend::ReplayRow row = row_of(c.kind, c.name, c.bytes, c.bytes_known, c.duration, c.step, c.rank);
-    row.kept = kept_why(c);
-    if (!row.kept.empty()) {
-      if (c.bytes_known) warnings.add(c.kind + " kept at its recorded time: " + row.kept, c.name);
-      report.rows.push_back(row);
-      continue;
-    }
-    const sim::AllreduceJob j = collective_job(c);
-    const std::string key = collective_key(j);
-    row.ranks = j.ranks;
-    row.algorithm = "ring (analytical fabric)";
-    row.reused = cache.has(key);
-    if (!row.reused) show(t->transfers.size() + ci, c.kind + " " + c.name);
-    auto cluster = cluster_of(j.ranks);
-    if (!cluster.ok()) return report_error(cluster.error());
-    const models::ClusterProfile& cl = **cluster;
-    auto child = cache.get(key, [&] { return frontend::simulate_allreduce_isolated(cl, j); });
-    if (!row.reused) done_seconds += estimate[key], line.finish();
-    if (!child.ok()) {
-      row.kept = "simulation failed: " + child.error().message();
-      warnings.add(c.kind + " " + row.kept + ": kept at its recorded time", c.name);
-      status = 1;
-      report.rows.push_back(row);
-      continue;
-    }
-    const frontend::CollectiveTime ct = frontend::parse_collective_time(child.value());
-    row.replayed = collective_new[ci] = ct.seconds;
-    row.bottleneck = frontend::allreduce_bottleneck(ct, j.bytes, j.ranks);
-    report.recorded_simulated += c.duration, report.simulated += ct.seconds;
-    report.rows.push_back(row);
-  }
-  const auto rep = traces::replay_step(t.value(), transfer_new, collective_new);
-  report.steps = traces::step_reports(t.value(), rep);
-  report.steps_from = t->steps_from;
-  report.summary = traces::summarize_steps(report.steps);
-  report.recorded_span = rep.recorded_span;
-  report.replayed_span = rep.replayed_span;
-  report.simulations = cache.simulations();
-  report.reused = cache.reused();
-  report.warnings = warnings.lines();
 
-  print_head(report.warnings.size());
+  ReplayJob& job_;
+  ReplayFabric& fabric_;
+  ReplayEstimate& estimate_;
+  frontend::ProgressLine line_;
+  double done_seconds_ = 0;
+  size_t events_ = 0;
+  frontend::SimulationCache cache_;
+  frontend::ReplayReport report_;
+  int status_ = 0;
+  std::vector<double> transfer_new_, collective_new_;
+};
+
+/// Print the replay on --hw: the head, one row per communication event, the totals, the steps and the warnings.
+void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, const ReplayFabric& fabric,
+                         const frontend::ReplayReport& report, const traces::ReplayResult& rep)
+{
+  const std::string& hw = fabric.hw();
+  print_head(a, job, report.warnings.size());
   std::printf(
       "\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode);\n"
       "each distinct job simulated once: %zu simulation(s) for %zu event(s), identical events reuse its result\n\n",
-      hw.c_str(), transport.c_str(), report.simulations, report.simulations + report.reused);
+      hw.c_str(), fabric.transport().c_str(), report.simulations, report.simulations + report.reused);
   std::printf("%-10s %-36s %12s %6s %-24s %12s %12s %7s  %s\n", "event", "name", "bytes", "ranks", "algorithm",
               "recorded[ms]", "replayed[ms]", "ratio", "bottleneck");
   for (const auto& r : report.rows) {
@@ -494,17 +612,58 @@ int run_replay(const frontend::ParsedArgs& a)
       "rank) and its gaps.\n",
       rep.recorded_span * 1e3, hw.c_str(), rep.replayed_span * 1e3,
       rep.recorded_span > 0 ? 100 * (rep.replayed_span / rep.recorded_span - 1) : 0.0);
-  print_steps(t.value(), report.steps, true);
+  print_steps(job.trace, report.steps, true);
   print_warnings(report.warnings);
   std::fflush(stdout);
+}
+
+int run_replay(const frontend::ParsedArgs& a)
+{
+  if (a.positional().empty())
+    return report_error(Error::at("", "tensorpath replay",
+                                  "a trace file (or several ranks' files of one job, or their directory)", "none"));
+  if ((a.has("json") || a.has("chrome")) && !a.has("hw"))
+    return report_error(Error::at("", a.has("json") ? "--json" : "--chrome", "--hw PROFILE to replay on", "none"));
+  auto read = read_replay_job(a);
+  if (!read.ok()) return report_error(read.error());
+  ReplayJob& job = read.value();
+  if (!a.has("hw")) return print_recorded_trace(a, job);
+  transports::register_builtin_transports();
+  const std::string transport = a.get("transport", "grpc");
+  if (!transports::find_transport(transport))
+    return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
+                                  unknown_name(transport, transports::transport_names())));
+  ReplayFabric fabric(transport, a, job);
+  if (auto st = describe_host(fabric, job.host); !st.ok()) return report_error(st.error());
+  // Estimate every distinct job and refuse the replay before the first starts when they exceed the budget.
+  auto estimate = estimate_replay(job, fabric);
+  if (!estimate.ok()) return report_error(estimate.error());
+  if (auto st = check_budget(estimate->need, "re-simulate a smaller trace, or give smaller --ranks"); !st.ok())
+    return report_error(st.error());
+  EventReplay replay(job, fabric, estimate.value());
+  if (auto st = replay.simulate_transfers(); !st.ok()) return report_error(st.error());
+  if (auto st = replay.simulate_collectives(); !st.ok()) return report_error(st.error());
+  frontend::ReplayReport& report = replay.report();
+  const traces::Trace& t = job.trace;
+  const auto rep = traces::replay_step(t, replay.transfer_seconds(), replay.collective_seconds());
+  report.steps = traces::step_reports(t, rep);
+  report.steps_from = t.steps_from;
+  report.summary = traces::summarize_steps(report.steps);
+  report.recorded_span = rep.recorded_span;
+  report.replayed_span = rep.replayed_span;
+  report.simulations = replay.cache().simulations();
+  report.reused = replay.cache().reused();
+  report.warnings = job.warnings.lines();
+
+  print_replay_report(a, job, fabric, report, rep);
   if (a.has("json"))
     if (auto st = io::write_file_atomically(a.get("json"), frontend::replay_json(report)); !st.ok())
       return report_io_error(st.error());
   if (a.has("chrome"))
-    if (auto st = io::write_file_atomically(a.get("chrome"), frontend::replay_chrome_trace(t.value(), rep, hw));
+    if (auto st = io::write_file_atomically(a.get("chrome"), frontend::replay_chrome_trace(t, rep, fabric.hw()));
         !st.ok())
       return report_io_error(st.error());
-  return status;
+  return replay.status();
 }
 
 } // namespace

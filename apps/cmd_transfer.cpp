@@ -55,117 +55,101 @@ json result_json(const sim::TransferResult& r)
   return j;
 }
 
-int run_transfer(const frontend::ParsedArgs& a)
+/// The two-host cluster of --hw and --switch, with its hosts' TCP profile replaced by --fabric when given.
+Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, const frontend::ParsedArgs& a)
 {
-  transports::register_builtin_transports();
-  models::Catalog cat;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx3-40gbe-roce"), 2, a.get("switch"));
-  if (!cluster.ok()) return report_error(cluster.error());
+  if (!cluster.ok()) return cluster.error();
   if (a.has("fabric")) {
     auto tcp = cat.tcp(a.get("fabric"));
-    if (!tcp.ok()) return report_error(tcp.error());
+    if (!tcp.ok()) return tcp.error();
     for (auto& g : cluster->groups)
       g.host.tcp = tcp.value();
   }
-  auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath transfer --transport");
-  if (!list.ok()) return report_error(list.error());
-  const std::vector<std::string> names = list.value();
+  return cluster;
+}
+
+/// The transfer job the options describe (--strategy, --src, --dst, --steps, --tensors, sizes), without a transport.
+Result<sim::TransferJob> transfer_job_from(const frontend::ParsedArgs& a)
+{
   sim::TransferJob job;
   auto strat = memory::parse_strategy(a.get("strategy", "pool_visitor"));
-  if (!strat.ok()) return report_error(strat.error());
+  if (!strat.ok()) return strat.error();
   job.strategy = strat.value();
   auto src = frontend::parse_placement(a.get("src", "cpu"), "--src");
   auto dst = frontend::parse_placement(a.get("dst", "cpu"), "--dst");
-  if (!src.ok()) return report_error(src.error());
-  if (!dst.ok()) return report_error(dst.error());
+  if (!src.ok()) return src.error();
+  if (!dst.ok()) return dst.error();
   job.src = src.value();
   job.dst = dst.value();
   auto steps = a.get_int("steps", 3, 1, 1000);
   auto tensors = a.get_int("tensors", 1, 1, 100000);
-  if (!steps.ok()) return report_error(steps.error());
-  if (!tensors.ok()) return report_error(tensors.error());
+  if (!steps.ok()) return steps.error();
+  if (!tensors.ok()) return tensors.error();
   job.steps = int(steps.value());
   job.tensors_per_step = int(tensors.value());
   auto sizes = frontend::size_list(a, 1 << 20);
-  if (!sizes.ok()) return report_error(sizes.error());
+  if (!sizes.ok()) return sizes.error();
   job.sizes = sizes.value();
-  // One process per transport, one after the other: refuse the whole before the first starts.
-  JobEstimate need;
-  need.job = "tensorpath transfer";
-  for (const auto& n : names) {
-    sim::TransferJob j = job;
-    j.transport = n;
-    auto e = sim::estimate_transfer(cluster.value(), j);
-    e.rename_parameter("hosts in the cluster", "--hw: hosts in the cluster");
-    need.then(e);
-  }
-  if (auto st = check_budget(need, "use fewer --tensors, --steps or sizes, or fewer transports"); !st.ok())
-    return report_error(st.error());
-  std::vector<sim::TransferResult> results;
-  std::vector<std::pair<std::string, std::string>> errors;
-  std::string records_json = "[", records_csv = transports::TransferLog::csv_header();
-  for (const auto& n : names) {
-    sim::TransferJob j = job;
-    j.transport = n;
-    const models::ClusterProfile cl = cluster.value();
-    auto child = run_isolated([&]() -> Result<std::string> {
-      auto r = sim::run_transfer_job(cl, j);
-      if (!r.ok()) return r.error();
-      return result_json(r.value()).dump();
-    });
-    if (!child.ok()) {
-      errors.emplace_back(n, child.error().message());
-      continue;
+  return job;
+}
+
+/// Append a child's records (its "records_json" list's items and its "records_csv" rows) to the whole run's.
+void append_records(json& rj, std::string& records_json, std::string& records_csv)
+{
+  std::string rjson = rj["records_json"];
+  const auto a0 = rjson.find('['), a1 = rjson.rfind(']');
+  const std::string inner = a0 != std::string::npos && a1 > a0 ? rjson.substr(a0 + 1, a1 - a0 - 1) : "";
+  if (inner.find('{') != std::string::npos) records_json += (records_json.size() > 1 ? "," : "") + inner;
+  records_csv += rj["records_csv"].get<std::string>();
+}
+
+/// The transfer result a child wrote as JSON (result_json): transport, strategy and each size's point.
+sim::TransferResult transfer_result_from_json(json& rj)
+{
+  sim::TransferResult r;
+  r.transport = rj["transport"];
+  r.strategy = rj["strategy"];
+  for (const auto& p : rj["points"]) {
+    sim::TransferPoint pt;
+    pt.bytes = p["bytes"];
+    pt.first_latency = p["first_latency"];
+    pt.steady_latency = p["steady_latency"];
+    pt.bandwidth = p["bandwidth"];
+    for (auto* side : {&pt.consumer, &pt.producer}) {
+      const json& s = p[side == &pt.consumer ? "consumer" : "producer"];
+      for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
+        side->seconds[ph] = s[transports::to_string(transports::Phase(ph))];
+      side->t_end = s["total"];
+      side->copies = s["copies"];
+      side->registrations = s["registrations"];
     }
-    json rj = json::parse(child.value());
-    {
-      std::string rjson = rj["records_json"];
-      const auto a0 = rjson.find('['), a1 = rjson.rfind(']');
-      const std::string inner = a0 != std::string::npos && a1 > a0 ? rjson.substr(a0 + 1, a1 - a0 - 1) : "";
-      if (inner.find('{') != std::string::npos) records_json += (records_json.size() > 1 ? "," : "") + inner;
-      records_csv += rj["records_csv"].get<std::string>();
-    }
-    sim::TransferResult r;
-    r.transport = rj["transport"];
-    r.strategy = rj["strategy"];
-    for (const auto& p : rj["points"]) {
-      sim::TransferPoint pt;
-      pt.bytes = p["bytes"];
-      pt.first_latency = p["first_latency"];
-      pt.steady_latency = p["steady_latency"];
-      pt.bandwidth = p["bandwidth"];
-      for (auto* side : {&pt.consumer, &pt.producer}) {
-        const json& s = p[side == &pt.consumer ? "consumer" : "producer"];
-        for (size_t ph = 0; ph < size_t(transports::Phase::COUNT); ++ph)
-          side->seconds[ph] = s[transports::to_string(transports::Phase(ph))];
-        side->t_end = s["total"];
-        side->copies = s["copies"];
-        side->registrations = s["registrations"];
-      }
-      r.points.push_back(pt);
-    }
-    results.push_back(r);
+    r.points.push_back(pt);
   }
-  if (a.has("records")) {
-    const std::string path = a.get("records");
-    const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
-    const std::string text = csv ? records_csv : records_json + "\n]\n";
-    if (auto st = io::write_file_atomically(path, text); !st.ok()) return report_io_error(st.error());
+  return r;
+}
+
+/// Print the results as one JSON array: each transport's result (without its records), then each failure.
+void print_results_json(const std::vector<sim::TransferResult>& results,
+                        const std::vector<std::pair<std::string, std::string>>& errors)
+{
+  json out = json::array();
+  for (auto r : results) {
+    auto j = result_json(r);
+    j.erase("records_json");
+    j.erase("records_csv");
+    out.push_back(j);
   }
-  if (a.has("json")) {
-    json out = json::array();
-    for (auto r : results) {
-      auto j = result_json(r);
-      j.erase("records_json");
-      j.erase("records_csv");
-      out.push_back(j);
-    }
-    for (const auto& [n, e] : errors)
-      out.push_back({{"transport", n}, {"error", e}});
-    std::printf("%s\n", out.dump(2).c_str());
-    return errors.empty() ? 0 : 1;
-  }
-  const auto& host = cluster->host(0);
+  for (const auto& [n, e] : errors)
+    out.push_back({{"transport", n}, {"error", e}});
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+/// Print the results as a table: per transport and phase for one size, else latency and bandwidth per size.
+void print_results_table(const frontend::ParsedArgs& a, const models::ClusterProfile& cluster,
+                         const sim::TransferJob& job, const std::vector<sim::TransferResult>& results)
+{
+  const auto& host = cluster.host(0);
   std::printf("Transfer %s -> %s between two %s hosts (%s NIC, %s), strategy %s, %d step(s) per size\n\n",
               a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), host.name.c_str(),
               host.nics[0].nic.name.c_str(), host.tcp.name.c_str(), memory::to_string(job.strategy), job.steps);
@@ -204,6 +188,63 @@ int run_transfer(const frontend::ParsedArgs& a)
       std::printf("\n");
     }
   }
+}
+
+int run_transfer(const frontend::ParsedArgs& a)
+{
+  transports::register_builtin_transports();
+  models::Catalog cat;
+  auto cluster = transfer_cluster(cat, a);
+  if (!cluster.ok()) return report_error(cluster.error());
+  auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath transfer --transport");
+  if (!list.ok()) return report_error(list.error());
+  const std::vector<std::string> names = list.value();
+  auto parsed = transfer_job_from(a);
+  if (!parsed.ok()) return report_error(parsed.error());
+  const sim::TransferJob& job = parsed.value();
+  // One process per transport, one after the other: refuse the whole before the first starts.
+  JobEstimate need;
+  need.job = "tensorpath transfer";
+  for (const auto& n : names) {
+    sim::TransferJob j = job;
+    j.transport = n;
+    auto e = sim::estimate_transfer(cluster.value(), j);
+    e.rename_parameter("hosts in the cluster", "--hw: hosts in the cluster");
+    need.then(e);
+  }
+  if (auto st = check_budget(need, "use fewer --tensors, --steps or sizes, or fewer transports"); !st.ok())
+    return report_error(st.error());
+  std::vector<sim::TransferResult> results;
+  std::vector<std::pair<std::string, std::string>> errors;
+  std::string records_json = "[", records_csv = transports::TransferLog::csv_header();
+  for (const auto& n : names) {
+    sim::TransferJob j = job;
+    j.transport = n;
+    const models::ClusterProfile cl = cluster.value();
+    auto child = run_isolated([&]() -> Result<std::string> {
+      auto r = sim::run_transfer_job(cl, j);
+      if (!r.ok()) return r.error();
+      return result_json(r.value()).dump();
+    });
+    if (!child.ok()) {
+      errors.emplace_back(n, child.error().message());
+      continue;
+    }
+    json rj = json::parse(child.value());
+    append_records(rj, records_json, records_csv);
+    results.push_back(transfer_result_from_json(rj));
+  }
+  if (a.has("records")) {
+    const std::string path = a.get("records");
+    const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
+    const std::string text = csv ? records_csv : records_json + "\n]\n";
+    if (auto st = io::write_file_atomically(path, text); !st.ok()) return report_io_error(st.error());
+  }
+  if (a.has("json")) {
+    print_results_json(results, errors);
+    return errors.empty() ? 0 : 1;
+  }
+  print_results_table(a, cluster.value(), job, results);
   for (const auto& [n, e] : errors)
     std::printf("%s: ERROR %s\n", n.c_str(), e.c_str());
   if (!errors.empty()) std::printf("%zu of %zu transport(s) failed.\n", errors.size(), names.size());

@@ -86,17 +86,11 @@ void on_loop(LoopRuntime& rt, const std::function<void(std::function<void()>)>& 
   f.wait();
 }
 
-} // namespace
-
-Result<SoftHostCalibration> calibrate_soft_host(bool quick)
+/// memcpy against size, one thread, warm buffers (as a tensor just written by its producer); the bandwidth
+/// of each cache level and of DRAM.
+void measure_memcpy(SoftHostCalibration& c, bool quick)
 {
-  const auto t_begin = clk::now();
-  SoftHostCalibration c;
-  c.l2_size = cache_size(2);
-  c.l3_size = cache_size(3);
   const double budget = quick ? 0.002 : 0.03; // seconds per memcpy size
-
-  // memcpy against size, one thread, warm buffers (as a tensor just written by its producer).
   const uint64_t max = quick ? (16ull << 20) : (256ull << 20);
   std::vector<uint8_t> src(max, 1), dst(max, 2);
   for (uint64_t n = 4096; n <= max; n *= 4)
@@ -118,182 +112,215 @@ Result<SoftHostCalibration> calibrate_soft_host(bool quick)
   c.memcpy_l2_bandwidth = bandwidth_where([&](double ws) { return ws <= l2 / 2; }, c.memcpy_dram_bandwidth);
   c.memcpy_llc_bandwidth =
       bandwidth_where([&](double ws) { return ws > 2 * l2 && ws <= l3 / 2; }, c.memcpy_l2_bandwidth);
+}
 
+/// The device's latency as perftest measures a NIC's: an 8-byte RDMA WRITE posted from the owner's loop, to its
+/// completion there. The post wakes the wire thread, the completion wakes the loop: two hand-offs.
+Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime& a, LoopRuntime& b, int pings)
+{
+  SoftFabric fabric;
+  SoftDevice da(fabric, a, "calibrate-a"), db(fabric, b, "calibrate-b");
+  auto ba = mem.allocate(4096, AllocAttr::at(Location::host(0)));
+  auto bb = mem.allocate(4096, AllocAttr::at(Location::host(0)));
+  if (!ba.ok() || !bb.ok()) return Error::msg("calibration: cannot allocate 4 KiB");
+  const auto acc = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
+  auto ma = da.reg_mr(ba->addr, 4096, acc);
+  auto mb = db.reg_mr(bb->addr, 4096, acc);
+  auto cqa = da.create_cq(16);
+  auto cqb = db.create_cq(16);
+  if (!ma.ok() || !mb.ok() || !cqa.ok() || !cqb.ok()) return Error::msg("calibration: software device set-up failed");
+  verbs::QpInitAttr ia;
+  ia.send_cq = cqa->get();
+  ia.recv_cq = cqa->get();
+  auto qa = da.create_qp(ia);
+  ia.send_cq = cqb->get();
+  ia.recv_cq = cqb->get();
+  auto qb = db.create_qp(ia);
+  if (!qa.ok() || !qb.ok()) return Error::msg("calibration: software device set-up failed");
+  verbs::RcConnectOptions co;
+  if (!verbs::bring_up_rc_qp(*qa.value(), 1, {db.port_address(), qb.value()->qp_num(), 2}, co).ok() ||
+      !verbs::bring_up_rc_qp(*qb.value(), 2, {da.port_address(), qa.value()->qp_num(), 1}, co).ok())
+    return Error::msg("calibration: software device QPs did not connect");
+  std::vector<double> lat;
+  std::function<void()> finished_all;
+  clk::time_point t0;
+  auto post = [&] {
+    t0 = clk::now();
+    verbs::SendWr w;
+    w.opcode = verbs::WrOpcode::RDMA_WRITE;
+    w.sg_list = {{ba->addr, 8, ma->lkey}};
+    w.remote_addr = bb->addr;
+    w.rkey = mb->rkey;
+    (void)qa.value()->post_send(w);
+  };
+  cqa.value()->set_handler([&](const verbs::WorkCompletion&) {
+    lat.push_back(seconds_since(t0));
+    if (int(lat.size()) == pings)
+      finished_all();
+    else
+      post();
+  });
+  on_loop(a, [&](std::function<void()> finished) {
+    finished_all = finished;
+    post();
+  });
+  c.write_latency = median(lat);
+  c.handoff = c.write_latency / 2;
+  on_loop(a, [&](std::function<void()> finished) {
+    qa.value().reset();
+    finished();
+  });
+  on_loop(b, [&](std::function<void()> finished) {
+    qb.value().reset();
+    finished();
+  });
+  mem.free(ba.value());
+  mem.free(bb.value());
+  return ok_status();
+}
+
+/// The round trip of an empty work item through a loop.
+void measure_work_round_trip(SoftHostCalibration& c, LoopRuntime& a, int pings)
+{
+  std::vector<double> rt;
+  for (int i = 0; i < pings / 2; ++i)
+    on_loop(a, [&](std::function<void()> finished) {
+      const auto t0 = clk::now();
+      a.execute(Work::cpu(0, 0), [&, t0, finished](Status) {
+        rt.push_back(seconds_since(t0));
+        finished();
+      });
+    });
+  c.work_round_trip = median(rt);
+}
+
+/// The serialization pass, through a work item (its round trip taken off).
+Status measure_serialization(SoftHostCalibration& c, HostMemory& mem, LoopRuntime& a, bool quick)
+{
+  const uint64_t n = quick ? (8ull << 20) : (64ull << 20);
+  auto buf = mem.allocate(n, AllocAttr::at(Location::host(0)));
+  if (!buf.ok()) return buf.error();
+  std::vector<double> t;
+  for (int i = 0; i < 5; ++i)
+    on_loop(a, [&](std::function<void()> finished) {
+      const auto t0 = clk::now();
+      a.execute(Work::serialize(buf.value(), n), [&, t0, finished](Status) {
+        t.push_back(seconds_since(t0));
+        finished();
+      });
+    });
+  c.serialize_bandwidth = double(n) / std::max(1e-9, median(t) - c.work_round_trip);
+  mem.free(buf.value());
+  return ok_status();
+}
+
+/// Registration on the software device: one page, and a large region.
+Status measure_registration(SoftHostCalibration& c, HostMemory& mem, LoopRuntime& a, bool quick)
+{
+  SoftFabric fabric;
+  SoftDevice dev(fabric, a, "calibrate");
+  const uint64_t big = quick ? (4ull << 20) : (64ull << 20);
+  auto buf = mem.allocate(big, AllocAttr::at(Location::host(0)));
+  if (!buf.ok()) return buf.error();
+  auto reg = [&](uint64_t n) {
+    std::vector<double> t;
+    for (int i = 0; i < 50; ++i) {
+      const auto t0 = clk::now();
+      auto mr = dev.reg_mr(buf->addr, n, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE);
+      if (mr.ok()) (void)dev.dereg_mr(mr.value());
+      t.push_back(seconds_since(t0));
+    }
+    return median(t);
+  };
+  const double small = reg(4096), large = reg(big);
+  c.register_fixed = small;
+  c.register_per_page = std::max(0.0, (large - small) / (double(big) / 4096 - 1));
+  mem.free(buf.value());
+  return ok_status();
+}
+
+/// An RPC over an in-process stream whose caller copies the payload in and whose callee copies it out (a
+/// socket's two copies): the emulated "TCP" a gRPC-like transport sees.
+Status measure_stream(SoftHostCalibration& c, LoopRuntime& a, LoopRuntime& b, bool quick, int pings)
+{
+  LocalStreamHub hub;
+  LocalStreamNetwork na(hub, "calibrate-a", a), nb(hub, "calibrate-b", b);
+  rpc::RpcNode server(b, nb, 7), client(a, na, 7);
+  const uint64_t n = quick ? (4ull << 20) : (32ull << 20);
+  std::vector<uint8_t> in(n, 3), out(n, 0);
+  std::atomic<double> t_out{0};
+  const auto t_base = clk::now();
+  server.add_method("calibrate", [&](rpc::Payload p, rpc::Responder respond) {
+    std::memcpy(out.data(), p.bytes.data(), std::min<size_t>(n, p.bytes.size()));
+    t_out = seconds_since(t_base);
+    respond(rpc::Payload{});
+  });
+  Status st = ok_status();
+  on_loop(b, [&](std::function<void()> finished) {
+    st = server.start();
+    finished();
+  });
+  if (!st.ok()) return st.error();
+  std::vector<double> one_way;
+  for (int i = 0; i < 6; ++i) {
+    double t_in = 0;
+    on_loop(a, [&](std::function<void()> finished) {
+      t_in = seconds_since(t_base);
+      rpc::Payload p;
+      p.bytes.resize(n);
+      std::memcpy(p.bytes.data(), in.data(), n);
+      client.call("calibrate-b", "calibrate", std::move(p), [finished](Result<rpc::Payload>) { finished(); });
+    });
+    if (i > 0) one_way.push_back(t_out - t_in); // the first includes connecting
+  }
+  // Small RPCs: the round trip is two deliveries, each the stream's one-way latency.
+  std::vector<double> rtt;
+  for (int i = 0; i < pings / 4; ++i)
+    on_loop(a, [&](std::function<void()> finished) {
+      const auto t0 = clk::now();
+      rpc::Payload p;
+      p.bytes.assign(64, 1);
+      client.call("calibrate-b", "calibrate", std::move(p), [&, t0, finished](Result<rpc::Payload>) {
+        rtt.push_back(seconds_since(t0));
+        finished();
+      });
+    });
+  on_loop(a, [&](std::function<void()> finished) {
+    client.shutdown();
+    finished();
+  });
+  on_loop(b, [&](std::function<void()> finished) {
+    server.shutdown();
+    finished();
+  });
+  c.stream_latency = median(rtt) / 2;
+  c.stream_bandwidth = double(n) / std::max(1e-9, median(one_way) - c.stream_latency);
+  return ok_status();
+}
+
+} // namespace
+
+Result<SoftHostCalibration> calibrate_soft_host(bool quick)
+{
+  const auto t_begin = clk::now();
+  SoftHostCalibration c;
+  c.l2_size = cache_size(2);
+  c.l3_size = cache_size(3);
+  measure_memcpy(c, quick);
   // Hand-offs between the emulator's threads.
   HostMemory mem(1, 0);
   LoopRuntime a("calibrate-a", mem), b("calibrate-b", mem);
   const int pings = quick ? 200 : 2000;
-  // The device's latency as perftest measures a NIC's: an 8-byte RDMA WRITE posted from the owner's loop, to its
-  // completion there. The post wakes the wire thread, the completion wakes the loop: two hand-offs.
-  {
-    SoftFabric fabric;
-    SoftDevice da(fabric, a, "calibrate-a"), db(fabric, b, "calibrate-b");
-    auto ba = mem.allocate(4096, AllocAttr::at(Location::host(0)));
-    auto bb = mem.allocate(4096, AllocAttr::at(Location::host(0)));
-    if (!ba.ok() || !bb.ok()) return Error::msg("calibration: cannot allocate 4 KiB");
-    const auto acc = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
-    auto ma = da.reg_mr(ba->addr, 4096, acc);
-    auto mb = db.reg_mr(bb->addr, 4096, acc);
-    auto cqa = da.create_cq(16);
-    auto cqb = db.create_cq(16);
-    if (!ma.ok() || !mb.ok() || !cqa.ok() || !cqb.ok()) return Error::msg("calibration: software device set-up failed");
-    verbs::QpInitAttr ia;
-    ia.send_cq = cqa->get();
-    ia.recv_cq = cqa->get();
-    auto qa = da.create_qp(ia);
-    ia.send_cq = cqb->get();
-    ia.recv_cq = cqb->get();
-    auto qb = db.create_qp(ia);
-    if (!qa.ok() || !qb.ok()) return Error::msg("calibration: software device set-up failed");
-    verbs::RcConnectOptions co;
-    if (!verbs::bring_up_rc_qp(*qa.value(), 1, {db.port_address(), qb.value()->qp_num(), 2}, co).ok() ||
-        !verbs::bring_up_rc_qp(*qb.value(), 2, {da.port_address(), qa.value()->qp_num(), 1}, co).ok())
-      return Error::msg("calibration: software device QPs did not connect");
-    std::vector<double> lat;
-    std::function<void()> finished_all;
-    clk::time_point t0;
-    auto post = [&] {
-      t0 = clk::now();
-      verbs::SendWr w;
-      w.opcode = verbs::WrOpcode::RDMA_WRITE;
-      w.sg_list = {{ba->addr, 8, ma->lkey}};
-      w.remote_addr = bb->addr;
-      w.rkey = mb->rkey;
-      (void)qa.value()->post_send(w);
-    };
-    cqa.value()->set_handler([&](const verbs::WorkCompletion&) {
-      lat.push_back(seconds_since(t0));
-      if (int(lat.size()) == pings)
-        finished_all();
-      else
-        post();
-    });
-    on_loop(a, [&](std::function<void()> finished) {
-      finished_all = finished;
-      post();
-    });
-    c.write_latency = median(lat);
-    c.handoff = c.write_latency / 2;
-    on_loop(a, [&](std::function<void()> finished) {
-      qa.value().reset();
-      finished();
-    });
-    on_loop(b, [&](std::function<void()> finished) {
-      qb.value().reset();
-      finished();
-    });
-    mem.free(ba.value());
-    mem.free(bb.value());
+  Status st = measure_device_write(c, mem, a, b, pings);
+  if (st.ok()) {
+    measure_work_round_trip(c, a, pings);
+    st = measure_serialization(c, mem, a, quick);
   }
-  {
-    std::vector<double> rt;
-    for (int i = 0; i < pings / 2; ++i)
-      on_loop(a, [&](std::function<void()> finished) {
-        const auto t0 = clk::now();
-        a.execute(Work::cpu(0, 0), [&, t0, finished](Status) {
-          rt.push_back(seconds_since(t0));
-          finished();
-        });
-      });
-    c.work_round_trip = median(rt);
-  }
-  // The serialization pass, through a work item (its round trip taken off).
-  {
-    const uint64_t n = quick ? (8ull << 20) : (64ull << 20);
-    auto buf = mem.allocate(n, AllocAttr::at(Location::host(0)));
-    if (!buf.ok()) return buf.error();
-    std::vector<double> t;
-    for (int i = 0; i < 5; ++i)
-      on_loop(a, [&](std::function<void()> finished) {
-        const auto t0 = clk::now();
-        a.execute(Work::serialize(buf.value(), n), [&, t0, finished](Status) {
-          t.push_back(seconds_since(t0));
-          finished();
-        });
-      });
-    c.serialize_bandwidth = double(n) / std::max(1e-9, median(t) - c.work_round_trip);
-    mem.free(buf.value());
-  }
-  // Registration on the software device: one page, and a large region.
-  {
-    SoftFabric fabric;
-    SoftDevice dev(fabric, a, "calibrate");
-    const uint64_t big = quick ? (4ull << 20) : (64ull << 20);
-    auto buf = mem.allocate(big, AllocAttr::at(Location::host(0)));
-    if (!buf.ok()) return buf.error();
-    auto reg = [&](uint64_t n) {
-      std::vector<double> t;
-      for (int i = 0; i < 50; ++i) {
-        const auto t0 = clk::now();
-        auto mr = dev.reg_mr(buf->addr, n, verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE);
-        if (mr.ok()) (void)dev.dereg_mr(mr.value());
-        t.push_back(seconds_since(t0));
-      }
-      return median(t);
-    };
-    const double small = reg(4096), large = reg(big);
-    c.register_fixed = small;
-    c.register_per_page = std::max(0.0, (large - small) / (double(big) / 4096 - 1));
-    mem.free(buf.value());
-  }
-  // An RPC over an in-process stream whose caller copies the payload in and whose callee copies it out (a
-  // socket's two copies): the emulated "TCP" a gRPC-like transport sees.
-  {
-    LocalStreamHub hub;
-    LocalStreamNetwork na(hub, "calibrate-a", a), nb(hub, "calibrate-b", b);
-    rpc::RpcNode server(b, nb, 7), client(a, na, 7);
-    const uint64_t n = quick ? (4ull << 20) : (32ull << 20);
-    std::vector<uint8_t> in(n, 3), out(n, 0);
-    std::atomic<double> t_out{0};
-    const auto t_base = clk::now();
-    server.add_method("calibrate", [&](rpc::Payload p, rpc::Responder respond) {
-      std::memcpy(out.data(), p.bytes.data(), std::min<size_t>(n, p.bytes.size()));
-      t_out = seconds_since(t_base);
-      respond(rpc::Payload{});
-    });
-    Status st = ok_status();
-    on_loop(b, [&](std::function<void()> finished) {
-      st = server.start();
-      finished();
-    });
-    if (!st.ok()) return st.error();
-    std::vector<double> one_way;
-    for (int i = 0; i < 6; ++i) {
-      double t_in = 0;
-      on_loop(a, [&](std::function<void()> finished) {
-        t_in = seconds_since(t_base);
-        rpc::Payload p;
-        p.bytes.resize(n);
-        std::memcpy(p.bytes.data(), in.data(), n);
-        client.call("calibrate-b", "calibrate", std::move(p), [finished](Result<rpc::Payload>) { finished(); });
-      });
-      if (i > 0) one_way.push_back(t_out - t_in); // the first includes connecting
-    }
-    on_loop(a, [&](std::function<void()> finished) {
-      client.shutdown();
-      finished();
-    });
-    on_loop(b, [&](std::function<void()> finished) {
-      server.shutdown();
-      finished();
-    });
-    // Small RPCs: the round trip is two deliveries, each the stream's one-way latency.
-    std::vector<double> rtt;
-    for (int i = 0; i < pings / 4; ++i)
-      on_loop(a, [&](std::function<void()> finished) {
-        const auto t0 = clk::now();
-        rpc::Payload p;
-        p.bytes.assign(64, 1);
-        client.call("calibrate-b", "calibrate", std::move(p), [&, t0, finished](Result<rpc::Payload>) {
-          rtt.push_back(seconds_since(t0));
-          finished();
-        });
-      });
-    c.stream_latency = median(rtt) / 2;
-    c.stream_bandwidth = double(n) / std::max(1e-9, median(one_way) - c.stream_latency);
-  }
+  if (st.ok()) st = measure_registration(c, mem, a, quick);
+  if (st.ok()) st = measure_stream(c, a, b, quick, pings);
   a.stop();
   b.stop();
+  if (!st.ok()) return st.error();
   c.seconds_spent = seconds_since(t_begin);
   return c;
 }

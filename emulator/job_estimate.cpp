@@ -55,8 +55,10 @@ JobEstimate estimate_emulated_transfer(const EmuTransferJob& job)
 JobEstimate estimate_emulated_training(const training::TrainingModel& scaled, const EmuTrainingJob& job)
 {
   JobEstimate e;
-  const uint64_t towers = uint64_t(std::max(job.workers, 0)) * uint64_t(job.allreduce ? 1 : job.gpus_per_worker);
-  const uint64_t tasks = uint64_t(std::max(job.workers, 0)) + uint64_t(job.allreduce ? 0 : job.ps_tasks);
+  const uint64_t towers = uint64_t(std::max(job.workers, 0)) *
+                          uint64_t(job.mode == training::SyncMode::ALLREDUCE ? 1 : job.gpus_per_worker);
+  const uint64_t tasks =
+      uint64_t(std::max(job.workers, 0)) + uint64_t(job.mode == training::SyncMode::ALLREDUCE ? 0 : job.ps_tasks);
   e.job = "emulated training (" + job.transport + ", " + std::to_string(tasks) + " tasks)";
   e.add("starting the emulator", "", BASE_BYTES, BASE_SECONDS);
   const double model = double(scaled.bytes());

@@ -109,6 +109,99 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
   return r.u32(t.copies) && r.u32(t.registrations);
 }
 
+/// START in a child: create the task's runtime and start its transport (the producer's fatal failures kill this
+/// process, as the original's abort would). Returns the error, or "" when the transport started.
+std::string start_child_task(EmuProcess& proc, bool producer, const EmuTransferJob& job, const std::string& dir,
+                             std::unique_ptr<transports::TaskRuntime>& task)
+{
+  std::string err;
+  std::atomic<int> state{0};                                               // 2: the task could not be created
+  std::shared_ptr<std::pair<std::atomic<int>, std::string>> start_outcome; // 1 started, 2 failed; the error
+  Emulation::on(proc, [&] {
+    transports::ClusterSpec cluster{{PRODUCER, "producer"}, {CONSUMER, "consumer"}};
+    transports::TaskSpec spec;
+    spec.task = producer ? PRODUCER : CONSUMER;
+    spec.transport = job.transport;
+    spec.memory.kind = job.strategy;
+    spec.memory.gpudirect_gpus = {0};
+    spec.options = job.options;
+    auto t = transports::TaskRuntime::create(spec, proc.name, *proc.runtime, proc.device.get(), *proc.streams, cluster);
+    if (!t.ok()) {
+      err = t.error().message();
+      state = 2;
+      return;
+    }
+    task = std::move(t.value());
+    // A failure the original treats as fatal in the producer (e.g. LOC_LEN_ERR on its write): this process
+    // aborts as the original's would, leaving the reason where the parent finds it; the consumer sees the
+    // connection close and fails its receive. (The consumer's own fatal failures fail its receive anyway.)
+    if (producer) {
+      const std::string note = dir + "/fatal-" + proc.name;
+      task->set_fatal_handler([note](const Error& e) {
+        if (FILE* f = std::fopen(note.c_str(), "w")) {
+          std::fputs(e.message().c_str(), f);
+          std::fclose(f);
+        }
+        // Die at once, as the original's abort does: no exit handlers, no joins of the threads still running
+        // (an _exit would run the sanitizers' exit checks, which rightly call those threads leaked).
+        ::kill(::getpid(), SIGKILL);
+        ::_exit(3); // not reached
+      });
+    }
+    // Owned by the callback too: a start that completes after the timeout below writes into it, not into this frame.
+    auto started = std::make_shared<std::pair<std::atomic<int>, std::string>>(0, "");
+    task->transport().start([started](Status st) {
+      if (!st.ok()) started->second = st.error().message();
+      started->first = st.ok() ? 1 : 2;
+    });
+    start_outcome = started;
+  });
+  if (state == 2) return err;
+  if (!start_outcome || !Emulation::wait_until([&] { return start_outcome->first != 0; }, job.timeout))
+    return "the transport did not start";
+  return start_outcome->second;
+}
+
+/// GO in the consumer: receive the step's tensor and check every byte against the pattern the producer wrote.
+/// Returns the error, or "" when the receive completed (`same` says whether the bytes matched).
+std::string receive_and_check(EmuProcess& proc, transports::TaskRuntime& task, const EmuTransferJob& job,
+                              const rendezvous::ParsedKey& parsed, int64_t step, uint64_t bytes, double& t_recv,
+                              double& t_end, bool& same)
+{
+  // Owned by the callback too: a receive that completes after the timeout below writes into it, not into this frame.
+  struct Outcome {
+    std::atomic<bool> done{false};
+    std::string err;
+    double t_end = 0;
+    bool same = false;
+  };
+  auto out = std::make_shared<Outcome>();
+  Emulation::on(proc, [&] {
+    t_recv = steady_seconds();
+    rendezvous::RecvArgs args;
+    args.dst_location = job.dst;
+    args.alloc_attrs.nic_compatible = true;
+    task.rendezvous().recv_async(step, parsed, args, [out, bytes, step](Result<rendezvous::RecvOutcome> res) {
+      out->t_end = steady_seconds();
+      if (!res.ok()) {
+        out->err = res.error().message();
+      } else {
+        const Tensor& t = res->tensor;
+        bool same = t.buffer() && t.total_bytes() == (bytes / 4 + (bytes % 4 != 0)) * 4;
+        for (uint64_t i = 0; same && i < t.total_bytes(); ++i)
+          same = t.buffer()->data[i] == pattern_byte(i, step);
+        out->same = same;
+      }
+      out->done = true;
+    });
+  });
+  if (!Emulation::wait_until([&] { return out->done.load(); }, job.timeout))
+    return "the receive did not complete in " + std::to_string(job.timeout) + " s";
+  t_end = out->t_end;
+  same = out->same;
+  return out->err;
+}
+
 /// One child: the producer (index 0) or the consumer (index 1), serving the parent's commands until EXIT or EOF.
 [[noreturn]] void child_main(int ctl, int index, const EmuTransferJob& job, const std::string& dir)
 {
@@ -136,48 +229,9 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
                                                    std::string(CONSUMER) + "/device:" + device_of(job.dst), "tensor");
     const auto parsed = rendezvous::parse_key(key).value();
     switch (op) {
-    case START: {
-      std::atomic<int> state{0}; // 1 started, 2 failed
-      Emulation::on(*proc, [&] {
-        transports::ClusterSpec cluster{{PRODUCER, "producer"}, {CONSUMER, "consumer"}};
-        transports::TaskSpec spec;
-        spec.task = producer ? PRODUCER : CONSUMER;
-        spec.transport = job.transport;
-        spec.memory.kind = job.strategy;
-        spec.memory.gpudirect_gpus = {0};
-        spec.options = job.options;
-        auto t = transports::TaskRuntime::create(spec, proc->name, *proc->runtime, proc->device.get(), *proc->streams,
-                                                 cluster);
-        if (!t.ok()) {
-          err = t.error().message();
-          state = 2;
-          return;
-        }
-        task = std::move(t.value());
-        // A failure the original treats as fatal in the producer (e.g. LOC_LEN_ERR on its write): this process
-        // aborts as the original's would, leaving the reason where the parent finds it; the consumer sees the
-        // connection close and fails its receive. (The consumer's own fatal failures fail its receive anyway.)
-        if (producer) {
-          const std::string note = dir + "/fatal-" + proc->name;
-          task->set_fatal_handler([note](const Error& e) {
-            if (FILE* f = std::fopen(note.c_str(), "w")) {
-              std::fputs(e.message().c_str(), f);
-              std::fclose(f);
-            }
-            // Die at once, as the original's abort does: no exit handlers, no joins of the threads still running
-            // (an _exit would run the sanitizers' exit checks, which rightly call those threads leaked).
-            ::kill(::getpid(), SIGKILL);
-            ::_exit(3); // not reached
-          });
-        }
-        task->transport().start([&](Status st) {
-          if (!st.ok()) err = st.error().message();
-          state = st.ok() ? 1 : 2;
-        });
-      });
-      if (!Emulation::wait_until([&] { return state != 0; }, job.timeout)) err = "the transport did not start";
+    case START:
+      err = start_child_task(*proc, producer, job, dir, task);
       break;
-    }
     case PREPARE:
       Emulation::on(*proc, [&] {
         const int64_t elems = int64_t(bytes / 4 + (bytes % 4 != 0)); // bytes <= MAX_EMULATED_BYTES
@@ -209,29 +263,9 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
         w.u8(1);
         w.f64(t_send);
       } else {
-        std::atomic<bool> done{false};
         double t_recv = 0, t_end = 0;
         bool same = false;
-        Emulation::on(*proc, [&] {
-          t_recv = steady_seconds();
-          rendezvous::RecvArgs args;
-          args.dst_location = job.dst;
-          args.alloc_attrs.nic_compatible = true;
-          task->rendezvous().recv_async(step, parsed, args, [&](Result<rendezvous::RecvOutcome> res) {
-            t_end = steady_seconds();
-            if (!res.ok()) {
-              err = res.error().message();
-            } else {
-              const Tensor& t = res->tensor;
-              same = t.buffer() && t.total_bytes() == (bytes / 4 + (bytes % 4 != 0)) * 4;
-              for (uint64_t i = 0; same && i < t.total_bytes(); ++i)
-                same = t.buffer()->data[i] == pattern_byte(i, step);
-            }
-            done = true;
-          });
-        });
-        if (!Emulation::wait_until([&] { return done.load(); }, job.timeout))
-          err = "the receive did not complete in " + std::to_string(job.timeout) + " s";
+        err = task ? receive_and_check(*proc, *task, job, parsed, step, bytes, t_recv, t_end, same) : "no task started";
         w.u8(1);
         w.f64(t_recv);
         w.f64(t_end);

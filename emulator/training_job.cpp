@@ -36,10 +36,11 @@ namespace {
 training::StepLayout step_layout(const EmuTrainingJob& job)
 {
   training::StepLayout sl;
-  sl.mode = job.allreduce ? training::SyncMode::ALLREDUCE : training::SyncMode::PARAMETER_SERVER;
+  sl.mode = job.mode;
+  const bool allreduce = job.mode == training::SyncMode::ALLREDUCE;
   sl.workers = job.workers;
-  sl.gpus_per_worker = job.allreduce ? 1 : job.gpus_per_worker;
-  sl.ps_tasks = job.allreduce ? 0 : job.ps_tasks;
+  sl.gpus_per_worker = allreduce ? 1 : job.gpus_per_worker;
+  sl.ps_tasks = allreduce ? 0 : job.ps_tasks;
   sl.fetch_per_worker = job.fetch_per_worker;
   for (int w = 0; w < job.workers; ++w) {
     std::vector<int> g;

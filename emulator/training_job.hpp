@@ -8,6 +8,7 @@
 
 #include "core/collectives/engine.hpp"
 #include "core/memory/tensor_memory.hpp"
+#include "core/training/modes.hpp"
 #include "core/training/training_model.hpp"
 #include "core/transports/transport.hpp"
 
@@ -20,7 +21,8 @@ struct EmuTrainingJob {
   std::string transport = "grpc";
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;
   transports::TransportOptions options;
-  bool allreduce = false;  ///< ring allreduce (Baidu/Horovod-style coordinator) instead of parameter servers
+  /// Parameter servers, or ring allreduce (Baidu/Horovod-style coordinator).
+  training::SyncMode mode = training::SyncMode::PARAMETER_SERVER;
   int workers = 2;         ///< worker tasks, or allreduce ranks
   int gpus_per_worker = 1; ///< PS mode: towers per worker
   int ps_tasks = 1;

@@ -202,20 +202,24 @@ bool simgrid_latency(const std::string& s, double& sec)
   return number_ok(sec, 0, max_si(Dimension::TIME));
 }
 
-Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const std::string& file)
-{
-  auto tags = scan(xml, file);
-  if (!tags.ok()) return tags.error();
-  NetworkImport n;
-  n.file = file;
-  auto attr = [&](const Tag& t, const char* k) -> Result<std::string> {
+namespace {
+
+/// A platform file read one tag after the other: the network so far, the <link>s and <route>s of Full zones.
+struct PlatformReader {
+  explicit PlatformReader(const std::string& file_name) : file(file_name) { n.file = file; }
+
+  /// The value of attribute `k` of `t`; an Error naming the tag's line when it has none.
+  Result<std::string> attr(const Tag& t, const char* k) const
+  {
     auto it = t.attrs.find(k);
     if (it == t.attrs.end())
       return Error::at(file, "line " + std::to_string(t.line),
                        std::string("a \"") + k + "\" attribute on <" + t.name + ">", "none");
     return it->second;
-  };
-  auto bandwidth = [&](const Tag& t, const char* k, double& v) -> Status {
+  }
+  /// Attribute `k` of `t` as a SimGrid bandwidth, bytes/s, into `v`.
+  Status bandwidth(const Tag& t, const char* k, double& v) const
+  {
     auto s = attr(t, k);
     if (!s.ok()) return s.error();
     if (!simgrid_bandwidth(s.value(), v))
@@ -224,8 +228,10 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
                            number_text(max_si(Dimension::BYTE_RATE)) + " B/s",
                        "\"" + s.value() + "\"");
     return ok_status();
-  };
-  auto latency = [&](const Tag& t, const char* k, double& v) -> Status {
+  }
+  /// Attribute `k` of `t` as a SimGrid latency, seconds, into `v`.
+  Status latency(const Tag& t, const char* k, double& v) const
+  {
     auto s = attr(t, k);
     if (!s.ok()) return s.error();
     if (!simgrid_latency(s.value(), v))
@@ -234,13 +240,11 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
                            " s",
                        "\"" + s.value() + "\"");
     return ok_status();
-  };
-  bool platform = false;
-  std::map<std::string, std::pair<double, double>> links; // id -> (bw, lat)
-  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::string>>> routes;
-  const Tag* open_route = nullptr;
-  for (const auto& t : tags.value()) {
-    if (t.name == "platform") platform = true;
+  }
+
+  /// Refuse a zone of a routing other than Full, and routes between zones.
+  Status check_zone(const Tag& t) const
+  {
     if (t.name == "zone" || t.name == "AS") {
       // Only full routing is read: its <route>s list each host pair's links. Other routings (Floyd, Dijkstra: routes
       // between neighbours; Cluster*, Vivaldi, Wifi, Star, None: computed or absent routes) would be misread as
@@ -257,36 +261,51 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
                        "not read)",
                        "<" + t.name + ">");
     }
+    return ok_status();
+  }
+
+  /// A <cluster>: its hosts, their private links (the slowest bandwidth, the longest latency) and its backbone.
+  Status read_cluster(const Tag& t)
+  {
+    // A cluster is read as hosts on private links behind one backbone: the FLAT topology. Fat trees, tori and
+    // dragonflies route through several switches, which this reader does not model.
+    if (const auto topo = t.attrs.find("topology"); topo != t.attrs.end() && topo->second != "FLAT")
+      return Error::at(file, "line " + std::to_string(t.line), "a <cluster> with topology FLAT (the one read)",
+                       "topology=\"" + topo->second + "\"");
+    auto id = attr(t, "id");
+    auto pre = attr(t, "prefix"), suf = attr(t, "suffix"), rad = attr(t, "radical");
+    for (auto* r : {&id, &pre, &suf, &rad})
+      if (!r->ok()) return r->error();
+    std::vector<long> nums;
+    if (!radical(rad.value(), nums))
+      return Error::at(file, "line " + std::to_string(t.line),
+                       "radical: like 0-15 or 0-3,8, at most " + std::to_string(MAX_HOSTS) + " hosts",
+                       "\"" + rad.value() + "\"");
+    if (n.hosts.size() + nums.size() > MAX_HOSTS)
+      return Error::at(file, "line " + std::to_string(t.line), "at most " + std::to_string(MAX_HOSTS) + " hosts",
+                       "more");
+    for (long k : nums)
+      n.hosts.push_back(pre.value() + std::to_string(k) + suf.value());
+    double bw = 0, lat = 0;
+    TP_TRY(bandwidth(t, "bw", bw));
+    TP_TRY(latency(t, "lat", lat));
+    n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
+    n.link_latency = std::max(n.link_latency, lat);
+    if (t.attrs.count("bb_lat")) {
+      double bb = 0;
+      TP_TRY(latency(t, "bb_lat", bb));
+      n.switch_latency = std::max(n.switch_latency, bb);
+    }
+    return ok_status();
+  }
+
+  /// One tag of the file, in file order (`t` must outlive the reader: an open <route> points to it).
+  Status read(const Tag& t)
+  {
+    if (t.name == "platform") platform = true;
+    TP_TRY(check_zone(t));
     if (t.name == "cluster") {
-      // A cluster is read as hosts on private links behind one backbone: the FLAT topology. Fat trees, tori and
-      // dragonflies route through several switches, which this reader does not model.
-      if (const auto topo = t.attrs.find("topology"); topo != t.attrs.end() && topo->second != "FLAT")
-        return Error::at(file, "line " + std::to_string(t.line), "a <cluster> with topology FLAT (the one read)",
-                         "topology=\"" + topo->second + "\"");
-      auto id = attr(t, "id");
-      auto pre = attr(t, "prefix"), suf = attr(t, "suffix"), rad = attr(t, "radical");
-      for (auto* r : {&id, &pre, &suf, &rad})
-        if (!r->ok()) return r->error();
-      std::vector<long> nums;
-      if (!radical(rad.value(), nums))
-        return Error::at(file, "line " + std::to_string(t.line),
-                         "radical: like 0-15 or 0-3,8, at most " + std::to_string(MAX_HOSTS) + " hosts",
-                         "\"" + rad.value() + "\"");
-      if (n.hosts.size() + nums.size() > MAX_HOSTS)
-        return Error::at(file, "line " + std::to_string(t.line), "at most " + std::to_string(MAX_HOSTS) + " hosts",
-                         "more");
-      for (long k : nums)
-        n.hosts.push_back(pre.value() + std::to_string(k) + suf.value());
-      double bw = 0, lat = 0;
-      TP_TRY(bandwidth(t, "bw", bw));
-      TP_TRY(latency(t, "lat", lat));
-      n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
-      n.link_latency = std::max(n.link_latency, lat);
-      if (t.attrs.count("bb_lat")) {
-        double bb = 0;
-        TP_TRY(latency(t, "bb_lat", bb));
-        n.switch_latency = std::max(n.switch_latency, bb);
-      }
+      TP_TRY(read_cluster(t));
     } else if (t.name == "host") {
       auto id = attr(t, "id");
       if (!id.ok()) return id.error();
@@ -319,14 +338,13 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
     } else if (t.name == "/route") {
       open_route = nullptr;
     }
+    return ok_status();
   }
-  if (!platform) return Error::at(file, "", "a SimGrid <platform>", "no <platform> element");
-  if (n.hosts.empty()) return Error::at(file, "", "hosts (<cluster> or <host>)", "none");
-  const std::set<std::string> hostset(n.hosts.begin(), n.hosts.end());
-  if (hostset.size() != n.hosts.size()) return Error::at(file, "host", "unique host ids", "a duplicate");
-  // Full zones: a link on every route of one host (the routes through it share an end) is that host's link; a link
-  // the routes through it share no end of is the switch.
-  if (!routes.empty()) {
+
+  /// Full zones: a link on every route of one host (the routes through it share an end) is that host's link; a link
+  /// the routes through it share no end of is the switch.
+  Status read_routes(const std::set<std::string>& hostset)
+  {
     std::map<std::string, std::set<std::string>> common; // link -> the ends every route through it has
     std::set<std::string> seen;
     for (const auto& [ends, path] : routes) {
@@ -353,10 +371,36 @@ Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const
       n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
       n.link_latency = std::max(n.link_latency, lat);
     }
+    return ok_status();
   }
+
+  const std::string& file;
+  NetworkImport n;
+  bool platform = false;
+  std::map<std::string, std::pair<double, double>> links; // id -> (bw, lat)
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::string>>> routes;
+  const Tag* open_route = nullptr;
+};
+
+} // namespace
+
+Result<NetworkImport> import_simgrid_platform_text(const std::string& xml, const std::string& file)
+{
+  auto tags = scan(xml, file);
+  if (!tags.ok()) return tags.error();
+  PlatformReader p(file);
+  for (const auto& t : tags.value())
+    if (auto st = p.read(t); !st.ok()) return st.error();
+  NetworkImport& n = p.n;
+  if (!p.platform) return Error::at(file, "", "a SimGrid <platform>", "no <platform> element");
+  if (n.hosts.empty()) return Error::at(file, "", "hosts (<cluster> or <host>)", "none");
+  const std::set<std::string> hostset(n.hosts.begin(), n.hosts.end());
+  if (hostset.size() != n.hosts.size()) return Error::at(file, "host", "unique host ids", "a duplicate");
+  if (!p.routes.empty())
+    if (auto st = p.read_routes(hostset); !st.ok()) return st.error();
   if (!(n.link_bandwidth > 0))
     return Error::at(file, "link", "host links with a bandwidth (a <cluster> bw, or routes through <link>s)", "none");
-  return n;
+  return std::move(n);
 }
 
 Result<NetworkImport> import_simgrid_platform(const std::string& path)

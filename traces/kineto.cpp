@@ -210,26 +210,22 @@ struct Group {                 ///< one collective: nested calls on one thread, 
   double ts, end;
 };
 
-} // namespace
+constexpr double SLACK_US = 1e-3; ///< timestamps written with three decimals
 
-Result<Trace> parse_kineto(const std::string& input, const std::string& file)
-{
-  Trace t;
-  t.format = "kineto";
-  t.file = file;
-  Warnings warn;
-  static const json NO_ARGS = json::object();
+/// A Kineto trace being read: the trace so far, and what the pass over the events keeps to read the collectives from
+/// after it (the calls, the kernel launches, the NCCL kernels).
+struct KinetoReader {
+  explicit KinetoReader(const std::string& file_name) : file(file_name)
+  {
+    trace.format = "kineto";
+    trace.file = file;
+  }
 
-  // One pass over the events as they are parsed (parse_json_events: the events are not held as a document): what is
-  // needed of each is kept, and the whole event only for collective calls and NCCL kernels, read again below.
-  std::vector<Call> calls;
-  std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
-  std::vector<size_t> nccl_kernels;
-  std::vector<std::string> op_correlation; // per op: its kernel's correlation id
-  std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
-  std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
-  std::unordered_map<size_t, json> kept; // collective calls and NCCL kernels (kept_part), by index in traceEvents
-  auto read_event = [&](size_t i, json&& e) -> Status {
+  /// One event of the pass over traceEvents: what is needed of it is kept, and the whole event only for collective
+  /// calls and NCCL kernels, read again after the pass.
+  Status read_event(size_t i, json&& e)
+  {
+    static const json NO_ARGS = json::object();
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     if (text(e, "ph") != "X") return ok_status();
     const std::string name = text(e, "name"), cat = lower(text(e, "cat"));
@@ -251,7 +247,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     const auto found = e.find("args");
     const json& args = found != e.end() ? *found : NO_ARGS;
     if (step) {
-      if (step_names.insert(name).second) t.steps.push_back({name, ts * 1e-6, (ts + dur) * 1e-6, false, ""});
+      if (step_names.insert(name).second) trace.steps.push_back({name, ts * 1e-6, (ts + dur) * 1e-6, false, ""});
       return ok_status();
     }
     if (launch) {
@@ -277,33 +273,23 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     op.device = *dev ? "cuda:" + std::to_string(uint64_t(**dev)) : "gpu";
     op.start = ts * 1e-6;
     op.duration = dur * 1e-6;
-    t.ops.push_back(op);
+    trace.ops.push_back(op);
     op_correlation.push_back(id_of(args, "correlation"));
     return ok_status();
-  };
-  std::optional<Error> event_error_found; // the first event's, reported once the text is known to be JSON
-  auto j = parse_json_events(input, file, [&](size_t i, json&& e) {
-    if (event_error_found) return;
-    if (auto st = read_event(i, std::move(e)); !st.ok()) event_error_found = st.error();
-  });
-  if (!j.ok()) return j.error();
-  const json& root = j.value();
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
-    return Error::at(file, "traceEvents", "an array of Chrome trace events (a PyTorch profiler trace)", "none");
+  }
 
-  // The job: distributedInfo {"backend", "rank", "world_size", "pg_config": [{"pg_name", "ranks"}, ...]}.
-  std::map<std::string, std::vector<int>> pg_ranks;
-  if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
-    const json& di = root["distributedInfo"];
+  /// The job: distributedInfo {"backend", "rank", "world_size", "pg_config": [{"pg_name", "ranks"}, ...]}.
+  Status read_distributed_info(const json& di)
+  {
     auto ws = numeric(di, "world_size", 1, MAX_RANKS, true, file, "distributedInfo");
     if (!ws.ok()) return ws.error();
     auto rk = numeric(di, "rank", 0, MAX_RANKS, true, file, "distributedInfo");
     if (!rk.ok()) return rk.error();
-    if (*ws) t.world_size = int(**ws), t.world_size_from = "distributedInfo.world_size";
-    if (*rk) t.rank = int(**rk);
-    if (*ws && *rk && t.rank >= t.world_size)
-      return Error::at(file, "distributedInfo.rank", "a rank below world_size " + std::to_string(t.world_size),
-                       std::to_string(t.rank));
+    if (*ws) trace.world_size = int(**ws), trace.world_size_from = "distributedInfo.world_size";
+    if (*rk) trace.rank = int(**rk);
+    if (*ws && *rk && trace.rank >= trace.world_size)
+      return Error::at(file, "distributedInfo.rank", "a rank below world_size " + std::to_string(trace.world_size),
+                       std::to_string(trace.rank));
     if (di.contains("pg_config") && di["pg_config"].is_array())
       for (size_t k = 0; k < di["pg_config"].size(); ++k) {
         const json& pg = di["pg_config"][k];
@@ -314,67 +300,66 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
           warn.add("unreadable process groups", "distributedInfo.pg_config[" + std::to_string(k) +
                                                     "]: no \"pg_name\" with a list of \"ranks\": ignored");
       }
+    return ok_status();
   }
 
-  if (event_error_found) return *event_error_found;
-  if (!t.steps.empty()) t.steps_from = "ProfilerStep# annotations (a kernel is in the step that launched it)";
-  // A kernel belongs to the step that launched it (the GPU runs behind the CPU): its launch's time, where known.
-  for (size_t k = 0; k < t.ops.size(); ++k)
-    if (auto it = launches.find(op_correlation[k]); it != launches.end()) t.ops[k].issued = it->second.second * 1e-6;
-
-  // Calls nested on one thread (record_param_comms > nccl:all_reduce) are one collective.
-  constexpr double SLACK_US = 1e-3; // timestamps written with three decimals
-  std::vector<size_t> order(calls.size());
-  for (size_t k = 0; k < order.size(); ++k)
-    order[k] = k;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const Call &x = calls[a], &y = calls[b];
-    if (x.thread != y.thread) return x.thread < y.thread;
-    if (x.ts != y.ts) return x.ts < y.ts;
-    return x.dur > y.dur; // the outer one first
-  });
-  std::vector<Group> groups;
-  std::map<std::string, std::vector<size_t>> by_thread; // thread -> groups, by start
-  std::unordered_map<std::string, size_t> by_external;  // External id of any call -> group
-  for (size_t k : order) {
-    const Call& c = calls[k];
-    auto& mine = by_thread[c.thread];
-    if (!mine.empty() && c.ts >= groups[mine.back()].ts && c.ts + c.dur <= groups[mine.back()].end + SLACK_US) {
-      groups[mine.back()].calls.push_back(k);
-    } else {
-      mine.push_back(groups.size());
-      groups.push_back({{k}, {}, c.ts, c.ts + c.dur});
-    }
-    const json& args = kept.at(c.event).value("args", json::object());
-    for (const char* key : {"External id", "external id"})
-      if (auto id = id_of(args, key); !id.empty()) by_external[id] = mine.back();
-  }
-
-  // Each NCCL kernel to the call that launched it.
-  std::vector<size_t> orphans; // NCCL kernels linked to no call
-  for (size_t i : nccl_kernels) {
-    const json& args = kept.at(i).value("args", json::object());
-    size_t g = size_t(-1);
-    if (auto it = launches.find(id_of(args, "correlation")); it != launches.end()) {
-      const auto& [thread, ts] = it->second;
-      if (auto th = by_thread.find(thread); th != by_thread.end()) {
-        const auto& mine = th->second; // by start: the last group starting at or before the launch
-        auto after =
-            std::upper_bound(mine.begin(), mine.end(), ts, [&](double v, size_t gi) { return v < groups[gi].ts; });
-        if (after != mine.begin() && ts <= groups[*(after - 1)].end + SLACK_US) g = *(after - 1);
+  /// Calls nested on one thread (record_param_comms > nccl:all_reduce) are one collective: the groups, each thread's
+  /// by start, and the group of each call's External id.
+  void group_calls()
+  {
+    std::vector<size_t> order(calls.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const Call &x = calls[a], &y = calls[b];
+      if (x.thread != y.thread) return x.thread < y.thread;
+      if (x.ts != y.ts) return x.ts < y.ts;
+      return x.dur > y.dur; // the outer one first
+    });
+    for (size_t k : order) {
+      const Call& c = calls[k];
+      auto& mine = by_thread[c.thread];
+      if (!mine.empty() && c.ts >= groups[mine.back()].ts && c.ts + c.dur <= groups[mine.back()].end + SLACK_US) {
+        groups[mine.back()].calls.push_back(k);
+      } else {
+        mine.push_back(groups.size());
+        groups.push_back({{k}, {}, c.ts, c.ts + c.dur});
       }
-    }
-    if (g == size_t(-1))
+      const json& args = kept.at(c.event).value("args", json::object());
       for (const char* key : {"External id", "external id"})
-        if (auto it = by_external.find(id_of(args, key)); g == size_t(-1) && it != by_external.end()) g = it->second;
-    if (g == size_t(-1))
-      orphans.push_back(i);
-    else
-      groups[g].kernels.push_back(i);
+        if (auto id = id_of(args, key); !id.empty()) by_external[id] = mine.back();
+    }
   }
 
-  // The ranks of a collective from its events' args.
-  auto ranks_of = [&](const std::vector<size_t>& events, TraceCollective& c) -> Status {
+  /// Each NCCL kernel to the call that launched it (by its launch's correlation, else by External id); the kernels
+  /// linked to no call are the orphans.
+  void link_kernels()
+  {
+    for (size_t i : nccl_kernels) {
+      const json& args = kept.at(i).value("args", json::object());
+      size_t g = size_t(-1);
+      if (auto it = launches.find(id_of(args, "correlation")); it != launches.end()) {
+        const auto& [thread, ts] = it->second;
+        if (auto th = by_thread.find(thread); th != by_thread.end()) {
+          const auto& mine = th->second; // by start: the last group starting at or before the launch
+          auto after =
+              std::upper_bound(mine.begin(), mine.end(), ts, [&](double v, size_t gi) { return v < groups[gi].ts; });
+          if (after != mine.begin() && ts <= groups[*(after - 1)].end + SLACK_US) g = *(after - 1);
+        }
+      }
+      if (g == size_t(-1))
+        for (const char* key : {"External id", "external id"})
+          if (auto it = by_external.find(id_of(args, key)); g == size_t(-1) && it != by_external.end()) g = it->second;
+      if (g == size_t(-1))
+        orphans.push_back(i);
+      else
+        groups[g].kernels.push_back(i);
+    }
+  }
+
+  /// The ranks of a collective from its events' args.
+  Status ranks_of(const std::vector<size_t>& events, TraceCollective& c)
+  {
     for (size_t i : events) {
       const json& args = kept.at(i).value("args", json::object());
       const std::string at = event_at(i) + ".args";
@@ -391,12 +376,14 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     }
     if (c.group_ranks.empty() && !c.group.empty() && pg_ranks.count(c.group)) c.group_ranks = pg_ranks[c.group];
     if (c.ranks == 0 && !c.group_ranks.empty()) c.ranks = int(c.group_ranks.size());
-    if (c.ranks == 0 && c.group.empty() && t.world_size > 0) c.ranks = t.world_size; // the default group
+    if (c.ranks == 0 && c.group.empty() && trace.world_size > 0) c.ranks = trace.world_size; // the default group
     return ok_status();
-  };
-  // The size of a collective: "In msg nelems" on any of its events first, then "Input Dims" (the nccl: call's
-  // first: record_param_comms of PyTorch 1.x lists its tensors as an empty TensorList).
-  auto size_of = [&](const std::vector<size_t>& events, TraceCollective& c, const std::string& label) -> Status {
+  }
+
+  /// The size of a collective: "In msg nelems" on any of its events first, then "Input Dims" (the nccl: call's
+  /// first: record_param_comms of PyTorch 1.x lists its tensors as an empty TensorList).
+  Status size_of(const std::vector<size_t>& events, TraceCollective& c, const std::string& label)
+  {
     std::vector<size_t> dims_order = events;
     std::stable_partition(dims_order.begin(), dims_order.end(),
                           [&](size_t i) { return text(kept.at(i), "name").rfind("nccl:", 0) == 0; });
@@ -419,9 +406,12 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
                  (why.empty() ? "neither \"In msg nelems\" nor \"Input Dims\" with \"Input type\"" : why) +
                  "): kept at its recorded time");
     return ok_status();
-  };
+  }
 
-  for (const Group& g : groups) {
+  /// The collective of a group of calls (none for a record_param_comms "wait"): its name, kind, size and ranks, and
+  /// its time, its kernels' where it has any.
+  Status add_group_collective(const Group& g)
+  {
     TraceCollective c;
     std::vector<size_t> events; // the calls, outermost first, then the kernels
     std::string nccl_name, coll_name;
@@ -434,7 +424,7 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     }
     events.insert(events.end(), g.kernels.begin(), g.kernels.end());
     // record_param_comms "wait" (PyTorch >= 2.1) is the wait on an earlier collective's work, not data movement
-    if (nccl_name.empty() && coll_name == "wait") continue;
+    if (nccl_name.empty() && coll_name == "wait") return ok_status();
     const size_t first = calls[g.calls.front()].event;
     c.name = !nccl_name.empty() ? nccl_name : coll_name.empty() ? text(kept.at(first), "name") : "nccl:" + coll_name;
     c.kind = collective_kind(!coll_name.empty() ? coll_name : nccl_name.empty() ? "" : nccl_name.substr(5));
@@ -462,10 +452,13 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
       c.start = lo * 1e-6;
       c.duration = span * 1e-6;
     }
-    t.collectives.push_back(c);
+    trace.collectives.push_back(c);
+    return ok_status();
   }
-  // An NCCL kernel whose call is not in the trace: a collective of its own, with what its args say.
-  for (size_t i : orphans) {
+
+  /// An NCCL kernel whose call is not in the trace: a collective of its own, with what its args say.
+  Status add_orphan_collective(size_t i)
+  {
     const json& e = kept.at(i);
     TraceCollective c;
     c.name = text(e, "name");
@@ -482,12 +475,67 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     c.duration = kernel_time.at(i).second * 1e-6;
     if (auto it = launches.find(id_of(e.value("args", json::object()), "correlation")); it != launches.end())
       c.issued = it->second.second * 1e-6;
-    t.collectives.push_back(c);
+    trace.collectives.push_back(c);
+    return ok_status();
   }
+
+  const std::string& file;
+  Trace trace;
+  Warnings warn;
+  std::vector<Call> calls;
+  std::unordered_map<std::string, std::pair<std::string, double>> launches; // correlation -> (thread, ts)
+  std::vector<size_t> nccl_kernels;
+  std::vector<std::string> op_correlation; // per op: its kernel's correlation id
+  std::set<std::string> step_names;        // a step written twice (cpu_op and user_annotation) is one step
+  std::unordered_map<size_t, std::pair<double, double>> kernel_time; // NCCL kernel -> (ts, dur), microseconds
+  std::unordered_map<size_t, json> kept; // collective calls and NCCL kernels (kept_part), by index in traceEvents
+  std::map<std::string, std::vector<int>> pg_ranks; // process group name -> its ranks (distributedInfo)
+  std::vector<Group> groups;
+  std::map<std::string, std::vector<size_t>> by_thread; // thread -> groups, by start
+  std::unordered_map<std::string, size_t> by_external;  // External id of any call -> group
+  std::vector<size_t> orphans;                          // NCCL kernels linked to no call
+};
+
+} // namespace
+
+Result<Trace> parse_kineto(const std::string& input, const std::string& file)
+{
+  KinetoReader r(file);
+  Trace& t = r.trace;
+  Warnings& warn = r.warn;
+
+  // One pass over the events as they are parsed (parse_json_events: the events are not held as a document): what is
+  // needed of each is kept, and the whole event only for collective calls and NCCL kernels, read again below.
+  std::optional<Error> event_error_found; // the first event's, reported once the text is known to be JSON
+  auto j = parse_json_events(input, file, [&](size_t i, json&& e) {
+    if (event_error_found) return;
+    if (auto st = r.read_event(i, std::move(e)); !st.ok()) event_error_found = st.error();
+  });
+  if (!j.ok()) return j.error();
+  const json& root = j.value();
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array())
+    return Error::at(file, "traceEvents", "an array of Chrome trace events (a PyTorch profiler trace)", "none");
+
+  if (root.contains("distributedInfo") && root["distributedInfo"].is_object())
+    if (auto st = r.read_distributed_info(root["distributedInfo"]); !st.ok()) return st.error();
+
+  if (event_error_found) return *event_error_found;
+  if (!t.steps.empty()) t.steps_from = "ProfilerStep# annotations (a kernel is in the step that launched it)";
+  // A kernel belongs to the step that launched it (the GPU runs behind the CPU): its launch's time, where known.
+  for (size_t k = 0; k < t.ops.size(); ++k)
+    if (auto it = r.launches.find(r.op_correlation[k]); it != r.launches.end())
+      t.ops[k].issued = it->second.second * 1e-6;
+
+  r.group_calls();
+  r.link_kernels();
+  for (const Group& g : r.groups)
+    if (auto st = r.add_group_collective(g); !st.ok()) return st.error();
+  for (size_t i : r.orphans)
+    if (auto st = r.add_orphan_collective(i); !st.ok()) return st.error();
   std::stable_sort(t.collectives.begin(), t.collectives.end(),
                    [](const TraceCollective& a, const TraceCollective& b) { return a.start < b.start; });
   warn.into(t.warnings);
-  return t;
+  return std::move(t);
 }
 
 } // namespace tp::traces

@@ -98,204 +98,261 @@ void check_profiles(const JobSpec& j, const Reader& r)
   }
 }
 
+/// A profile the file `r` names, looked for beside the file first (models::profile_beside), then on the search path.
+std::string beside(const Reader& r, const std::string& name, std::vector<std::string> kinds)
+{
+  return models::profile_beside(name, r.file(), kinds);
+}
+
+/// The fields of a "perftest" job: the verb, the metric, the sizes and the perftest options.
+void parse_perftest_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::PERFTEST;
+  auto& c = j.perftest.config;
+  const std::string op = r.str("op", "write");
+  if (!microbench::parse_verb(op, c.verb)) fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
+  const std::string metric = r.str("metric", "bw");
+  if (metric != "bw" && metric != "lat") fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
+  c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
+  if (r.has("sizes")) {
+    const json& s = r.get("sizes");
+    if (s.is_string() && s.get<std::string>() == "all")
+      c.sizes = microbench::PerftestConfig::all_sizes();
+    else if (s.is_array() && !s.empty()) {
+      c.sizes.clear();
+      for (const auto& v : s) {
+        if (!v.is_number_unsigned() || v.get<uint64_t>() == 0)
+          fail(r.file(), r.field("sizes"), "positive integers (bytes) or \"all\"", v.dump());
+        c.sizes.push_back(v.get<uint64_t>());
+      }
+    } else
+      fail(r.file(), r.field("sizes"), "an array of sizes or \"all\"", s.dump());
+  } else {
+    c.sizes = {r.size("size", 65536)};
+  }
+  c.iterations = uint64_t(r.integer("iterations", 1, 100000000, 0));
+  c.qps = int(r.integer("qps", 1, 1024, 1));
+  c.tx_depth = int(r.integer("tx_depth", 1, 16384, 128));
+  c.inline_size = int(r.integer("inline", -1, 4096, -1));
+  j.perftest.nic = int(r.integer("nic", 0, 64, 0));
+  j.perftest.cross_socket = r.boolean("cross_socket", false);
+  j.perftest.gpu = r.boolean("gpu", false);
+  j.perftest.server = r.str("server", "");
+  j.perftest.client = r.str("client", "");
+}
+
+/// The fields of a "pcie_copy" job: one copy between a GPU and host memory.
+void parse_pcie_copy_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::PCIE_COPY;
+  sim::CopyJob cj;
+  cj.config.gpu = int(r.integer("gpu", 0, 1024, 0));
+  cj.config.host_node = int(r.integer("host_node", 0, 7, 0));
+  cj.config.bytes = r.size("size", 32ull << 20);
+  cj.config.iterations = int(r.integer("iterations", 1, 1000000, 10));
+  cj.config.pinned = r.boolean("pinned", true);
+  cj.machine = r.str("machine", "");
+  j.copies.push_back(cj);
+}
+
+/// A transfer's placement field `key` of `t`: cpu, numaN or gpuN (N < 10000).
+Location read_placement(Reader& t, const std::string& key)
+{
+  const std::string v = t.str(key, "cpu");
+  if (v == "cpu") return Location::host(0);
+  if (v.rfind("numa", 0) == 0 && v.size() == 5 && std::isdigit(static_cast<unsigned char>(v[4])))
+    return Location::host(v[4] - '0');
+  // gpuN with N < 10000: digits only, so that no conversion can overflow
+  if (v.rfind("gpu", 0) == 0 && v.size() >= 4 && v.size() <= 7 &&
+      std::all_of(v.begin() + 3, v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return Location::gpu(std::stoi(v.substr(3)));
+  fail(t.file(), t.field(key), "cpu, numaN or gpuN (N < 10000)", "\"" + v + "\"");
+}
+
+/// One transfer of a "transfer" job read from `t` (the job or its baseline); its fabric profile is looked for beside
+/// the job's file `r`.
+void read_transfer(const Reader& r, Reader& t, sim::TransferJob& tj, std::string& fabric)
+{
+  tj.transport = t.str("transport");
+  if (!transports::find_transport(tj.transport))
+    fail(t.file(), t.field("transport"), one_of_names(tj.transport, transports::transport_names()),
+         unknown_name(tj.transport, transports::transport_names()));
+  auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
+  if (!st.ok()) fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
+  tj.strategy = st.value();
+  tj.sizes = {t.size("size", 1 << 20)};
+  tj.steps = int(t.integer("steps", 1, 100, 3));
+  tj.tensors_per_step = int(t.integer("tensors", 1, 100000, 1));
+  tj.src = read_placement(t, "src");
+  tj.dst = read_placement(t, "dst");
+  fabric = beside(r, t.str("fabric", ""), {"tcp"});
+}
+
+/// The fields of a "transfer" job: its transfer and, when given, the baseline transfer it is compared with.
+void parse_transfer_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::TRANSFER;
+  read_transfer(r, r, j.transfer, j.fabric);
+  if (r.has("baseline")) {
+    j.has_baseline = true;
+    Reader b(r.get("baseline"), r.file(), r.field("baseline"));
+    read_transfer(r, b, j.baseline, j.baseline_fabric);
+    b.finish();
+  }
+}
+
+/// The fields of a "synthetic" training model: its size (parameters and layers, or a language model's variables)
+/// and its compute time.
+void read_synthetic_model(Reader& r, TrainingSpec& t)
+{
+  // Checked as a double before the conversion (a double beyond int64_t does not convert).
+  t.synthetic_variables_of = r.str("variables_of", "");
+  if (t.synthetic_variables_of.empty()) {
+    t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
+    t.synthetic_layers = int(r.integer("layers", 1, 100000));
+  } else {
+    auto lm = models::language_model(t.synthetic_variables_of);
+    if (!lm.ok()) fail(r.file(), r.field("variables_of"), lm.error().expected, lm.error().got);
+    if (r.has("parameters") || r.has("layers"))
+      fail(r.file(), r.field(r.has("parameters") ? "parameters" : "layers"),
+           "no parameters/layers with variables_of (the model's variable list sets both)", "both given");
+  }
+  t.synthetic_compute_ms = r.number("compute_ms", -DBL_MAX, DBL_MAX);
+  if (!number_ok(t.synthetic_compute_ms, 0, sim::MAX_SIMULATED_SECONDS * 1e3)) // -0 too
+    fail(r.file(), r.field("compute_ms"),
+         "a time in ms in [0, " + short_number(sim::MAX_SIMULATED_SECONDS * 1e3) +
+             "] (the simulated clock resolves nanoseconds up to about 52 days)",
+         short_number(t.synthetic_compute_ms));
+}
+
+/// A training job's transports: the "transports" list, else the one "transport"; each a registered transport.
+void read_training_transports(Reader& r, TrainingSpec& t)
+{
+  t.transports.clear();
+  if (r.has("transports")) {
+    const json& list = r.get("transports");
+    if (!list.is_array() || list.empty())
+      fail(r.file(), r.field("transports"), "a non-empty list of transport names", std::string(list.type_name()));
+    for (const auto& x : list) {
+      if (!x.is_string() || !transports::find_transport(x.get<std::string>()))
+        fail(r.file(), r.field("transports"),
+             "transport names, each " + one_of_names("", transports::transport_names()),
+             x.is_string() ? unknown_name(x.get<std::string>(), transports::transport_names()) : x.dump());
+      t.transports.push_back(x.get<std::string>());
+    }
+  } else {
+    t.transports.push_back(r.str("transport"));
+    if (!transports::find_transport(t.transports[0]))
+      fail(r.file(), r.field("transport"), one_of_names(t.transports[0], transports::transport_names()),
+           unknown_name(t.transports[0], transports::transport_names()));
+  }
+}
+
+/// A training job's allreduce options: the library's own defaults (Horovod's unless the job names another), then the
+/// job's overrides, and the collective mode.
+void read_allreduce_options(Reader& r, TrainingSpec& t)
+{
+  const std::string lib = r.str("library", "horovod");
+  auto parsed_lib = collectives::parse_allreduce_library(lib);
+  if (!parsed_lib.ok()) fail(r.file(), r.field("library"), parsed_lib.error().expected, "\"" + lib + "\"");
+  t.library = parsed_lib.value();
+  const collectives::EngineOptions d = collectives::library_defaults(t.library);
+  t.collectives.coordinator = r.boolean("coordinator", d.coordinator);
+  t.collectives.tick_seconds = r.number("tick_ms", MIN_TICK_MS, MAX_TICK_MS, d.tick_seconds * 1e3) * 1e-3;
+  t.collectives.fusion_threshold =
+      r.has("fusion") && r.get("fusion").is_number_integer() && r.get("fusion").get<long long>() == 0
+          ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
+          : r.size("fusion", d.fusion_threshold);
+  t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
+  t.initial_broadcast = r.boolean("initial_broadcast", false);
+  t.allreduce_on_host = r.boolean("allreduce_on_host", false);
+  auto collective_mode = sim::parse_collective_mode(r.str("collective_mode", "protocol"));
+  if (!collective_mode.ok())
+    fail(r.file(), r.field("collective_mode"), collective_mode.error().expected, collective_mode.error().got);
+  t.collective_mode = collective_mode.value();
+}
+
+/// Refuse a field of the other synchronisation mode: it would be silently ignored.
+void refuse_other_mode_fields(Reader& r, const TrainingSpec& t)
+{
+  const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
+                                  "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
+                                  "ranks_per_host"};
+  const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
+  if (t.mode == training::SyncMode::PARAMETER_SERVER)
+    for (const char* f : allreduce_only)
+      if (r.has(f)) fail(r.file(), r.field(f), "no allreduce option in a ps-mode job (\"mode\": \"ps\")", "one");
+  if (t.mode == training::SyncMode::ALLREDUCE)
+    for (const char* f : ps_only)
+      if (r.has(f))
+        fail(r.file(), r.field(f), "no parameter-server option in an allreduce-mode job (\"mode\": \"allreduce\")",
+             "one");
+}
+
+/// The fields of a "training" job: the model, the mode, the transports, the job's shape and options, the faults.
+void parse_training_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::TRAINING;
+  TrainingSpec& t = j.training;
+  t.hw = j.hw;
+  t.switch_name = j.switch_name;
+  t.model = r.str("model");
+  t.batch = int(r.integer("batch", 1, 4096, 32));
+  if (t.model == "synthetic") read_synthetic_model(r, t);
+  read_transport_knobs(r, t.transport_options);
+  auto mode = training::parse_sync_mode(r.str("mode", "ps"));
+  if (!mode.ok()) fail(r.file(), r.field("mode"), mode.error().expected, mode.error().got);
+  t.mode = mode.value();
+  read_training_transports(r, t);
+  t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
+  t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
+  t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
+  t.ps_own_hosts = r.boolean("ps_own_hosts", false);
+  if (t.ps_own_hosts && (t.workers < 1 || t.ps_tasks < 1))
+    fail(r.file(), r.field("ps_own_hosts"), "\"workers\" and \"ps\" given (hosts: workers first, then the PS tasks)",
+         "true without them");
+  t.fetch = r.str("fetch", "per_tower");
+  if (t.fetch != "per_tower" && t.fetch != "per_worker")
+    fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
+  auto st = memory::parse_strategy(r.str("strategy", "pool_visitor"));
+  if (!st.ok()) fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
+  t.strategy = st.value();
+  t.steps = int(r.integer("steps", 2, 1000, 3));
+  t.fabric = beside(r, r.str("fabric", ""), {"tcp"});
+  t.nic = beside(r, r.str("nic", ""), {"nic"});
+  t.one_gpu_reference = r.boolean("reference", true);
+  t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
+  read_allreduce_options(r, t);
+  refuse_other_mode_fields(r, t);
+  t.faults = read_fault_plan(r);
+  if (auto st = check_collective_mode(t); !st.ok())
+    fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
+  t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
+  if (!number_ok(t.stall_timeout, 0, sim::MAX_SIMULATED_SECONDS) || t.stall_timeout == 0)
+    fail(r.file(), r.field("stall_timeout"),
+         "a positive number of simulated seconds, at most " + short_number(sim::MAX_SIMULATED_SECONDS) +
+             " (about 52 days: the simulated clock's range)",
+         short_number(t.stall_timeout));
+}
+
 JobSpec parse_job(Reader r, const std::string& default_hw)
 {
   JobSpec j;
   j.label = r.str("label", "");
   const std::string kind = r.str("kind");
   // Profiles named by the file are looked for beside it first (models::profile_beside), then on the search path.
-  auto beside = [&](const std::string& name, std::vector<std::string> kinds) {
-    return models::profile_beside(name, r.file(), kinds);
-  };
-  j.hw = beside(r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw)),
-                {"host", "cluster", "nic"});
-  j.switch_name = beside(r.str("switch", ""), {"switch"});
+  j.hw =
+      beside(r, r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw)),
+             {"host", "cluster", "nic"});
+  j.switch_name = beside(r, r.str("switch", ""), {"switch"});
   if (kind == "perftest") {
-    j.kind = JobSpec::Kind::PERFTEST;
-    auto& c = j.perftest.config;
-    const std::string op = r.str("op", "write");
-    if (!microbench::parse_verb(op, c.verb)) fail(r.file(), r.field("op"), "write, read or send", "\"" + op + "\"");
-    const std::string metric = r.str("metric", "bw");
-    if (metric != "bw" && metric != "lat") fail(r.file(), r.field("metric"), "bw or lat", "\"" + metric + "\"");
-    c.metric = metric == "bw" ? microbench::Metric::BW : microbench::Metric::LAT;
-    if (r.has("sizes")) {
-      const json& s = r.get("sizes");
-      if (s.is_string() && s.get<std::string>() == "all")
-        c.sizes = microbench::PerftestConfig::all_sizes();
-      else if (s.is_array() && !s.empty()) {
-        c.sizes.clear();
-        for (const auto& v : s) {
-          if (!v.is_number_unsigned() || v.get<uint64_t>() == 0)
-            fail(r.file(), r.field("sizes"), "positive integers (bytes) or \"all\"", v.dump());
-          c.sizes.push_back(v.get<uint64_t>());
-        }
-      } else
-        fail(r.file(), r.field("sizes"), "an array of sizes or \"all\"", s.dump());
-    } else {
-      c.sizes = {r.size("size", 65536)};
-    }
-    c.iterations = uint64_t(r.integer("iterations", 1, 100000000, 0));
-    c.qps = int(r.integer("qps", 1, 1024, 1));
-    c.tx_depth = int(r.integer("tx_depth", 1, 16384, 128));
-    c.inline_size = int(r.integer("inline", -1, 4096, -1));
-    j.perftest.nic = int(r.integer("nic", 0, 64, 0));
-    j.perftest.cross_socket = r.boolean("cross_socket", false);
-    j.perftest.gpu = r.boolean("gpu", false);
-    j.perftest.server = r.str("server", "");
-    j.perftest.client = r.str("client", "");
+    parse_perftest_job(r, j);
   } else if (kind == "pcie_copy") {
-    j.kind = JobSpec::Kind::PCIE_COPY;
-    sim::CopyJob cj;
-    cj.config.gpu = int(r.integer("gpu", 0, 1024, 0));
-    cj.config.host_node = int(r.integer("host_node", 0, 7, 0));
-    cj.config.bytes = r.size("size", 32ull << 20);
-    cj.config.iterations = int(r.integer("iterations", 1, 1000000, 10));
-    cj.config.pinned = r.boolean("pinned", true);
-    cj.machine = r.str("machine", "");
-    j.copies.push_back(cj);
+    parse_pcie_copy_job(r, j);
   } else if (kind == "transfer") {
-    j.kind = JobSpec::Kind::TRANSFER;
-    auto read_transfer = [&](Reader& t, sim::TransferJob& tj, std::string& fabric) {
-      tj.transport = t.str("transport");
-      if (!transports::find_transport(tj.transport))
-        fail(t.file(), t.field("transport"), one_of_names(tj.transport, transports::transport_names()),
-             unknown_name(tj.transport, transports::transport_names()));
-      auto st = memory::parse_strategy(t.str("strategy", "pool_visitor"));
-      if (!st.ok()) fail(t.file(), t.field("strategy"), st.error().expected, st.error().got);
-      tj.strategy = st.value();
-      tj.sizes = {t.size("size", 1 << 20)};
-      tj.steps = int(t.integer("steps", 1, 100, 3));
-      tj.tensors_per_step = int(t.integer("tensors", 1, 100000, 1));
-      auto place = [&](const std::string& key) {
-        const std::string v = t.str(key, "cpu");
-        if (v == "cpu") return Location::host(0);
-        if (v.rfind("numa", 0) == 0 && v.size() == 5 && std::isdigit(static_cast<unsigned char>(v[4])))
-          return Location::host(v[4] - '0');
-        // gpuN with N < 10000: digits only, so that no conversion can overflow
-        if (v.rfind("gpu", 0) == 0 && v.size() >= 4 && v.size() <= 7 &&
-            std::all_of(v.begin() + 3, v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-          return Location::gpu(std::stoi(v.substr(3)));
-        fail(t.file(), t.field(key), "cpu, numaN or gpuN (N < 10000)", "\"" + v + "\"");
-      };
-      tj.src = place("src");
-      tj.dst = place("dst");
-      fabric = beside(t.str("fabric", ""), {"tcp"});
-    };
-    read_transfer(r, j.transfer, j.fabric);
-    if (r.has("baseline")) {
-      j.has_baseline = true;
-      Reader b(r.get("baseline"), r.file(), r.field("baseline"));
-      read_transfer(b, j.baseline, j.baseline_fabric);
-      b.finish();
-    }
+    parse_transfer_job(r, j);
   } else if (kind == "training") {
-    j.kind = JobSpec::Kind::TRAINING;
-    TrainingSpec& t = j.training;
-    t.hw = j.hw;
-    t.switch_name = j.switch_name;
-    t.model = r.str("model");
-    t.batch = int(r.integer("batch", 1, 4096, 32));
-    if (t.model == "synthetic") {
-      // Checked as a double before the conversion (a double beyond int64_t does not convert).
-      t.synthetic_variables_of = r.str("variables_of", "");
-      if (t.synthetic_variables_of.empty()) {
-        t.synthetic_parameters = int64_t(r.number("parameters", 1, 1e15));
-        t.synthetic_layers = int(r.integer("layers", 1, 100000));
-      } else {
-        auto lm = models::language_model(t.synthetic_variables_of);
-        if (!lm.ok()) fail(r.file(), r.field("variables_of"), lm.error().expected, lm.error().got);
-        if (r.has("parameters") || r.has("layers"))
-          fail(r.file(), r.field(r.has("parameters") ? "parameters" : "layers"),
-               "no parameters/layers with variables_of (the model's variable list sets both)", "both given");
-      }
-      t.synthetic_compute_ms = r.number("compute_ms", -DBL_MAX, DBL_MAX);
-      if (!number_ok(t.synthetic_compute_ms, 0, sim::MAX_SIMULATED_SECONDS * 1e3)) // -0 too
-        fail(r.file(), r.field("compute_ms"),
-             "a time in ms in [0, " + short_number(sim::MAX_SIMULATED_SECONDS * 1e3) +
-                 "] (the simulated clock resolves nanoseconds up to about 52 days)",
-             short_number(t.synthetic_compute_ms));
-    }
-    read_transport_knobs(r, t.transport_options);
-    auto mode = training::parse_sync_mode(r.str("mode", "ps"));
-    if (!mode.ok()) fail(r.file(), r.field("mode"), mode.error().expected, mode.error().got);
-    t.mode = mode.value();
-    t.transports.clear();
-    if (r.has("transports")) {
-      const json& list = r.get("transports");
-      if (!list.is_array() || list.empty())
-        fail(r.file(), r.field("transports"), "a non-empty list of transport names", std::string(list.type_name()));
-      for (const auto& x : list) {
-        if (!x.is_string() || !transports::find_transport(x.get<std::string>()))
-          fail(r.file(), r.field("transports"),
-               "transport names, each " + one_of_names("", transports::transport_names()),
-               x.is_string() ? unknown_name(x.get<std::string>(), transports::transport_names()) : x.dump());
-        t.transports.push_back(x.get<std::string>());
-      }
-    } else {
-      t.transports.push_back(r.str("transport"));
-      if (!transports::find_transport(t.transports[0]))
-        fail(r.file(), r.field("transport"), one_of_names(t.transports[0], transports::transport_names()),
-             unknown_name(t.transports[0], transports::transport_names()));
-    }
-    t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
-    t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
-    t.ps_tasks = int(r.integer("ps", -1, 100000, -1));
-    t.ps_own_hosts = r.boolean("ps_own_hosts", false);
-    if (t.ps_own_hosts && (t.workers < 1 || t.ps_tasks < 1))
-      fail(r.file(), r.field("ps_own_hosts"), "\"workers\" and \"ps\" given (hosts: workers first, then the PS tasks)",
-           "true without them");
-    t.fetch = r.str("fetch", "per_tower");
-    if (t.fetch != "per_tower" && t.fetch != "per_worker")
-      fail(r.file(), r.field("fetch"), "per_tower or per_worker", "\"" + t.fetch + "\"");
-    auto st = memory::parse_strategy(r.str("strategy", "pool_visitor"));
-    if (!st.ok()) fail(r.file(), r.field("strategy"), st.error().expected, st.error().got);
-    t.strategy = st.value();
-    t.steps = int(r.integer("steps", 2, 1000, 3));
-    t.fabric = beside(r.str("fabric", ""), {"tcp"});
-    t.nic = beside(r.str("nic", ""), {"nic"});
-    t.one_gpu_reference = r.boolean("reference", true);
-    t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
-    // The allreduce library's own defaults (Horovod's unless the job names another), then the job's overrides.
-    const std::string lib = r.str("library", "horovod");
-    auto parsed_lib = collectives::parse_allreduce_library(lib);
-    if (!parsed_lib.ok()) fail(r.file(), r.field("library"), parsed_lib.error().expected, "\"" + lib + "\"");
-    t.library = parsed_lib.value();
-    const collectives::EngineOptions d = collectives::library_defaults(t.library);
-    t.collectives.coordinator = r.boolean("coordinator", d.coordinator);
-    t.collectives.tick_seconds = r.number("tick_ms", MIN_TICK_MS, MAX_TICK_MS, d.tick_seconds * 1e3) * 1e-3;
-    t.collectives.fusion_threshold =
-        r.has("fusion") && r.get("fusion").is_number_integer() && r.get("fusion").get<long long>() == 0
-            ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
-            : r.size("fusion", d.fusion_threshold);
-    t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
-    t.initial_broadcast = r.boolean("initial_broadcast", false);
-    t.allreduce_on_host = r.boolean("allreduce_on_host", false);
-    auto collective_mode = sim::parse_collective_mode(r.str("collective_mode", "protocol"));
-    if (!collective_mode.ok())
-      fail(r.file(), r.field("collective_mode"), collective_mode.error().expected, collective_mode.error().got);
-    t.collective_mode = collective_mode.value();
-    // A field of the other mode would be silently ignored: refuse it.
-    const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
-                                    "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
-                                    "ranks_per_host"};
-    const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
-    if (t.mode == training::SyncMode::PARAMETER_SERVER)
-      for (const char* f : allreduce_only)
-        if (r.has(f)) fail(r.file(), r.field(f), "no allreduce option in a ps-mode job (\"mode\": \"ps\")", "one");
-    if (t.mode == training::SyncMode::ALLREDUCE)
-      for (const char* f : ps_only)
-        if (r.has(f))
-          fail(r.file(), r.field(f), "no parameter-server option in an allreduce-mode job (\"mode\": \"allreduce\")",
-               "one");
-    t.faults = read_fault_plan(r);
-    if (auto st = check_collective_mode(t); !st.ok())
-      fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
-    t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
-    if (!number_ok(t.stall_timeout, 0, sim::MAX_SIMULATED_SECONDS) || t.stall_timeout == 0)
-      fail(r.file(), r.field("stall_timeout"),
-           "a positive number of simulated seconds, at most " + short_number(sim::MAX_SIMULATED_SECONDS) +
-               " (about 52 days: the simulated clock's range)",
-           short_number(t.stall_timeout));
+    parse_training_job(r, j);
   } else {
     fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
   }

@@ -257,18 +257,10 @@ Result<sim::TrainingResult> isolated(const models::ClusterProfile& cl, const tra
   }
 }
 
-} // namespace
-
-Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProgress& progress)
+/// The cluster of --hw for the spec (enough hosts when it names a single host profile), with the spec's TCP and NIC
+/// profiles in place of the hosts' own when given.
+Result<models::ClusterProfile> training_cluster(const models::Catalog& cat, const TrainingSpec& spec)
 {
-  transports::register_builtin_transports();
-  models::Catalog cat;
-  TrainingReport rep;
-  rep.spec = spec;
-  for (const auto& t : spec.transports)
-    if (!transports::find_transport(t))
-      return Error::at("", "transport", one_of_names(t, transports::transport_names()),
-                       unknown_name(t, transports::transport_names()));
   // Hosts needed when --hw is a single host profile.
   auto kind = cat.kind_of(spec.hw);
   if (!kind.ok()) return kind.error();
@@ -299,13 +291,13 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
       for (auto& n : g.host.nics)
         n.nic = nic.value();
   }
-  const auto& host0 = cluster->host(0);
-  if (host0.gpus.empty()) return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
-  rep.gpu = host0.gpus[0].gpu.name;
-  const int hosts = int(cluster->host_count());
-  rep.cluster = fmt::format("{} hosts of {} ({} x {}, {} NIC)", hosts, host0.name, host0.gpus.size(), rep.gpu,
-                            host0.nics.empty() ? "no" : host0.nics[0].nic.name);
+  return cluster;
+}
 
+/// The model the spec trains (a real model's variables with the compute given, a synthetic one, or a workload of the
+/// library for `rep.gpu`), and the report's provenance, compute seconds and model bytes.
+Result<training::TrainingModel> training_model(const TrainingSpec& spec, TrainingReport& rep)
+{
   training::TrainingModel model;
   if (spec.model == "synthetic" && !spec.synthetic_variables_of.empty()) {
     // A real model's variable list with the compute given: each layer's share of compute_ms follows its forward
@@ -363,7 +355,13 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     rep.model_bytes = wl->parameter_bytes();
     model = models::to_training_model(wl.value());
   }
+  return model;
+}
 
+/// The training job of the spec, without a transport: its options and its layout (parameter-server or allreduce) on
+/// `hosts` hosts like `host0`.
+Result<sim::TrainingJob> training_job(const TrainingSpec& spec, const models::HostProfile& host0, int hosts)
+{
   sim::TrainingJob job;
   job.strategy = spec.strategy;
   job.options = spec.transport_options;
@@ -402,9 +400,23 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
       return Error::at("", "collective_mode", "protocol or analytical", "\"flow\"");
     job.collective_mode = spec.collective_mode;
   }
-  // The 1-GPU reference: one GPU of the first host, its variables on its CPU.
-  models::ClusterProfile one;
-  sim::TrainingJob ref = job;
+  return job;
+}
+
+/// The 1-GPU reference run: its one-host cluster and its job.
+struct OneGpuReference {
+  models::ClusterProfile cluster;
+  sim::TrainingJob job;
+};
+
+/// The 1-GPU reference: one GPU of the first host, its variables on its CPU. Without a reference in the spec: an empty
+/// cluster and `job` as it is.
+Result<OneGpuReference> one_gpu_reference(const models::Catalog& cat, const TrainingSpec& spec,
+                                          const models::HostProfile& host0, const sim::TrainingJob& job)
+{
+  OneGpuReference out{models::ClusterProfile{}, job};
+  models::ClusterProfile& one = out.cluster;
+  sim::TrainingJob& ref = out.job;
   if (spec.one_gpu_reference) {
     auto sw = cat.network_switch("back-to-back");
     if (!sw.ok()) return sw.error();
@@ -421,23 +433,75 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
       ref.layout.ranks_per_host = 1;
     }
   }
-  // Every run is a process of its own, one after the other: refuse the whole before the first starts.
+  return out;
+}
+
+/// The estimate of all the runs together and of each run (the transports', then the reference's).
+struct TrainingEstimate {
   JobEstimate need;
+  std::vector<double> run_seconds;
+};
+
+/// Estimate every run of the spec: each transport's on `cluster`, then the 1-GPU reference's.
+TrainingEstimate estimate_training_runs(const TrainingSpec& spec, const models::ClusterProfile& cluster,
+                                        const training::TrainingModel& model, const sim::TrainingJob& job,
+                                        const OneGpuReference& reference)
+{
+  TrainingEstimate out;
+  JobEstimate& need = out.need;
   need.job = "training (" + std::to_string(spec.transports.size()) + " transport(s)" +
              (spec.one_gpu_reference ? " and the 1-GPU reference)" : ")");
-  std::vector<double> run_seconds;
+  std::vector<double>& run_seconds = out.run_seconds;
   for (const auto& t : spec.transports) {
     sim::TrainingJob j = job;
     j.transport = t;
-    auto e = sim::estimate_training(cluster.value(), model, j);
+    auto e = sim::estimate_training(cluster, model, j);
     run_seconds.push_back(e.seconds);
     need.then(e);
   }
   if (spec.one_gpu_reference) {
-    auto e = sim::estimate_training(one, model, ref);
+    auto e = sim::estimate_training(reference.cluster, model, reference.job);
     run_seconds.push_back(e.seconds);
     need.then(e);
   }
+  return out;
+}
+
+} // namespace
+
+Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProgress& progress)
+{
+  transports::register_builtin_transports();
+  models::Catalog cat;
+  TrainingReport rep;
+  rep.spec = spec;
+  for (const auto& t : spec.transports)
+    if (!transports::find_transport(t))
+      return Error::at("", "transport", one_of_names(t, transports::transport_names()),
+                       unknown_name(t, transports::transport_names()));
+  auto cluster = training_cluster(cat, spec);
+  if (!cluster.ok()) return cluster.error();
+  const auto& host0 = cluster->host(0);
+  if (host0.gpus.empty()) return Error::at(host0.file, "gpus", "a host with GPUs for training", "none");
+  rep.gpu = host0.gpus[0].gpu.name;
+  const int hosts = int(cluster->host_count());
+  rep.cluster = fmt::format("{} hosts of {} ({} x {}, {} NIC)", hosts, host0.name, host0.gpus.size(), rep.gpu,
+                            host0.nics.empty() ? "no" : host0.nics[0].nic.name);
+
+  auto built_model = training_model(spec, rep);
+  if (!built_model.ok()) return built_model.error();
+  const training::TrainingModel& model = built_model.value();
+  auto built_job = training_job(spec, host0, hosts);
+  if (!built_job.ok()) return built_job.error();
+  const sim::TrainingJob& job = built_job.value();
+  auto reference = one_gpu_reference(cat, spec, host0, job);
+  if (!reference.ok()) return reference.error();
+  const models::ClusterProfile& one = reference->cluster;
+  const sim::TrainingJob& ref = reference->job;
+  // Every run is a process of its own, one after the other: refuse the whole before the first starts.
+  const TrainingEstimate estimate = estimate_training_runs(spec, cluster.value(), model, job, reference.value());
+  const JobEstimate& need = estimate.need;
+  const std::vector<double>& run_seconds = estimate.run_seconds;
   if (auto st = check_budget(need, "run fewer workers, steps or transports"); !st.ok()) return st.error();
   const size_t runs = run_seconds.size();
   double done_seconds = 0;

@@ -1,5 +1,5 @@
 // The RC responder's rules, written once for every device that implements RC itself (the simulated NIC in
-// sim/rc_responder.cpp, the software device in emulator/soft_device.cpp): what a responder QP answers to the
+// sim/rc_responder.cpp, the software device in emulator/soft_qp.cpp): what a responder QP answers to the
 // first packet of a request, from its state, its access flags, the rkey/bounds/access of the target MR and the
 // receive WR at the head of its receive queue. The device carries out the decision (consumes the receive WR,
 // completes it with an error, moves the QP to ERR, sends the ACK/NAK) in its own time and memory model.

@@ -90,11 +90,9 @@ std::pair<std::vector<OpId>, std::vector<OpId>> tower(Graph& g, const TrainingMo
   return {fwd, bwd};
 }
 
-} // namespace
-
-Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout_in)
+/// Check the layout against the model and the mode, giving each worker GPUs 0..gpus_per_worker-1 when gpu_of is empty.
+Status check_and_fill_layout(const TrainingModel& model, StepLayout& layout)
 {
-  StepLayout layout = layout_in;
   if (model.layers.empty()) return Error::at("", "model", "a model with layers", "none");
   if (layout.workers < 1) return Error::at("", "workers", "at least 1", std::to_string(layout.workers));
   if (layout.gpus_per_worker < 1)
@@ -119,49 +117,54 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
     if (int(g.size()) != layout.gpus_per_worker)
       return Error::at("", "gpu_of", std::to_string(layout.gpus_per_worker) + " GPUs per worker",
                        std::to_string(g.size()));
+  return ok_status();
+}
 
-  StepGraph sg;
-  sg.layout = layout;
+/// Allreduce mode: per rank a tower on its GPU, and per variable its copy, its gradient's allreduce and its apply.
+void add_allreduce_ranks(StepGraph& sg, const TrainingModel& model, const StepLayout& layout,
+                         const std::vector<FlatVariable>& vars)
+{
   Graph& g = sg.graph;
-  const auto vars = flatten(model);
-  for (int w = 0; w < layout.workers; ++w)
-    sg.tasks.push_back(worker_task(w));
-
-  if (layout.mode == SyncMode::ALLREDUCE) {
-    for (int r = 0; r < layout.workers; ++r) {
-      const std::string task = worker_task(r);
-      const std::string dev = gpu_of(task, layout.gpu_of[size_t(r)][0]);
-      const std::string suffix = "/rank" + std::to_string(r);
-      auto [fwd, bwd] = tower(g, model, dev, "rank" + std::to_string(r), suffix);
-      for (const auto& fv : vars) {
-        Op var;
-        var.kind = OpKind::VARIABLE;
-        var.name = "rank" + std::to_string(r) + "/var/" + fv.var.name;
-        var.device = dev;
-        var.outputs.push_back({fv.var.name + suffix, fv.var.bytes});
-        const OpId vid = add_op(g, var);
-        flow(g, vid, fwd[fv.layer], fv.var.name + suffix);
-        Op ar;
-        ar.kind = OpKind::ALLREDUCE;
-        ar.name = "rank" + std::to_string(r) + "/allreduce/" + fv.var.name;
-        ar.device = layout.allreduce_on_host ? cpu_of(task) : dev;
-        ar.collective = "allreduce/" + fv.var.name;
-        ar.outputs.push_back({"grad/" + fv.var.name + suffix + "/reduced", fv.var.bytes});
-        const OpId aid = add_op(g, ar);
-        flow(g, bwd[fv.layer], aid, "grad/" + fv.var.name + suffix);
-        Op ap;
-        ap.kind = OpKind::APPLY;
-        ap.name = "rank" + std::to_string(r) + "/apply/" + fv.var.name;
-        ap.device = dev;
-        ap.bytes = fv.var.bytes;
-        ap.tensor = fv.var.name + suffix;
-        flow(g, aid, add_op(g, ap), "grad/" + fv.var.name + suffix + "/reduced");
-      }
+  for (int r = 0; r < layout.workers; ++r) {
+    const std::string task = worker_task(r);
+    const std::string dev = gpu_of(task, layout.gpu_of[size_t(r)][0]);
+    const std::string suffix = "/rank" + std::to_string(r);
+    auto [fwd, bwd] = tower(g, model, dev, "rank" + std::to_string(r), suffix);
+    for (const auto& fv : vars) {
+      Op var;
+      var.kind = OpKind::VARIABLE;
+      var.name = "rank" + std::to_string(r) + "/var/" + fv.var.name;
+      var.device = dev;
+      var.outputs.push_back({fv.var.name + suffix, fv.var.bytes});
+      const OpId vid = add_op(g, var);
+      flow(g, vid, fwd[fv.layer], fv.var.name + suffix);
+      Op ar;
+      ar.kind = OpKind::ALLREDUCE;
+      ar.name = "rank" + std::to_string(r) + "/allreduce/" + fv.var.name;
+      ar.device = layout.allreduce_on_host ? cpu_of(task) : dev;
+      ar.collective = "allreduce/" + fv.var.name;
+      ar.outputs.push_back({"grad/" + fv.var.name + suffix + "/reduced", fv.var.bytes});
+      const OpId aid = add_op(g, ar);
+      flow(g, bwd[fv.layer], aid, "grad/" + fv.var.name + suffix);
+      Op ap;
+      ap.kind = OpKind::APPLY;
+      ap.name = "rank" + std::to_string(r) + "/apply/" + fv.var.name;
+      ap.device = dev;
+      ap.bytes = fv.var.bytes;
+      ap.tensor = fv.var.name + suffix;
+      flow(g, aid, add_op(g, ap), "grad/" + fv.var.name + suffix + "/reduced");
     }
-    return sg;
   }
+}
 
-  // Parameter-server mode.
+/// A gradient on its way to a variable: the op that produces it and the tensor's name.
+using GradientSource = std::pair<OpId, std::string>;
+
+/// Parameter-server mode: the PS tasks and each variable on the least loaded shard (the only worker's CPU without PS
+/// tasks); the variables' ops, in the model's order.
+std::vector<OpId> add_ps_variables(StepGraph& sg, const StepLayout& layout, const std::vector<FlatVariable>& vars)
+{
+  Graph& g = sg.graph;
   const int shards = std::max(layout.ps_tasks, 1);
   sg.ps_bytes.assign(size_t(shards), 0);
   for (int s = 0; s < layout.ps_tasks; ++s)
@@ -178,57 +181,70 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
     var.outputs.push_back({fv.var.name + "/read", fv.var.bytes});
     var_op.push_back(add_op(g, var));
   }
-  // Per variable: the gradients pushed to its device.
-  std::vector<std::vector<std::pair<OpId, std::string>>> pushes(vars.size());
-  for (int w = 0; w < layout.workers; ++w) {
-    const std::string task = worker_task(w);
-    std::vector<std::vector<std::pair<OpId, std::string>>> tower_grads(vars.size());
-    // Where this worker's towers read each variable: the PS, or the worker's own pulled copy.
-    std::vector<std::pair<OpId, std::string>> source;
-    for (size_t i = 0; i < vars.size(); ++i) {
-      if (!layout.fetch_per_worker || layout.ps_tasks == 0) {
-        source.push_back({var_op[i], vars[i].var.name + "/read"});
-        continue;
-      }
-      Op id;
-      id.kind = OpKind::IDENTITY;
-      id.name = "worker" + std::to_string(w) + "/cache/" + vars[i].var.name;
-      id.device = cpu_of(task);
-      const std::string out = vars[i].var.name + "/worker" + std::to_string(w);
-      id.outputs.push_back({out, vars[i].var.bytes});
-      const OpId c = add_op(g, id);
-      flow(g, var_op[i], c, vars[i].var.name + "/read");
-      source.push_back({c, out});
+  return var_op;
+}
+
+/// Parameter-server mode, worker `w`: its towers, reading each variable from the PS or from the worker's pulled copy,
+/// and the gradients it pushes per variable (its towers', or their sum on the worker) appended to `pushes`.
+void add_ps_worker(StepGraph& sg, const TrainingModel& model, const StepLayout& layout,
+                   const std::vector<FlatVariable>& vars, const std::vector<OpId>& var_op, int w,
+                   std::vector<std::vector<GradientSource>>& pushes)
+{
+  Graph& g = sg.graph;
+  const std::string task = worker_task(w);
+  std::vector<std::vector<GradientSource>> tower_grads(vars.size());
+  // Where this worker's towers read each variable: the PS, or the worker's own pulled copy.
+  std::vector<GradientSource> source;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (!layout.fetch_per_worker || layout.ps_tasks == 0) {
+      source.push_back({var_op[i], vars[i].var.name + "/read"});
+      continue;
     }
-    for (int k = 0; k < layout.gpus_per_worker; ++k) {
-      const std::string dev = gpu_of(task, layout.gpu_of[size_t(w)][size_t(k)]);
-      const std::string prefix = "worker" + std::to_string(w) + "/tower" + std::to_string(k);
-      const std::string suffix = "/worker" + std::to_string(w) + "/tower" + std::to_string(k);
-      auto [fwd, bwd] = tower(g, model, dev, prefix, suffix);
-      for (size_t i = 0; i < vars.size(); ++i) {
-        flow(g, source[i].first, fwd[vars[i].layer], source[i].second);
-        tower_grads[i].push_back({bwd[vars[i].layer], "grad/" + vars[i].var.name + suffix});
-      }
-    }
+    Op id;
+    id.kind = OpKind::IDENTITY;
+    id.name = "worker" + std::to_string(w) + "/cache/" + vars[i].var.name;
+    id.device = cpu_of(task);
+    const std::string out = vars[i].var.name + "/worker" + std::to_string(w);
+    id.outputs.push_back({out, vars[i].var.bytes});
+    const OpId c = add_op(g, id);
+    flow(g, var_op[i], c, vars[i].var.name + "/read");
+    source.push_back({c, out});
+  }
+  for (int k = 0; k < layout.gpus_per_worker; ++k) {
+    const std::string dev = gpu_of(task, layout.gpu_of[size_t(w)][size_t(k)]);
+    const std::string prefix = "worker" + std::to_string(w) + "/tower" + std::to_string(k);
+    const std::string suffix = "/worker" + std::to_string(w) + "/tower" + std::to_string(k);
+    auto [fwd, bwd] = tower(g, model, dev, prefix, suffix);
     for (size_t i = 0; i < vars.size(); ++i) {
-      if (layout.gpus_per_worker > 1 && layout.aggregate_on_worker) {
-        Op agg;
-        agg.kind = OpKind::AGGREGATE;
-        agg.name = "worker" + std::to_string(w) + "/aggregate/" + vars[i].var.name;
-        agg.device = cpu_of(task);
-        agg.arity = layout.gpus_per_worker;
-        const std::string out = "grad/" + vars[i].var.name + "/worker" + std::to_string(w);
-        agg.outputs.push_back({out, vars[i].var.bytes});
-        const OpId a = add_op(g, agg);
-        for (const auto& [op, tensor] : tower_grads[i])
-          flow(g, op, a, tensor);
-        pushes[i].push_back({a, out});
-      } else {
-        for (const auto& p : tower_grads[i])
-          pushes[i].push_back(p);
-      }
+      flow(g, source[i].first, fwd[vars[i].layer], source[i].second);
+      tower_grads[i].push_back({bwd[vars[i].layer], "grad/" + vars[i].var.name + suffix});
     }
   }
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (layout.gpus_per_worker > 1 && layout.aggregate_on_worker) {
+      Op agg;
+      agg.kind = OpKind::AGGREGATE;
+      agg.name = "worker" + std::to_string(w) + "/aggregate/" + vars[i].var.name;
+      agg.device = cpu_of(task);
+      agg.arity = layout.gpus_per_worker;
+      const std::string out = "grad/" + vars[i].var.name + "/worker" + std::to_string(w);
+      agg.outputs.push_back({out, vars[i].var.bytes});
+      const OpId a = add_op(g, agg);
+      for (const auto& [op, tensor] : tower_grads[i])
+        flow(g, op, a, tensor);
+      pushes[i].push_back({a, out});
+    } else {
+      for (const auto& p : tower_grads[i])
+        pushes[i].push_back(p);
+    }
+  }
+}
+
+/// Parameter-server mode: per variable, the sum of the gradients pushed to it (when more than one) and its apply.
+void add_ps_applies(StepGraph& sg, const std::vector<FlatVariable>& vars, const std::vector<OpId>& var_op,
+                    const std::vector<std::vector<GradientSource>>& pushes)
+{
+  Graph& g = sg.graph;
   for (size_t i = 0; i < vars.size(); ++i) {
     const std::string dev = g[var_op[i]].device;
     OpId grad_src;
@@ -256,6 +272,33 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
     ap.tensor = vars[i].var.name + "/read";
     flow(g, grad_src, add_op(g, ap), grad_tensor);
   }
+}
+
+} // namespace
+
+Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout_in)
+{
+  StepLayout layout = layout_in;
+  if (auto st = check_and_fill_layout(model, layout); !st.ok()) return st.error();
+
+  StepGraph sg;
+  sg.layout = layout;
+  const auto vars = flatten(model);
+  for (int w = 0; w < layout.workers; ++w)
+    sg.tasks.push_back(worker_task(w));
+
+  if (layout.mode == SyncMode::ALLREDUCE) {
+    add_allreduce_ranks(sg, model, layout, vars);
+    return sg;
+  }
+
+  // Parameter-server mode.
+  const std::vector<OpId> var_op = add_ps_variables(sg, layout, vars);
+  // Per variable: the gradients pushed to its device.
+  std::vector<std::vector<GradientSource>> pushes(vars.size());
+  for (int w = 0; w < layout.workers; ++w)
+    add_ps_worker(sg, model, layout, vars, var_op, w, pushes);
+  add_ps_applies(sg, vars, var_op, pushes);
   return sg;
 }
 

@@ -63,7 +63,7 @@ TEST_CASE("ring-allreduce training steps run on emulated processes", "[emulator]
   for (const std::string t : {"grpc", "verbs_v2", "mpi"}) {
     emu::EmuTrainingJob j;
     j.transport = t;
-    j.allreduce = true;
+    j.mode = training::SyncMode::ALLREDUCE;
     j.workers = 3;
     j.scale = 1;
     j.steps = 2;
