@@ -1,6 +1,8 @@
 // The emulator's job backend (see emu_job_backend.hpp).
 #include "emulator/emu_job_backend.hpp"
 
+#include "models/cpu_model.hpp"
+
 #include <thread>
 
 namespace tp::emu {
@@ -20,12 +22,18 @@ Result<jobs::JobProcess*> EmuJobBackend::add_process(size_t, const std::string& 
   return procs_.back().get();
 }
 
+void complete_task_spec(transports::TaskSpec& spec)
+{
+  if (spec.memory.gpudirect_gpus.empty()) spec.memory.gpudirect_gpus = {0};
+  spec.library_call_seconds = models::CpuProfile{}.mpi_call_overhead;
+}
+
 Result<std::unique_ptr<transports::TaskRuntime>> EmuJobBackend::create_task(jobs::JobProcess& p,
                                                                             transports::TaskSpec spec,
                                                                             const transports::ClusterSpec& cluster,
                                                                             std::optional<Location>)
 {
-  if (spec.memory.gpudirect_gpus.empty()) spec.memory.gpudirect_gpus = {0};
+  complete_task_spec(spec);
   Result<std::unique_ptr<transports::TaskRuntime>> out = Error::msg("not created");
   on(p, [&] { out = transports::TaskRuntime::create(spec, p.name, *p.runtime, p.device(0), *p.streams, cluster); });
   return out;

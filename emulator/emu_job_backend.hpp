@@ -17,6 +17,11 @@
 
 namespace tp::emu {
 
+/// What a task's spec takes from the emulator's host, alike for every emulated job: GPUDirect on GPU 0 when no GPUs
+/// are given, and the MPI call cost of the default CPU profile (models::CpuProfile: the emulator's MPI thread waits
+/// that long per call; the host calibration does not measure an MPI library).
+void complete_task_spec(transports::TaskSpec& spec);
+
 class EmuJobBackend final : public jobs::JobBackend {
 public:
   explicit EmuJobBackend(Emulation::Options options = {}) : emu_(options) {}

@@ -7,6 +7,7 @@
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/rpc/rpc.hpp"
 #include "core/transports/task_runtime.hpp"
+#include "emulator/emu_job_backend.hpp"
 #include "emulator/emulation.hpp"
 
 #include <poll.h>
@@ -123,8 +124,8 @@ std::string start_child_task(EmuProcess& proc, bool producer, const EmuTransferJ
     spec.task = producer ? PRODUCER : CONSUMER;
     spec.transport = job.transport;
     spec.memory.kind = job.strategy;
-    spec.memory.gpudirect_gpus = {0};
     spec.options = job.options;
+    complete_task_spec(spec);
     auto t = transports::TaskRuntime::create(spec, proc.name, *proc.runtime, proc.device.get(), *proc.streams, cluster);
     if (!t.ok()) {
       err = t.error().message();

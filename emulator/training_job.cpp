@@ -3,6 +3,7 @@
 #include "emulator/training_job.hpp"
 
 #include "core/jobs/training_tasks.hpp"
+#include "emulator/emu_job_backend.hpp"
 #include "emulator/emulation.hpp"
 #include "emulator/job_estimate.hpp"
 
@@ -125,8 +126,8 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
       ts.task = task;
       ts.transport = job.transport;
       ts.memory.kind = job.strategy;
-      ts.memory.gpudirect_gpus = {0};
       ts.options = job.options;
+      complete_task_spec(ts);
       auto rt = transports::TaskRuntime::create(ts, t.proc->name, *t.proc->runtime, t.proc->device.get(),
                                                 *t.proc->streams, spec);
       if (!rt.ok()) return fail(rt.error());

@@ -181,6 +181,7 @@ CpuProfile parse_cpu(Obj o)
   p.memcpy_dram_bandwidth = quantity(o, "memcpy_dram_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
   p.memory_bandwidth = quantity(o, "memory_bandwidth", Dimension::BYTE_RATE, 0.0);
   p.work_handoff_latency = quantity(o, "work_handoff_latency", Dimension::TIME, 0.0);
+  p.mpi_call_overhead = quantity(o, "mpi_call_overhead", Dimension::TIME, CpuProfile{}.mpi_call_overhead);
   p.memcpy_call_overhead = quantity(o, "memcpy_call_overhead", Dimension::TIME);
   p.dma_read_latency = quantity(o, "dma_read_latency", Dimension::TIME);
   p.posted_write_latency = quantity(o, "posted_write_latency", Dimension::TIME);

@@ -30,6 +30,10 @@ struct CpuProfile {
   /// thread wake-ups, seconds. 0 in the hardware profiles (TF's executor runs most copies inline); measured for
   /// the emulator's host (emulator/host_calibration).
   double work_handoff_latency = 0;
+  /// CPU time of one MPI library call (MPI_Iprobe / MPI_Isend / MPI_Test) made by the mpi transport's MPI thread,
+  /// seconds. No measurement of TF's MPI thread was found; such a call on an InfiniBand MPI is of the order of a
+  /// microsecond: an assumption, the default of every profile, which a profile may set ("mpi_call_overhead").
+  double mpi_call_overhead = 1e-6;
 
   /// Single-thread memcpy bandwidth for a copy of `bytes` (working set = 2 x bytes: source + destination).
   double memcpy_bandwidth(double bytes) const;

@@ -8,6 +8,7 @@
 #include "sim/analytical_fabric.hpp"
 #include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
+#include "sim/sim_job_backend.hpp"
 #include "sim/simulation.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -468,10 +469,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     ts.task = ranks[size_t(r)].task;
     ts.transport = job.transport;
     ts.options = job.options;
-    ts.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
-    ts.cpu_numa_node = ts.memory.nic_socket;
-    for (size_t g = 0; g < host.gpus.size(); ++g)
-      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket) ts.memory.gpudirect_gpus.push_back(int(g));
+    complete_task_spec(ts, host);
     auto t = transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(),
                                              p.value()->device_count() ? &p.value()->device() : nullptr,
                                              p.value()->streams(), spec);

@@ -14,6 +14,13 @@
 
 namespace tp::sim {
 
+/// What a task's spec takes from its host, alike for every job the simulator runs: the NIC's socket, the
+/// GPUDirect-capable GPUs (those on the NIC's socket) when none are given, the CPU NUMA node (the NIC's socket; a
+/// driver may move it, then calls set_host_costs again) and that socket's CPU costs.
+void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host);
+/// The costs a task takes from the CPU of its NUMA node (spec.cpu_numa_node, a socket of `host`): the MPI call cost.
+void set_host_costs(transports::TaskSpec& spec, const models::HostProfile& host);
+
 class SimJobBackend final : public jobs::JobBackend {
 public:
   /// `sim` was built from `cluster`; both outlive this backend.

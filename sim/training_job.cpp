@@ -9,6 +9,7 @@
 #include "sim/analytical_collectives.hpp"
 #include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
+#include "sim/sim_job_backend.hpp"
 #include "sim/simulation.hpp"
 
 #include <algorithm>
@@ -201,11 +202,8 @@ Status create_tasks(Simulation& sim, const models::ClusterProfile& cluster, cons
     ts.task = task;
     ts.transport = job.transport;
     ts.memory.kind = job.strategy;
-    ts.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
-    for (size_t g = 0; g < host.gpus.size(); ++g)
-      if (!host.nics.empty() && host.gpus[g].socket == host.nics[0].socket) ts.memory.gpudirect_gpus.push_back(int(g));
     ts.options = job.options;
-    ts.cpu_numa_node = ts.memory.nic_socket;
+    complete_task_spec(ts, host);
     SimProcess& pr = *proc.value();
     verbs::Device* dev = pr.device_count() > 0 ? &pr.device() : nullptr;
     auto rt = transports::TaskRuntime::create(ts, pr.name(), pr.runtime(), dev, pr.streams(), spec);

@@ -32,6 +32,7 @@ Result<std::unique_ptr<TaskRuntime>> TaskRuntime::create(const TaskSpec& spec, c
   ctx.log = &t->log_;
   ctx.incarnation = spec.incarnation;
   ctx.cpu_numa_node = spec.cpu_numa_node;
+  ctx.library_call_seconds = spec.library_call_seconds;
   ctx.options = spec.options;
   TaskRuntime* self = t.get();
   ctx.on_fatal = [self](const Error& e) {

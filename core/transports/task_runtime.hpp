@@ -6,6 +6,7 @@
 #include "core/transports/transport.hpp"
 
 #include <functional>
+#include <limits>
 #include <memory>
 
 namespace tp::transports {
@@ -17,6 +18,10 @@ struct TaskSpec {
   TransportOptions options;
   int cpu_numa_node = 0;
   uint64_t incarnation = 1;
+  /// CPU seconds of one call into the host's communication library (an MPI call on the mpi transport's MPI thread):
+  /// the host's CPU profile's (models::CpuProfile::mpi_call_overhead), which the backend fills in. NaN: not given; a
+  /// transport that needs it refuses to start.
+  double library_call_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 class TaskRuntime {

@@ -14,6 +14,7 @@
 #include "core/transports/transport_options.hpp"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +44,8 @@ struct TaskContext {
   TransferLog* log = nullptr;
   uint64_t incarnation = 1; ///< this task's device incarnation (a request with another one is Aborted)
   int cpu_numa_node = 0;    ///< where this task's CPU tensors and buffers live
+  /// One call into the host's communication library, seconds (TaskSpec::library_call_seconds; NaN: not given).
+  double library_call_seconds = std::numeric_limits<double>::quiet_NaN();
   TransportOptions options; ///< common knobs, and each transport's own (options.of<MpiOptions>())
   /// Where a transport reports a failure that the original implementation treats as fatal (a CHECK that aborts
   /// the process, e.g. any error completion in TF verbs): the driver stops the job and reports it, even when no

@@ -6,6 +6,7 @@
 #include "core/transports/transport.hpp"
 #include "emulator/emulation.hpp"
 #include "emulator/transfer_job.hpp"
+#include "models/cpu_model.hpp"
 
 #include "tests/test_time.hpp"
 
@@ -73,6 +74,7 @@ void check_transport(const std::string& transport, Location src, Location dst)
       spec.task = task;
       spec.transport = transport;
       spec.memory.gpudirect_gpus = {0};
+      spec.library_call_seconds = models::CpuProfile{}.mpi_call_overhead;
       auto t = transports::TaskRuntime::create(spec, p.name, *p.runtime, p.device.get(), *p.streams, cluster);
       if (!t.ok()) return;
       out = std::move(t.value());
@@ -197,6 +199,7 @@ bool consumer_fails_when_producer_dies(const std::string& transport, std::string
       transports::TaskSpec spec;
       spec.task = p == &wp ? W : P;
       spec.transport = transport;
+      spec.library_call_seconds = models::CpuProfile{}.mpi_call_overhead;
       auto t = transports::TaskRuntime::create(spec, p->name, *p->runtime, p->device.get(), *p->streams, cluster);
       if (!t.ok()) return;
       (p == &wp ? worker : ps) = std::move(t.value());

@@ -61,7 +61,7 @@ double handshake(const models::HostProfile& h)
                       test::test_cluster().network_switch.latency + nic.nic.rx_pipeline_latency;
   const double one_way = cpu.post_overhead + cpu.mmio_write_latency + 2 * cpu.dma_read_latency + wire +
                          cpu.posted_write_latency + cpu.completion_overhead;
-  return 4 * transports::MPI_CALL_SECONDS + 4 * one_way;
+  return 4 * cpu.mpi_call_overhead + 4 * one_way;
 }
 
 /// The bound: |protocol - fabric| within 5 % of the protocol time, plus, the fabric being faster, the handshake of

@@ -1,6 +1,7 @@
 // Transports under every memory strategy (bytes still right; registrations and copies as the strategy says),
 // the MPI optimal path, and injected faults (bad rkey, a QP forced into error) reaching the Recv callback as
 // errors instead of crashes or hangs.
+#include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "sim/sim_device.hpp"
 #include "transport_fixture.hpp"
@@ -195,3 +196,61 @@ FAULT_CASES("verbs_v2")
 FAULT_CASES("gdr")
 FAULT_CASES("mpi")
 FAULT_CASES("ar_grpc")
+
+namespace {
+
+/// Simulated seconds until one 64 KiB tensor sent over mpi has arrived, on hosts whose CPU profile sets
+/// mpi_call_overhead to `call_seconds`. In a child process of its own (one simulation per process); negative when the
+/// bytes did not arrive intact.
+double mpi_exchange_seconds(double call_seconds)
+{
+  auto r = run_isolated([call_seconds]() -> Result<std::string> {
+    models::HostProfile h = test::test_host();
+    for (auto& s : h.sockets)
+      s.cpu.mpi_call_overhead = call_seconds;
+    TransportFixture f("mpi", memory::StrategyKind::POOL_VISITOR, {}, true, test::test_cluster(2, h));
+    f.sim->run();
+    const double t0 = f.sim->now();
+    Tensor t = TransportFixture::make(*f.worker, 16384, Location::host(0), 7);
+    auto g = exchange(f, 1, "cost", t, Location::host(0), "CPU:0", "CPU:0");
+    f.sim->run();
+    if (!g->r.ok() || !TransportFixture::same_bytes(t, g->r->tensor)) return std::string("-1");
+    return std::to_string(f.sim->now() - t0);
+  });
+  REQUIRE(r.ok());
+  return std::stod(r.value());
+}
+
+} // namespace
+
+TEST_CASE("The MPI thread's call cost is the host CPU profile's mpi_call_overhead", "[quick][transport]")
+{
+  const double fast = mpi_exchange_seconds(models::CpuProfile{}.mpi_call_overhead);
+  const double slow = mpi_exchange_seconds(1e-3);
+  REQUIRE(fast > 0);
+  REQUIRE(slow > 0);
+  // The request is taken by the producer's MPI thread and the response by the consumer's: at least two calls, each
+  // 1 ms instead of 1 us.
+  CHECK(slow - fast >= 2 * (1e-3 - 1e-6));
+  CHECK(slow - fast < 20e-3);
+}
+
+TEST_CASE("An mpi task whose backend gave no MPI call cost refuses to start, naming the field", "[quick][transport]")
+{
+  transports::register_builtin_transports();
+  sim::SimOptions so;
+  auto sim = sim::Simulation::create(test::test_cluster(2), so).value();
+  auto* p = sim->add_process("node0", "worker").value();
+  transports::TaskSpec spec;
+  spec.task = WORKER;
+  spec.transport = "mpi";
+  transports::ClusterSpec cluster{{WORKER, "worker"}};
+  auto t = transports::TaskRuntime::create(spec, p->name(), p->runtime(), &p->device(), p->streams(), cluster);
+  REQUIRE(t.ok());
+  std::optional<Status> started;
+  t.value()->transport().start([&](Status st) { started = st; });
+  sim->run();
+  REQUIRE(started.has_value());
+  REQUIRE_FALSE(started->ok());
+  CHECK_THAT(started->error().message(), Catch::Matchers::Contains("library_call_seconds"));
+}

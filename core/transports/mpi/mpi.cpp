@@ -4,6 +4,7 @@
 #include "core/transports/rdma/messenger.hpp"
 #include "core/transports/wire_common.hpp"
 
+#include <cmath>
 #include <deque>
 #include <map>
 #include <optional>
@@ -127,11 +128,12 @@ int64_t as_c_int(uint64_t count)
   return int64_t(int32_t(uint32_t(count & 0xFFFFFFFFull)));
 }
 
-/// The transport's MPI thread: one MPI call at a time, each costing MPI_CALL_SECONDS; a job may hold the thread
-/// until it calls its `release` (a blocking MPI_Recv).
+/// The transport's MPI thread: one MPI call at a time, each costing `call_seconds` (the host CPU profile's
+/// mpi_call_overhead, TaskContext::library_call_seconds); a job may hold the thread until it calls its `release` (a
+/// blocking MPI_Recv).
 class MpiThread {
 public:
-  explicit MpiThread(Runtime& rt) : rt_(rt) {}
+  MpiThread(Runtime& rt, double call_seconds) : rt_(rt), call_seconds_(call_seconds) {}
   void submit(std::function<void(std::function<void()> release)> job)
   {
     jobs_.push_back(std::move(job));
@@ -145,7 +147,7 @@ private:
     busy_ = true;
     auto job = std::move(jobs_.front());
     jobs_.pop_front();
-    rt_.after(MPI_CALL_SECONDS, [this, job = std::move(job)] {
+    rt_.after(call_seconds_, [this, job = std::move(job)] {
       job([this] {
         busy_ = false;
         pump();
@@ -153,6 +155,7 @@ private:
     });
   }
   Runtime& rt_;
+  double call_seconds_;
   bool busy_ = false;
   std::deque<std::function<void(std::function<void()>)>> jobs_;
 };
@@ -165,7 +168,8 @@ struct Matching {
 class MpiTransport final : public Transport {
 public:
   explicit MpiTransport(const TaskContext& ctx)
-      : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port), thread_(*ctx.runtime),
+      : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port),
+        thread_(*ctx.runtime, ctx.library_call_seconds),
         reg_cache_(memory::make_tensor_memory(*ctx.runtime, ctx.device, cache_options(ctx))),
         messenger_(mpi_context(ctx, reg_cache_.get()), rpc_, messenger_options(),
                    [this](Incoming m, Messenger::Deliver d) { arrived(std::move(m), std::move(d)); })
@@ -175,7 +179,13 @@ public:
   const char* name() const override { return "mpi"; }
   void start(std::function<void(Status)> done) override
   {
-    Status st = rpc_.start();
+    // The MPI thread's per-call cost comes from the host's CPU profile: a backend that did not give it is a bug, not
+    // a free MPI library.
+    Status st = std::isfinite(ctx_.library_call_seconds) && ctx_.library_call_seconds >= 0
+                    ? rpc_.start()
+                    : Status(Error::at("", "library_call_seconds",
+                                       "the host's MPI call cost (the backend fills it from the CPU profile)",
+                                       std::to_string(ctx_.library_call_seconds)));
     ctx_.runtime->post([st, done] { done(st); });
   }
   void shutdown() override { rpc_.shutdown(); }

@@ -12,9 +12,6 @@
 
 namespace tp::transports {
 
-/// Cost of one MPI library call made by the transport's MPI thread. No measurement of TF's MPI thread was found; an
-/// MPI_Iprobe/Isend/Test on an InfiniBand MPI is of the order of a microsecond (assumption).
-constexpr double MPI_CALL_SECONDS = 1e-6;
 /// MPI_OPTIMAL_PATH sends POD payloads from this size on as raw bytes (tag 3030); smaller ones go as a TensorProto.
 constexpr uint64_t MPI_OPTIMAL_MIN_BYTES = 1024;
 
