@@ -30,7 +30,11 @@ shift || true
 for t in "${targets[@]}"; do
   [ -n "${seeds[$t]+set}" ] || { echo "fuzz: unknown target $t (known: ${all[*]})" >&2; exit 2; }
 done
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENSORPATH_FUZZ=ON > /dev/null
+# -O1 with line tables only (as the sanitizer builds, scripts/sanitize.sh): the reports keep their file:line, and the
+# build takes about a third less time than -O2 -g.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Fuzz \
+  -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only -DNDEBUG" -DCMAKE_C_FLAGS_FUZZ="-O1 -gline-tables-only -DNDEBUG" \
+  -DTENSORPATH_FUZZ=ON > /dev/null
 ninja -C build-fuzz "${targets[@]}"
 status=0
 for t in "${targets[@]}"; do
