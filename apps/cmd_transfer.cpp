@@ -230,9 +230,16 @@ int run_transfer(const frontend::ParsedArgs& a)
       errors.emplace_back(n, child.error().message());
       continue;
     }
-    json rj = json::parse(child.value());
-    append_records(rj, records_json, records_csv);
-    results.push_back(transfer_result_from_json(rj));
+    // The child's own JSON: a value it could not write as a number (a NaN or an infinity becomes null) is this
+    // transport's error, not a crash of the whole command.
+    try {
+      json rj = json::parse(child.value());
+      sim::TransferResult r = transfer_result_from_json(rj);
+      append_records(rj, records_json, records_csv);
+      results.push_back(std::move(r));
+    } catch (const json::exception& e) {
+      errors.emplace_back(n, std::string("the simulation's result could not be read back (") + e.what() + ")");
+    }
   }
   if (a.has("records")) {
     const std::string path = a.get("records");

@@ -508,10 +508,12 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   auto run_progress = [&](size_t k, const std::string& name) -> ProgressListener {
     if (!progress) return {};
     const std::string what = name + (runs > 1 ? " (" + std::to_string(k + 1) + "/" + std::to_string(runs) + ")" : "");
-    progress(done_seconds / need.seconds, what, need.seconds);
-    return [&, k, what](double done, double total) {
+    // An estimate of 0 s (nothing to run) must not make the fractions NaN.
+    const double whole = need.seconds > 0 ? need.seconds : 1;
+    progress(done_seconds / whole, what, need.seconds);
+    return [&, k, what, whole](double done, double total) {
       const double f = total > 0 ? done / total : 0;
-      progress((done_seconds + f * run_seconds[k]) / need.seconds,
+      progress((done_seconds + f * run_seconds[k]) / whole,
                what + ": step " + std::to_string(int(done)) + "/" + std::to_string(int(total)), need.seconds);
     };
   };

@@ -276,8 +276,8 @@ TEST_CASE("the same scenario and the same replay give byte-identical results (de
         "transports": ["grpc", "verbs_v2"], "seed": 3,
         "faults": [{"type": "packet_loss", "host": "node1", "probability": 1e-3}]}]})";
   }
-  for (const std::string sc : {std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/hkust-vgg16.json",
-                               std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/examples/gdr.json", lossy}) {
+  for (const std::string& sc : {std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/hkust-vgg16.json",
+                                std::string(TENSORPATH_SOURCE_DIR) + "/scenarios/examples/gdr.json", lossy}) {
     const std::string cmd = "run " + sc + " --json";
     const auto a = run(cmd), b = run(cmd);
     INFO(sc << "\n" << a.out.substr(0, 2000));

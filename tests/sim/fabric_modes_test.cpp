@@ -92,7 +92,7 @@ TEST_CASE("protocol mode is never faster than the bare message schedule", "[fabr
 TEST_CASE("analytical fabric serves a shared link first come first served", "[fabric]")
 {
   // Two messages of 1 MB over one 1 GB/s link with 1 us latency: the second waits for the first.
-  sim::AnalyticalRoute route{{0}, 1e-6};
+  sim::AnalyticalRoute route{{0}, 1e-6, {}};
   sim::AnalyticalFabric f({{"link", 1e9, true}},
                           [&route](int, int, double) -> const sim::AnalyticalRoute& { return route; });
   std::vector<double> landed;
@@ -114,7 +114,7 @@ TEST_CASE("analytical fabric serves a shared link first come first served", "[fa
 
 TEST_CASE("ring schedule sends 2 (N-1) N messages", "[fabric]")
 {
-  sim::AnalyticalRoute route{{}, 0};
+  sim::AnalyticalRoute route{{}, 0, {}};
   sim::AnalyticalFabric f({}, [&route](int, int, double) -> const sim::AnalyticalRoute& { return route; });
   auto r = collectives::run_ring_allreduce(f, 5, 1e6);
   CHECK(r.messages == 2 * 4 * 5);
