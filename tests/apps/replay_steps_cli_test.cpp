@@ -121,7 +121,7 @@ TEST_CASE("two rank files of one job replay together, as files or as their direc
   const fs::path d = temp_dir("ranks");
   std::ofstream(d / "rank0.json") << kineto_rank(0, 2);
   std::ofstream(d / "rank1.json") << kineto_rank(1, 2);
-  for (const std::string args : {(d / "rank0.json").string() + " " + (d / "rank1.json").string(), d.string()}) {
+  for (const std::string& args : {(d / "rank0.json").string() + " " + (d / "rank1.json").string(), d.string()}) {
     Run r = run("replay " + args + " --hw connectx4-edr-ib");
     INFO(r.out);
     REQUIRE(r.status == 0);

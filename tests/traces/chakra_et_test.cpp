@@ -37,7 +37,7 @@ std::string slurp(const std::string& path)
 void put_varint(std::string& out, uint64_t v)
 {
   while (v >= 0x80) {
-    out.push_back(char(v & 0x7f | 0x80));
+    out.push_back(char((v & 0x7f) | 0x80));
     v >>= 7;
   }
   out.push_back(char(v));
