@@ -115,9 +115,14 @@ bool get_record(rpc::Reader& r, transports::TransferRecord& t)
 std::string start_child_task(EmuProcess& proc, bool producer, const EmuTransferJob& job, const std::string& dir,
                              std::unique_ptr<transports::TaskRuntime>& task)
 {
-  std::string err;
-  std::atomic<int> state{0};                                               // 2: the task could not be created
-  std::shared_ptr<std::pair<std::atomic<int>, std::string>> start_outcome; // 1 started, 2 failed; the error
+  // What the start reports, owned by its callback too: a start that completes after the timeout below writes into it,
+  // not into this frame. Null while the task has not been created.
+  struct Started {
+    std::atomic<bool> reported{false};
+    std::string err;
+  };
+  std::shared_ptr<Started> started;
+  std::string create_err;
   Emulation::on(proc, [&] {
     transports::ClusterSpec cluster{{PRODUCER, "producer"}, {CONSUMER, "consumer"}};
     transports::TaskSpec spec;
@@ -128,8 +133,7 @@ std::string start_child_task(EmuProcess& proc, bool producer, const EmuTransferJ
     complete_task_spec(spec);
     auto t = transports::TaskRuntime::create(spec, proc.name, *proc.runtime, proc.device.get(), *proc.streams, cluster);
     if (!t.ok()) {
-      err = t.error().message();
-      state = 2;
+      create_err = t.error().message();
       return;
     }
     task = std::move(t.value());
@@ -149,18 +153,16 @@ std::string start_child_task(EmuProcess& proc, bool producer, const EmuTransferJ
         ::_exit(3); // not reached
       });
     }
-    // Owned by the callback too: a start that completes after the timeout below writes into it, not into this frame.
-    auto started = std::make_shared<std::pair<std::atomic<int>, std::string>>(0, "");
-    task->transport().start([started](Status st) {
-      if (!st.ok()) started->second = st.error().message();
-      started->first = st.ok() ? 1 : 2;
+    started = std::make_shared<Started>();
+    task->transport().start([s = started](Status st) {
+      if (!st.ok()) s->err = st.error().message();
+      s->reported = true;
     });
-    start_outcome = started;
   });
-  if (state == 2) return err;
-  if (!start_outcome || !Emulation::wait_until([&] { return start_outcome->first != 0; }, job.timeout))
+  if (!create_err.empty()) return create_err;
+  if (!started || !Emulation::wait_until([&] { return started->reported.load(); }, job.timeout))
     return "the transport did not start";
-  return start_outcome->second;
+  return started->err;
 }
 
 /// GO in the consumer: receive the step's tensor and check every byte against the pattern the producer wrote.

@@ -32,23 +32,14 @@ Result<jobs::JobProcess*> SimJobBackend::add_process_on(const std::string& machi
   return procs_.back().get();
 }
 
-void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host)
+void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host, std::optional<int> cpu_numa_node)
 {
   spec.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
   if (spec.memory.gpudirect_gpus.empty() && !host.nics.empty())
     for (size_t g = 0; g < host.gpus.size(); ++g)
       if (host.gpus[g].socket == host.nics[0].socket) spec.memory.gpudirect_gpus.push_back(int(g));
-  spec.cpu_numa_node = spec.memory.nic_socket;
-  set_host_costs(spec, host);
-}
-
-void set_host_costs(transports::TaskSpec& spec, const models::HostProfile& host)
-{
-  // A socket the host does not have is refused where it is chosen; the first socket's CPU meanwhile.
-  const size_t s =
-      spec.cpu_numa_node >= 0 && size_t(spec.cpu_numa_node) < host.sockets.size() ? size_t(spec.cpu_numa_node) : 0;
-  spec.library_call_seconds =
-      host.sockets.empty() ? models::CpuProfile{}.mpi_call_overhead : host.sockets[s].cpu.mpi_call_overhead;
+  spec.cpu_numa_node = cpu_numa_node.value_or(spec.memory.nic_socket);
+  spec.library_call_seconds = host.sockets.at(size_t(spec.cpu_numa_node)).cpu.mpi_call_overhead;
 }
 
 Result<std::unique_ptr<transports::TaskRuntime>> SimJobBackend::create_task(jobs::JobProcess& p,
@@ -57,13 +48,11 @@ Result<std::unique_ptr<transports::TaskRuntime>> SimJobBackend::create_task(jobs
                                                                             std::optional<Location> data)
 {
   const auto& host = cluster_.host(p.host);
-  complete_task_spec(spec, host);
-  if (data && data->is_host()) spec.cpu_numa_node = data->index;
   if (data && data->is_gpu() && data->index >= int(host.gpus.size()))
     return Error::at(host.file, "gpus", "a GPU " + std::to_string(data->index) + " on " + host.name, "none");
   if (data && data->is_host() && data->index >= int(host.sockets.size()))
     return Error::at(host.file, "sockets", "NUMA node " + std::to_string(data->index) + " on " + host.name, "none");
-  set_host_costs(spec, host);
+  complete_task_spec(spec, host, data && data->is_host() ? std::optional<int>(data->index) : std::nullopt);
   return transports::TaskRuntime::create(spec, p.name, *p.runtime, p.device(0), *p.streams, cluster);
 }
 

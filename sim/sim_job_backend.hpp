@@ -9,17 +9,17 @@
 #include "sim/simulation.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tp::sim {
 
 /// What a task's spec takes from its host, alike for every job the simulator runs: the NIC's socket, the
-/// GPUDirect-capable GPUs (those on the NIC's socket) when none are given, the CPU NUMA node (the NIC's socket; a
-/// driver may move it, then calls set_host_costs again) and that socket's CPU costs.
-void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host);
-/// The costs a task takes from the CPU of its NUMA node (spec.cpu_numa_node, a socket of `host`): the MPI call cost.
-void set_host_costs(transports::TaskSpec& spec, const models::HostProfile& host);
+/// GPUDirect-capable GPUs (those on the NIC's socket) when none are given, the CPU NUMA node (`cpu_numa_node`, a
+/// socket of `host` the caller has checked, else the NIC's socket) and the MPI call cost of that socket's CPU.
+void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host,
+                        std::optional<int> cpu_numa_node = std::nullopt);
 
 class SimJobBackend final : public jobs::JobBackend {
 public:

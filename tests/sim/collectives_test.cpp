@@ -6,7 +6,6 @@
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "core/transports/transport.hpp"
-#include "sim/sim_job_backend.hpp"
 #include "sim/simulation.hpp"
 #include "test_cluster.hpp"
 
@@ -58,7 +57,7 @@ struct Ring {
       ts.transport = transport;
       ts.memory.gpudirect_gpus = {0};
       ts.options = options;
-      sim::set_host_costs(ts, test::test_host());
+      ts.library_call_seconds = test::test_host().sockets[0].cpu.mpi_call_overhead;
       auto t = transports::TaskRuntime::create(ts, p->name(), p->runtime(), &p->device(), p->streams(), spec);
       REQUIRE(t.ok());
       tasks.push_back(std::move(t.value()));

@@ -4,7 +4,6 @@
 
 #include "core/rendezvous/rendezvous_key.hpp"
 #include "core/transports/task_runtime.hpp"
-#include "sim/sim_job_backend.hpp"
 #include "sim/simulation.hpp"
 #include "test_cluster.hpp"
 
@@ -40,7 +39,7 @@ struct TransportFixture {
       spec.memory.kind = strategy;
       spec.memory.gpudirect_gpus = {0}; // GPU0 shares socket 0 with the NIC in the test host
       spec.options = options;
-      sim::set_host_costs(spec, cl.host(0)); // the MPI call cost of the host's CPU profile, as the drivers do
+      spec.library_call_seconds = cl.host(0).sockets[0].cpu.mpi_call_overhead; // socket 0's CPU, as the drivers do
       auto t = transports::TaskRuntime::create(spec, p->name(), p->runtime(), &p->device(), p->streams(), cluster);
       REQUIRE(t.ok());
       return std::move(t.value());
