@@ -75,6 +75,12 @@ jobs::RunOutcome EmuJobBackend::run_until(const std::function<bool()>& done, dou
   return held || done() ? jobs::RunOutcome::DONE : jobs::RunOutcome::DEADLINE;
 }
 
+void EmuJobBackend::stop_processes()
+{
+  for (auto& [jp, ep] : emu_procs_)
+    ep->runtime->stop();
+}
+
 double EmuJobBackend::now() const
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();

@@ -39,6 +39,8 @@ public:
   jobs::RunOutcome run_until(const std::function<bool()>& done, double timeout) override;
   double now() const override;
   void stop() override { stopped_ = true; }
+  /// Stops every process's loop thread (LoopRuntime::stop).
+  void stop_processes() override;
 
   Emulation& emulation() { return emu_; }
   EmuProcess& emu_process(const jobs::JobProcess& p) { return *emu_procs_.at(&p); }

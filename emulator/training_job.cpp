@@ -1,22 +1,16 @@
-// Training steps on emulated processes (see training_job.hpp); what they share with the simulator's training job
-// (task set-up, step times) is in core/jobs/training_tasks.hpp.
+// Training steps on emulated processes (see training_job.hpp): the training driver (core/jobs/training_driver.hpp),
+// which the simulator's training job runs too, over the emulator's job backend.
 #include "emulator/training_job.hpp"
 
+#include "core/jobs/training_driver.hpp"
 #include "core/jobs/training_tasks.hpp"
 #include "emulator/emu_job_backend.hpp"
-#include "emulator/emulation.hpp"
 #include "emulator/job_estimate.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <map>
-#include <mutex>
 
 namespace tp::emu {
-
-using jobs::process_name;
 
 training::TrainingModel scale_model(const training::TrainingModel& m, double scale)
 {
@@ -61,6 +55,7 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
   if (job.workers < 1 || job.gpus_per_worker < 1 || job.ps_tasks < 0)
     return Error::at("", "workers", "at least one worker with one GPU", std::to_string(job.workers));
   if (!(job.scale > 0)) return Error::at("", "scale", "a positive factor", std::to_string(job.scale));
+  if (!(job.timeout > 0)) return Error::at("", "timeout", "a positive number of seconds", std::to_string(job.timeout));
   transports::register_builtin_transports();
   if (!transports::find_transport(job.transport))
     return Error::at("", "transport", "a registered transport", "\"" + job.transport + "\"");
@@ -79,119 +74,26 @@ Result<EmuTrainingResult> run_emulated_training(const training::TrainingModel& f
   out.model_bytes = model.bytes();
   out.compute_seconds = model.compute_seconds();
   out.remote_bytes_per_step = sg.remote_bytes;
+  out.tasks = int(sg.tasks.size());
 
-  transports::ClusterSpec spec;
+  jobs::TrainingDriverJob dj;
+  dj.transport = job.transport;
+  dj.strategy = job.strategy;
+  dj.options = job.options;
   for (const auto& t : sg.tasks)
-    spec[t] = process_name(t);
+    dj.task_host[t] = 0; // every process on this machine
+  dj.steps = job.steps;
+  dj.warmup = job.warmup;
+  dj.start_timeout = job.timeout;
+  dj.step_timeout = job.timeout;
   Emulation::Options eo;
   eo.gpus_per_process = std::max(sl.gpus_per_worker, 1);
-  Emulation emu(eo);
-  const jobs::RankList ranks = jobs::rank_list(sl);
-  struct Task {
-    EmuProcess* proc = nullptr;
-    jobs::TrainingTask job;
-  };
-  std::vector<Task> tasks(sg.tasks.size());
-  struct Failure {
-    std::mutex mu;
-    std::optional<Error> first;
-  };
-  auto failed = std::make_shared<Failure>();
-  std::optional<Error> failure; // read on this thread after the tasks have reported
-  auto fail = [failed](const Error& e) {
-    std::lock_guard<std::mutex> lock(failed->mu);
-    if (!failed->first) failed->first = e;
-  };
-  auto check = [&] {
-    std::lock_guard<std::mutex> lock(failed->mu);
-    failure = failed->first;
-    return failure.has_value();
-  };
-  auto started = std::make_shared<std::atomic<int>>(0);
-  // Whatever way this function returns, the loops stop before the tasks they call into are destroyed.
-  struct StopLoops {
-    std::vector<Task>& tasks;
-    ~StopLoops()
-    {
-      for (auto& t : tasks)
-        if (t.proc) t.proc->runtime->stop();
-    }
-  } stop_loops{tasks};
-  for (size_t k = 0; k < sg.tasks.size(); ++k) {
-    const std::string& task = sg.tasks[k];
-    Task& t = tasks[k];
-    t.proc = &emu.add_process(process_name(task));
-    Emulation::on(*t.proc, [&] {
-      transports::TaskSpec ts;
-      ts.task = task;
-      ts.transport = job.transport;
-      ts.memory.kind = job.strategy;
-      ts.options = job.options;
-      complete_task_spec(ts);
-      auto rt = transports::TaskRuntime::create(ts, t.proc->name, *t.proc->runtime, t.proc->device.get(),
-                                                *t.proc->streams, spec);
-      if (!rt.ok()) return fail(rt.error());
-      if (auto st = jobs::set_up_task(t.job, std::move(rt.value()), *t.proc->streams, sg, ranks, {}); !st.ok())
-        return fail(st.error());
-      t.job.runtime->transport().start([fail, started](Status st) {
-        if (!st.ok()) fail(st.error());
-        ++*started;
-      });
-    });
-    if (check()) return *failure;
-  }
-  auto finished = [&](const std::function<bool()>& pred) {
-    return Emulation::wait_until([&] { return pred() || check(); }, job.timeout);
-  };
-  if (!finished([&] { return *started == int(tasks.size()); }))
-    return Error::msg(job.transport + ": transports did not start within the timeout");
-  if (failure) return *failure;
-
-  jobs::StepTimes times;
-  times.warmup = job.warmup;
-  for (int s = 0; s < job.steps; ++s) {
-    const int64_t step = s + 1;
-    // On the heap: after a failure, the other tasks' callbacks may still come while this function returns.
-    auto done = std::make_shared<std::atomic<int>>(0);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (auto& t : tasks)
-      t.proc->runtime->post([&, done, step] {
-        if (t.job.engine) t.job.engine->begin_step(step, t.job.allreduces);
-        t.job.executor->run_step(step, [fail, done](Status st) {
-          if (!st.ok()) fail(st.error());
-          ++*done;
-        });
-      });
-    if (!finished([&] { return *done == int(tasks.size()); }))
-      return Error::msg(job.transport + ": training step " + std::to_string(step) + " did not finish in " +
-                        std::to_string(job.timeout) + " s (protocol stalled)");
-    if (failure) return Error::at("", "step " + std::to_string(step), "a completed training step", failure->message());
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // The engines' last negotiation round (every rank idle, SHUTDOWN) ends after the executors finish: the next
-    // step may begin only then, as in the simulator, where the step's events all run before the next one.
-    auto engines_idle = [&] {
-      bool idle = true;
-      for (auto& t : tasks)
-        if (t.job.engine) Emulation::on(*t.proc, [&] { idle = idle && t.job.engine->idle(); });
-      return idle;
-    };
-    if (!finished(engines_idle))
-      return Error::msg(job.transport + ": the collective engines did not finish step " + std::to_string(step) +
-                        "'s negotiation");
-    for (auto& t : tasks)
-      Emulation::on(*t.proc, [&] { t.job.runtime->rendezvous().cleanup(step); });
-    times.add(s, dt);
-  }
-  out.step_seconds = times.seconds;
-  out.step_time = times.mean();
-  out.tasks = int(tasks.size());
-  for (auto& t : tasks)
-    Emulation::on(*t.proc, [&] {
-      t.job.runtime->transport().shutdown();
-      t.job.executor.reset();
-      t.job.engine.reset();
-      t.job.runtime.reset();
-    });
+  EmuJobBackend backend(eo);
+  jobs::TrainingHooks hooks; // wall-clock steps: nothing to arm, trace or explain beyond a timeout
+  auto r = jobs::run_training(backend, sg, dj, hooks);
+  if (!r.ok()) return r.error();
+  out.step_seconds = std::move(r.value().step_seconds);
+  out.step_time = r.value().step_time;
   return out;
 }
 

@@ -1,11 +1,9 @@
-// Training job driver (see training_job.hpp). What the emulator's training job does alike (task set-up, step
-// times, the blamed op of a failed step) is in core/jobs/training_tasks.hpp; here what only the simulator has:
-// placement on the cluster's hosts, analytical rings, fault injection, stall diagnosis, the step breakdown.
+// The simulator's training job (see training_job.hpp): placement on the cluster's hosts, analytical rings, and the
+// hooks of what only the simulator has (fault injection, stall diagnosis, link tracing) around the training
+// driver's steps (core/jobs/training_driver.hpp), which the emulator's training job runs too.
 #include "sim/training_job.hpp"
 
-#include "core/common/progress.hpp"
 #include "core/jobs/training_tasks.hpp"
-#include "core/training/critical_path.hpp"
 #include "sim/analytical_collectives.hpp"
 #include "sim/job_estimate.hpp"
 #include "sim/platform.hpp"
@@ -181,61 +179,21 @@ analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, 
   return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
 }
 
-/// Every task as a process on its host, with its runtime, engine and executor; their placement into `out`.
-Status create_tasks(Simulation& sim, const models::ClusterProfile& cluster, const TrainingJob& job, const Placement& p,
-                    const training::StepGraph& sg, const jobs::RankList& ranks, AnalyticalCollectives* analytical,
-                    std::vector<jobs::TrainingTask>& tasks, TrainingResult& out)
+/// Where each task runs, for the report and the trace's processes.
+void add_placement(TrainingResult& out, const models::ClusterProfile& cluster, const TrainingJob& job,
+                   const Placement& p)
 {
   const auto names = cluster.host_names();
-  transports::ClusterSpec spec;
-  for (const auto& [task, h] : p.task_host)
-    spec[task] = process_name(task);
-  jobs::TrainingTaskOptions options;
-  options.executor.cpu_threads = job.cpu_threads;
-  options.collectives = job.collectives;
-  options.ring_runner = analytical;
   for (const auto& [task, h] : p.task_host) {
-    auto proc = sim.add_process(names[size_t(h)], process_name(task));
-    if (!proc.ok()) return proc.error();
-    const auto& host = cluster.host(size_t(h));
-    transports::TaskSpec ts;
-    ts.task = task;
-    ts.transport = job.transport;
-    ts.memory.kind = job.strategy;
-    ts.options = job.options;
-    complete_task_spec(ts, host);
-    SimProcess& pr = *proc.value();
-    verbs::Device* dev = pr.device_count() > 0 ? &pr.device() : nullptr;
-    auto rt = transports::TaskRuntime::create(ts, pr.name(), pr.runtime(), dev, pr.streams(), spec);
-    if (!rt.ok()) return rt.error();
-    tasks.emplace_back();
-    if (auto st = jobs::set_up_task(tasks.back(), std::move(rt.value()), pr.streams(), sg, ranks, options); !st.ok())
-      return st.error();
     TaskPlacement tp;
     tp.task = task;
-    tp.process = pr.name();
+    tp.process = process_name(task);
     tp.host = names[size_t(h)];
     for (int w = 0; w < job.layout.workers; ++w)
       if (training::worker_task(w) == task) tp.gpus = p.layout.gpu_of[size_t(w)];
     out.placement.push_back(tp);
     out.task_hosts.emplace_back(task, tp.host);
   }
-  return {};
-}
-
-/// MaTEx: every variable from rank 0 to all ranks (binomial tree), one after the other, before training.
-Status initial_broadcast(Simulation& sim, std::vector<jobs::TrainingTask>& tasks, const jobs::RankList& ranks,
-                         TrainingResult& out)
-{
-  const double b0 = sim.now();
-  std::optional<Error> failure;
-  const auto channels = jobs::start_variable_broadcast(tasks, ranks, failure);
-  sim.run();
-  if (failure) return Error::at("", "initial broadcast", "the variables on every rank", failure->message());
-  for (auto& t : tasks)
-    t.runtime->rendezvous().cleanup(0);
-  out.broadcast_seconds = sim.now() - b0;
-  return {};
 }
 
 /// A process killed by a fault: the master's RunGraph connection to it closes (`fin`), or, to a machine without
@@ -246,209 +204,135 @@ struct Killed {
   bool fin = false;
 };
 
-/// How one step's run ended.
-struct StepRun {
-  double t0 = 0; ///< when it began
-  size_t finished = 0;
-  std::vector<char> task_done;
-  std::optional<Error> failure;
-  bool fatal = false; ///< reported by a transport as fatal (the original aborts), not by a failed op
-  size_t failed_task = 0;
-  double failed_at = 0;
-};
-
-/// Runs step `step` of every task until all finished, the first failure (with faults, or a fatal one), or the stall
-/// deadline.
-Result<StepRun> run_step(Simulation& sim, std::vector<jobs::TrainingTask>& tasks, int64_t step, const TrainingJob& job)
-{
-  for (auto& t : tasks)
-    t.runtime->log().clear();
-  for (auto& t : tasks)
-    t.executor->clear_events();
-  const double t0 = sim.now();
-  const bool with_faults = !job.faults.empty();
-  if (auto st = sim.arm_faults(int(step)); !st.ok()) return st.error();
-  sim.set_deadline(t0 + job.stall_timeout);
-  // Shared with the executors' callbacks, which may still run after this step (a transport shut down after a
-  // failed step fails what was pending).
-  struct StepState {
-    StepRun run;
-    bool failed = false;
-  };
-  auto ss = std::make_shared<StepState>();
-  ss->run.t0 = t0;
-  ss->run.task_done.assign(tasks.size(), 0);
-  for (auto& t : tasks)
-    if (t.engine) t.engine->begin_step(step, t.allreduces);
-  Simulation* simp = &sim;
-  // Also without a fault plan: a failure the original treats as fatal (e.g. LOC_LEN_ERR on a tensor over the RC
-  // message limit) ends the job with its reason instead of leaving the step to stall.
-  for (size_t k = 0; k < tasks.size(); ++k)
-    tasks[k].runtime->set_fatal_handler([ss, k, t0, simp](const Error& e) {
-      // The original process aborts here: the job is over whether or not one of its receives was waiting.
-      if (ss->failed) return;
-      ss->failed = true;
-      ss->run.fatal = true;
-      ss->run.failure = e;
-      ss->run.failed_task = k;
-      ss->run.failed_at = simp->now() - t0;
-      simp->stop();
+/// What only the simulator does around a training step: arm the step's faults and keep their timers alive while a
+/// task is unfinished, trace the last step's link use, give the retransmission windows, and explain a step that
+/// did not finish from the simulation's state (a killed process, a hang, or slowness at the stall deadline).
+class SimTrainingHooks final : public jobs::TrainingHooks {
+public:
+  SimTrainingHooks(Simulation& sim, const TrainingJob& job, const Placement& p) : sim_(sim), job_(job)
+  {
+    for (const auto& [task, h] : p.task_host)
+      task_of_process_[process_name(task)] = task;
+    sim.set_kill_listener([killed = killed_, simp = &sim](const std::string& proc, bool fin) {
+      killed->push_back({proc, simp->now(), fin});
     });
-  // Fault timers keep the step going only while some task has not finished (a fault may end a hang); once every
-  // task is done they wait in the calendar, so a fault due after the step's work changes nothing in it.
-  sim.set_faults_keep_alive(true);
-  const size_t n = tasks.size();
-  for (size_t k = 0; k < n; ++k)
-    tasks[k].executor->run_step(step, [ss, k, t0, simp, with_faults, n](Status st) {
-      ++ss->run.finished;
-      ss->run.task_done[k] = 1;
-      if (ss->run.finished == n) simp->set_faults_keep_alive(false);
-      if (!st.ok() && !ss->failed) {
-        ss->failed = true;
-        ss->run.failure = st.error();
-        ss->run.failed_task = k;
-        ss->run.failed_at = simp->now() - t0;
-        if (with_faults) simp->stop(); // the master aborts the step at the first error; the report says where
-      }
-    });
-  sim.run();
-  StepRun out = ss->run;
-  ss->failed = true; // later callbacks (after this step) change nothing
-  return out;
-}
-
-/// Why a step did not finish: a hang (nothing left to happen, or only waiting at the deadline) or slowness (the
-/// deadline came while transfers or computations were still in progress: say which and what makes them slow).
-std::string unfinished_why(const Simulation& sim, const TrainingJob& job, bool& slow)
-{
-  const auto dl = sim.at_deadline(job.stall_timeout);
-  slow = dl.slow;
-  const std::string within = "did not finish within stall_timeout (" + fmt_seconds(job.stall_timeout) + " simulated s)";
-  if (slow)
-    return within + " because it is too slow, not hung: " + dl.in_progress +
-           " (a larger stall_timeout lets a run this slow finish)";
-  if (!dl.in_progress.empty())
-    return within +
-           ", though no single transfer or computation in it was long: it kept retrying or waiting "
-           "without completing (a livelock or a hang): " +
-           dl.in_progress;
-  if (sim.deadline_hit()) return within + " and nothing was in progress: a hang (protocol stalled)";
-  return "cannot finish: nothing is left to happen and its tasks wait forever (a hang: protocol stalled)";
-}
-
-/// The report of a step that failed or did not finish under faults.
-TrainingFailure describe_failure(const Simulation& sim, const TrainingJob& job,
-                                 const std::vector<jobs::TrainingTask>& tasks, const StepRun& run, int64_t step,
-                                 const std::vector<Killed>& killed,
-                                 const std::map<std::string, std::string>& task_of_process)
-{
-  TrainingFailure f;
-  f.step = int(step);
-  const auto* info = transports::find_transport(job.transport);
-  f.original = info ? info->on_failure : "";
-  if (run.failure) {
-    f.at = run.failed_at;
-    f.task = tasks[run.failed_task].runtime->spec().task;
-    const auto fo = jobs::blamed_op(tasks, run.failed_task, run.fatal);
-    f.op_kind = fo.kind;
-    f.op = fo.op;
-    f.transfer = fo.key;
-    f.error = run.failure->message();
-    return f;
   }
-  f.stalled = true;
-  f.at = sim.now() - run.t0;
-  for (size_t k = 0; k < tasks.size(); ++k)
-    if (!run.task_done[k]) f.unfinished.push_back(tasks[k].runtime->spec().task);
-  f.task = f.unfinished.empty() ? "" : f.unfinished.front();
-  const Killed* kill = nullptr;
-  for (const auto& k : killed)
-    if (k.fin && !kill) kill = &k;
-  if (kill) {
+  ~SimTrainingHooks() override { sim_.set_kill_listener(nullptr); }
+
+  Status before_step(int64_t step, bool last) override
+  {
+    if (last && job_.collect_events)
+      sim_.set_comm_tracer([this](const Simulation::CommTrace& c) {
+        comms.push_back({c.start, c.end, c.bytes, c.links});
+      });
+    if (auto st = sim_.arm_faults(int(step)); !st.ok()) return st.error();
+    // Fault timers keep the step going only while some task has not finished (a fault may end a hang); once every
+    // task is done they wait in the calendar, so a fault due after the step's work changes nothing in it.
+    sim_.set_faults_keep_alive(true);
+    return ok_status();
+  }
+  void all_tasks_ended() override { sim_.set_faults_keep_alive(false); }
+  void after_step(int64_t, bool last, bool) override
+  {
+    if (last && job_.collect_events) sim_.set_comm_tracer(nullptr);
+  }
+  std::vector<training::RetryWindow> retry_windows(double t0, double t1) override
+  {
+    std::vector<training::RetryWindow> out;
+    for (const auto& r : sim_.retry_intervals())
+      if (r.end > t0 && r.start < t1) {
+        auto a = task_of_process_.find(r.process), b = task_of_process_.find(r.peer);
+        if (a != task_of_process_.end() && b != task_of_process_.end())
+          out.push_back({r.start, r.end, a->second, b->second});
+      }
+    return out;
+  }
+  /// A hang (nothing left to happen, or only waiting at the deadline) or slowness (the deadline came while transfers
+  /// or computations were still in progress: say which and what makes them slow).
+  std::string unfinished_why(double, bool& slow) override
+  {
+    const auto dl = sim_.at_deadline(job_.stall_timeout);
+    slow = dl.slow;
+    const std::string within =
+        "did not finish within stall_timeout (" + fmt_seconds(job_.stall_timeout) + " simulated s)";
+    if (slow)
+      return within + " because it is too slow, not hung: " + dl.in_progress +
+             " (a larger stall_timeout lets a run this slow finish)";
+    if (!dl.in_progress.empty())
+      return within +
+             ", though no single transfer or computation in it was long: it kept retrying or waiting "
+             "without completing (a livelock or a hang): " +
+             dl.in_progress;
+    if (sim_.deadline_hit()) return within + " and nothing was in progress: a hang (protocol stalled)";
+    return "cannot finish: nothing is left to happen and its tasks wait forever (a hang: protocol stalled)";
+  }
+  void explain_stall(TrainingFailure& f, double t0) override
+  {
+    const Killed* kill = nullptr;
+    for (const auto& k : *killed_)
+      if (k.fin && !kill) kill = &k;
+    if (!kill) return jobs::TrainingHooks::explain_stall(f, t0);
     // Nothing failed in the transports, but the master's RunGraph call to the killed process fails.
     f.stalled = false;
-    f.at = kill->when - run.t0;
-    const auto it = task_of_process.find(kill->process);
-    f.task = it != task_of_process.end() ? it->second : kill->process;
+    f.at = kill->when - t0;
+    const auto it = task_of_process_.find(kill->process);
+    f.task = it != task_of_process_.end() ? it->second : kill->process;
     f.error = "Unavailable: " + kill->process + " was killed: the master's RunGraph call to " + f.task +
               " fails (connection closed by the peer)";
     f.original = "the master aborts the step: session.run() raises UnavailableError (\"Socket closed\")";
-    return f;
   }
-  bool slow = false;
-  f.error = "the step " + unfinished_why(sim, job, slow);
-  f.slow = slow;
-  f.original = slow ? "the step runs on, as slowly (TensorFlow sets no deadline on RecvTensor or collectives)"
-                    : "the step hangs (TensorFlow sets no deadline on RecvTensor or collectives by default)";
-  return f;
+
+  std::vector<TrainingResult::Comm> comms; ///< the last step's data movements on the platform's links
+
+private:
+  Simulation& sim_;
+  const TrainingJob& job_;
+  std::map<std::string, std::string> task_of_process_;
+  std::shared_ptr<std::vector<Killed>> killed_ = std::make_shared<std::vector<Killed>>();
+};
+
+/// The driver's job for `job` placed as `p`.
+jobs::TrainingDriverJob driver_job(const TrainingJob& job, const Placement& p, AnalyticalCollectives* analytical)
+{
+  jobs::TrainingDriverJob dj;
+  dj.transport = job.transport;
+  dj.strategy = job.strategy;
+  dj.options = job.options;
+  for (const auto& [task, h] : p.task_host)
+    dj.task_host[task] = size_t(h);
+  dj.steps = job.steps;
+  dj.warmup = job.warmup;
+  dj.task_options.executor.cpu_threads = job.cpu_threads;
+  dj.task_options.collectives = job.collectives;
+  dj.task_options.ring_runner = analytical;
+  dj.initial_broadcast = job.initial_broadcast;
+  dj.step_timeout = job.stall_timeout;
+  dj.report_failure = !job.faults.empty();
+  dj.breakdown = true;
+  dj.collect_events = job.collect_events;
+  return dj;
 }
 
-/// Adds a measured step's critical path and GPU busy time to the breakdown (averaged at the end).
-void add_breakdown(TrainingResult& out, const training::StepGraph& sg, const std::vector<jobs::TrainingTask>& tasks,
-                   const Simulation& sim, double t0, const std::map<std::string, std::string>& task_of_process)
+/// The driver's result, the last step's link use and what the faults did, into `out`.
+void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrainingHooks& hooks, const TrainingJob& job,
+                   int batch, const Simulation& sim)
 {
-  std::vector<training::OpTiming> timings;
-  std::vector<transports::TransferRecord> records;
-  double busy = 0;
-  for (auto& t : tasks) {
-    auto ti = t.executor->timings();
-    timings.insert(timings.end(), ti.begin(), ti.end());
-    for (const auto& e : t.executor->events())
-      if (e.kind == training::OpKind::FORWARD || e.kind == training::OpKind::BACKWARD) busy += e.end - e.start;
-  }
-  for (auto& t : tasks)
-    for (const auto& r : t.runtime->log().records())
-      records.push_back(r);
-  std::vector<training::RetryWindow> retry_windows;
-  for (const auto& r : sim.retry_intervals())
-    if (r.end > t0 && r.start < sim.now()) {
-      auto a = task_of_process.find(r.process), b = task_of_process.find(r.peer);
-      if (a != task_of_process.end() && b != task_of_process.end())
-        retry_windows.push_back({r.start, r.end, a->second, b->second});
+  out.step_seconds = std::move(r.step_seconds);
+  out.step_time = r.step_time;
+  out.breakdown = r.breakdown;
+  if (r.measured > 0) out.images_per_second = double(batch) * out.gpus / out.step_time;
+  out.broadcast_seconds = r.broadcast_seconds;
+  out.negotiation_rounds = r.negotiation_rounds;
+  out.collectives_run = r.collectives_run;
+  out.failure = std::move(r.failure);
+  if (r.events_kept) {
+    out.events = std::move(r.events);
+    out.records = std::move(r.records);
+    for (auto& c : hooks.comms) {
+      c.start -= r.last_step_start;
+      c.end -= r.last_step_start;
+      out.comms.push_back(std::move(c));
     }
-  const auto cp = training::critical_path(sg, timings, records, t0, sim.now(), retry_windows);
-  auto& o = out.breakdown;
-  o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
-  o.network += cp.network, o.aggregate_apply += cp.aggregate_apply, o.waiting += cp.waiting;
-  o.retry += cp.retry;
-  o.gpu_busy += busy / std::max(out.gpus, 1);
-}
-
-/// The last step's op events, transfer records and platform data movements, relative to its start (for a trace).
-void keep_events(TrainingResult& out, const std::vector<jobs::TrainingTask>& tasks,
-                 std::vector<TrainingResult::Comm>& comms, double t0)
-{
-  for (auto& t : tasks)
-    for (auto e : t.executor->events()) {
-      e.start -= t0;
-      e.end -= t0;
-      out.events.push_back(e);
-    }
-  for (auto& t : tasks)
-    for (auto r : t.runtime->log().records()) {
-      r.t_start -= t0;
-      r.t_end -= t0;
-      out.records.add(r);
-    }
-  for (auto& c : comms) {
-    c.start -= t0;
-    c.end -= t0;
-    out.comms.push_back(std::move(c));
-  }
-}
-
-/// The measured steps' means, what the faults did, and the run's counters.
-void finish_result(TrainingResult& out, const jobs::StepTimes& times, const TrainingJob& job, int batch,
-                   const Simulation& sim, std::vector<jobs::TrainingTask>& tasks)
-{
-  out.step_seconds = times.seconds;
-  if (times.measured > 0) {
-    out.step_time = times.mean();
-    auto& o = out.breakdown;
-    for (double* v : {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply,
-                      &o.retry, &o.gpu_busy})
-      *v /= times.measured;
-    out.images_per_second = double(batch) * out.gpus / out.step_time;
   }
   if (!job.faults.empty()) {
     out.faults_injected = true;
@@ -457,13 +341,7 @@ void finish_result(TrainingResult& out, const jobs::StepTimes& times, const Trai
     for (const auto& u : sim.never_fired_faults(ran, out.failure.has_value()))
       out.fault_stats.events.push_back("never fired: " + u);
   }
-  for (auto& t : tasks)
-    t.runtime->transport().shutdown();
   out.simgrid_activities = sim.stats().activities;
-  if (!tasks.empty() && tasks[0].engine) {
-    out.negotiation_rounds = tasks[0].engine->stats().rounds;
-    out.collectives_run = tasks[0].engine->stats().collectives;
-  }
 }
 
 } // namespace
@@ -487,8 +365,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
 
   SimOptions sim_options;
   sim_options.faults = job.faults;
-  const bool with_faults = !job.faults.empty();
-  if (with_faults && L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL)
+  if (!job.faults.empty() && L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL)
     return Error::at("", "faults", "collective_mode protocol (analytical rings bypass the simulated NICs and links)",
                      "collective_mode analytical");
   auto simr = Simulation::create(cluster, sim_options);
@@ -502,71 +379,15 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   out.ps_bytes = sg.ps_bytes;
   out.remote_transfers_per_step = sg.remote_sends;
   out.remote_bytes_per_step = sg.remote_bytes;
+  add_placement(out, cluster, job, p);
 
   auto analytical = analytical_rings(cluster, job, p, sim);
   if (!analytical.ok()) return analytical.error();
-  const jobs::RankList ranks = jobs::rank_list(p.layout);
-  std::vector<jobs::TrainingTask> tasks;
-  if (auto st = create_tasks(sim, cluster, job, p, sg, ranks, analytical.value().get(), tasks, out); !st.ok())
-    return st.error();
-
-  std::optional<Error> failure;
-  for (auto& t : tasks)
-    t.runtime->transport().start([&](Status st) {
-      if (!st.ok() && !failure) failure = st.error();
-    });
-  sim.run();
-  if (failure) return *failure;
-  if (job.initial_broadcast && !ranks.ranks.empty() && L.workers > 1)
-    if (auto st = initial_broadcast(sim, tasks, ranks, out); !st.ok()) return st.error();
-
-  std::map<std::string, std::string> task_of_process;
-  for (const auto& [task, h] : p.task_host)
-    task_of_process[process_name(task)] = task;
-  auto killed = std::make_shared<std::vector<Killed>>();
-  sim.set_kill_listener([killed, simp = &sim](const std::string& proc, bool fin) {
-    killed->push_back({proc, simp->now(), fin});
-  });
-  jobs::StepTimes times;
-  times.warmup = job.warmup;
-  std::vector<TrainingResult::Comm> comms;
-  for (int s = 0; s < job.steps; ++s) {
-    const int64_t step = s + 1;
-    const bool last = s + 1 == job.steps;
-    if (last && job.collect_events)
-      sim.set_comm_tracer([&comms](const Simulation::CommTrace& c) {
-        comms.push_back({c.start, c.end, c.bytes, c.links});
-      });
-    auto ran = run_step(sim, tasks, step, job);
-    if (!ran.ok()) return ran.error();
-    const StepRun& run = ran.value();
-    if (run.failure && !with_faults)
-      return Error::at("", "step " + std::to_string(step), "a completed training step", run.failure->message());
-    if (run.finished != tasks.size() && !run.failure && !with_faults) {
-      std::string names;
-      for (size_t k = 0; k < tasks.size(); ++k)
-        if (!run.task_done[k]) names += (names.empty() ? "" : ", ") + tasks[k].runtime->spec().task;
-      bool slow = false;
-      return Error::msg("training step " + std::to_string(step) + ": " + std::to_string(tasks.size() - run.finished) +
-                        " task(s) never finished (" + names + "): the step " + unfinished_why(sim, job, slow));
-    }
-    if (run.failure || run.finished != tasks.size()) {
-      out.failure = describe_failure(sim, job, tasks, run, step, *killed, task_of_process);
-      break;
-    }
-    const double t0 = run.t0;
-    const bool measured = times.add(s, sim.now() - t0);
-    report_progress(double(s + 1), double(job.steps));
-    for (auto& t : tasks)
-      t.runtime->rendezvous().cleanup(step);
-    if (!measured) continue;
-    add_breakdown(out, sg, tasks, sim, t0, task_of_process);
-    if (last && job.collect_events) {
-      sim.set_comm_tracer(nullptr);
-      keep_events(out, tasks, comms, t0);
-    }
-  }
-  finish_result(out, times, job, model.batch, sim, tasks);
+  SimJobBackend backend(sim, cluster);
+  SimTrainingHooks hooks(sim, job, p);
+  auto r = jobs::run_training(backend, sg, driver_job(job, p, analytical.value().get()), hooks);
+  if (!r.ok()) return r.error();
+  finish_result(out, std::move(r.value()), hooks, job, model.batch, sim);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   return out;
 }

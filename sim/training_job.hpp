@@ -1,11 +1,15 @@
 // Training steps on the simulated cluster: every task (workers, parameter servers, or allreduce ranks) is a
 // process on a host with its own transport, memory strategy and rendezvous; the step graph is built from the
 // model, partitioned, and each task's executor runs its share. Steps run one after the other (the sync
-// barrier of synchronous SGD); the first is a warm-up (connections, registrations, pool growth).
-// Returns step times, images/s, a per-step breakdown and, on request, the events for a Chrome trace.
+// barrier of synchronous SGD); the first is a warm-up (connections, registrations, pool growth). The steps are
+// the training driver's (core/jobs/training_driver.hpp), which the emulator's training job runs too; this job places
+// the tasks on the cluster's hosts and adds what only the simulator has: analytical rings, fault injection, stall
+// diagnosis, link tracing. Returns step times, images/s, a per-step breakdown and, on request, the events for a
+// Chrome trace.
 #pragma once
 
 #include "core/collectives/engine.hpp"
+#include "core/jobs/training_driver.hpp"
 #include "core/training/executor.hpp"
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
@@ -61,29 +65,8 @@ struct TrainingJob {
   double stall_timeout = 1000;
 };
 
-/// Where one step's time went, averaged over the measured steps: the step's critical path (its parts add up
-/// to the step time; core/training/critical_path.hpp), plus how busy the GPUs were.
-struct StepBreakdown {
-  double compute = 0, copy = 0, registration = 0, pcie = 0, network = 0, aggregate_apply = 0, waiting = 0;
-  double retry = 0;    ///< transfers on the path waiting for retransmissions / RNR retries (fault injection)
-  double gpu_busy = 0; ///< mean GPU kernel time per GPU per step
-};
-
-/// How a job with faults ended when a step did not complete: where, what tensorpath's transport reported, and
-/// what the original implementation does at that point.
-struct TrainingFailure {
-  int step = 0;
-  double at = 0;        ///< seconds after the start of that step
-  bool stalled = false; ///< no error at all: the step did not finish (a hang, or too slow)
-  bool slow = false;    ///< stalled at stall_timeout with long work in progress: too slow, not hung
-  std::string task;     ///< the task whose op failed first (stalled: the first task that never finished)
-  std::optional<training::OpKind> op_kind; ///< RECV, ALLREDUCE, or none
-  std::string op;                          ///< the op's name
-  std::string transfer;                    ///< rendezvous key (recv) or collective name (allreduce)
-  std::string error;                       ///< the error as tensorpath reports it
-  std::string original;                    ///< what the original code does (the transport's on_failure)
-  std::vector<std::string> unfinished;     ///< stalled: every task that never finished the step
-};
+using StepBreakdown = jobs::StepBreakdown;
+using TrainingFailure = jobs::TrainingFailure;
 
 struct TaskPlacement {
   std::string task;

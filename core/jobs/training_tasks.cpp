@@ -99,37 +99,37 @@ namespace {
 struct Broadcasts {
   collectives::Channel* ch = nullptr;
   std::vector<std::pair<std::string, Tensor>> vars;
-  std::optional<Error>* failure = nullptr;
+  std::shared_ptr<BroadcastState> state;
 };
 
 void broadcast_next(std::shared_ptr<Broadcasts> b, size_t i)
 {
-  if (i == b->vars.size()) return;
+  if (i == b->vars.size()) {
+    ++b->state->done;
+    return;
+  }
   collectives::tree_broadcast(*b->ch, 0, "broadcast/" + b->vars[i].first, b->vars[i].second, 0,
                               [b, i](Result<Tensor> r) {
-                                if (!r.ok() && !*b->failure) *b->failure = r.error();
+                                if (!r.ok()) b->state->failure.set(r.error());
                                 broadcast_next(b, i + 1);
                               });
 }
 
 } // namespace
 
-std::vector<std::unique_ptr<collectives::Channel>>
-start_variable_broadcast(std::vector<TrainingTask>& tasks, const RankList& ranks, std::optional<Error>& failure)
+std::unique_ptr<collectives::Channel> broadcast_channel(TrainingTask& task, const RankList& ranks)
 {
-  std::vector<std::unique_ptr<collectives::Channel>> channels;
-  for (auto& t : tasks)
-    channels.push_back(
-        std::make_unique<collectives::Channel>(*t.runtime, ranks.ranks, ranks.rank_of(t.runtime->spec().task)));
-  for (size_t k = 0; k < tasks.size(); ++k) {
-    auto b = std::make_shared<Broadcasts>();
-    b->ch = channels[k].get();
-    b->failure = &failure;
-    for (const auto& [name, t] : tasks[k].executor->variables())
-      b->vars.emplace_back(name.substr(0, name.rfind("/rank")), t);
-    broadcast_next(b, 0);
-  }
-  return channels;
+  return std::make_unique<collectives::Channel>(*task.runtime, ranks.ranks, ranks.rank_of(task.runtime->spec().task));
+}
+
+void start_variable_broadcast(TrainingTask& task, collectives::Channel& channel, std::shared_ptr<BroadcastState> state)
+{
+  auto b = std::make_shared<Broadcasts>();
+  b->ch = &channel;
+  b->state = std::move(state);
+  for (const auto& [name, t] : task.executor->variables())
+    b->vars.emplace_back(name.substr(0, name.rfind("/rank")), t);
+  broadcast_next(b, 0);
 }
 
 bool StepTimes::add(int index, double step_seconds)

@@ -1,17 +1,20 @@
-// What the simulator's and the emulator's training jobs (sim/training_job.cpp, emulator/training_job.cpp) share:
-// the process name of a task, the step graph built and partitioned, the rank list of allreduce mode, one task's
-// runtime + collective engine + executor set up the same way, the step times (every step, the mean after the
-// warm-up), and which op a failed step is blamed on. Backend independent: both drivers call it.
+// The parts of a training job: the process name of a task, the step graph built and partitioned, the rank list of
+// allreduce mode, one task's runtime + collective engine + executor set up, MaTEx's initial broadcast on one rank,
+// the step times (every step, the mean after the warm-up), and which op a failed step is blamed on. The training
+// driver (core/jobs/training_driver.hpp) runs them on either backend; the simulator's and the emulator's training
+// jobs (sim/training_job.cpp, emulator/training_job.cpp) use the step graph and process names to place the tasks.
 // Tests: tests/sim/training_test.cpp, tests/emulator/emulated_training_test.cpp.
 #pragma once
 
 #include "core/collectives/channel.hpp"
 #include "core/collectives/engine.hpp"
+#include "core/jobs/job_backend.hpp"
 #include "core/training/executor.hpp"
 #include "core/training/step_graph.hpp"
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,10 +59,18 @@ struct TrainingTaskOptions {
 Status set_up_task(TrainingTask& task, std::unique_ptr<transports::TaskRuntime> runtime, StreamNetwork& streams,
                    const training::StepGraph& graph, const RankList& ranks, const TrainingTaskOptions& options);
 
-/// MaTEx's initial broadcast: every variable from rank 0 to all ranks (binomial tree), one after the other, started on
-/// every task; `failure` gets its first error. The channels returned must live until the broadcast has finished.
-std::vector<std::unique_ptr<collectives::Channel>>
-start_variable_broadcast(std::vector<TrainingTask>& tasks, const RankList& ranks, std::optional<Error>& failure);
+/// MaTEx's initial broadcast, shared by every rank's part of it (callbacks on every process's thread): the first
+/// error, and how many ranks have sent or received every variable.
+struct BroadcastState {
+  JobFailure failure;
+  std::atomic<size_t> done{0};
+  size_t ranks_done() const { return done.load(); }
+};
+/// The channel `task` (a rank of `ranks`) broadcasts on; it must live until the broadcast has finished.
+std::unique_ptr<collectives::Channel> broadcast_channel(TrainingTask& task, const RankList& ranks);
+/// Starts `task`'s part of MaTEx's initial broadcast on `channel`: every variable from rank 0 to all ranks (binomial
+/// tree), one after the other. `state` counts the rank when its last variable is done. On the task's event loop.
+void start_variable_broadcast(TrainingTask& task, collectives::Channel& channel, std::shared_ptr<BroadcastState> state);
 
 /// Step times of a job: every step's, and the mean of those after the first `warmup`.
 struct StepTimes {

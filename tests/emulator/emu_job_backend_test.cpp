@@ -1,9 +1,11 @@
 // The emulator's job backend (emulator/emu_job_backend.hpp): work posted to a process runs on its own loop,
 // run_until() returns as soon as its predicate holds or at the wall-clock limit, stop() ends the job, and JobTasks
-// start real transports between two emulated processes; perftest through the microbenchmark driver.
+// start real transports between two emulated processes; perftest through the microbenchmark driver; the training
+// driver's cases.
 #include "emulator/emu_job_backend.hpp"
 #include "emulator/microbench_jobs.hpp"
 
+#include "tests/jobs/training_driver_cases.hpp"
 #include "tests/test_time.hpp"
 
 #include <catch2/catch.hpp>
@@ -96,3 +98,14 @@ TEST_CASE("emu job backend: perftest runs on the emulator through the microbench
   REQUIRE(!no_nic.ok());
   CHECK(no_nic.error().message().find("perftest --nic") != std::string::npos);
 }
+
+// The training driver's cases (tests/jobs/training_driver_cases.hpp) on the emulator: every process on this machine.
+namespace {
+void emu_driver_case(test::DriverCase c)
+{
+  EmuJobBackend backend;
+  test::check_training_driver(c, backend, 1, test::wall_seconds(60));
+}
+} // namespace
+
+TP_TRAINING_DRIVER_TEST_CASES("emulator", emu_driver_case)

@@ -2,6 +2,7 @@
 // threads with real bytes on every transport, through the same step graph and executors as the simulator.
 #include "core/transports/transport.hpp"
 #include "emulator/training_job.hpp"
+#include "tests/jobs/training_driver_cases.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,19 +12,7 @@ namespace {
 
 training::TrainingModel small_model()
 {
-  training::TrainingModel m;
-  m.name = "small";
-  m.batch = 8;
-  for (int l = 0; l < 4; ++l) {
-    training::ModelLayer layer;
-    layer.name = "layer" + std::to_string(l);
-    layer.forward_seconds = 1e-3;
-    layer.backward_seconds = 2e-3;
-    layer.variables.push_back({layer.name + "/kernel", uint64_t(64 << 10) * (l + 1), true});
-    layer.variables.push_back({layer.name + "/bias", 256, true});
-    m.layers.push_back(layer);
-  }
-  return m;
+  return test::driver_test_model(64 << 10);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 // The simulator's job backend (sim/sim_job_backend.hpp): processes on the cluster's hosts, tasks placed by the host
-// profile, run_until()'s outcomes on simulated time, and stop() ending the job.
+// profile, run_until()'s outcomes on simulated time, stop() ending the job, and the training driver's cases.
 #include "sim/sim_job_backend.hpp"
 
+#include "tests/jobs/training_driver_cases.hpp"
 #include "tests/sim/test_cluster.hpp"
 
 #include <catch2/catch.hpp>
@@ -85,3 +86,14 @@ TEST_CASE("sim job backend: tasks are placed by the host profile and their data 
   CHECK(f.backend.nic_buffer_location(*p, 0, false, false).value() == Location::host(nic_socket));
   CHECK(!f.backend.nic_buffer_location(*p, 7, false, false).ok());
 }
+
+// The training driver's cases (tests/jobs/training_driver_cases.hpp) on the simulator: tasks on two hosts.
+namespace {
+void sim_driver_case(test::DriverCase c)
+{
+  SimBackendFixture f;
+  test::check_training_driver(c, f.backend, 2, 1000);
+}
+} // namespace
+
+TP_TRAINING_DRIVER_TEST_CASES("simulator", sim_driver_case)
