@@ -48,26 +48,12 @@ std::vector<Span> payload(const PendingSend& p)
 void QpCore::complete_send(const PendingSend& p, WcStatus st, WcOpcode opc, uint32_t len)
 {
   if (st == WcStatus::SUCCESS && !p.wr.signaled && !init.sq_sig_all) return;
-  WorkCompletion wc;
-  wc.wr_id = p.wr.wr_id;
-  wc.status = st;
-  wc.opcode = opc;
-  wc.byte_len = len;
-  wc.qp_num = qpn;
-  send_cq()->push(wc);
+  send_cq()->push(WorkCompletion::of_send(p.wr.wr_id, st, opc, len, qpn));
 }
 
 void QpCore::complete_recv(const RecvWr& r, WcStatus st, WcOpcode opc, uint32_t len, bool imm, uint32_t imm_data)
 {
-  WorkCompletion wc;
-  wc.wr_id = r.wr_id;
-  wc.status = st;
-  wc.opcode = opc;
-  wc.byte_len = len;
-  wc.with_imm = imm;
-  wc.imm_data = imm_data;
-  wc.qp_num = qpn;
-  recv_cq()->push(wc);
+  recv_cq()->push(WorkCompletion::of_recv(r.wr_id, st, opc, len, imm, imm_data, qpn));
 }
 
 /// To ERR: every outstanding WR completes with WR_FLUSH_ERR.
@@ -77,12 +63,7 @@ void QpCore::enter_error()
   while (!sq.empty()) {
     PendingSend p = std::move(sq.front());
     sq.pop_front();
-    WorkCompletion wc;
-    wc.wr_id = p.wr.wr_id;
-    wc.status = WcStatus::WR_FLUSH_ERR;
-    wc.opcode = WcOpcode::SEND;
-    wc.qp_num = qpn;
-    send_cq()->push(wc);
+    send_cq()->push(WorkCompletion::of_send(p.wr.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::SEND, 0, qpn));
   }
   while (!rq.empty()) {
     complete_recv(rq.front(), WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0);
@@ -126,9 +107,8 @@ void QpCore::process()
   }
 }
 
-QpCore::Outcome QpCore::fail(PendingSend& p, WcStatus st, double& delay)
+QpCore::Outcome QpCore::fail(PendingSend& p, WcStatus st)
 {
-  (void)delay;
   WcOpcode opc = WcOpcode::SEND;
   if (p.wr.opcode == WrOpcode::RDMA_WRITE || p.wr.opcode == WrOpcode::RDMA_WRITE_WITH_IMM) opc = WcOpcode::RDMA_WRITE;
   if (p.wr.opcode == WrOpcode::RDMA_READ) opc = WcOpcode::RDMA_READ;
@@ -145,12 +125,12 @@ QpCore::Outcome QpCore::execute(PendingSend& p, double& delay)
   const WrOpcode code = p.wr.opcode;
   const uint64_t len = p.wr.inline_data ? p.inline_bytes.size() : p.wr.total_length();
   // A message longer than RC carries (max_msg_sz) fails here, on whichever path its responder is, as on a NIC.
-  if (len > MAX_MESSAGE_BYTES) return fail(p, WcStatus::LOC_LEN_ERR, delay);
+  if (len > MAX_MESSAGE_BYTES) return fail(p, WcStatus::LOC_LEN_ERR);
   // Local protection checks (the requester's own SGEs).
   if (!p.wr.inline_data)
     for (const auto& s : p.wr.sg_list)
       if (dev.mrs().check_local(s, code == WrOpcode::RDMA_READ) != WcStatus::SUCCESS)
-        return fail(p, WcStatus::LOC_PROT_ERR, delay);
+        return fail(p, WcStatus::LOC_PROT_ERR);
   SoftFabric& f = dev.fabric();
   if (SoftDevice* pdev = f.device(attr.dest.lid)) {
     ResponderRequest rq{code, len, p.wr.rkey, p.wr.remote_addr, p.wr.imm_data};
@@ -186,22 +166,22 @@ QpCore::Outcome QpCore::conclude(PendingSend& p, ResponderVerdict v, uint8_t rnr
     return Outcome::DONE;
   case ResponderVerdict::NOT_READY: {
     // The responder is gone or not ready: no ACK; retried after the ACK timeout, then RETRY_EXC_ERR.
-    if (++p.retries > attr.retry_cnt) return fail(p, WcStatus::RETRY_EXC_ERR, delay);
+    if (++p.retries > attr.retry_cnt) return fail(p, WcStatus::RETRY_EXC_ERR);
     const double to = ack_timeout_seconds(attr.timeout);
     delay = to > 0 ? to : ack_timeout_seconds(14);
     return Outcome::STALL;
   }
   case ResponderVerdict::RNR:
     ++p.rnr_retries;
-    if (attr.rnr_retry != 7 && p.rnr_retries > attr.rnr_retry) return fail(p, WcStatus::RNR_RETRY_EXC_ERR, delay);
+    if (attr.rnr_retry != 7 && p.rnr_retries > attr.rnr_retry) return fail(p, WcStatus::RNR_RETRY_EXC_ERR);
     delay = rnr_timer_seconds(rnr_timer);
     return Outcome::STALL;
   case ResponderVerdict::REM_ACCESS:
   case ResponderVerdict::REM_INV_REQ:
   case ResponderVerdict::REM_OP:
-    return fail(p, requester_status(v), delay);
+    return fail(p, requester_status(v));
   }
-  return fail(p, WcStatus::GENERAL_ERR, delay);
+  return fail(p, WcStatus::GENERAL_ERR);
 }
 
 /// The response to the in-flight head of the send queue arrived (process link; state lock held).

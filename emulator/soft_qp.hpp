@@ -80,7 +80,8 @@ struct QpCore : std::enable_shared_from_this<QpCore> {
   enum class Outcome { DONE, STALL, FAILED, WAIT };
   /// Execute send-queue heads in order until one stalls or the queue is empty (state lock held).
   void process();
-  Outcome fail(PendingSend& p, WcStatus st, double& delay);
+  /// Completes the head WR `p` with error `st` and drops it from the send queue.
+  Outcome fail(PendingSend& p, WcStatus st);
   /// The requester's side of one WR. The responder's side runs here (a peer of this fabric) or in the peer's
   /// process (its fabric answers over the process link); either way its verdict comes back to `conclude`.
   Outcome execute(PendingSend& p, double& delay);

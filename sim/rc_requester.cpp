@@ -553,13 +553,8 @@ void QpCore::deliver_in_order()
     sq_.pop_front();
     if (next_start_ > 0) --next_start_;
     if (op->signaled || op->status != WcStatus::SUCCESS) {
-      WorkCompletion wc;
-      wc.wr_id = op->wr.wr_id;
-      wc.status = op->status;
-      wc.opcode = requester_opcode(op->wr.opcode);
-      wc.byte_len = uint32_t(op->length);
-      wc.qp_num = qpn_;
-      scq_->push(wc);
+      scq_->push(WorkCompletion::of_send(op->wr.wr_id, op->status, requester_opcode(op->wr.opcode),
+                                         uint32_t(op->length), qpn_));
     }
   }
 }

@@ -73,14 +73,7 @@ void QpCore::push_recv_wc(uint64_t wr_id, WcStatus st, WcOpcode opc, uint32_t le
                           double at)
 {
   if (dev_.dead()) return;
-  WorkCompletion wc;
-  wc.wr_id = wr_id;
-  wc.status = st;
-  wc.opcode = opc;
-  wc.byte_len = len;
-  wc.with_imm = imm;
-  wc.imm_data = imm_data;
-  wc.qp_num = qpn_;
+  const WorkCompletion wc = WorkCompletion::of_recv(wr_id, st, opc, len, imm, imm_data, qpn_);
   SimCq* cq = rcq_;
   std::weak_ptr<QpCore> weak = weak_from_this();
   reactor().at(at, [weak, cq, wc] {

@@ -152,6 +152,26 @@ struct WorkCompletion {
   uint32_t qp_num = 0;
   uint32_t vendor_err = 0;
   bool ok() const { return status == WcStatus::SUCCESS; }
+
+  /// A send queue's completion, as the simulated and software devices make it (no immediate data).
+  static WorkCompletion of_send(uint64_t wr_id, WcStatus st, WcOpcode opc, uint32_t len, uint32_t qp_num)
+  {
+    return of_recv(wr_id, st, opc, len, false, 0, qp_num);
+  }
+  /// A receive queue's completion; `imm`: the message carried immediate data `imm_data`.
+  static WorkCompletion of_recv(uint64_t wr_id, WcStatus st, WcOpcode opc, uint32_t len, bool imm, uint32_t imm_data,
+                                uint32_t qp_num)
+  {
+    WorkCompletion wc;
+    wc.wr_id = wr_id;
+    wc.status = st;
+    wc.opcode = opc;
+    wc.byte_len = len;
+    wc.with_imm = imm;
+    wc.imm_data = imm_data;
+    wc.qp_num = qp_num;
+    return wc;
+  }
 };
 
 struct MemoryRegion {
