@@ -79,6 +79,8 @@ void EmuJobBackend::stop_processes()
 {
   for (auto& [jp, ep] : emu_procs_)
     ep->runtime->stop();
+  for (auto& [jp, ep] : emu_procs_)
+    ep->runtime->discard_pending();
 }
 
 double EmuJobBackend::now() const

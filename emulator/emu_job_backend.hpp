@@ -39,7 +39,7 @@ public:
   jobs::RunOutcome run_until(const std::function<bool()>& done, double timeout) override;
   double now() const override;
   void stop() override { stopped_ = true; }
-  /// Stops every process's loop thread (LoopRuntime::stop).
+  /// Stops every process's loop thread, then drops what was still queued on them (LoopRuntime::discard_pending).
   void stop_processes() override;
 
   Emulation& emulation() { return emu_; }

@@ -34,6 +34,25 @@ void LoopRuntime::stop()
   if (worker_thread_.joinable() && worker_thread_.get_id() != std::this_thread::get_id()) worker_thread_.join();
 }
 
+void LoopRuntime::discard_pending()
+{
+  stop();
+  std::deque<Task> tasks;
+  std::map<std::pair<double, TimerId>, Task> timers;
+  std::deque<std::pair<Work, WorkDone>> work;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks.swap(tasks_);
+    timers.swap(timers_);
+    timer_when_.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(work_mu_);
+    work.swap(work_);
+  }
+  // destroyed here, outside the locks: a callback's destructor may release memory that takes other locks
+}
+
 double LoopRuntime::now() const
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();

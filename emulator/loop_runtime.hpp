@@ -31,6 +31,10 @@ public:
   size_t pending() const;
   /// Stop the threads now (idempotent).
   void stop();
+  /// After stop(): drop the tasks, timers and work items still queued, now. Their callbacks may own what this
+  /// process's task owns (tensors of its memory pools), so a job that failed half way drops them before it
+  /// destroys the task, not when the runtime goes.
+  void discard_pending();
 
 private:
   void loop();

@@ -82,9 +82,9 @@ public:
   /// End the job (a failure its original treats as fatal): the running run_until() returns STOPPED (the simulator
   /// drops every pending event), and so does every later one. Any thread, also from a callback.
   virtual void stop() = 0;
-  /// Stop every process's event loop for good (nothing queued there runs afterwards), so that what ran on them may
-  /// be destroyed from the driver's thread after a job that failed half way. The simulator runs everything on the
-  /// driver's thread: nothing to do. Not from a callback.
+  /// Stop every process's event loop for good and drop what was queued there (nothing of it runs afterwards), so
+  /// that what ran on them may be destroyed from the driver's thread after a job that failed half way. The simulator
+  /// runs everything on the driver's thread: nothing to do. Not from a callback.
   virtual void stop_processes() {}
 };
 

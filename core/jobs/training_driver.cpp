@@ -42,8 +42,9 @@ void TrainingHooks::explain_stall(TrainingFailure& f, double t0)
 
 namespace {
 
-/// The job's tasks on their processes. Destroyed on their processes' loops after a clean end; after a failure the
-/// loops are stopped first (callbacks may still be queued there) and the tasks destroyed on this thread.
+/// The job's tasks on their processes. Destroyed on their processes' loops after every step completed (nothing is
+/// left in flight); after a failure or a step that did not finish, the loops are stopped and what was queued on them
+/// dropped first (callbacks there may own the tasks' tensors), and the tasks are destroyed on this thread.
 class TaskSet {
 public:
   explicit TaskSet(JobBackend& backend) : backend_(backend) {}
@@ -63,12 +64,13 @@ public:
   TaskSet(const TaskSet&) = delete;
   TaskSet& operator=(const TaskSet&) = delete;
 
-  /// Shuts every transport down on its loop; the tasks are then destroyed on their loops.
-  void finish()
+  /// Shuts every transport down on its loop; `completed`: every step finished, so the tasks are destroyed on their
+  /// loops (else as after a failure).
+  void finish(bool completed)
   {
     for (size_t k = 0; k < tasks.size(); ++k)
       backend_.on(*procs[k], [t = &tasks[k]] { t->runtime->transport().shutdown(); });
-    clean_ = true;
+    clean_ = completed;
   }
   /// Runs `fn(k)` for every task on its process's loop, in task order, waiting for each.
   template <class Fn> void on_each(Fn fn)
@@ -400,7 +402,7 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
     out.negotiation_rounds = set.tasks[0].engine->stats().rounds;
     out.collectives_run = set.tasks[0].engine->stats().collectives;
   }
-  set.finish();
+  set.finish(!out.failure);
   return out;
 }
 
