@@ -12,7 +12,7 @@ namespace tp::cli {
 
 namespace {
 
-const char* const KINDS[] = {"nic",    "pcie",         "cpu", "gpu",  "socket_link",
+const char* const KINDS[] = {"nic",    "pcie",         "cpu", "gpu",  "socket_link", "nvlink",
                              "switch", "registration", "tcp", "host", "cluster"};
 
 int show(const models::Catalog& cat, const std::string& kind, const std::string& name)
@@ -45,12 +45,20 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
     for (size_t s = 0; s < h->sockets.size(); ++s)
       std::printf("%s %s", s ? "," : "", h->sockets[s].cpu.name.c_str());
     std::printf("\n");
+    auto behind = [&](int sw) { return sw < 0 ? std::string() : ", behind PCIe switch " + std::to_string(sw); };
+    for (size_t w = 0; w < h->pcie_switches.size(); ++w)
+      std::printf("  pcie switch %zu on socket %d, uplink %s\n", w, h->pcie_switches[w].socket,
+                  h->pcie_switches[w].uplink.name.c_str());
     for (size_t g = 0; g < h->gpus.size(); ++g)
-      std::printf("  gpu%zu %s on socket %d (%s)\n", g, h->gpus[g].gpu.name.c_str(), h->gpus[g].socket,
-                  h->gpus[g].pcie.name.c_str());
+      std::printf("  gpu%zu %s on socket %d (%s%s)\n", g, h->gpus[g].gpu.name.c_str(), h->gpus[g].socket,
+                  h->gpus[g].pcie.name.c_str(), behind(h->gpus[g].pcie_switch).c_str());
     for (size_t n = 0; n < h->nics.size(); ++n)
-      std::printf("  nic%zu %s on socket %d (%s)\n", n, h->nics[n].nic.name.c_str(), h->nics[n].socket,
-                  h->nics[n].pcie.name.c_str());
+      std::printf("  nic%zu %s on socket %d (%s%s)\n", n, h->nics[n].nic.name.c_str(), h->nics[n].socket,
+                  h->nics[n].pcie.name.c_str(), behind(h->nics[n].pcie_switch).c_str());
+    if (h->nvlink)
+      std::printf("  GPUs on %s: %d links x %.1f GB/s per direction, %.1f GB/s of data per GPU and direction\n",
+                  h->nvlink->name.c_str(), h->nvlink->links, h->nvlink->link_bandwidth * 1e-9,
+                  h->nvlink->goodput() * 1e-9);
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {
@@ -65,6 +73,7 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
       if (kind == "cpu") keep(cat.cpu(name));
       if (kind == "gpu") keep(cat.gpu(name));
       if (kind == "socket_link") keep(cat.socket_link(name));
+      if (kind == "nvlink") keep(cat.nvlink(name));
       if (kind == "switch") keep(cat.network_switch(name));
       if (kind == "registration") keep(cat.registration(name));
       if (kind == "tcp") keep(cat.tcp(name));

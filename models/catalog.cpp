@@ -225,6 +225,22 @@ SocketLinkProfile parse_socket_link(Obj o)
   return p;
 }
 
+NvlinkProfile parse_nvlink(Obj o)
+{
+  check_kind(o, "nvlink");
+  NvlinkProfile p;
+  p.name = o.str("name", "");
+  p.links = int(quantity(o, "links", Dimension::COUNT, std::nullopt, 1));
+  p.link_bandwidth = quantity(o, "link_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);
+  p.payload_efficiency = quantity(o, "payload_efficiency", Dimension::FRACTION);
+  if (!(p.payload_efficiency > 0))
+    fail(o.file(), o.field("payload_efficiency"), "a fraction above 0 (the share of the line rate that carries data)",
+         std::to_string(p.payload_efficiency));
+  p.latency = quantity(o, "latency", Dimension::TIME);
+  o.finish();
+  return p;
+}
+
 SwitchProfile parse_switch(Obj o)
 {
   check_kind(o, "switch");
@@ -276,8 +292,8 @@ Catalog::Catalog(std::vector<ModelsDir> dirs) : dirs_(std::move(dirs))
 
 namespace {
 
-const char* const KINDS[] = {"host", "cluster",     "nic",    "pcie",         "cpu",
-                             "gpu",  "socket_link", "switch", "registration", "tcp"};
+const char* const KINDS[] = {"host",        "cluster", "nic",    "pcie",         "cpu", "gpu",
+                             "socket_link", "nvlink",  "switch", "registration", "tcp"};
 
 bool is_path(const std::string& name_or_path)
 {
@@ -461,6 +477,37 @@ T component(const Catalog& cat, Obj& o, const std::string& key, const std::strin
   return referenced<T>(cat, o, key, kind, v.get<std::string>(), parse);
 }
 
+/// A host's "pcie_switches": [{socket, uplink, latency}, ...] (none when absent).
+void parse_pcie_switches(const Catalog& cat, Obj& o, HostProfile& h)
+{
+  if (!o.has("pcie_switches")) return;
+  const json& sws = o.get("pcie_switches");
+  if (!sws.is_array())
+    fail(o.file(), o.field("pcie_switches"), "an array of {socket, uplink, latency}", type_name(sws));
+  for (size_t i = 0; i < sws.size(); ++i) {
+    Obj w(sws[i], o.file(), o.field("pcie_switches[" + std::to_string(i) + "]"));
+    PcieSwitchSpec spec;
+    spec.socket = int(w.integer("socket", 0, int64_t(h.sockets.size()) - 1));
+    spec.uplink = component<PcieProfile>(cat, w, "uplink", "pcie", parse_pcie);
+    spec.latency = quantity(w, "latency", Dimension::TIME);
+    w.finish();
+    h.pcie_switches.push_back(spec);
+  }
+}
+
+/// A GPU's or NIC's "pcie_switch" (-1 when absent): an index of the host's switches, under the device's socket.
+int pcie_switch_of(Obj& d, const HostProfile& h, int socket)
+{
+  if (!d.has("pcie_switch")) return -1;
+  if (h.pcie_switches.empty())
+    fail(d.file(), d.field("pcie_switch"), "a host with \"pcie_switches\" to refer to", "a host without any");
+  const int sw = int(d.integer("pcie_switch", 0, int64_t(h.pcie_switches.size()) - 1));
+  if (h.pcie_switches[size_t(sw)].socket != socket)
+    fail(d.file(), d.field("pcie_switch"), "a switch under the device's socket " + std::to_string(socket),
+         "switch " + std::to_string(sw) + " under socket " + std::to_string(h.pcie_switches[size_t(sw)].socket));
+  return sw;
+}
+
 HostProfile parse_host(const Catalog& cat, Obj o)
 {
   check_kind(o, "host");
@@ -484,6 +531,8 @@ HostProfile parse_host(const Catalog& cat, Obj o)
   else if (o.has("socket_link"))
     h.socket_link = component<SocketLinkProfile>(cat, o, "socket_link", "socket_link", parse_socket_link);
   const int nsock = int(h.sockets.size());
+  parse_pcie_switches(cat, o, h);
+  if (o.has("nvlink")) h.nvlink = component<NvlinkProfile>(cat, o, "nvlink", "nvlink", parse_nvlink);
   if (o.has("gpus")) {
     const json& gpus = o.get("gpus");
     if (!gpus.is_array()) fail(o.file(), o.field("gpus"), "an array", type_name(gpus));
@@ -493,6 +542,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
       spec.gpu = component<GpuProfile>(cat, g, "model", "gpu", parse_gpu);
       spec.socket = int(g.integer("socket", 0, nsock - 1));
       spec.pcie = component<PcieProfile>(cat, g, "pcie", "pcie", parse_pcie, spec.gpu.pcie, spec.gpu.file);
+      spec.pcie_switch = pcie_switch_of(g, h, spec.socket);
       g.finish();
       h.gpus.push_back(spec);
     }
@@ -507,6 +557,7 @@ HostProfile parse_host(const Catalog& cat, Obj o)
     spec.nic = component<NicProfile>(cat, n, "model", "nic", parse_nic);
     spec.socket = int(n.integer("socket", 0, nsock - 1));
     spec.pcie = component<PcieProfile>(cat, n, "pcie", "pcie", parse_pcie, spec.nic.pcie, spec.nic.file);
+    spec.pcie_switch = pcie_switch_of(n, h, spec.socket);
     n.finish();
     h.nics.push_back(spec);
   }
@@ -595,6 +646,10 @@ Result<SocketLinkProfile> Catalog::socket_link(const std::string& n) const
 {
   return load<SocketLinkProfile>(*this, "socket_link", n, parse_socket_link);
 }
+Result<NvlinkProfile> Catalog::nvlink(const std::string& n) const
+{
+  return load<NvlinkProfile>(*this, "nvlink", n, parse_nvlink);
+}
 Result<SwitchProfile> Catalog::network_switch(const std::string& n) const
 {
   return load<SwitchProfile>(*this, "switch", n, parse_switch);
@@ -663,6 +718,8 @@ Result<std::string> Catalog::check_text(const std::string& text, const std::stri
       parse_gpu(o);
     else if (kind == "socket_link")
       parse_socket_link(o);
+    else if (kind == "nvlink")
+      parse_nvlink(o);
     else if (kind == "switch")
       parse_switch(o);
     else if (kind == "registration")
@@ -674,7 +731,7 @@ Result<std::string> Catalog::check_text(const std::string& text, const std::stri
     else if (kind == "cluster")
       parse_cluster(*this, o);
     else
-      fail(file, "kind", "nic, pcie, cpu, gpu, socket_link, switch, registration, tcp, host or cluster",
+      fail(file, "kind", "nic, pcie, cpu, gpu, socket_link, nvlink, switch, registration, tcp, host or cluster",
            "\"" + kind + "\"");
     return kind;
   } catch (const LoadError& e) {

@@ -42,7 +42,7 @@ class Catalog {
 public:
   /// The search path (models_search_path()).
   Catalog();
-  /// `root` alone: a directory with one sub-directory per kind (nic, pcie, cpu, gpu, socket_link, switch,
+  /// `root` alone: a directory with one sub-directory per kind (nic, pcie, cpu, gpu, socket_link, nvlink, switch,
   /// registration, tcp, host, cluster).
   explicit Catalog(std::string root);
   explicit Catalog(std::vector<ModelsDir> dirs);
@@ -53,6 +53,7 @@ public:
   Result<CpuProfile> cpu(const std::string& name_or_path) const;
   Result<GpuProfile> gpu(const std::string& name_or_path) const;
   Result<SocketLinkProfile> socket_link(const std::string& name_or_path) const;
+  Result<NvlinkProfile> nvlink(const std::string& name_or_path) const;
   Result<SwitchProfile> network_switch(const std::string& name_or_path) const;
   Result<RegistrationProfile> registration(const std::string& name_or_path) const;
   Result<TcpProfile> tcp(const std::string& name_or_path) const;

@@ -1,17 +1,21 @@
 // A machine and a cluster, composed from component profiles: sockets (CPU + memory per NUMA node),
-// the inter-socket link, GPUs and NICs each on a PCIe link under a socket, the registration and TCP
-// models; a cluster is groups of identical hosts behind one switch. Loaded by models/catalog.
+// the inter-socket link, GPUs and NICs each on a PCIe link under a socket (directly on its root complex, or behind
+// a PCIe switch that shares one uplink and lets a GPU and a NIC under it reach each other without the root
+// complex), the GPUs' NVLink/NVSwitch fabric, the registration and TCP models; a cluster is groups of identical
+// hosts behind one switch. Loaded by models/catalog.
 #pragma once
 
 #include "models/cpu_model.hpp"
 #include "models/gpu_model.hpp"
 #include "models/nic_model.hpp"
+#include "models/nvlink_model.hpp"
 #include "models/pcie_model.hpp"
 #include "models/registration_model.hpp"
 #include "models/socket_link_model.hpp"
 #include "models/switch_model.hpp"
 #include "models/tcp_model.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,16 +26,26 @@ struct SocketSpec {
   double memory = 0; ///< bytes of DRAM on this NUMA node
 };
 
+/// A PCIe switch under a socket's root complex: devices behind it share its uplink to the root, and reach each
+/// other through the switch alone (peer-to-peer that never crosses the root complex).
+struct PcieSwitchSpec {
+  int socket = 0;
+  PcieProfile uplink; ///< the switch's link to the root complex
+  double latency = 0; ///< one traversal of the switch (ingress port to egress port), seconds
+};
+
 struct GpuSpec {
   GpuProfile gpu;
   int socket = 0;
   PcieProfile pcie;
+  int pcie_switch = -1; ///< index into HostProfile::pcie_switches; -1: on the root complex
 };
 
 struct NicSpec {
   NicProfile nic;
   int socket = 0;
   PcieProfile pcie;
+  int pcie_switch = -1; ///< index into HostProfile::pcie_switches; -1: on the root complex
 };
 
 struct HostProfile {
@@ -41,8 +55,17 @@ struct HostProfile {
   SocketLinkProfile socket_link; ///< meaningful with 2 sockets
   std::vector<GpuSpec> gpus;
   std::vector<NicSpec> nics;
+  std::vector<PcieSwitchSpec> pcie_switches;
+  std::optional<NvlinkProfile> nvlink; ///< the GPUs' NVLink fabric; none: GPU peer traffic goes over PCIe
   RegistrationProfile registration;
   TcpProfile tcp;
+
+  /// True when GPU `gpu` and NIC `nic` sit behind the same PCIe switch (their peer traffic stays in it).
+  bool same_pcie_switch(int gpu, int nic) const
+  {
+    const int s = gpus[size_t(gpu)].pcie_switch;
+    return s >= 0 && s == nics[size_t(nic)].pcie_switch;
+  }
 };
 
 struct HostGroup {

@@ -19,6 +19,9 @@ Result<Location> perftest_buffer_location(const models::HostProfile& host, int n
     target = 1 - sn;
   }
   if (!gpu) return Location::host(target);
+  if (!cross_socket) // perftest --use_cuda next to the NIC: the GPU behind the NIC's own PCIe switch, if one is
+    for (size_t g = 0; g < host.gpus.size(); ++g)
+      if (host.same_pcie_switch(int(g), nic)) return Location::gpu(int(g));
   for (size_t g = 0; g < host.gpus.size(); ++g)
     if (host.gpus[g].socket == target) return Location::gpu(int(g));
   return Error::at(host.file, "gpus",

@@ -69,6 +69,8 @@ private:
     std::vector<std::vector<simgrid::s4u::Host*>> nic_endpoints;
   };
   void build_machine(simgrid::s4u::NetZone* root, size_t m);
+  struct MachineLinks;
+  void build_nic_zone(simgrid::s4u::NetZone* root, size_t m, size_t nic, const MachineLinks& links);
 
   models::ClusterProfile cluster_;
   std::vector<Machine> machines_;

@@ -224,11 +224,12 @@ void SimRuntime::execute_memcpy(const Work& work, WorkDone done)
   auto w = std::make_shared<Work>(work);
   auto* from = pf.local_host(machine_, work.src.location);
   auto* to = pf.local_host(machine_, work.dst.location);
-  if (work.src.location.is_gpu() && work.dst.location.is_gpu() &&
+  if (work.src.location.is_gpu() && work.dst.location.is_gpu() && !hp.nvlink &&
       hp.gpus[size_t(work.src.location.index)].socket != hp.gpus[size_t(work.dst.location.index)].socket) {
-    // GPUs on different sockets have no peer access (CUDA reports none across the socket link; NCCL disables
-    // it): the driver stages the copy through pinned host memory in pipelined chunks. Both halves run at once:
-    // device -> host memory of the destination's socket (over the socket link), and host -> device.
+    // Over PCIe, GPUs on different sockets have no peer access (CUDA reports none across the socket link; NCCL
+    // disables it): the driver stages the copy through pinned host memory in pipelined chunks. Both halves run at
+    // once: device -> host memory of the destination's socket (over the socket link), and host -> device. GPUs on
+    // one NVLink fabric are peers whatever their sockets.
     const int dst_socket = hp.gpus[size_t(work.dst.location.index)].socket;
     auto* host = pf.local_host(machine_, Location::host(dst_socket));
     ctx_.reactor.after(fixed, [this, w, from, to, host, done = std::move(done)]() mutable {

@@ -145,6 +145,11 @@ Result<JobOutcome> run_job(const JobSpec& job)
         " pcie-copy gpu {} <-> host node {} ({} bytes, {}): H2D {:.2f} GB/s, D2H {:.2f} GB/s, D2D {:.2f} GB/s\n",
         c.config.gpu, c.config.host_node, c.config.bytes, c.config.pinned ? "pinned" : "pageable",
         c.h2d_bandwidth * 1e-9, c.d2h_bandwidth * 1e-9, c.d2d_bandwidth * 1e-9);
+    if (c.config.peer_gpu >= 0) {
+      out.metrics["p2p_GBps"] = c.p2p_bandwidth * 1e-9;
+      out.report += fmt::format(" peer copy gpu {} -> gpu {}: {:.2f} GB/s\n", c.config.gpu, c.config.peer_gpu,
+                                c.p2p_bandwidth * 1e-9);
+    }
   }
   return out;
 }

@@ -141,7 +141,7 @@ void parse_perftest_job(Reader& r, JobSpec& j)
   j.perftest.client = r.str("client", "");
 }
 
-/// The fields of a "pcie_copy" job: one copy between a GPU and host memory.
+/// The fields of a "pcie_copy" job: one copy between a GPU and host memory (and, with peer_gpu, a GPU peer copy).
 void parse_pcie_copy_job(Reader& r, JobSpec& j)
 {
   j.kind = JobSpec::Kind::PCIE_COPY;
@@ -151,6 +151,10 @@ void parse_pcie_copy_job(Reader& r, JobSpec& j)
   cj.config.bytes = r.size("size", 32ull << 20);
   cj.config.iterations = int(r.integer("iterations", 1, 1000000, 10));
   cj.config.pinned = r.boolean("pinned", true);
+  cj.config.peer_gpu = int(r.integer("peer_gpu", -1, 1024, -1));
+  if (cj.config.peer_gpu == cj.config.gpu)
+    fail(r.file(), r.field("peer_gpu"), "a GPU other than gpu " + std::to_string(cj.config.gpu) + " (or -1: none)",
+         std::to_string(cj.config.peer_gpu));
   cj.machine = r.str("machine", "");
   j.copies.push_back(cj);
 }
@@ -549,6 +553,7 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
+    if (!job.copies.empty() && job.copies[0].config.peer_gpu >= 0) out.push_back("p2p_GBps");
     break;
   case JobSpec::Kind::TRANSFER:
     out = {"latency_us", "first_latency_us", "bandwidth_GBps", "bandwidth_MBps"};

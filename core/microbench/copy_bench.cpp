@@ -1,4 +1,5 @@
-// Sequential timed copies; each direction: `iterations` back-to-back copies, bandwidth = bytes*iters/time.
+// Timed copies; each direction: `iterations` back-to-back copies (the peer copies queued on one stream, as
+// p2pBandwidthLatencyTest's asynchronous loop), bandwidth = bytes*iters/time.
 #include "core/microbench/copy_bench.hpp"
 
 #include <memory>
@@ -12,8 +13,8 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
   CopyConfig cfg;
   std::function<void(Result<CopyResult>)> done;
   CopyResult result;
-  Buffer host, gpu, gpu2;
-  int phase = 0; // 0 H2D, 1 D2H, 2 D2D
+  Buffer host, gpu, gpu2, peer;
+  int phase = 0; // 0 H2D, 1 D2H, 2 D2D, 3 peer
   int iter = 0;
   double t0 = 0;
 
@@ -27,7 +28,7 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
   }
   void release()
   {
-    for (Buffer* b : {&host, &gpu, &gpu2})
+    for (Buffer* b : {&host, &gpu, &gpu2, &peer})
       if (b->addr) rt.memory().free(*b);
   }
 
@@ -47,6 +48,15 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
     auto g2 = rt.memory().allocate(cfg.bytes, ga);
     if (!g2.ok()) return fail(g2.error());
     gpu2 = g2.value();
+    if (cfg.peer_gpu >= 0) {
+      if (cfg.peer_gpu == cfg.gpu)
+        return fail(Error::at("", "peer_gpu", "a GPU other than gpu", std::to_string(cfg.gpu)));
+      AllocAttr pa;
+      pa.location = Location::gpu(cfg.peer_gpu);
+      auto pg = rt.memory().allocate(cfg.bytes, pa);
+      if (!pg.ok()) return fail(pg.error());
+      peer = pg.value();
+    }
     result.config = cfg;
     t0 = rt.now();
     step();
@@ -56,21 +66,26 @@ struct CopyRun : std::enable_shared_from_this<CopyRun> {
   {
     if (iter == cfg.iterations) {
       const double bw = double(cfg.bytes) * cfg.iterations / (rt.now() - t0);
-      (phase == 0 ? result.h2d_bandwidth : phase == 1 ? result.d2h_bandwidth : result.d2d_bandwidth) = bw;
+      double* out[] = {&result.h2d_bandwidth, &result.d2h_bandwidth, &result.d2d_bandwidth, &result.p2p_bandwidth};
+      *out[phase] = bw;
       ++phase;
       iter = 0;
       t0 = rt.now();
-      if (phase == 3) {
+      if (phase == (cfg.peer_gpu >= 0 ? 4 : 3)) {
         release();
         auto d = std::move(done);
         d(result);
         return;
       }
     }
+    auto self = shared_from_this();
     Work w = phase == 0   ? Work::memcpy(gpu, host, cfg.bytes)
              : phase == 1 ? Work::memcpy(host, gpu, cfg.bytes)
-                          : Work::memcpy(gpu2, gpu, cfg.bytes);
-    auto self = shared_from_this();
+             : phase == 2 ? Work::memcpy(gpu2, gpu, cfg.bytes)
+                          : Work::memcpy(peer, gpu, cfg.bytes);
+    // p2pBandwidthLatencyTest queues its copies on one stream (cudaMemcpyPeerAsync in a loop) and waits once: after
+    // the first, a copy's launch is hidden behind the one before it, unlike bandwidthTest's synchronous loop.
+    w.queued = phase == 3 && iter > 0;
     rt.execute(w, [self](Status st) {
       if (!st.ok()) return self->fail(st.error());
       ++self->iter;

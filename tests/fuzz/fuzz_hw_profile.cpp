@@ -1,5 +1,5 @@
-// libFuzzer target: hardware profiles of every kind (nic, pcie, cpu, gpu, socket_link, switch, registration, tcp,
-// host, cluster) through Catalog::check_text, the loaders' parsers on text. Profiles the input names resolve in
+// libFuzzer target: hardware profiles of every kind (nic, pcie, cpu, gpu, socket_link, nvlink, switch, registration,
+// tcp, host, cluster) through Catalog::check_text, the loaders' parsers on text. Profiles the input names resolve in
 // the shipped catalog (models/hw); the input stands at models/hw/cluster/ so that a cluster's relative "network"
 // path reaches models/hw/network/.
 #include "models/catalog.hpp"

@@ -401,3 +401,57 @@ TEST_CASE("A profile's references are looked for beside its file first, an unkno
   CHECK(r.error().detail.find((own.dir / "lab").string()) != std::string::npos);
   CHECK(r.error().detail.find(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw") != std::string::npos);
 }
+
+TEST_CASE("PCIe switches and NVLink: a host's devices behind its switches, refused when the switch does not fit",
+          "[quick]")
+{
+  Catalog cat(std::string(TENSORPATH_SOURCE_DIR) + "/models/hw");
+  auto h = cat.host("hgx-h100-8gpu");
+  REQUIRE(h.ok());
+  REQUIRE(h->nvlink);
+  CHECK(h->nvlink->links == 18);
+  CHECK(h->nvlink->goodput() == Approx(h->nvlink->bandwidth() * h->nvlink->payload_efficiency));
+  CHECK(h->gpus.size() == 8);
+  CHECK(h->nics.size() == 8);
+  for (int k = 0; k < 8; ++k) {
+    INFO("GPU " << k);
+    CHECK(h->same_pcie_switch(k, k)); // one GPU and its NIC per switch, as DGX H100
+    CHECK_FALSE(h->same_pcie_switch(k, (k + 1) % 8));
+  }
+  CHECK_FALSE(cat.host("broadwell-p100")->nvlink); // the older hosts: no NVLink, no switches
+  CHECK(cat.host("broadwell-p100")->pcie_switches.empty());
+
+  ScratchCatalog s("pcieswitch");
+  const std::string head =
+      R"({"kind": "host", "sockets": [{"cpu": "xeon-e5-2603-v4", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}},
+                                     {"cpu": "xeon-e5-2603-v4", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
+        "socket_link": "qpi-broadwell", "registration": "mlx-reg-mr", "tcp": "tcp-ethernet",
+        "pcie_switches": [{"socket": 0, "uplink": "gen3-x16", "latency": {"value": 150, "unit": "ns", "source": "x y z"}}],)";
+  s.write("host", "othersocket",
+          head + R"("nics": [{"model": "connectx3-40gbe-roce", "socket": 1, "pcie_switch": 0}]})");
+  s.write("host", "noswitch", head + R"("nics": [{"model": "connectx3-40gbe-roce", "socket": 0, "pcie_switch": 1}]})");
+  s.write(
+      "host", "nolatency",
+      R"({"kind": "host", "sockets": [{"cpu": "xeon-e5-2603-v4", "memory": {"value": 1, "unit": "GiB", "source": "x y z"}}],
+              "registration": "mlx-reg-mr", "tcp": "tcp-ethernet", "pcie_switches": [{"socket": 0, "uplink": "gen3-x16"}],
+              "nics": [{"model": "connectx3-40gbe-roce", "socket": 0}]})");
+  s.write("nvlink", "slow",
+          R"({"kind": "nvlink", "links": {"value": 4, "unit": "count", "source": "x y z"},
+              "link_bandwidth": {"value": 25, "unit": "GB/s", "source": "x y z"},
+              "payload_efficiency": {"value": 0, "unit": "fraction", "source": "x y z"},
+              "latency": {"value": 1, "unit": "us", "source": "x y z"}})");
+  Catalog scratch(s.root.string());
+  auto other = scratch.host("othersocket");
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().field == "nics[0].pcie_switch");
+  CHECK(other.error().expected.find("under the device's socket 1") != std::string::npos);
+  auto none = scratch.host("noswitch");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().field == "nics[0].pcie_switch");
+  auto nolat = scratch.host("nolatency");
+  REQUIRE_FALSE(nolat.ok());
+  CHECK(nolat.error().field == "pcie_switches[0].latency");
+  auto slow = scratch.nvlink("slow");
+  REQUIRE_FALSE(slow.ok());
+  CHECK(slow.error().field == "payload_efficiency");
+}

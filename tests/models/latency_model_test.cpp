@@ -85,3 +85,39 @@ TEST_CASE("RC costs: ACK, READ request, goodput and the headers the goodput does
   // A 10-byte message pays a whole packet's header, of which the goodput charged 10 x 94 / 1024 bytes.
   CHECK(extra_header_time(n, 10, false, false) == Approx((94 - 10.0 * 94 / 1024) / 5e9));
 }
+
+TEST_CASE("Behind a PCIe switch: a GPU and its NIC meet in the switch, the uplink adds to the rest, NVLink for peers",
+          "[quick]")
+{
+  HostProfile h;
+  h.sockets.resize(1);
+  h.sockets[0].cpu.dma_read_latency = 500e-9;
+  h.sockets[0].cpu.posted_write_latency = 250e-9;
+  h.sockets[0].cpu.mmio_write_latency = 250e-9;
+  PcieSwitchSpec sw;
+  sw.latency = 150e-9;
+  sw.uplink.link_latency = 20e-9;
+  h.pcie_switches = {sw, sw};
+  GpuSpec g;
+  g.pcie.link_latency = 10e-9;
+  g.pcie_switch = 0;
+  h.gpus = {g, g};
+  h.gpus[1].pcie_switch = 1;
+  NicSpec n;
+  n.pcie.link_latency = 30e-9;
+  n.pcie_switch = 0;
+  h.nics = {n};
+  // GPU 0 shares NIC 0's switch: its links and the switch, both ways, no root complex.
+  CHECK(dma_read_latency(h, 0, Location::gpu(0)) == Approx(2 * (30e-9 + 150e-9 + 10e-9)));
+  CHECK(dma_write_latency(h, 0, Location::gpu(0)) == Approx(30e-9 + 150e-9 + 10e-9));
+  // GPU 1 behind the other switch: up NIC 0's switch to the root complex, down GPU 1's.
+  CHECK(dma_read_latency(h, 0, Location::gpu(1)) == Approx(500e-9 + 2 * 30e-9 + 2 * 170e-9 + 2 * (10e-9 + 170e-9)));
+  CHECK(dma_read_latency(h, 0, Location::host(0)) == Approx(500e-9 + 2 * 30e-9 + 2 * 170e-9));
+  CHECK(doorbell_latency(h, 0, 0) == Approx(250e-9 + 30e-9 + 170e-9));
+  CHECK(local_copy_latency(h, Location::host(0), Location::gpu(1)) == Approx(500e-9 + 2 * 170e-9));
+  // GPU to GPU: through the root complex over PCIe, or one NVLink round trip when the host has NVLink.
+  CHECK(local_copy_latency(h, Location::gpu(0), Location::gpu(1)) == Approx(500e-9 + 2 * 170e-9));
+  h.nvlink = NvlinkProfile{};
+  h.nvlink->latency = 700e-9;
+  CHECK(local_copy_latency(h, Location::gpu(0), Location::gpu(1)) == Approx(2 * 700e-9));
+}

@@ -1,4 +1,5 @@
 // perftest and the copy benchmark on the simulator: complete runs with plausible numbers and bounds.
+#include "models/catalog.hpp"
 #include "sim/microbench_jobs.hpp"
 #include "test_cluster.hpp"
 
@@ -79,4 +80,47 @@ TEST_CASE("perftest buffer placement follows the flags or explains why it cannot
   CHECK_FALSE(sim::perftest_buffer_location(one, 0, true, false).ok());
   CHECK_FALSE(sim::perftest_buffer_location(one, 0, false, true).ok());
   CHECK_FALSE(sim::perftest_buffer_location(h, 3, false, false).ok());
+}
+
+TEST_CASE("A peer copy between GPUs runs at NVLink's data rate on an HGX H100", "[quick]")
+{
+  models::Catalog cat;
+  auto host = cat.host("hgx-h100-8gpu");
+  REQUIRE(host.ok());
+  sim::CopyJob j;
+  j.config.gpu = 0;
+  j.config.peer_gpu = 5; // across the sockets: NVLink does not care
+  j.config.bytes = 160'000'000;
+  auto r = sim::run_copy_jobs(models::make_cluster(*host, 1, {"sw", 0}, "node"), {j});
+  REQUIRE(r.ok());
+  const double nvlink = host->nvlink->goodput();
+  CHECK(r.value()[0].p2p_bandwidth <= nvlink);
+  CHECK(r.value()[0].p2p_bandwidth >= 0.99 * nvlink); // the copies are in flight together: no gap between them
+  // Host to GPU goes through the GPU's PCIe switch and its Gen5 uplink: never above PCIe's read completion rate.
+  const auto& uplink = host->pcie_switches[0].uplink;
+  CHECK(r.value()[0].h2d_bandwidth <= uplink.read_completion_bandwidth(host->sockets[0].cpu.read_completion_size));
+  CHECK(r.value()[0].h2d_bandwidth < 0.2 * r.value()[0].p2p_bandwidth);
+}
+
+TEST_CASE("Without NVLink a peer copy across the sockets is staged through host memory over the socket link", "[quick]")
+{
+  sim::CopyJob j;
+  j.config.gpu = 0;
+  j.config.peer_gpu = 1; // test_host: GPU 0 on socket 0, GPU 1 on socket 1
+  j.config.bytes = 32 << 20;
+  const auto host = test::test_host();
+  auto r = sim::run_copy_jobs(test::test_cluster(1), {j});
+  REQUIRE(r.ok());
+  CHECK(r.value()[0].p2p_bandwidth > 0);
+  CHECK(r.value()[0].p2p_bandwidth <= host.socket_link.bandwidth * 1.0001);
+}
+
+TEST_CASE("A peer copy to the same GPU is refused, naming peer_gpu", "[quick]")
+{
+  sim::CopyJob j;
+  j.config.gpu = 1;
+  j.config.peer_gpu = 1;
+  auto bad = sim::run_copy_jobs(test::test_cluster(1), {j});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "peer_gpu");
 }

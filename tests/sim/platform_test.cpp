@@ -1,4 +1,5 @@
 // Platform construction: which links a route crosses, and the latency sums.
+#include "models/catalog.hpp"
 #include "sim/platform.hpp"
 #include "sim/simulation.hpp"
 #include "test_cluster.hpp"
@@ -71,4 +72,34 @@ TEST_CASE("A second simulation in the same process is refused with an explanatio
   CHECK_FALSE(s.value()->add_process("node7").ok());
   CHECK(s.value()->add_process("node0", "p").ok());
   CHECK_FALSE(s.value()->add_process("node0", "p").ok()); // duplicate name
+}
+
+TEST_CASE("An HGX H100 node: GPU peers over NVLink, a GPU and its NIC inside their PCIe switch", "[quick]")
+{
+  models::Catalog cat;
+  auto host = cat.host("hgx-h100-8gpu");
+  REQUIRE(host.ok());
+  auto s = sim::Simulation::create(models::make_cluster(*host, 2, {"test-switch", 100e-9}, "node")).value();
+  const sim::Platform& pf = s->platform();
+  // GPU to GPU: the NVLink links only, no PCIe, no socket link (GPU 0 and 5 are on different sockets).
+  auto p2p = sim::Platform::route_links(pf.gpu_host(0, 0), pf.gpu_host(0, 5));
+  CHECK(p2p == std::vector<std::string>{"node0.gpu0.nvlink.tx", "node0.gpu5.nvlink.rx"});
+  // GPUDirect read of GPU 0 by its own NIC 0: the two devices' links, no switch uplink, no root-complex peer limit.
+  auto own = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::gpu(0), false),
+                                        pf.nic_endpoint(1, 0, Location::host(0), true));
+  CHECK(crosses(own, "node0.gpu0.pcie.up"));
+  CHECK(crosses(own, "node0.nic0.pcie.down"));
+  CHECK_FALSE(crosses(own, "node0.gpu0.p2p_read"));
+  CHECK_FALSE(crosses(own, "node0.pcie_switch0.up"));
+  // ... and at the far end, the write into host memory leaves NIC 0's switch through its uplink.
+  CHECK(crosses(own, "node1.pcie_switch0.up"));
+  // GPU 1 read by NIC 0: up through GPU 1's switch, the root complex's peer limit, down NIC 0's switch.
+  auto other = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::gpu(1), false),
+                                          pf.nic_endpoint(1, 0, Location::host(0), true));
+  CHECK(crosses(other, "node0.pcie_switch1.up"));
+  CHECK(crosses(other, "node0.gpu1.p2p_read"));
+  CHECK(crosses(other, "node0.pcie_switch0.down"));
+  // Host memory to GPU 2 (socket 0): the switch's downlink, then the GPU's own link.
+  auto h2d = sim::Platform::route_links(pf.cpu_host(0, 0), pf.gpu_host(0, 2));
+  CHECK(h2d == std::vector<std::string>{"node0.pcie_switch2.down", "node0.gpu2.pcie.down"});
 }
