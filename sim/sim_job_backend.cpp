@@ -32,12 +32,13 @@ Result<jobs::JobProcess*> SimJobBackend::add_process_on(const std::string& machi
   return procs_.back().get();
 }
 
-void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host, std::optional<int> cpu_numa_node)
+void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host, std::optional<int> cpu_numa_node,
+                        int nic)
 {
-  spec.memory.nic_socket = host.nics.empty() ? 0 : host.nics[0].socket;
+  spec.memory.nic_socket = host.nics.empty() ? 0 : host.nics[size_t(nic)].socket;
   if (spec.memory.gpudirect_gpus.empty() && !host.nics.empty())
     for (size_t g = 0; g < host.gpus.size(); ++g)
-      if (host.gpus[g].socket == host.nics[0].socket) spec.memory.gpudirect_gpus.push_back(int(g));
+      if (host.gpus[g].socket == spec.memory.nic_socket) spec.memory.gpudirect_gpus.push_back(int(g));
   spec.cpu_numa_node = cpu_numa_node.value_or(spec.memory.nic_socket);
   spec.library_call_seconds = host.sockets.at(size_t(spec.cpu_numa_node)).cpu.mpi_call_overhead;
 }
@@ -52,8 +53,10 @@ Result<std::unique_ptr<transports::TaskRuntime>> SimJobBackend::create_task(jobs
     return Error::at(host.file, "gpus", "a GPU " + std::to_string(data->index) + " on " + host.name, "none");
   if (data && data->is_host() && data->index >= int(host.sockets.size()))
     return Error::at(host.file, "sockets", "NUMA node " + std::to_string(data->index) + " on " + host.name, "none");
-  complete_task_spec(spec, host, data && data->is_host() ? std::optional<int>(data->index) : std::nullopt);
-  return transports::TaskRuntime::create(spec, p.name, *p.runtime, p.device(0), *p.streams, cluster);
+  // A task whose tensors live on a GPU talks through the NIC nearest that GPU (one rail per GPU on an HGX node).
+  const int nic = data && data->is_gpu() && !host.nics.empty() ? host.nic_for_gpu(data->index) : 0;
+  complete_task_spec(spec, host, data && data->is_host() ? std::optional<int>(data->index) : std::nullopt, nic);
+  return transports::TaskRuntime::create(spec, p.name, *p.runtime, p.device(nic), *p.streams, cluster);
 }
 
 Result<Location> SimJobBackend::nic_buffer_location(const jobs::JobProcess& p, int nic, bool cross_socket,

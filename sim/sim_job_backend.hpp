@@ -15,11 +15,12 @@
 
 namespace tp::sim {
 
-/// What a task's spec takes from its host, alike for every job the simulator runs: the NIC's socket, the
-/// GPUDirect-capable GPUs (those on the NIC's socket) when none are given, the CPU NUMA node (`cpu_numa_node`, a
-/// socket of `host` the caller has checked, else the NIC's socket) and the MPI call cost of that socket's CPU.
+/// What a task's spec takes from its host, alike for every job the simulator runs: the socket of the task's NIC
+/// (`nic`, an index the caller has checked), the GPUDirect-capable GPUs (those on that NIC's socket) when none are
+/// given, the CPU NUMA node (`cpu_numa_node`, a socket of `host` the caller has checked, else the NIC's socket) and
+/// the MPI call cost of that socket's CPU.
 void complete_task_spec(transports::TaskSpec& spec, const models::HostProfile& host,
-                        std::optional<int> cpu_numa_node = std::nullopt);
+                        std::optional<int> cpu_numa_node = std::nullopt, int nic = 0);
 
 class SimJobBackend final : public jobs::JobBackend {
 public:

@@ -300,6 +300,11 @@ jobs::TrainingDriverJob driver_job(const TrainingJob& job, const Placement& p, A
   dj.options = job.options;
   for (const auto& [task, h] : p.task_host)
     dj.task_host[task] = size_t(h);
+  // A worker's tensors live on its (first) GPU: it talks through the NIC nearest it, one rail per GPU on a node with
+  // a NIC per GPU (on a host with one NIC, that NIC).
+  for (int w = 0; w < job.layout.workers; ++w)
+    if (!p.layout.gpu_of[size_t(w)].empty())
+      dj.task_data[training::worker_task(w)] = Location::gpu(p.layout.gpu_of[size_t(w)][0]);
   dj.steps = job.steps;
   dj.warmup = job.warmup;
   dj.task_options.executor.cpu_threads = job.cpu_threads;

@@ -60,7 +60,7 @@ public:
   /// A TaskRuntime for `spec` on `p`, created on p's event loop. The backend completes what depends on p's host:
   /// the NIC's socket, the GPUDirect-capable GPUs when spec.memory.gpudirect_gpus is empty, and the task's CPU
   /// NUMA node; `data`: where the task's tensors live, checked against the host and taken as its NUMA node when
-  /// on a host socket (the simulator).
+  /// on a host socket, or, on a GPU, choosing the NIC nearest that GPU (the simulator).
   virtual Result<std::unique_ptr<transports::TaskRuntime>> create_task(JobProcess& p, transports::TaskSpec spec,
                                                                        const transports::ClusterSpec& cluster,
                                                                        std::optional<Location> data) = 0;

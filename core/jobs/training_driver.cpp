@@ -109,7 +109,9 @@ Status create_tasks(JobBackend& backend, const training::StepGraph& graph, const
     ts.transport = job.transport;
     ts.memory.kind = job.strategy;
     ts.options = job.options;
-    auto rt = backend.create_task(p, ts, spec, std::nullopt);
+    const auto data = job.task_data.find(task);
+    auto rt = backend.create_task(p, ts, spec,
+                                  data == job.task_data.end() ? std::nullopt : std::optional<Location>(data->second));
     if (!rt.ok()) return rt.error();
     set.procs.push_back(&p);
     set.tasks.emplace_back();

@@ -32,6 +32,9 @@ struct TrainingDriverJob {
   transports::TransportOptions options;
   /// Every task of the step graph and the backend host it runs on; the processes are created in this (name) order.
   std::map<std::string, size_t> task_host;
+  /// Where a task's tensors live, when the backend should know (JobBackend::create_task's `data`: on a GPU, the
+  /// simulator gives the task the NIC nearest it); a task not named: the backend's default.
+  std::map<std::string, Location> task_data;
   int steps = 3; ///< total steps, the first `warmup` not counted
   int warmup = 1;
   TrainingTaskOptions task_options; ///< executor threads, collective engine, an analytical ring runner

@@ -2,6 +2,8 @@
 // profile, run_until()'s outcomes on simulated time, stop() ending the job, and the training driver's cases.
 #include "sim/sim_job_backend.hpp"
 
+#include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
 #include "tests/jobs/training_driver_cases.hpp"
 #include "tests/sim/test_cluster.hpp"
 
@@ -97,3 +99,31 @@ void sim_driver_case(test::DriverCase c)
 } // namespace
 
 TP_TRAINING_DRIVER_TEST_CASES("simulator", sim_driver_case)
+
+TEST_CASE("sim job backend: a task whose tensors live on a GPU talks through the NIC nearest it (one rail per GPU)")
+{
+  models::Catalog cat;
+  auto host = cat.host("hgx-h100-8gpu");
+  REQUIRE(host.ok());
+  for (int g = 0; g < 8; ++g)
+    CHECK(host->nic_for_gpu(g) == g); // DGX H100: each GPU behind its own NIC's switch
+  auto a100 = cat.host("dgx-a100-8gpu");
+  REQUIRE(a100.ok());
+  CHECK(a100->nic_for_gpu(1) == 0); // two GPUs and two NICs per switch: the first NIC of the GPU's switch
+  CHECK(a100->nic_for_gpu(7) == 6);
+  const auto cluster = models::make_cluster(*host, 1, {"sw", 0}, "node");
+  auto sim = Simulation::create(cluster).value();
+  SimJobBackend backend(*sim, cluster);
+  auto p = backend.add_process(0, "p").value();
+  REQUIRE(p->devices.size() == 8);
+  transports::register_builtin_transports();
+  transports::TaskSpec spec;
+  spec.task = "/job:worker/replica:0/task:0";
+  spec.transport = "verbs_v1";
+  const transports::ClusterSpec cs{{spec.task, "p"}};
+  auto on_gpu5 = backend.create_task(*p, spec, cs, Location::gpu(5));
+  REQUIRE(on_gpu5.ok());
+  CHECK(on_gpu5.value()->spec().memory.nic_socket == 1); // NIC 5, on socket 1
+  CHECK(on_gpu5.value()->spec().cpu_numa_node == 1);
+  CHECK(on_gpu5.value()->spec().memory.gpudirect_gpus == std::vector<int>{4, 5, 6, 7});
+}
