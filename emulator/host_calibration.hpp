@@ -28,6 +28,7 @@ struct SoftHostCalibration {
   double memcpy_dram_bandwidth = 0; ///< working set far beyond it
   double memcpy_call_overhead = 0;  ///< seconds for a 64-byte copy
   double write_latency = 0;         ///< 8-byte RDMA WRITE on the software device, post to completion (median)
+  double write_latency_repeat = 0;  ///< the same, measured a second time (stability check)
   double handoff = 0;               ///< one thread waking another: half of write_latency, seconds
   double work_round_trip = 0;       ///< an empty work item: loop -> worker -> loop, seconds
   double serialize_bandwidth = 0;   ///< the emulator's serialization pass, bytes/s
@@ -38,8 +39,16 @@ struct SoftHostCalibration {
   double seconds_spent = 0;    ///< how long the calibration took
 };
 
-/// Measure this host. `quick` uses fewer repetitions (tests); the full run takes a few seconds.
+/// Measure this host. `quick` uses fewer repetitions (tests); the full run takes a few seconds. A measurement
+/// that breaks an invariant (check_calibration) is taken again, up to three times; a calibration that still breaks
+/// one is an Error naming it, never a profile.
 Result<SoftHostCalibration> calibrate_soft_host(bool quick = false);
+
+/// What a calibration must satisfy before a simulation may use it: every rate and latency positive and finite;
+/// memcpy within the last-level cache at least as fast as from DRAM (a cache that measures slower than memory is
+/// noise from other work on the machine, not a property of it); the device latency stable across two measurements
+/// (`write_latency_repeat`, within a factor of 2). The error names the figure, its value and what to do.
+Status check_calibration(const SoftHostCalibration& c);
 
 /// The host profile a simulation uses to predict the emulator on this host: one socket whose CPU has the measured
 /// memcpy and hand-off costs, a "NIC" that moves bytes at memcpy speed with hand-off latencies (the wire thread),

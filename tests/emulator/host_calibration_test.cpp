@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace tp;
 
 TEST_CASE("calibrating the software device measures memcpy, hand-offs, serialization and the stream")
@@ -68,4 +70,39 @@ TEST_CASE("the calibrated profile is a memcpy-speed device with the measured lat
   CHECK(h.tcp.stream_bandwidth_cap() == 4e9);
   CHECK(h.registration.register_time(4096) + h.registration.deregister_time(4096) == Approx(1e-7));
   CHECK(cl.network_switch.latency == 0);
+}
+
+TEST_CASE("a calibration that breaks an invariant is refused with the figure named")
+{
+  emu::SoftHostCalibration c;
+  c.memcpy_l2_bandwidth = 40e9;
+  c.memcpy_llc_bandwidth = 20e9;
+  c.memcpy_dram_bandwidth = 8e9;
+  c.memcpy_call_overhead = 20e-9;
+  c.write_latency = 4e-6;
+  c.write_latency_repeat = 5e-6;
+  c.work_round_trip = 8e-6;
+  c.serialize_bandwidth = 5e9;
+  c.register_fixed = 2e-6;
+  c.stream_latency = 6e-6;
+  c.stream_bandwidth = 3e9;
+  REQUIRE(emu::check_calibration(c).ok());
+  auto slow_llc = c;
+  slow_llc.memcpy_llc_bandwidth = 6e9; // the symptom of a busy machine: the cache "slower" than DRAM
+  auto st = emu::check_calibration(slow_llc);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().field == "memcpy_llc_bandwidth");
+  CHECK(st.error().message().find("quiet machine") != std::string::npos);
+  auto unstable = c;
+  unstable.write_latency_repeat = 11e-6; // 4 us, then 11 us
+  st = emu::check_calibration(unstable);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().field == "write_latency");
+  for (double bad : {0.0, -1e-6, std::nan("")}) {
+    auto b = c;
+    b.stream_latency = bad;
+    st = emu::check_calibration(b);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().field == "stream_latency");
+  }
 }
