@@ -45,8 +45,9 @@ struct SoftHostCalibration {
 Result<SoftHostCalibration> calibrate_soft_host(bool quick = false);
 
 /// What a calibration must satisfy before a simulation may use it: every rate and latency positive and finite;
-/// memcpy within the last-level cache at least as fast as from DRAM (a cache that measures slower than memory is
-/// noise from other work on the machine, not a property of it); the device latency stable across two measurements
+/// memcpy within the last-level cache at least as fast as from DRAM, within 10 % (a cache that measures slower than
+/// memory is noise from other work on the machine, not a property of it); the device latency stable across two
+/// measurements
 /// (`write_latency_repeat`, within a factor of 2). The error names the figure, its value and what to do.
 Status check_calibration(const SoftHostCalibration& c);
 
