@@ -66,6 +66,11 @@ bool Reactor::cancel_activity(uint64_t id)
   return true;
 }
 
+Reactor::~Reactor()
+{
+  drop_everything();
+}
+
 void Reactor::drop_everything()
 {
   // Move everything out first: destroying a callback may release an object whose destructor cancels its own

@@ -22,6 +22,13 @@ class Reactor {
 public:
   using Task = std::function<void()>;
 
+  Reactor() = default;
+  /// Cancels the activities still watched (work a job left in flight when it ended: a failed step, a transport's
+  /// shutdown messages after the last run), so that SimGrid does not report each as a comm freed unfinished.
+  ~Reactor();
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+
   double now() const;
   void post(Task t) { ready_.push_back(std::move(t)); }
   /// Run `t` at absolute time `when` (clamped to now). Returns an id for cancel_timer().
