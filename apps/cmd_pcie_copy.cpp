@@ -44,6 +44,9 @@ int run_pcie_copy(const frontend::ParsedArgs& a)
       jobs.push_back(j);
     }
   }
+  if (jobs.empty()) // --peer L on a host whose only GPU (or the --gpu asked for) is L
+    return report_error(Error::at(host.file, "gpus", "a GPU other than --peer " + std::to_string(peer.value()),
+                                  std::to_string(host.gpus.size()) + " GPU(s)"));
   auto r = sim::run_copy_jobs(cluster.value(), jobs);
   if (!r.ok()) return report_error(r.error());
   const bool csv = a.has("csv");

@@ -36,6 +36,15 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
                 p->name.c_str(), p->lanes, p->transfer_rate * 1e-9, p->raw_bandwidth() * 1e-9,
                 p->tlp_bandwidth() * 1e-9, p->posted_write_bandwidth() * 1e-9, p->read_completion_bandwidth(64) * 1e-9,
                 p->read_completion_bandwidth(128) * 1e-9);
+  } else if (kind == "nvlink") {
+    auto v = cat.nvlink(name);
+    if (!v.ok()) {
+      return report_error(v.error());
+    }
+    std::printf("%s: %d links x %.1f GB/s per direction = %.1f GB/s line rate per GPU and direction,\n"
+                "  %.1f GB/s of data (payload efficiency %.3f), %.2f us one way through the switch\n",
+                v->name.c_str(), v->links, v->link_bandwidth * 1e-9, v->bandwidth() * 1e-9, v->goodput() * 1e-9,
+                v->payload_efficiency, v->latency * 1e6);
   } else if (kind == "host") {
     auto h = cat.host(name);
     if (!h.ok()) {
@@ -73,7 +82,6 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
       if (kind == "cpu") keep(cat.cpu(name));
       if (kind == "gpu") keep(cat.gpu(name));
       if (kind == "socket_link") keep(cat.socket_link(name));
-      if (kind == "nvlink") keep(cat.nvlink(name));
       if (kind == "switch") keep(cat.network_switch(name));
       if (kind == "registration") keep(cat.registration(name));
       if (kind == "tcp") keep(cat.tcp(name));

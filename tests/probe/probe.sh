@@ -134,6 +134,10 @@ echo "== exit codes"
 check "emulate without an RDMA device is a skip" 77 +"skipped: no device" -- "$tp" emulate --device ibv --size 4K
 check "profiles of an unknown kind" 2 +"nosuchkind" -- "$tp" profiles nosuchkind
 check "profiles: an unknown name" 2 +"nosuch" -- "$tp" profiles nic nosuch
+check "profiles: an unknown nvlink" 2 +"nvlink4-nvswitch" -- "$tp" profiles nvlink nvlink9
+check "pcie-copy --peer: the host's only GPU" 2 +"a GPU other than --peer 0" -- "$tp" pcie-copy --peer 0
+check "pcie-copy --peer: the same GPU as --gpu" 2 +"other than --gpu" -- "$tp" pcie-copy --hw hgx-h100-8gpu --gpu 2 --peer 2
+check "pcie-copy --peer: no such GPU" 2 +"-1..7" -- "$tp" pcie-copy --hw hgx-h100-8gpu --peer 8
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
 
