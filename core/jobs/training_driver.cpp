@@ -263,7 +263,9 @@ TrainingFailure describe_failure(JobBackend& backend, const TrainingDriverJob& j
   if (run.failure) {
     f.at = run.failed_at;
     f.task = set.tasks[run.failed_task].runtime->spec().task;
-    const auto fo = blamed_op(set.tasks, run.failed_task, run.fatal);
+    std::vector<OpSnapshot> ops(set.tasks.size());
+    set.on_each([&](size_t k) { ops[k] = op_snapshot(set.tasks[k]); });
+    const auto fo = blamed_op(ops, run.failed_task, run.fatal);
     f.op_kind = fo.kind;
     f.op = fo.op;
     f.transfer = fo.key;
@@ -286,15 +288,15 @@ void add_breakdown(TrainingDriverResult& out, const training::StepGraph& graph, 
   std::vector<training::OpTiming> timings;
   std::vector<transports::TransferRecord> records;
   double busy = 0;
-  for (auto& t : set.tasks) {
+  set.on_each([&](size_t k) { // each task's executor and log read on its own loop
+    const auto& t = set.tasks[k];
     auto ti = t.executor->timings();
     timings.insert(timings.end(), ti.begin(), ti.end());
     for (const auto& e : t.executor->events())
       if (e.kind == training::OpKind::FORWARD || e.kind == training::OpKind::BACKWARD) busy += e.end - e.start;
-  }
-  for (auto& t : set.tasks)
     for (const auto& r : t.runtime->log().records())
       records.push_back(r);
+  });
   const auto cp = training::critical_path(graph, timings, records, t0, t1, hooks.retry_windows(t0, t1));
   auto& o = out.breakdown;
   o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
@@ -306,18 +308,19 @@ void add_breakdown(TrainingDriverResult& out, const training::StepGraph& graph, 
 /// The last step's op events and transfer records, relative to its start (for a trace).
 void keep_events(TrainingDriverResult& out, TaskSet& set, double t0)
 {
-  for (auto& t : set.tasks)
+  set.on_each([&](size_t k) { // each task's executor and log read on its own loop
+    const auto& t = set.tasks[k];
     for (auto e : t.executor->events()) {
       e.start -= t0;
       e.end -= t0;
       out.events.push_back(e);
     }
-  for (auto& t : set.tasks)
     for (auto r : t.runtime->log().records()) {
       r.t_start -= t0;
       r.t_end -= t0;
       out.records.add(r);
     }
+  });
   out.last_step_start = t0;
   out.events_kept = true;
 }
@@ -400,10 +403,11 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
                       &o.retry, &o.gpu_busy})
       *v /= times.measured;
   }
-  if (!set.tasks.empty() && set.tasks[0].engine) {
-    out.negotiation_rounds = set.tasks[0].engine->stats().rounds;
-    out.collectives_run = set.tasks[0].engine->stats().collectives;
-  }
+  if (!set.tasks.empty() && set.tasks[0].engine)
+    backend.on(*set.procs[0], [&] {
+      out.negotiation_rounds = set.tasks[0].engine->stats().rounds;
+      out.collectives_run = set.tasks[0].engine->stats().collectives;
+    });
   set.finish(!out.failure);
   return out;
 }

@@ -141,18 +141,20 @@ bool StepTimes::add(int index, double step_seconds)
   return true;
 }
 
-training::FailedOp blamed_op(const std::vector<TrainingTask>& tasks, size_t failed_task, bool fatal)
+OpSnapshot op_snapshot(const TrainingTask& task)
 {
-  const auto& failed = *tasks[failed_task].executor;
-  auto fo = failed.failed_op();
-  if (fatal || !fo.kind) {
-    const auto waiting = failed.waiting_ops();
-    if (!waiting.empty()) fo = waiting.front();
-  }
+  return {task.runtime->spec().task, task.executor->failed_op(), task.executor->waiting_ops()};
+}
+
+training::FailedOp blamed_op(const std::vector<OpSnapshot>& tasks, size_t failed_task, bool fatal)
+{
+  const auto& failed = tasks[failed_task];
+  auto fo = failed.failed;
+  if ((fatal || !fo.kind) && !failed.waiting.empty()) fo = failed.waiting.front();
   if (!fo.kind) {
-    const std::string& me = tasks[failed_task].runtime->spec().task;
+    const std::string& me = failed.task;
     for (const auto& t : tasks)
-      for (const auto& w : t.executor->waiting_ops())
+      for (const auto& w : t.waiting)
         if (w.key.find(me + "/") != std::string::npos && (!fo.kind || w.started < fo.started)) fo = w;
   }
   return fo;

@@ -83,9 +83,18 @@ struct StepTimes {
   double mean() const { return measured > 0 ? total_measured / measured : 0; }
 };
 
+/// What a failed step's report needs of one task's executor, copied on the task's own event loop (the driver reads
+/// it from its thread).
+struct OpSnapshot {
+  std::string task;
+  training::FailedOp failed;               ///< TaskExecutor::failed_op()
+  std::vector<training::FailedOp> waiting; ///< TaskExecutor::waiting_ops()
+};
+OpSnapshot op_snapshot(const TrainingTask& task);
+
 /// After a failed step, the op the report names: the op that failed in `failed_task` or, for a fatal error (which
 /// names a channel, not a transfer) or none, the transfer it was waiting for; when it waited for none (a producer:
 /// a Send is passive), the earliest transfer another task was waiting for from it.
-training::FailedOp blamed_op(const std::vector<TrainingTask>& tasks, size_t failed_task, bool fatal);
+training::FailedOp blamed_op(const std::vector<OpSnapshot>& tasks, size_t failed_task, bool fatal);
 
 } // namespace tp::jobs
