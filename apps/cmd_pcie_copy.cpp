@@ -90,9 +90,8 @@ Command pcie_copy_command()
       {"hw", 0, true, "HOST", "host (or cluster) profile with GPUs (default broadwell-p100)"},
       {"gpu", 0, true, "K", "only this GPU (default: every GPU)"},
       {"peer", 0, true, "L",
-       "also copy each GPU to GPU L, as p2pBandwidthLatencyTest (copies queued on one stream): NVLink where the host "
-       "has "
-       "it, else PCIe"},
+       "also copy each GPU to GPU L, as p2pBandwidthLatencyTest (copies queued on one stream): NVLink where the "
+       "host has it, else PCIe"},
       {"size", 's', true, "N", "bytes per copy (default 32M, as bandwidthTest)"},
       {"iters", 'n', true, "N", "copies per direction (default 10)"},
       {"pageable", 0, false, "", "pageable host memory (staged through a pinned buffer) instead of pinned"},

@@ -113,6 +113,16 @@ private:
   std::optional<Error> first_;
 };
 
+/// A task's runtime on its process.
+struct ProcessTask {
+  JobProcess* proc = nullptr;
+  transports::TaskRuntime* runtime = nullptr;
+};
+/// Starts every task's transport (on its process's loop, in order) and runs until all have reported. Errors: the
+/// first failure; a transport that did not start within `timeout` (backend seconds) or before nothing was left to
+/// happen. JobTasks::start and the training driver both start their tasks this way.
+Status start_transports(JobBackend& backend, const std::vector<ProcessTask>& tasks, double timeout);
+
 /// The TaskRuntimes of a job, one per process, with what every driver does to them. A failure the original treats
 /// as fatal (TF verbs' CHECK on an error completion, MPI_ERRORS_ARE_FATAL) is kept in failure() and stops the
 /// backend: the process aborts and the job with it. Tasks are destroyed on their processes' loops.

@@ -47,26 +47,34 @@ Result<size_t> JobTasks::add(JobProcess& p, const transports::TaskSpec& spec, co
   return tasks_.size() - 1;
 }
 
-Status JobTasks::start(double timeout)
+Status start_transports(JobBackend& backend, const std::vector<ProcessTask>& tasks, double timeout)
 {
+  auto failure = std::make_shared<JobFailure>();
   auto started = std::make_shared<std::atomic<size_t>>(0);
-  auto failure = failure_;
-  for (auto& e : tasks_)
-    backend_.post(*e.proc, [&e, started, failure] {
-      e.rt->transport().start([started, failure](Status st) {
+  for (const auto& t : tasks)
+    backend.post(*t.proc, [rt = t.runtime, started, failure] {
+      rt->transport().start([started, failure](Status st) {
         if (!st.ok()) failure->set(st.error());
         ++*started;
       });
     });
-  const size_t n = tasks_.size();
-  const RunOutcome o = backend_.run_until([&] { return *started == n || failure->has(); }, timeout);
+  const size_t n = tasks.size();
+  const RunOutcome o = backend.run_until([&] { return *started == n || failure->has(); }, timeout);
   if (auto f = failure->get()) return *f;
   if (o != RunOutcome::DONE)
-    return Error::msg(tasks_.empty() ? std::string("no task")
-                                     : tasks_.front().rt->spec().transport + ": transports did not start " +
-                                           (o == RunOutcome::DEADLINE ? "within the timeout"
-                                                                      : "and nothing is left to happen (a hang)"));
+    return Error::msg(tasks.empty() ? std::string("no task")
+                                    : tasks.front().runtime->spec().transport + ": transports did not start " +
+                                          (o == RunOutcome::DEADLINE ? "within the timeout"
+                                                                     : "and nothing is left to happen (a hang)"));
   return ok_status();
+}
+
+Status JobTasks::start(double timeout)
+{
+  std::vector<ProcessTask> tasks;
+  for (auto& e : tasks_)
+    tasks.push_back({e.proc, e.rt.get()});
+  return start_transports(backend_, tasks, timeout);
 }
 
 void JobTasks::collect_records(transports::TransferLog& into, bool clear)

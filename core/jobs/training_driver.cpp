@@ -124,25 +124,6 @@ Status create_tasks(JobBackend& backend, const training::StepGraph& graph, const
   return ok_status();
 }
 
-Status start_transports(JobBackend& backend, const TrainingDriverJob& job, TaskSet& set)
-{
-  auto failure = std::make_shared<JobFailure>();
-  auto started = std::make_shared<std::atomic<size_t>>(0);
-  set.post_each([&set, failure, started](size_t k) {
-    set.tasks[k].runtime->transport().start([failure, started](Status st) {
-      if (!st.ok()) failure->set(st.error());
-      ++*started;
-    });
-  });
-  const size_t n = set.tasks.size();
-  const RunOutcome o = backend.run_until([&] { return *started == n || failure->has(); }, job.start_timeout);
-  if (auto f = failure->get()) return *f;
-  if (o != RunOutcome::DONE)
-    return Error::msg(job.transport + ": transports did not start " +
-                      (o == RunOutcome::DEADLINE ? "within the timeout" : "and nothing is left to happen (a hang)"));
-  return ok_status();
-}
-
 /// MaTEx: every variable from rank 0 to all ranks (binomial tree), one after the other, before training.
 Status initial_broadcast(JobBackend& backend, const TrainingDriverJob& job, const RankList& ranks, TaskSet& set,
                          TrainingDriverResult& out)
@@ -192,6 +173,17 @@ Result<StepRun> run_step(JobBackend& backend, TaskSet& set, int64_t step, bool l
     std::mutex mu;
     StepRun run;
     bool failed = false;
+    /// Keeps the step's first failure (mu held); false when one is already kept.
+    bool record(size_t k, const Error& e, double at, bool fatal)
+    {
+      if (failed) return false;
+      failed = true;
+      run.fatal = fatal;
+      run.failure = e;
+      run.failed_task = k;
+      run.failed_at = at;
+      return true;
+    }
   };
   auto ss = std::make_shared<StepState>();
   ss->run.t0 = t0;
@@ -207,12 +199,7 @@ Result<StepRun> run_step(JobBackend& backend, TaskSet& set, int64_t step, bool l
       {
         // The original process aborts here: the job is over whether or not one of its receives was waiting.
         std::lock_guard<std::mutex> lock(ss->mu);
-        if (ss->failed) return;
-        ss->failed = true;
-        ss->run.fatal = true;
-        ss->run.failure = e;
-        ss->run.failed_task = k;
-        ss->run.failed_at = b->now() - t0;
+        if (!ss->record(k, e, b->now() - t0, true)) return;
       }
       b->stop();
     });
@@ -228,13 +215,8 @@ Result<StepRun> run_step(JobBackend& backend, TaskSet& set, int64_t step, bool l
         ++ss->run.finished;
         ss->run.task_done[k] = 1;
         all = ss->run.finished == n;
-        if (!st.ok() && !ss->failed) {
-          ss->failed = true;
-          ss->run.failure = st.error();
-          ss->run.failed_task = k;
-          ss->run.failed_at = b->now() - t0;
-          stop = report; // the master aborts the step at the first error; the report says where
-        }
+        // The master aborts the step at the first error when it reports it; the report says where.
+        if (!st.ok() && ss->record(k, st.error(), b->now() - t0, false)) stop = report;
       }
       if (all) h->all_tasks_ended();
       if (stop) b->stop();
@@ -366,7 +348,10 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
   const RankList ranks = rank_list(graph.layout);
   TaskSet set(backend);
   if (auto st = create_tasks(backend, graph, job, ranks, set); !st.ok()) return st.error();
-  if (auto st = start_transports(backend, job, set); !st.ok()) return st.error();
+  std::vector<ProcessTask> started;
+  for (size_t k = 0; k < set.tasks.size(); ++k)
+    started.push_back({set.procs[k], set.tasks[k].runtime.get()});
+  if (auto st = start_transports(backend, started, job.start_timeout); !st.ok()) return st.error();
   TrainingDriverResult out;
   if (job.initial_broadcast && !ranks.ranks.empty() && graph.layout.workers > 1)
     if (auto st = initial_broadcast(backend, job, ranks, set, out); !st.ok()) return st.error();
