@@ -38,6 +38,7 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
   auto steps = a.get_int("steps", 5, 2, 1000);
   if (!steps.ok()) return report_error(steps.error());
   o.steps = int(steps.value());
+  o.allow_disturbed_calibration = a.has("allow-disturbed-calibration");
   std::printf("Simulator (calibrated profile of the software device on this host) against the emulator, host "
               "tensors, steady-state latency\n\n");
   std::fflush(stdout);
@@ -47,6 +48,7 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
   if (a.has("json")) {
     nlohmann::json j;
     j["median_abs_error"] = r->median_abs_error;
+    if (!r->calibration_warning.empty()) j["calibration_warning"] = r->calibration_warning;
     j["p90_abs_error"] = r->p90_abs_error;
     const auto& c = r->calibration;
     j["calibration"] = {{"memcpy_l2_bandwidth", c.memcpy_l2_bandwidth},
@@ -267,6 +269,9 @@ Command emulate_command()
        "calibrate a profile of the software device on this host, then print the simulator's prediction against the "
        "emulator's measurement per transport and size (4 KiB-256 MiB unless --size/--sweep) with the median and "
        "90th-percentile error"},
+      {"allow-disturbed-calibration", 0, false, "",
+       "--compare: use a calibration that breaks its invariants (LLC slower than DRAM, unstable latency: a busy "
+       "machine) with a warning instead of refusing it"},
   };
   s.details = "The emulated processes are threads of this process (a real event loop each), or with --processes two\n"
               "OS processes; every received byte is checked.";

@@ -44,6 +44,11 @@ struct SoftHostCalibration {
 /// one is an Error naming it, never a profile.
 Result<SoftHostCalibration> calibrate_soft_host(bool quick = false);
 
+/// The measurements alone, retried as calibrate_soft_host does but not held to check_calibration's invariants: an
+/// Error only when a measurement could not be taken. What the tests read on a shared machine, where other work may
+/// leave the last-level cache no faster than memory; a simulation must use calibrate_soft_host.
+Result<SoftHostCalibration> measure_soft_host(bool quick = false);
+
 /// What a calibration must satisfy before a simulation may use it: every rate and latency positive and finite;
 /// memcpy within the last-level cache at least as fast as from DRAM, within 10 % (a cache that measures slower than
 /// memory is noise from other work on the machine, not a property of it); the device latency stable across two

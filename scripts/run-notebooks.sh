@@ -9,7 +9,7 @@ scripts/setup.sh
 mkdir -p notebooks/data notebooks/out
 build/tensorpath sweep scenarios/sweeps/transfer-nic-transport.json --out notebooks/data/transfer.rows.jsonl -j 2 -q
 build/tensorpath sweep scenarios/sweeps/notebook-training.json --out notebooks/data/training.rows.jsonl -j 2 -q
-build/tensorpath emulate --compare --sweep --steps 3 --json notebooks/data/sim_vs_emu.json > notebooks/data/sim_vs_emu.txt
+build/tensorpath emulate --compare --allow-disturbed-calibration --sweep --steps 3 --json notebooks/data/sim_vs_emu.json > notebooks/data/sim_vs_emu.txt
 for nb in notebooks/*.ipynb; do
   ( cd notebooks && jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
       --output-dir out "$(basename "$nb")" )

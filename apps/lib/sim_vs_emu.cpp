@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace tp::frontend {
@@ -65,9 +66,15 @@ Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
 {
   transports::register_builtin_transports();
   SimVsEmuResult res;
-  auto cal = emu::calibrate_soft_host(o.quick_calibration);
+  auto cal = o.allow_disturbed_calibration ? emu::measure_soft_host(o.quick_calibration)
+                                           : emu::calibrate_soft_host(o.quick_calibration);
   if (!cal.ok()) return cal.error();
   res.calibration = cal.value();
+  if (auto inv = emu::check_calibration(res.calibration); !inv.ok()) {
+    res.calibration_warning = inv.error().message();
+    std::fprintf(stderr, "tensorpath: warning: using a disturbed calibration (--allow-disturbed-calibration): %s\n",
+                 res.calibration_warning.c_str());
+  }
   const models::ClusterProfile cluster = emu::soft_host_cluster(res.calibration);
   std::vector<std::string> names = o.transports.empty() ? transports::transport_names() : o.transports;
   std::vector<uint64_t> sizes = o.sizes;
@@ -119,6 +126,9 @@ std::string sim_vs_emu_report(const SimVsEmuResult& r)
   s += fmt::format(
       "  reg_mr+dereg_mr {:.2f} us + {:.3f} us/page, in-process RPC stream {:.1f} us one way, {:.2f} GB/s\n\n",
       c.register_fixed * 1e6, c.register_per_page * 1e6, c.stream_latency * 1e6, c.stream_bandwidth * 1e-9);
+  if (!r.calibration_warning.empty())
+    s += "  WARNING: this calibration broke an invariant and was used anyway; the errors below measure noise: " +
+         r.calibration_warning + "\n\n";
   s += fmt::format("{:<10} {:>9} {:>14} {:>14} {:>9} {:>6}\n", "transport", "size", "emulated us", "simulated us",
                    "error", "bytes");
   for (const auto& row : r.rows)
