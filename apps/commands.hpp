@@ -21,6 +21,7 @@ Command profiles_command();
 Command transfer_command();
 Command train_command();
 Command allreduce_command();
+Command collective_command();
 Command emulate_command();
 Command sweep_command();
 Command plan_command();

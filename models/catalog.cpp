@@ -202,6 +202,12 @@ GpuProfile parse_gpu(Obj o)
   GpuProfile p;
   p.name = o.str("name", "");
   p.file = o.file();
+  p.architecture = o.str("architecture", "");
+  static const char* const ARCHITECTURES[] = {"",       "kepler", "maxwell", "pascal",   "volta",
+                                              "turing", "ampere", "hopper",  "blackwell"};
+  if (std::find(std::begin(ARCHITECTURES), std::end(ARCHITECTURES), p.architecture) == std::end(ARCHITECTURES))
+    fail(o.file(), o.field("architecture"), "kepler, maxwell, pascal, volta, turing, ampere, hopper or blackwell",
+         "\"" + p.architecture + "\"");
   p.pcie = o.str("pcie");
   p.memory = quantity(o, "memory", Dimension::BYTES, std::nullopt, 1.0);
   p.memory_bandwidth = quantity(o, "memory_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);

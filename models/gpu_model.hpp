@@ -8,6 +8,9 @@ namespace tp::models {
 
 struct GpuProfile {
   std::string name;
+  /// The GPU generation ("pascal", "volta", "ampere", "hopper", ...; empty: not given): which of NCCL's
+  /// per-architecture tables and protocol defaults apply (models/nccl/nccl_tuning.hpp).
+  std::string architecture;
   std::string pcie;                  ///< default PCIe attachment (profile name)
   std::string file;                  ///< the file it was read from: `pcie` is resolved beside it first
   double memory = 0;                 ///< bytes

@@ -5,6 +5,23 @@
 
 namespace tp::models {
 
+int HostProfile::nic_for_gpu(int gpu) const
+{
+  const int sw = gpus[size_t(gpu)].pcie_switch;
+  if (sw >= 0) {
+    std::vector<int> under;
+    for (size_t n = 0; n < nics.size(); ++n)
+      if (nics[n].pcie_switch == sw) under.push_back(int(n));
+    int before = 0; // GPUs of the same switch ahead of this one
+    for (int g = 0; g < gpu; ++g)
+      before += gpus[size_t(g)].pcie_switch == sw ? 1 : 0;
+    if (!under.empty()) return under[size_t(before) % under.size()];
+  }
+  for (size_t n = 0; n < nics.size(); ++n)
+    if (nics[n].socket == gpus[size_t(gpu)].socket) return int(n);
+  return 0;
+}
+
 std::vector<std::string> ClusterProfile::host_names() const
 {
   std::vector<std::string> names;

@@ -60,17 +60,11 @@ struct HostProfile {
   RegistrationProfile registration;
   TcpProfile tcp;
 
-  /// The NIC a process using GPU `gpu` talks through, as NCCL picks it (the network device closest to the GPU in
-  /// the PCIe topology): the NIC behind the GPU's own PCIe switch, else the first NIC on the GPU's socket, else NIC 0.
-  /// On a host with one NIC: that NIC.
-  int nic_for_gpu(int gpu) const
-  {
-    for (size_t n = 0; n < nics.size(); ++n)
-      if (same_pcie_switch(gpu, int(n))) return int(n);
-    for (size_t n = 0; n < nics.size(); ++n)
-      if (nics[n].socket == gpus[size_t(gpu)].socket) return int(n);
-    return 0;
-  }
+  /// The NIC a process using GPU `gpu` talks through, as NCCL pairs them (the network device closest to the GPU in
+  /// the PCIe topology, one per GPU where there are enough): behind the GPU's own PCIe switch, the k-th GPU there takes
+  /// the k-th NIC there (modulo their count); else the first NIC on the GPU's socket, else NIC 0. On a host with one
+  /// NIC: that NIC.
+  int nic_for_gpu(int gpu) const;
   /// True when GPU `gpu` and NIC `nic` sit behind the same PCIe switch (their peer traffic stays in it).
   bool same_pcie_switch(int gpu, int nic) const
   {

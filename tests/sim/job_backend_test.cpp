@@ -109,8 +109,11 @@ TEST_CASE("sim job backend: a task whose tensors live on a GPU talks through the
     CHECK(host->nic_for_gpu(g) == g); // DGX H100: each GPU behind its own NIC's switch
   auto a100 = cat.host("dgx-a100-8gpu");
   REQUIRE(a100.ok());
-  CHECK(a100->nic_for_gpu(1) == 0); // two GPUs and two NICs per switch: the first NIC of the GPU's switch
-  CHECK(a100->nic_for_gpu(7) == 6);
+  // Two GPUs and two NICs per switch: each GPU its own NIC of its switch.
+  CHECK(a100->nic_for_gpu(0) == 0);
+  CHECK(a100->nic_for_gpu(1) == 1);
+  CHECK(a100->nic_for_gpu(6) == 6);
+  CHECK(a100->nic_for_gpu(7) == 7);
   const auto cluster = models::make_cluster(*host, 1, {"sw", 0}, "node");
   auto sim = Simulation::create(cluster).value();
   SimJobBackend backend(*sim, cluster);

@@ -1,0 +1,238 @@
+// `tensorpath collective`: an nccl-tests look-alike (all_reduce_perf, all_gather_perf, ...) on a simulated cluster
+// of identical nodes: per size, the time of one collective as NCCL runs it (models/nccl/collective_model: ring or
+// double binary tree, LL / LL128 / Simple, channels over the rails) and its algbw and busbw as nccl-tests defines
+// them, in nccl-tests' table, so that a user can lay it beside their own output. Docs: docs/cli.md, docs/model.md.
+#include "apps/commands.hpp"
+#include "apps/lib/hw_resolve.hpp"
+#include "core/common/file_io.hpp"
+#include "core/common/resource_estimate.hpp"
+#include "models/catalog.hpp"
+#include "models/nccl/collective_model.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tp::cli {
+
+namespace {
+
+using models::nccl::CollectivePrediction;
+using models::nccl::CollectiveSetup;
+using models::nccl::Op;
+
+/// nccl-tests' time column: fewer decimals as the time grows.
+std::string time_column(double us)
+{
+  if (us >= 10000.0) return fmt::format("{:7.0f}", us);
+  if (us >= 100.0) return fmt::format("{:7.1f}", us);
+  return fmt::format("{:7.2f}", us);
+}
+
+struct Row {
+  uint64_t bytes = 0;
+  CollectivePrediction p;
+};
+
+/// The sizes nccl-tests runs for -b, -e, -f (each after effective_bytes; a size that rounds to 0 is left out).
+std::vector<uint64_t> sizes_of(uint64_t lo, uint64_t hi, double factor, Op op, int ranks)
+{
+  std::vector<uint64_t> out;
+  for (double s = double(lo); s <= double(hi) * (1 + 1e-12); s *= factor) {
+    const uint64_t b = models::nccl::effective_bytes(op, uint64_t(s), ranks);
+    if (b > 0 && (out.empty() || b != out.back())) out.push_back(b);
+    if (factor <= 1) break;
+  }
+  return out;
+}
+
+/// "8 B-64 KiB ring/LL; 128 KiB-8 GiB ring/Simple": the algorithm and protocol the model picked, by size range.
+std::string choices(const std::vector<Row>& rows, Op op)
+{
+  std::string out;
+  size_t start = 0;
+  auto name = [op](const CollectivePrediction& p) {
+    if (op == Op::ALLTOALL) return std::string("p2p/Simple");
+    return std::string(models::nccl::to_string(p.algo)) + "/" + models::nccl::to_string(p.proto);
+  };
+  for (size_t i = 1; i <= rows.size(); ++i) {
+    if (i < rows.size() && name(rows[i].p) == name(rows[start].p)) continue;
+    if (!out.empty()) out += "; ";
+    out += human_bytes(double(rows[start].bytes));
+    if (i - 1 > start) out += "-" + human_bytes(double(rows[i - 1].bytes));
+    out += " " + name(rows[start].p);
+    start = i;
+  }
+  return out;
+}
+
+Status write_json(const std::string& file, const CollectiveSetup& s, const std::string& hw,
+                  const std::vector<Row>& rows, double avg_busbw)
+{
+  nlohmann::json j;
+  j["op"] = models::nccl::to_string(s.op);
+  j["hw"] = hw;
+  j["nodes"] = s.nodes;
+  j["gpus_per_node"] = s.gpus_per_node;
+  j["ranks"] = s.nodes * s.gpus_per_node;
+  j["channels"] = s.channels;
+  j["avg_busbw_GBps"] = avg_busbw * 1e-9;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows)
+    j["rows"].push_back({{"bytes", r.bytes},
+                         {"count", r.bytes / 4},
+                         {"time_us", r.p.seconds * 1e6},
+                         {"algbw_GBps", r.p.algbw * 1e-9},
+                         {"busbw_GBps", r.p.busbw * 1e-9},
+                         {"algo", s.op == Op::ALLTOALL ? "p2p" : models::nccl::to_string(r.p.algo)},
+                         {"proto", models::nccl::to_string(r.p.proto)},
+                         {"latency_us", r.p.latency * 1e6},
+                         {"bottleneck", r.p.bottleneck}});
+  return io::write_file_atomically(file, j.dump(1) + "\n");
+}
+
+Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::HostProfile& host)
+{
+  CollectiveSetup s;
+  s.host = host;
+  auto op = models::nccl::parse_op(a.get("op", "all_reduce"));
+  if (!op.ok()) return Error::at("", "--op", op.error().expected, op.error().got);
+  s.op = op.value();
+  auto nodes = a.get_int("nodes", 1, 1, 1 << 20);
+  if (!nodes.ok()) return nodes.error();
+  s.nodes = int(nodes.value());
+  auto g = a.get_int("gpus-per-node", long(host.gpus.size()), 1, 1024);
+  if (!g.ok()) return g.error();
+  s.gpus_per_node = int(g.value());
+  const std::string algo = a.get("algo", "auto");
+  if (algo != "auto") {
+    auto al = models::nccl::parse_algo(algo);
+    if (!al.ok()) return Error::at("", "--algo", al.error().expected, al.error().got);
+    s.algo = al.value();
+  }
+  const std::string proto = a.get("proto", "auto");
+  if (proto != "auto") {
+    auto pr = models::nccl::parse_proto(proto);
+    if (!pr.ok()) return Error::at("", "--proto", pr.error().expected, pr.error().got);
+    s.proto = pr.value();
+  }
+  auto ch = a.get_int("channels", models::nccl::default_channels(host), 1, 64);
+  if (!ch.ok()) return ch.error();
+  s.channels = int(ch.value());
+  if (auto st = models::nccl::check_setup(s); !st.ok()) return st.error();
+  return s;
+}
+
+void print_header(const CollectiveSetup& s, const frontend::ParsedArgs& a, const std::string& hw)
+{
+  const auto links = models::nccl::collective_links(s);
+  std::printf("# tensorpath collective: %s_perf look-alike, simulated (NCCL's algorithms and tuning model on the "
+              "hardware profiles; models/nccl)\n",
+              models::nccl::to_string(s.op));
+  std::printf("# hw %s: %d node%s x %d GPU%s = %d ranks, %d channels%s, algo %s, proto %s\n", hw.c_str(), s.nodes,
+              s.nodes == 1 ? "" : "s", s.gpus_per_node, s.gpus_per_node == 1 ? "" : "s", s.nodes * s.gpus_per_node,
+              s.channels, a.has("channels") ? "" : " (assumed: --channels)", a.get("algo", "auto").c_str(),
+              a.get("proto", "auto").c_str());
+  if (s.gpus_per_node > 1) std::printf("# intra-node: %s\n", links.intra_what.c_str());
+  if (s.nodes > 1) std::printf("# network: %s, one non-blocking switch\n", links.net_what.c_str());
+  std::printf("#\n");
+  std::printf("#                                                              out-of-place                       "
+              "in-place          \n");
+  std::printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw "
+              "  busbw #wrong\n");
+  std::printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s) "
+              " (GB/s)       \n");
+}
+
+int run_collective_cmd(const frontend::ParsedArgs& a)
+{
+  models::Catalog cat;
+  const std::string hw = a.get("hw", "hgx-h100-8gpu");
+  auto cluster = frontend::cluster_for(cat, hw, 1, "");
+  if (!cluster.ok()) return report_error(cluster.error());
+  auto setup = setup_from(a, cluster->host(0));
+  if (!setup.ok()) return report_error(setup.error());
+  const CollectiveSetup& s = setup.value();
+  auto lo = a.get_size("minbytes", 32ull << 20);
+  auto hi = a.get_size("maxbytes", 32ull << 20);
+  if (!lo.ok()) return report_error(lo.error());
+  if (!hi.ok()) return report_error(hi.error());
+  auto factor = a.get_number("stepfactor", 2, 1, 1024);
+  if (!factor.ok()) return report_error(factor.error());
+  if (hi.value() < lo.value())
+    return report_error(Error::at("", "-e/--maxbytes", "at least -b/--minbytes (" + std::to_string(lo.value()) + ")",
+                                  std::to_string(hi.value())));
+  const int ranks = s.nodes * s.gpus_per_node;
+  const auto sizes = sizes_of(lo.value(), hi.value(), factor.value(), s.op, ranks);
+  if (sizes.empty())
+    return report_error(Error::at("", "-b/-e",
+                                  fmt::format("a size of at least {} bytes for {} over {} ranks",
+                                              s.op == Op::ALL_REDUCE || s.op == Op::BROADCAST ? 4 : 4 * ranks,
+                                              models::nccl::to_string(s.op), ranks),
+                                  std::to_string(hi.value())));
+  if (factor.value() == 1 && lo.value() != hi.value())
+    return report_error(Error::at("", "-f/--stepfactor", "more than 1 when -b and -e differ", "1"));
+  print_header(s, a, hw);
+  const char* redop = (s.op == Op::ALL_REDUCE || s.op == Op::REDUCE_SCATTER) ? "sum" : "none";
+  const int root = s.op == Op::BROADCAST ? 0 : -1;
+  std::vector<Row> rows;
+  double sum_busbw = 0;
+  for (uint64_t b : sizes) {
+    Row r{b, models::nccl::predict(s, double(b))};
+    if (!(r.p.seconds > 0) || !std::isfinite(r.p.seconds))
+      return report_error(
+          Error::msg(fmt::format("the model gave no time for {} bytes ({}): a bug, please report it", b, r.p.seconds)));
+    const std::string cols = fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", time_column(r.p.seconds * 1e6),
+                                         r.p.algbw * 1e-9, r.p.busbw * 1e-9, "N/A");
+    std::printf("%12llu  %12llu  %8s  %6s  %6d%s%s\n", static_cast<unsigned long long>(b),
+                static_cast<unsigned long long>(b / 4), "float", redop, root, cols.c_str(), cols.c_str());
+    sum_busbw += r.p.busbw;
+    rows.push_back(r);
+  }
+  const double avg = sum_busbw / double(rows.size());
+  std::printf("# Out of bounds values : N/A (simulated: no data is moved or checked)\n");
+  std::printf("# Avg bus bandwidth    : %g \n", std::round(avg * 1e-9 * 1e3) / 1e3);
+  std::printf("#\n# algorithm/protocol by size: %s\n", choices(rows, s.op).c_str());
+  std::printf("# bandwidth at %s bounded by: %s\n", human_bytes(double(rows.back().bytes)).c_str(),
+              rows.back().p.bottleneck.c_str());
+  std::printf("# in-place and out-of-place are the same prediction (the model has no copy between buffers)\n");
+  if (a.has("json"))
+    if (auto st = write_json(a.get("json"), s, hw, rows, avg); !st.ok()) return report_io_error(st.error());
+  return 0;
+}
+
+} // namespace
+
+Command collective_command()
+{
+  frontend::CommandSpec s;
+  s.name = "collective";
+  s.summary = "nccl-tests look-alike: NCCL-style collectives (ring/tree, LL/LL128/Simple) on simulated nodes";
+  s.usage = "[--op OP] [-b MIN] [-e MAX] [-f FACTOR] [--hw HOST] [--nodes N] [--gpus-per-node G] [options]";
+  s.options = {
+      {"op", 0, true, "OP", "all_reduce (default), all_gather, reduce_scatter, broadcast or alltoall"},
+      {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 32M, as nccl-tests)"},
+      {"maxbytes", 'e', true, "SIZE", "largest size (default 32M)"},
+      {"stepfactor", 'f', true, "F", "multiply the size by F from one line to the next (default 2)"},
+      {"hw", 0, true, "HOST", "host profile of every node (default hgx-h100-8gpu)"},
+      {"nodes", 'N', true, "N", "nodes (default 1), behind one non-blocking switch"},
+      {"gpus-per-node", 'g', true, "G", "GPUs used per node (default: all of the host's)"},
+      {"algo", 0, true, "A", "ring, tree (all_reduce only) or auto (default: the faster the model predicts)"},
+      {"proto", 0, true, "P", "LL, LL128, Simple or auto (default: the fastest of those NCCL enables)"},
+      {"channels", 0, true, "C", "NCCL channels (default 16 with NVLink, else 2 per NIC: an assumption)"},
+      {"json", 0, true, "FILE", "also write the rows (time, algbw, busbw, algorithm, protocol, bottleneck) as JSON"},
+  };
+  s.details =
+      "busbw as nccl-tests defines it: algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather, reduce_scatter\n"
+      "and alltoall, x 1 for broadcast; sizes as nccl-tests rounds them (whole floats, per rank for gathers).\n"
+      "Not modelled: NVLink SHARP (NVLS), CollNet/SHARP, fabric contention (see docs/model.md).\n"
+      "Example: tensorpath collective --op all_reduce -b 8 -e 8G -f 2 --hw hgx-h100-8gpu --nodes 16";
+  return {s, &run_collective_cmd};
+}
+
+} // namespace tp::cli
