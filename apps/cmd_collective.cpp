@@ -51,6 +51,19 @@ std::vector<uint64_t> sizes_of(uint64_t lo, uint64_t hi, double factor, Op op, i
   return out;
 }
 
+/// A size as nccl-tests users read them: in the largest binary unit it reaches (8 B, 64 KiB, 1.5 GiB).
+std::string binary_size(uint64_t b)
+{
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = double(b);
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g} {}", std::round(v * 100) / 100, units[u]);
+}
+
 /// "8 B-64 KiB ring/LL; 128 KiB-8 GiB ring/Simple": the algorithm and protocol the model picked, by size range.
 std::string choices(const std::vector<Row>& rows, Op op)
 {
@@ -63,8 +76,8 @@ std::string choices(const std::vector<Row>& rows, Op op)
   for (size_t i = 1; i <= rows.size(); ++i) {
     if (i < rows.size() && name(rows[i].p) == name(rows[start].p)) continue;
     if (!out.empty()) out += "; ";
-    out += human_bytes(double(rows[start].bytes));
-    if (i - 1 > start) out += "-" + human_bytes(double(rows[i - 1].bytes));
+    out += binary_size(rows[start].bytes);
+    if (i - 1 > start) out += "-" + binary_size(rows[i - 1].bytes);
     out += " " + name(rows[start].p);
     start = i;
   }
@@ -198,7 +211,7 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   std::printf("# Out of bounds values : N/A (simulated: no data is moved or checked)\n");
   std::printf("# Avg bus bandwidth    : %g \n", std::round(avg * 1e-9 * 1e3) / 1e3);
   std::printf("#\n# algorithm/protocol by size: %s\n", choices(rows, s.op).c_str());
-  std::printf("# bandwidth at %s bounded by: %s\n", human_bytes(double(rows.back().bytes)).c_str(),
+  std::printf("# bandwidth at %s bounded by: %s\n", binary_size(rows.back().bytes).c_str(),
               rows.back().p.bottleneck.c_str());
   std::printf("# in-place and out-of-place are the same prediction (the model has no copy between buffers)\n");
   if (a.has("json"))

@@ -61,6 +61,36 @@ Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, cons
 
 } // namespace
 
+namespace {
+
+Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec& job)
+{
+  auto cluster = cluster_for(cat, job.hw, 1, job.switch_name);
+  if (!cluster.ok()) return cluster.error();
+  auto s = collective_setup(job.collective, cluster->host(0));
+  if (!s.ok()) return s.error();
+  const int ranks = s->nodes * s->gpus_per_node;
+  const uint64_t bytes = models::nccl::effective_bytes(s->op, job.collective.bytes, ranks);
+  if (bytes == 0)
+    return Error::at("", "size", "at least one float per rank (" + std::to_string(4 * ranks) + " bytes)",
+                     std::to_string(job.collective.bytes));
+  const auto p = models::nccl::predict(s.value(), double(bytes));
+  const auto links = models::nccl::collective_links(s.value());
+  JobOutcome out;
+  out.metrics["time_us"] = p.seconds * 1e6;
+  out.metrics["algbw_GBps"] = p.algbw * 1e-9;
+  out.metrics["busbw_GBps"] = p.busbw * 1e-9;
+  if (s->nodes > 1) out.metrics["busbw_per_nic_GBps"] = p.busbw * 1e-9 / links.nics_used;
+  out.report = fmt::format(" {} of {} bytes over {} node(s) x {} GPU(s), {} channels: {}/{} {:.2f} us, algbw {:.2f} "
+                           "GB/s, busbw {:.2f} GB/s (bandwidth bounded by {})\n",
+                           models::nccl::to_string(s->op), bytes, s->nodes, s->gpus_per_node, s->channels,
+                           models::nccl::to_string(p.algo), models::nccl::to_string(p.proto), p.seconds * 1e6,
+                           p.algbw * 1e-9, p.busbw * 1e-9, p.bottleneck);
+  return out;
+}
+
+} // namespace
+
 Result<JobOutcome> run_job(const JobSpec& job)
 {
   models::Catalog cat;
@@ -79,6 +109,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
     out.failed = failed_runs(rep.value());
     return out;
   }
+  if (job.kind == JobSpec::Kind::COLLECTIVE) return run_collective_job(cat, job);
   if (job.kind == JobSpec::Kind::TRANSFER) {
     auto cl = transfer_cluster(cat, job, job.fabric);
     if (!cl.ok()) return cl.error();

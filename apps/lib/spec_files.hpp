@@ -5,22 +5,37 @@
 
 #include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
+#include "models/nccl/collective_model.hpp"
 #include "sim/microbench_jobs.hpp"
 #include "sim/transfer_job.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tp::frontend {
 
+/// A "collective" job: one NCCL-style collective of one size on `nodes` nodes of the job's host profile
+/// (models/nccl/collective_model.hpp).
+struct CollectiveJob {
+  models::nccl::Op op = models::nccl::Op::ALL_REDUCE;
+  std::optional<models::nccl::Algo> algo;   ///< none: auto
+  std::optional<models::nccl::Proto> proto; ///< none: auto
+  int nodes = 1;
+  int gpus_per_node = 0; ///< 0: every GPU of the host
+  int channels = 0;      ///< 0: the model's default
+  uint64_t bytes = 0;
+};
+
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING } kind = Kind::PERFTEST;
+  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
   sim::PerftestJob perftest;
   std::vector<sim::CopyJob> copies;
+  CollectiveJob collective;
   sim::TransferJob transfer;
   std::string fabric; ///< transfer: TCP profile override for the gRPC paths ("" keeps the host's)
   /// transfer: an optional baseline run (another transport or fabric) for ratio metrics.
@@ -43,6 +58,10 @@ struct JobOutcome {
   /// stand, the command exits 3 (output lost) naming the file.
   std::string output_lost;
 };
+
+/// The model's setup of a collective job on `host`, checked (models::nccl::check_setup); an Error's field is the job's
+/// field ("gpus_per_node", "algo", ...; "hw" when the host cannot run it).
+Result<models::nccl::CollectiveSetup> collective_setup(const CollectiveJob& job, const models::HostProfile& host);
 
 /// Run a job on the simulator in this process (one simulation: call it in a child process).
 Result<JobOutcome> run_job(const JobSpec& job);

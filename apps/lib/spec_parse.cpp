@@ -11,6 +11,7 @@
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "models/json_reader.hpp"
+#include "models/nccl/collective_model.hpp"
 #include "models/workload/language_model.hpp"
 
 #include <algorithm>
@@ -90,6 +91,17 @@ void check_profiles(const JobSpec& j, const Reader& r)
       return ok_status();
     });
   };
+  if (j.kind == JobSpec::Kind::COLLECTIVE) {
+    // The setup must run on the host: GPUs enough, NICs for several nodes, an algorithm the op has.
+    auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
+    if (cl.ok()) {
+      auto s = collective_setup(j.collective, cl->host(0));
+      if (!s.ok()) {
+        const Error& e = s.error();
+        throw SpecError{Error::at(r.file(), r.field(e.field.empty() ? "hw" : e.field), e.expected, e.got)};
+      }
+    }
+  }
   simple("fabric", j.fabric, &models::Catalog::tcp);
   if (j.has_baseline) simple("baseline", j.baseline_fabric, &models::Catalog::tcp);
   if (j.kind == JobSpec::Kind::TRAINING) {
@@ -157,6 +169,34 @@ void parse_pcie_copy_job(Reader& r, JobSpec& j)
          std::to_string(cj.config.peer_gpu));
   cj.machine = r.str("machine", "");
   j.copies.push_back(cj);
+}
+
+/// The fields of a "collective" job: the op, algorithm, protocol, nodes, GPUs per node, channels and size.
+void parse_collective_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::COLLECTIVE;
+  auto& c = j.collective;
+  const std::string op = r.str("op", "all_reduce");
+  auto o = models::nccl::parse_op(op);
+  if (!o.ok()) fail(r.file(), r.field("op"), o.error().expected, o.error().got);
+  c.op = o.value();
+  const std::string algo = r.str("algo", "auto");
+  if (algo != "auto") {
+    auto a = models::nccl::parse_algo(algo);
+    if (!a.ok()) fail(r.file(), r.field("algo"), a.error().expected, a.error().got);
+    c.algo = a.value();
+  }
+  const std::string proto = r.str("proto", "auto");
+  if (proto != "auto") {
+    auto p = models::nccl::parse_proto(proto);
+    if (!p.ok()) fail(r.file(), r.field("proto"), p.error().expected, p.error().got);
+    c.proto = p.value();
+  }
+  c.nodes = int(r.integer("nodes", 1, 1 << 20, 1));
+  c.gpus_per_node = int(r.integer("gpus_per_node", 0, 1024, 0));
+  c.channels = int(r.integer("channels", 0, 64, 0));
+  c.bytes = r.size("size", 32ull << 20);
+  if (c.bytes == 0) fail(r.file(), r.field("size"), "a size of at least 4 bytes", "0");
 }
 
 /// A transfer's placement field `key` of `t`: cpu, numaN or gpuN (N < 10000).
@@ -357,8 +397,10 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     parse_transfer_job(r, j);
   } else if (kind == "training") {
     parse_training_job(r, j);
+  } else if (kind == "collective") {
+    parse_collective_job(r, j);
   } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer or training", "\"" + kind + "\"");
+    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training or collective", "\"" + kind + "\"");
   }
   r.finish();
   check_profiles(j, r);
@@ -551,6 +593,10 @@ std::vector<std::string> metric_names(const JobSpec& job)
       out = {"lat_typical_us", "lat_avg_us"};
     out.insert(out.end(), {"wall_seconds", "operations"});
     break;
+  case JobSpec::Kind::COLLECTIVE:
+    out = {"time_us", "algbw_GBps", "busbw_GBps"};
+    if (job.collective.nodes > 1) out.push_back("busbw_per_nic_GBps");
+    break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
     if (!job.copies.empty() && job.copies[0].config.peer_gpu >= 0) out.push_back("p2p_GBps");
@@ -595,6 +641,26 @@ Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& 
   } catch (const std::exception& e) {
     return Error::at(file, field, "a job object", e.what());
   }
+}
+
+Result<models::nccl::CollectiveSetup> collective_setup(const CollectiveJob& job, const models::HostProfile& host)
+{
+  models::nccl::CollectiveSetup s;
+  s.host = host;
+  s.op = job.op;
+  s.algo = job.algo;
+  s.proto = job.proto;
+  s.nodes = job.nodes;
+  s.gpus_per_node = job.gpus_per_node > 0 ? job.gpus_per_node : int(host.gpus.size());
+  s.channels = job.channels > 0 ? job.channels : models::nccl::default_channels(host);
+  if (auto st = models::nccl::check_setup(s); !st.ok()) {
+    Error e = st.error();
+    // The model names command-line options ("--gpus-per-node"); a job names its fields ("gpus_per_node").
+    std::string field = e.field.rfind("--", 0) == 0 ? e.field.substr(2, e.field.find('/') - 2) : "hw";
+    std::replace(field.begin(), field.end(), '-', '_');
+    return Error::at("", field, e.expected, e.got);
+  }
+  return s;
 }
 
 } // namespace tp::frontend

@@ -43,8 +43,9 @@ double uplink_rate(const HostProfile& h, int sw)
   return sw < 0 ? INF : h.pcie_switches[size_t(sw)].uplink.posted_write_bandwidth();
 }
 
-/// GPU a -> GPU b over PCIe (no NVLink): both GPUs' links, the switches' uplinks unless both share one, the socket
-/// link between sockets (its peer-traffic rate where the profile has one).
+/// GPU a -> GPU b without NVLink: both GPUs' PCIe links and the switches' uplinks unless both share one. Across
+/// sockets NCCL does not use PCIe peer-to-peer (its default P2P level stops below the CPU interconnect) but its SHM
+/// transport through host memory, bounded by the socket link's rate.
 double pcie_peer_rate(const HostProfile& h, int a, int b)
 {
   const auto& ga = h.gpus[size_t(a)];
@@ -52,8 +53,7 @@ double pcie_peer_rate(const HostProfile& h, int a, int b)
   double r = std::min(ga.pcie.posted_write_bandwidth(), gb.pcie.posted_write_bandwidth());
   if (ga.pcie_switch < 0 || ga.pcie_switch != gb.pcie_switch)
     r = std::min({r, uplink_rate(h, ga.pcie_switch), uplink_rate(h, gb.pcie_switch)});
-  if (ga.socket != gb.socket)
-    r = std::min(r, h.socket_link.gpu_p2p_bandwidth > 0 ? h.socket_link.gpu_p2p_bandwidth : h.socket_link.bandwidth);
+  if (ga.socket != gb.socket) r = std::min(r, h.socket_link.bandwidth);
   return r;
 }
 
@@ -323,7 +323,7 @@ CollectiveLinks collective_links(const CollectiveSetup& s)
       for (int g = 0; g < s.gpus_per_node; ++g)
         l.intra = std::min(l.intra, pcie_peer_rate(h, g, (g + 1) % s.gpus_per_node));
       l.intra_hop = Hop::PCI;
-      l.intra_what = "PCIe peer copies (" + gbps(l.intra) + " per GPU)";
+      l.intra_what = "PCIe, peer-to-peer or through host memory across sockets (" + gbps(l.intra) + " per GPU)";
     }
   }
   if (s.nodes > 1) {

@@ -255,6 +255,7 @@ TEST_CASE("Every number of a job refuses overflow, negatives, -0, absurd values 
        {"iterations", "qps", "tx_depth", "inline", "nic", "size"},
        {"inline"}},
       {R"({"kind": "pcie_copy", "hw": "hkust-k40m-cx3"})", {"gpu", "host_node", "size", "iterations"}, {}},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu"})", {"nodes", "gpus_per_node", "channels", "size"}, {}},
       {R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc"})", {"size", "steps", "tensors"}, {}},
       {R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "transport": "mpi", "parameters": 1000,
            "layers": 2, "compute_ms": 1})",
@@ -439,6 +440,25 @@ void check_metric_names(const std::string& job_json)
 
 } // namespace
 
+TEST_CASE("a collective job that its host cannot run is refused when the file is read, naming the field", "[quick]")
+{
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "gpus_per_node": 9})", "job.gpus_per_node"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "op": "all_gather", "algo": "tree"})", "job.algo"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "op": "allreduce"})", "job.op"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "proto": "LL64"})", "job.proto"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "gpus_per_node": 1})", "job.nodes"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "channels": 65})", "job.channels"},
+  };
+  for (const auto& [text, field] : bad) {
+    INFO(text);
+    auto j = parse_job_text(text, "f.json", "job");
+    REQUIRE(!j.ok());
+    CHECK(j.error().file == "f.json");
+    CHECK(j.error().field == field);
+  }
+}
+
 TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quick]")
 {
   check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 4096,
@@ -446,6 +466,8 @@ TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quic
   check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "read", "metric": "lat",
                          "size": 64, "iterations": 100})");
   check_metric_names(R"({"kind": "pcie_copy", "hw": "broadwell-p100", "size": "1M", "iterations": 2})");
+  check_metric_names(R"({"kind": "collective", "hw": "hgx-h100-8gpu", "size": "1M"})");
+  check_metric_names(R"({"kind": "collective", "hw": "dgx-a100-8gpu", "nodes": 4, "algo": "tree", "size": "1M"})");
   check_metric_names(R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc", "size": "64K",
                          "steps": 2, "baseline": {"transport": "verbs_v2"}})");
   check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,

@@ -138,6 +138,14 @@ check "profiles: an unknown nvlink" 2 +"nvlink4-nvswitch" -- "$tp" profiles nvli
 check "pcie-copy --peer: the host's only GPU" 2 +"a GPU other than --peer 0" -- "$tp" pcie-copy --peer 0
 check "pcie-copy --peer: the same GPU as --gpu" 2 +"other than --gpu" -- "$tp" pcie-copy --hw hgx-h100-8gpu --gpu 2 --peer 2
 check "pcie-copy --peer: no such GPU" 2 +"-1..7" -- "$tp" pcie-copy --hw hgx-h100-8gpu --peer 8
+check "collective: tree for all_gather" 2 +"--algo" +"rings only" -- "$tp" collective --op all_gather --algo tree
+check "collective: an unknown op" 2 +"all_reduce, all_gather" -- "$tp" collective --op allreduce
+check "collective: more GPUs than the host has" 2 +"--gpus-per-node" +"1 to 8" -- "$tp" collective --gpus-per-node 9
+check "collective: one GPU in all" 2 +"at least 2 GPUs" -- "$tp" collective --gpus-per-node 1
+check "collective: -e below -b" 2 +"-e/--maxbytes" -- "$tp" collective -b 1M -e 1K
+check "collective: gathers of less than a float per rank" 2 +"at least 32 bytes" -- "$tp" collective --op all_gather -b 8 -e 16
+check "collective: no channels" 2 +"--channels" -- "$tp" collective --channels 0
+check "collective: a table nccl-tests users read" 0 +"busbw #wrong" +"# Avg bus bandwidth" -- "$tp" collective -b 8 -e 1M -f 4
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
 
