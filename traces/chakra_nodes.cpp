@@ -1,6 +1,7 @@
 // Chakra nodes (either form) into a Trace: one set of rules for missing attributes, kinds and start times (see
 // chakra_nodes.hpp).
 #include "traces/chakra_nodes.hpp"
+#include "core/common/suggest.hpp"
 #include "traces/json_events.hpp"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ std::string kind_of_value(int64_t v)
 /// "ALL_REDUCE", "AllReduce", "all_reduce" -> "allreduce"; "" when it is not one of the schema's names.
 std::string kind_of_name(std::string s)
 {
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
+  s = to_lower(std::move(s));
   s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
   for (int64_t v = 0; v < 10; ++v)
     if (kind_of_value(v) == s) return s;

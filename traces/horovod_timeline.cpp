@@ -9,6 +9,7 @@
 // counter events ("ph": "C") are not collectives. The CYCLE_START marks (HOROVOD_TIMELINE_MARK_CYCLES=1) divide the
 // trace into cycles, its steps; the ranks a NEGOTIATE phase marks ready ("X" events named "0", "1", ...) give the
 // world size.
+#include "core/common/suggest.hpp"
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
@@ -61,7 +62,7 @@ long long elements(const json& shape)
 
 std::string kind_of(std::string op)
 {
-  std::transform(op.begin(), op.end(), op.begin(), ::tolower);
+  op = to_lower(std::move(op));
   for (const char* k : {"allreduce", "allgather", "broadcast", "alltoall", "reducescatter", "adasum", "barrier"})
     if (op.find(k) != std::string::npos) return k;
   return op;

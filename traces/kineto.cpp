@@ -10,6 +10,7 @@
 // are not read. What cannot be read in full (an unknown dtype, no size, no kernel) is a warning naming the event.
 // The iterations are the "ProfilerStep#N" spans (cpu_op or user_annotation); a kernel belongs to the step whose span
 // holds its launch, a collective to the one that holds its call.
+#include "core/common/suggest.hpp"
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
 
@@ -26,15 +27,9 @@ namespace {
 
 constexpr double MAX_RANKS = double((1u << 24) - 1);
 
-std::string lower(std::string s)
-{
-  std::transform(s.begin(), s.end(), s.begin(), ::tolower);
-  return s;
-}
-
 std::string collective_kind(std::string name)
 {
-  name = lower(name);
+  name = to_lower(name);
   name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
   for (const char* k : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "reduce", "sendrecv",
                         "send", "recv", "gather", "scatter", "barrier"})
@@ -228,7 +223,7 @@ struct KinetoReader {
     static const json NO_ARGS = json::object();
     if (!e.is_object()) return event_error(file, i, "an event object", e.type_name());
     if (text(e, "ph") != "X") return ok_status();
-    const std::string name = text(e, "name"), cat = lower(text(e, "cat"));
+    const std::string name = text(e, "name"), cat = to_lower(text(e, "cat"));
     const bool kernel = cat == "kernel";
     const bool launch = cat == "cuda_runtime" || cat == "runtime" || cat == "cuda_driver";
     // A collective call: not its GPU-side mirror (gpu_user_annotation) nor its kernel.
@@ -260,7 +255,7 @@ struct KinetoReader {
       kept.emplace(i, kept_part(std::move(e)));
       return ok_status();
     }
-    if (lower(name).find("nccl") != std::string::npos) {
+    if (to_lower(name).find("nccl") != std::string::npos) {
       nccl_kernels.push_back(i);
       kernel_time[i] = {ts, dur};
       kept.emplace(i, kept_part(std::move(e)));

@@ -2,6 +2,7 @@
 #include "traces/trace.hpp"
 #include "core/common/file_io.hpp"
 #include "core/common/gzip_input.hpp"
+#include "core/common/suggest.hpp"
 #include "traces/steps_internal.hpp"
 
 #include <algorithm>
@@ -38,7 +39,7 @@ std::vector<std::string> Trace::devices() const
 
 size_t dtype_bytes(std::string d)
 {
-  std::transform(d.begin(), d.end(), d.begin(), ::tolower);
+  d = to_lower(std::move(d));
   for (const char* p : {"torch.", "c10::", "at::", "horovod_", "tf.", "dt_", "np."})
     if (d.rfind(p, 0) == 0) d = d.substr(std::string(p).size());
   // PyTorch's ScalarType names (Kineto's "dtype"), C++ type names (Kineto's "Input type"), NumPy/TF/Horovod names

@@ -6,20 +6,16 @@
 
 namespace tp {
 
-namespace {
-
-std::string lower(std::string s)
+std::string to_lower(std::string s)
 {
   for (auto& c : s)
     c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-} // namespace
-
 size_t edit_distance(const std::string& a_in, const std::string& b_in)
 {
-  const std::string a = lower(a_in), b = lower(b_in);
+  const std::string a = to_lower(a_in), b = to_lower(b_in);
   std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
     prev[j] = j;
@@ -41,10 +37,10 @@ std::string closest_name(const std::string& got, const std::vector<std::string>&
   if (got.empty() || got.size() > 200) return {};
   std::string best;
   size_t best_d = SIZE_MAX;
-  const std::string g = lower(got);
+  const std::string g = to_lower(got);
   for (const auto& v : valid) {
     if (v == got) return {};
-    const std::string lv = lower(v);
+    const std::string lv = to_lower(v);
     size_t d = edit_distance(g, lv);
     // a prefix ("connectx4" for "connectx4-edr-ib") or a substring is as good as a one-letter typo
     if (lv.rfind(g, 0) == 0 || (g.size() >= 4 && lv.find(g) != std::string::npos)) d = std::min<size_t>(d, 1);

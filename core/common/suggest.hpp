@@ -8,6 +8,9 @@
 
 namespace tp {
 
+/// `s` in lower case (ASCII letters; other bytes unchanged): names compared without regard to case.
+std::string to_lower(std::string s);
+
 /// Edit distance (insertions, deletions, substitutions, swaps of neighbours; case-insensitive).
 size_t edit_distance(const std::string& a, const std::string& b);
 

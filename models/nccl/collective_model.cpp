@@ -1,12 +1,12 @@
 // NCCL-style collective times from the hardware profiles and NCCL's tuning model (see the header).
 #include "models/nccl/collective_model.hpp"
 
+#include "core/common/suggest.hpp"
 #include "models/nccl/double_binary_tree.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -17,13 +17,6 @@ namespace {
 
 constexpr double INF = std::numeric_limits<double>::infinity();
 
-std::string lower(std::string s)
-{
-  for (char& c : s)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string gbps(double bytes_per_second)
 {
   return fmt::format("{:.1f} GB/s", bytes_per_second * 1e-9);
@@ -33,7 +26,7 @@ bool amd_cpu(const HostProfile& h)
 {
   // NCCL asks the CPU's vendor; a profile names its CPU model ("epyc-7742", "AMD EPYC ...").
   if (h.sockets.empty()) return false;
-  const std::string n = lower(h.sockets[0].cpu.name);
+  const std::string n = to_lower(h.sockets[0].cpu.name);
   return n.find("epyc") != std::string::npos || n.find("amd") != std::string::npos;
 }
 
@@ -94,7 +87,7 @@ std::vector<std::pair<Algo, Proto>> candidates(const CollectiveSetup& s, const C
     protos = {*s.proto};
   } else {
     protos = {Proto::LL, Proto::SIMPLE};
-    const std::string a = s.host.gpus.empty() ? "" : lower(s.host.gpus[0].gpu.architecture);
+    const std::string a = s.host.gpus.empty() ? "" : to_lower(s.host.gpus[0].gpu.architecture);
     const bool known = a == "volta" || a == "ampere" || a == "hopper";
     if (ll128_enabled_by_default(s.host.nvlink.has_value(), arch_of(a), known, s.nodes, links.gdr))
       protos.push_back(Proto::LL128);

@@ -3,21 +3,13 @@
 // perChMaxTreeBws, getNetOverhead, the "model refinements" in ncclTopoTuneModel, treeCorrectionFactor and the ring's
 // plateau in ncclTopoGetAlgoTime); the LL128 default from the same file's protocol enable rules.
 #include "models/nccl/nccl_tuning.hpp"
+#include "core/common/suggest.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 
 namespace tp::models::nccl {
 
 namespace {
-
-std::string lower(std::string s)
-{
-  for (char& c : s)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 constexpr double US = 1e-6;
 constexpr double GBPS = 1e9;
@@ -92,27 +84,27 @@ const char* to_string(Proto p)
 Result<Op> parse_op(const std::string& s)
 {
   for (Op op : {Op::ALL_REDUCE, Op::ALL_GATHER, Op::REDUCE_SCATTER, Op::BROADCAST, Op::ALLTOALL})
-    if (lower(s) == to_string(op)) return op;
+    if (to_lower(s) == to_string(op)) return op;
   return Error::at("", "op", "all_reduce, all_gather, reduce_scatter, broadcast or alltoall", "\"" + s + "\"");
 }
 
 Result<Algo> parse_algo(const std::string& s)
 {
-  if (lower(s) == "ring") return Algo::RING;
-  if (lower(s) == "tree") return Algo::TREE;
+  if (to_lower(s) == "ring") return Algo::RING;
+  if (to_lower(s) == "tree") return Algo::TREE;
   return Error::at("", "algo", "ring, tree or auto", "\"" + s + "\"");
 }
 
 Result<Proto> parse_proto(const std::string& s)
 {
   for (Proto p : {Proto::LL, Proto::LL128, Proto::SIMPLE})
-    if (lower(s) == lower(to_string(p))) return p;
+    if (to_lower(s) == to_lower(to_string(p))) return p;
   return Error::at("", "proto", "LL, LL128, Simple or auto", "\"" + s + "\"");
 }
 
 Arch arch_of(const std::string& architecture)
 {
-  const std::string a = lower(architecture);
+  const std::string a = to_lower(architecture);
   if (a == "hopper" || a == "blackwell") return Arch::HOPPER;
   if (a == "ampere") return Arch::AMPERE;
   return Arch::VOLTA;
