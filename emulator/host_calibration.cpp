@@ -304,8 +304,27 @@ Status measure_stream(SoftHostCalibration& c, LoopRuntime& a, LoopRuntime& b, bo
 /// a large LLC, so the two rates can be equal).
 constexpr double LLC_NOISE = 0.9;
 
-/// The memcpy sweep and the device latency, measured again while they break their invariants (a busy machine),
-/// up to three times.
+/// The two invariants other work on the machine breaks: the LLC copy no slower than DRAM (within LLC_NOISE) and the
+/// device latency the same twice (within a factor of 2). The error names the figure and says what to do.
+Status check_undisturbed(const SoftHostCalibration& c)
+{
+  const char* busy = " (other work on this machine disturbed the measurement: run it on a quiet machine, or again)";
+  if (c.memcpy_llc_bandwidth < LLC_NOISE * c.memcpy_dram_bandwidth)
+    return Error::at("host calibration", "memcpy_llc_bandwidth",
+                     "at least 90 % of memcpy_dram_bandwidth (" + std::to_string(c.memcpy_dram_bandwidth * 1e-9) +
+                         " GB/s): a copy within the last-level cache is not slower than one from DRAM",
+                     std::to_string(c.memcpy_llc_bandwidth * 1e-9) + " GB/s" + busy);
+  const double lo = std::min(c.write_latency, c.write_latency_repeat);
+  const double hi = std::max(c.write_latency, c.write_latency_repeat);
+  if (hi > 2 * lo)
+    return Error::at("host calibration", "write_latency", "the same device latency twice, within a factor of 2",
+                     std::to_string(c.write_latency * 1e6) + " us, then " +
+                         std::to_string(c.write_latency_repeat * 1e6) + " us" + busy);
+  return ok_status();
+}
+
+/// The memcpy sweep and the device latency, measured again while they break check_undisturbed (a busy machine), up
+/// to three times.
 Status measure_memcpy_and_latency(SoftHostCalibration& c, HostMemory& mem, LoopRuntime& a, LoopRuntime& b, bool quick,
                                   int pings)
 {
@@ -321,9 +340,7 @@ Status measure_memcpy_and_latency(SoftHostCalibration& c, HostMemory& mem, LoopR
     c.write_latency_repeat = c.write_latency;
     c.write_latency = first;
     c.handoff = first / 2;
-    if (c.memcpy_llc_bandwidth >= LLC_NOISE * c.memcpy_dram_bandwidth &&
-        std::max(first, c.write_latency_repeat) <= 2 * std::min(first, c.write_latency_repeat))
-      break;
+    if (check_undisturbed(c).ok()) break;
   }
   return st;
 }
@@ -351,19 +368,7 @@ Status check_calibration(const SoftHostCalibration& c)
   if (!(c.register_per_page >= 0) || !std::isfinite(c.register_per_page))
     return Error::at("host calibration", "register_per_page", "a finite cost >= 0",
                      std::to_string(c.register_per_page));
-  const char* busy = " (other work on this machine disturbed the measurement: run it on a quiet machine, or again)";
-  if (c.memcpy_llc_bandwidth < LLC_NOISE * c.memcpy_dram_bandwidth)
-    return Error::at("host calibration", "memcpy_llc_bandwidth",
-                     "at least 90 % of memcpy_dram_bandwidth (" + std::to_string(c.memcpy_dram_bandwidth * 1e-9) +
-                         " GB/s): a copy within the last-level cache is not slower than one from DRAM",
-                     std::to_string(c.memcpy_llc_bandwidth * 1e-9) + " GB/s" + busy);
-  const double lo = std::min(c.write_latency, c.write_latency_repeat);
-  const double hi = std::max(c.write_latency, c.write_latency_repeat);
-  if (hi > 2 * lo)
-    return Error::at("host calibration", "write_latency", "the same device latency twice, within a factor of 2",
-                     std::to_string(c.write_latency * 1e6) + " us, then " +
-                         std::to_string(c.write_latency_repeat * 1e6) + " us" + busy);
-  return ok_status();
+  return check_undisturbed(c);
 }
 
 Result<SoftHostCalibration> measure_soft_host(bool quick)
@@ -387,14 +392,6 @@ Result<SoftHostCalibration> measure_soft_host(bool quick)
   b.stop();
   if (!st.ok()) return st.error();
   c.seconds_spent = seconds_since(t_begin);
-  return c;
-}
-
-Result<SoftHostCalibration> calibrate_soft_host(bool quick)
-{
-  auto c = measure_soft_host(quick);
-  if (!c.ok()) return c;
-  if (auto inv = check_calibration(c.value()); !inv.ok()) return inv.error();
   return c;
 }
 

@@ -39,21 +39,17 @@ struct SoftHostCalibration {
   double seconds_spent = 0;    ///< how long the calibration took
 };
 
-/// Measure this host. `quick` uses fewer repetitions (tests); the full run takes a few seconds. A measurement
-/// that breaks an invariant (check_calibration) is taken again, up to three times; a calibration that still breaks
-/// one is an Error naming it, never a profile.
-Result<SoftHostCalibration> calibrate_soft_host(bool quick = false);
-
-/// The measurements alone, retried as calibrate_soft_host does but not held to check_calibration's invariants: an
-/// Error only when a measurement could not be taken. What the tests read on a shared machine, where other work may
-/// leave the last-level cache no faster than memory; a simulation must use calibrate_soft_host.
+/// Measure this host. `quick` uses fewer repetitions (tests); the full run takes a few seconds. A memcpy sweep and
+/// device latency that break check_calibration's stability invariants (a busy machine) are measured again, up to
+/// three times; an Error only when a measurement could not be taken. Before a simulation uses the result,
+/// check_calibration must pass (tensorpath emulate --compare refuses it otherwise, or warns with
+/// --allow-disturbed-calibration).
 Result<SoftHostCalibration> measure_soft_host(bool quick = false);
 
 /// What a calibration must satisfy before a simulation may use it: every rate and latency positive and finite;
 /// memcpy within the last-level cache at least as fast as from DRAM, within 10 % (a cache that measures slower than
 /// memory is noise from other work on the machine, not a property of it); the device latency stable across two
-/// measurements
-/// (`write_latency_repeat`, within a factor of 2). The error names the figure, its value and what to do.
+/// measurements (`write_latency_repeat`, within a factor of 2). The error names the figure, its value and what to do.
 Status check_calibration(const SoftHostCalibration& c);
 
 /// The host profile a simulation uses to predict the emulator on this host: one socket whose CPU has the measured

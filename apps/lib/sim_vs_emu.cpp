@@ -66,11 +66,11 @@ Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
 {
   transports::register_builtin_transports();
   SimVsEmuResult res;
-  auto cal = o.allow_disturbed_calibration ? emu::measure_soft_host(o.quick_calibration)
-                                           : emu::calibrate_soft_host(o.quick_calibration);
+  auto cal = emu::measure_soft_host(o.quick_calibration);
   if (!cal.ok()) return cal.error();
   res.calibration = cal.value();
   if (auto inv = emu::check_calibration(res.calibration); !inv.ok()) {
+    if (!o.allow_disturbed_calibration) return inv.error();
     res.calibration_warning = inv.error().message();
     std::fprintf(stderr, "tensorpath: warning: using a disturbed calibration (--allow-disturbed-calibration): %s\n",
                  res.calibration_warning.c_str());

@@ -13,7 +13,7 @@ using namespace tp;
 TEST_CASE("calibrating the software device measures memcpy, hand-offs, serialization and the stream")
 {
   // The measurements, not the invariants (check_calibration, tested below on given figures): on a shared CI machine
-  // another tenant may leave the last-level cache no faster than DRAM, which calibrate_soft_host rightly refuses.
+  // another tenant may leave the last-level cache no faster than DRAM, which check_calibration rightly refuses.
   auto c = emu::measure_soft_host(true);
   INFO((c.ok() ? std::string() : c.error().message()));
   REQUIRE(c.ok());
