@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -109,36 +110,35 @@ Status write_json(const std::string& file, const CollectiveSetup& s, const std::
   return io::write_file_atomically(file, j.dump(1) + "\n");
 }
 
+/// The setup the options describe on `host`; a field the model refuses is named as its option (--gpus-per-node).
 Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::HostProfile& host)
 {
   CollectiveSetup s;
-  s.host = host;
   auto op = models::nccl::parse_op(a.get("op", "all_reduce"));
   if (!op.ok()) return Error::at("", "--op", op.error().expected, op.error().got);
   s.op = op.value();
   auto nodes = a.get_int("nodes", 1, 1, 1 << 20);
   if (!nodes.ok()) return nodes.error();
   s.nodes = int(nodes.value());
-  auto g = a.get_int("gpus-per-node", long(host.gpus.size()), 1, 1024);
+  auto g = a.get_int("gpus-per-node", 0, 1, 1024); // 0 (not given): every GPU of the host
   if (!g.ok()) return g.error();
   s.gpus_per_node = int(g.value());
-  const std::string algo = a.get("algo", "auto");
-  if (algo != "auto") {
-    auto al = models::nccl::parse_algo(algo);
-    if (!al.ok()) return Error::at("", "--algo", al.error().expected, al.error().got);
-    s.algo = al.value();
-  }
-  const std::string proto = a.get("proto", "auto");
-  if (proto != "auto") {
-    auto pr = models::nccl::parse_proto(proto);
-    if (!pr.ok()) return Error::at("", "--proto", pr.error().expected, pr.error().got);
-    s.proto = pr.value();
-  }
-  auto ch = a.get_int("channels", models::nccl::default_channels(host), 1, 64);
+  auto algo = models::nccl::parse_algo(a.get("algo", "auto"));
+  if (!algo.ok()) return Error::at("", "--algo", algo.error().expected, algo.error().got);
+  s.algo = algo.value();
+  auto proto = models::nccl::parse_proto(a.get("proto", "auto"));
+  if (!proto.ok()) return Error::at("", "--proto", proto.error().expected, proto.error().got);
+  s.proto = proto.value();
+  auto ch = a.get_int("channels", 0, 1, 64); // 0 (not given): the model's default
   if (!ch.ok()) return ch.error();
   s.channels = int(ch.value());
-  if (auto st = models::nccl::check_setup(s); !st.ok()) return st.error();
-  return s;
+  auto done = models::nccl::complete_setup(s, host);
+  if (!done.ok() && done.error().file.empty()) {
+    std::string option = "--" + done.error().field;
+    std::replace(option.begin(), option.end(), '_', '-');
+    return Error::at("", option, done.error().expected, done.error().got);
+  }
+  return done;
 }
 
 void print_header(const CollectiveSetup& s, const frontend::ParsedArgs& a, const std::string& hw)
@@ -180,6 +180,8 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   if (hi.value() < lo.value())
     return report_error(Error::at("", "-e/--maxbytes", "at least -b/--minbytes (" + std::to_string(lo.value()) + ")",
                                   std::to_string(hi.value())));
+  if (factor.value() == 1 && lo.value() != hi.value())
+    return report_error(Error::at("", "-f/--stepfactor", "more than 1 when -b and -e differ", "1"));
   const int ranks = s.nodes * s.gpus_per_node;
   const auto sizes = sizes_of(lo.value(), hi.value(), factor.value(), s.op, ranks);
   if (sizes.empty())
@@ -188,8 +190,6 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
                                               s.op == Op::ALL_REDUCE || s.op == Op::BROADCAST ? 4 : 4 * ranks,
                                               models::nccl::to_string(s.op), ranks),
                                   std::to_string(hi.value())));
-  if (factor.value() == 1 && lo.value() != hi.value())
-    return report_error(Error::at("", "-f/--stepfactor", "more than 1 when -b and -e differ", "1"));
   print_header(s, a, hw);
   const char* redop = (s.op == Op::ALL_REDUCE || s.op == Op::REDUCE_SCATTER) ? "sum" : "none";
   const int root = s.op == Op::BROADCAST ? 0 : -1;

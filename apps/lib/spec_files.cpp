@@ -67,7 +67,7 @@ Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec&
 {
   auto cluster = cluster_for(cat, job.hw, 1, job.switch_name);
   if (!cluster.ok()) return cluster.error();
-  auto s = collective_setup(job.collective, cluster->host(0));
+  auto s = models::nccl::complete_setup(job.collective.setup, cluster->host(0));
   if (!s.ok()) return s.error();
   const int ranks = s->nodes * s->gpus_per_node;
   const uint64_t bytes = models::nccl::effective_bytes(s->op, job.collective.bytes, ranks);

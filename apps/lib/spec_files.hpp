@@ -10,21 +10,15 @@
 #include "sim/transfer_job.hpp"
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace tp::frontend {
 
 /// A "collective" job: one NCCL-style collective of one size on `nodes` nodes of the job's host profile
-/// (models/nccl/collective_model.hpp).
+/// (models/nccl/collective_model.hpp); the setup's host is filled in when the job runs (complete_setup).
 struct CollectiveJob {
-  models::nccl::Op op = models::nccl::Op::ALL_REDUCE;
-  std::optional<models::nccl::Algo> algo;   ///< none: auto
-  std::optional<models::nccl::Proto> proto; ///< none: auto
-  int nodes = 1;
-  int gpus_per_node = 0; ///< 0: every GPU of the host
-  int channels = 0;      ///< 0: the model's default
+  models::nccl::CollectiveSetup setup;
   uint64_t bytes = 0;
 };
 
@@ -58,10 +52,6 @@ struct JobOutcome {
   /// stand, the command exits 3 (output lost) naming the file.
   std::string output_lost;
 };
-
-/// The model's setup of a collective job on `host`, checked (models::nccl::check_setup); an Error's field is the job's
-/// field ("gpus_per_node", "algo", ...; "hw" when the host cannot run it).
-Result<models::nccl::CollectiveSetup> collective_setup(const CollectiveJob& job, const models::HostProfile& host);
 
 /// Run a job on the simulator in this process (one simulation: call it in a child process).
 Result<JobOutcome> run_job(const JobSpec& job);

@@ -95,10 +95,10 @@ void check_profiles(const JobSpec& j, const Reader& r)
     // The setup must run on the host: GPUs enough, NICs for several nodes, an algorithm the op has.
     auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
     if (cl.ok()) {
-      auto s = collective_setup(j.collective, cl->host(0));
-      if (!s.ok()) {
+      auto s = models::nccl::complete_setup(j.collective.setup, cl->host(0));
+      if (!s.ok()) { // a field of the job, or the host's file when the host cannot run a collective at all
         const Error& e = s.error();
-        throw SpecError{Error::at(r.file(), r.field(e.field.empty() ? "hw" : e.field), e.expected, e.got)};
+        throw SpecError{Error::at(r.file(), r.field(e.file.empty() ? e.field : "hw"), e.expected, e.got)};
       }
     }
   }
@@ -175,28 +175,22 @@ void parse_pcie_copy_job(Reader& r, JobSpec& j)
 void parse_collective_job(Reader& r, JobSpec& j)
 {
   j.kind = JobSpec::Kind::COLLECTIVE;
-  auto& c = j.collective;
+  auto& c = j.collective.setup;
   const std::string op = r.str("op", "all_reduce");
   auto o = models::nccl::parse_op(op);
   if (!o.ok()) fail(r.file(), r.field("op"), o.error().expected, o.error().got);
   c.op = o.value();
-  const std::string algo = r.str("algo", "auto");
-  if (algo != "auto") {
-    auto a = models::nccl::parse_algo(algo);
-    if (!a.ok()) fail(r.file(), r.field("algo"), a.error().expected, a.error().got);
-    c.algo = a.value();
-  }
-  const std::string proto = r.str("proto", "auto");
-  if (proto != "auto") {
-    auto p = models::nccl::parse_proto(proto);
-    if (!p.ok()) fail(r.file(), r.field("proto"), p.error().expected, p.error().got);
-    c.proto = p.value();
-  }
+  auto algo = models::nccl::parse_algo(r.str("algo", "auto"));
+  if (!algo.ok()) fail(r.file(), r.field("algo"), algo.error().expected, algo.error().got);
+  c.algo = algo.value();
+  auto proto = models::nccl::parse_proto(r.str("proto", "auto"));
+  if (!proto.ok()) fail(r.file(), r.field("proto"), proto.error().expected, proto.error().got);
+  c.proto = proto.value();
   c.nodes = int(r.integer("nodes", 1, 1 << 20, 1));
   c.gpus_per_node = int(r.integer("gpus_per_node", 0, 1024, 0));
   c.channels = int(r.integer("channels", 0, 64, 0));
-  c.bytes = r.size("size", 32ull << 20);
-  if (c.bytes == 0) fail(r.file(), r.field("size"), "a size of at least 4 bytes", "0");
+  j.collective.bytes = r.size("size", 32ull << 20);
+  if (j.collective.bytes == 0) fail(r.file(), r.field("size"), "a size of at least 4 bytes", "0");
 }
 
 /// A transfer's placement field `key` of `t`: cpu, numaN or gpuN (N < 10000).
@@ -595,7 +589,7 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::COLLECTIVE:
     out = {"time_us", "algbw_GBps", "busbw_GBps"};
-    if (job.collective.nodes > 1) out.push_back("busbw_per_nic_GBps");
+    if (job.collective.setup.nodes > 1) out.push_back("busbw_per_nic_GBps");
     break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
@@ -641,26 +635,6 @@ Result<JobSpec> parse_job_text(const std::string& json_text, const std::string& 
   } catch (const std::exception& e) {
     return Error::at(file, field, "a job object", e.what());
   }
-}
-
-Result<models::nccl::CollectiveSetup> collective_setup(const CollectiveJob& job, const models::HostProfile& host)
-{
-  models::nccl::CollectiveSetup s;
-  s.host = host;
-  s.op = job.op;
-  s.algo = job.algo;
-  s.proto = job.proto;
-  s.nodes = job.nodes;
-  s.gpus_per_node = job.gpus_per_node > 0 ? job.gpus_per_node : int(host.gpus.size());
-  s.channels = job.channels > 0 ? job.channels : models::nccl::default_channels(host);
-  if (auto st = models::nccl::check_setup(s); !st.ok()) {
-    Error e = st.error();
-    // The model names command-line options ("--gpus-per-node"); a job names its fields ("gpus_per_node").
-    std::string field = e.field.rfind("--", 0) == 0 ? e.field.substr(2, e.field.find('/') - 2) : "hw";
-    std::replace(field.begin(), field.end(), '-', '_');
-    return Error::at("", field, e.expected, e.got);
-  }
-  return s;
 }
 
 } // namespace tp::frontend

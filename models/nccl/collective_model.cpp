@@ -87,9 +87,7 @@ std::vector<std::pair<Algo, Proto>> candidates(const CollectiveSetup& s, const C
     protos = {*s.proto};
   } else {
     protos = {Proto::LL, Proto::SIMPLE};
-    const std::string a = s.host.gpus.empty() ? "" : to_lower(s.host.gpus[0].gpu.architecture);
-    const bool known = a == "volta" || a == "ampere" || a == "hopper";
-    if (ll128_enabled_by_default(s.host.nvlink.has_value(), arch_of(a), known, s.nodes, links.gdr))
+    if (ll128_enabled_by_default(s.host.nvlink.has_value(), s.host.gpus[0].gpu.architecture, s.nodes, links.gdr))
       protos.push_back(Proto::LL128);
   }
   std::vector<std::pair<Algo, Proto>> out;
@@ -118,14 +116,15 @@ CollectivePrediction ring(const CollectiveSetup& s, const CollectiveLinks& l, Pr
 {
   const int n = ranks_of(s);
   const Arch arch = arch_of(s.host.gpus[0].gpu.architecture);
+  const bool amd = amd_cpu(s.host);
   CollectivePrediction r;
   r.algo = Algo::RING;
   r.proto = p;
   std::string what;
   double bus = ring_hardware(s, l, what) * bandwidth_share(Algo::RING, p, s.op, s.nodes, s.gpus_per_node);
   if (p != Proto::SIMPLE) what += fmt::format(" x {}'s share", to_string(p));
-  if (p == Proto::LL && bus > ll_ceiling(arch, amd_cpu(s.host), s.nodes)) {
-    bus = ll_ceiling(arch, amd_cpu(s.host), s.nodes);
+  if (p == Proto::LL && bus > ll_ceiling(arch, amd, s.nodes)) {
+    bus = ll_ceiling(arch, amd, s.nodes);
     what = "NCCL's LL ceiling (" + gbps(bus) + ")";
   }
   const double per_channel = channel_ceiling(Algo::RING, p, arch, s.nodes);
@@ -143,7 +142,7 @@ CollectivePrediction ring(const CollectiveSetup& s, const CollectiveLinks& l, Pr
     lat += steps * hop_latency(s.nodes > 1 ? Hop::NET : l.intra_hop, Algo::RING, p);
   } else {
     double intra_lat = hop_latency(l.intra_hop, Algo::RING, p);
-    if (s.nodes > 1) intra_lat = std::max(intra_lat, net_overhead(amd_cpu(s.host), p));
+    if (s.nodes > 1) intra_lat = std::max(intra_lat, net_overhead(amd, p));
     lat += std::max(0, steps - inter) * intra_lat + inter * hop_latency(Hop::NET, Algo::RING, p);
   }
   if (s.op == Op::ALL_REDUCE && p == Proto::SIMPLE && s.nodes > 1 && bytes / (double(s.channels) * n) >= 64)
@@ -192,10 +191,10 @@ CollectivePrediction tree(const CollectiveSetup& s, const CollectiveLinks& l, Pr
     what = l.intra_what;
   }
   if (s.nodes > 1) {
-    const double net = l.net / tree_node_load(s.nodes);
-    if (net < algbw) {
-      algbw = net;
-      what = l.net_what + fmt::format(" (busiest tree node moves {:.2g}x the size)", tree_node_load(s.nodes));
+    const double load = tree_node_load(s.nodes);
+    if (l.net / load < algbw) {
+      algbw = l.net / load;
+      what = l.net_what + fmt::format(" (busiest tree node moves {:.2g}x the size)", load);
     }
   }
   algbw *= bandwidth_share(Algo::TREE, p, s.op, s.nodes, s.gpus_per_node);
@@ -283,23 +282,30 @@ Status check_setup(const CollectiveSetup& s)
     return Error::at(h.file.empty() ? h.name : h.file, "gpus", "a host profile with GPUs (the collective runs on them)",
                      "none");
   if (s.gpus_per_node < 1 || s.gpus_per_node > int(h.gpus.size()))
-    return Error::at("", "--gpus-per-node", fmt::format("1 to {} (the GPUs of {})", h.gpus.size(), h.name),
+    return Error::at("", "gpus_per_node", fmt::format("1 to {} (the GPUs of {})", h.gpus.size(), h.name),
                      std::to_string(s.gpus_per_node));
-  if (s.nodes < 1) return Error::at("", "--nodes", "at least 1", std::to_string(s.nodes));
+  if (s.nodes < 1) return Error::at("", "nodes", "at least 1", std::to_string(s.nodes));
   if (ranks_of(s) < 2)
-    return Error::at("", "--nodes/--gpus-per-node", "at least 2 GPUs in all (a collective over one GPU is a copy)",
-                     "1");
-  if (s.channels < 1 || s.channels > 64) return Error::at("", "--channels", "1 to 64", std::to_string(s.channels));
+    return Error::at("", "nodes", "at least 2 GPUs in all (a collective over one GPU is a copy)", "1");
+  if (s.channels < 1 || s.channels > 64) return Error::at("", "channels", "1 to 64", std::to_string(s.channels));
   if (s.algo == Algo::TREE && s.op != Op::ALL_REDUCE)
-    return Error::at("", "--algo", std::string("ring or auto: NCCL runs ") + to_string(s.op) + " on rings only",
-                     "tree");
+    return Error::at("", "algo", std::string("ring or auto: NCCL runs ") + to_string(s.op) + " on rings only", "tree");
   if (s.op == Op::ALLTOALL && s.proto && *s.proto != Proto::SIMPLE)
-    return Error::at("", "--proto", "Simple or auto: alltoall is modelled as point-to-point sends with Simple",
+    return Error::at("", "proto", "Simple or auto: alltoall is modelled as point-to-point sends with Simple",
                      to_string(*s.proto));
   if (s.nodes > 1 && h.nics.empty())
     return Error::at(h.file.empty() ? h.name : h.file, "nics", "a host profile with NICs (the nodes talk through them)",
                      "none");
   return ok_status();
+}
+
+Result<CollectiveSetup> complete_setup(CollectiveSetup s, const HostProfile& host)
+{
+  s.host = host;
+  if (s.gpus_per_node == 0) s.gpus_per_node = int(host.gpus.size());
+  if (s.channels == 0) s.channels = default_channels(host);
+  if (auto st = check_setup(s); !st.ok()) return st.error();
+  return s;
 }
 
 CollectiveLinks collective_links(const CollectiveSetup& s)

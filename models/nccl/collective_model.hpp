@@ -65,8 +65,13 @@ double busbw_factor(Op op, int ranks);
 uint64_t effective_bytes(Op op, uint64_t bytes, int ranks);
 
 /// Check a setup (a host with GPUs, 1 <= gpus_per_node <= its GPUs, nodes >= 1, channels 1..64, an algorithm and
-/// protocol the op supports); the error names the field.
+/// protocol the op supports). The error names the setup's field ("gpus_per_node", "algo", ...; a scenario job's
+/// field of the same name, `--gpus-per-node` on the command line), or the host profile's file and its "gpus" or
+/// "nics" when the host cannot run a collective at all.
 Status check_setup(const CollectiveSetup& s);
+/// `s` on `host`, its defaults filled in (gpus_per_node 0: every GPU of the host; channels 0: default_channels) and
+/// checked (check_setup).
+Result<CollectiveSetup> complete_setup(CollectiveSetup s, const HostProfile& host);
 /// The hardware rates of a (checked) setup.
 CollectiveLinks collective_links(const CollectiveSetup& s);
 /// One collective of `bytes` (after effective_bytes) on a checked setup.

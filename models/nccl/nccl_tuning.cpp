@@ -88,17 +88,20 @@ Result<Op> parse_op(const std::string& s)
   return Error::at("", "op", "all_reduce, all_gather, reduce_scatter, broadcast or alltoall", "\"" + s + "\"");
 }
 
-Result<Algo> parse_algo(const std::string& s)
+Result<std::optional<Algo>> parse_algo(const std::string& s)
 {
-  if (to_lower(s) == "ring") return Algo::RING;
-  if (to_lower(s) == "tree") return Algo::TREE;
+  const std::string l = to_lower(s);
+  if (l == "auto") return std::optional<Algo>();
+  if (l == "ring") return std::optional<Algo>(Algo::RING);
+  if (l == "tree") return std::optional<Algo>(Algo::TREE);
   return Error::at("", "algo", "ring, tree or auto", "\"" + s + "\"");
 }
 
-Result<Proto> parse_proto(const std::string& s)
+Result<std::optional<Proto>> parse_proto(const std::string& s)
 {
+  if (to_lower(s) == "auto") return std::optional<Proto>();
   for (Proto p : {Proto::LL, Proto::LL128, Proto::SIMPLE})
-    if (to_lower(s) == to_lower(to_string(p))) return p;
+    if (to_lower(s) == to_lower(to_string(p))) return std::optional<Proto>(p);
   return Error::at("", "proto", "LL, LL128, Simple or auto", "\"" + s + "\"");
 }
 
@@ -165,10 +168,11 @@ double ring_plateau(Arch arch)
   return arch == Arch::VOLTA ? 1.9 : 1.4;
 }
 
-bool ll128_enabled_by_default(bool nvlink, Arch arch, bool known_arch, int nodes, bool nic_under_gpu_switch)
+bool ll128_enabled_by_default(bool nvlink, const std::string& architecture, int nodes, bool nic_under_gpu_switch)
 {
-  if (!nvlink || !known_arch) return false;
-  return nodes == 1 || nic_under_gpu_switch || arch == Arch::HOPPER;
+  const std::string a = to_lower(architecture);
+  if (!nvlink || (a != "volta" && a != "ampere" && a != "hopper")) return false;
+  return nodes == 1 || nic_under_gpu_switch || a == "hopper";
 }
 
 } // namespace tp::models::nccl

@@ -10,6 +10,7 @@
 
 #include "core/common/result.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,10 @@ const char* to_string(Op op);   ///< "all_reduce", ...: the nccl-tests binary na
 const char* to_string(Algo a);  ///< "ring", "tree"
 const char* to_string(Proto p); ///< "LL", "LL128", "Simple" (as NCCL_PROTO spells them)
 Result<Op> parse_op(const std::string& s);
-Result<Algo> parse_algo(const std::string& s);   ///< ring, tree (case-insensitive)
-Result<Proto> parse_proto(const std::string& s); ///< ll, ll128, simple (case-insensitive)
+/// ring, tree or auto (none: the model picks), case-insensitive; the error's field is "algo".
+Result<std::optional<Algo>> parse_algo(const std::string& s);
+/// LL, LL128, Simple or auto (none), case-insensitive; the error's field is "proto".
+Result<std::optional<Proto>> parse_proto(const std::string& s);
 /// The architecture of a GPU profile's "architecture" field: hopper and blackwell -> HOPPER, ampere -> AMPERE, any
 /// older one -> VOLTA (as NCCL indexes its tables by compute capability >= 9.0, >= 8.0, else).
 Arch arch_of(const std::string& architecture);
@@ -56,8 +59,9 @@ double tree_correction(Proto p, double bytes);
 /// NCCL's "plateau effect" of a multi-node Simple ring allreduce: its latency times 1.4 (Ampere and later) or 1.9.
 double ring_plateau(Arch arch);
 
-/// Whether NCCL enables LL128 by default: NVLink between the GPUs of a node, one GPU generation from Volta on, and
-/// either a single node, the NIC behind the GPU's own PCIe switch, or Hopper (PXN).
-bool ll128_enabled_by_default(bool nvlink, Arch arch, bool known_arch, int nodes, bool nic_under_gpu_switch);
+/// Whether NCCL enables LL128 by default: NVLink between the GPUs of a node, a GPU profile's `architecture` that
+/// NCCL tested it on (volta, ampere, hopper), and either a single node, the NIC behind the GPU's own PCIe switch, or
+/// Hopper (PXN).
+bool ll128_enabled_by_default(bool nvlink, const std::string& architecture, int nodes, bool nic_under_gpu_switch);
 
 } // namespace tp::models::nccl
