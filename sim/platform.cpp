@@ -1,5 +1,6 @@
 // Platform construction: zones, hosts, directional links and asymmetric routes (see platform.hpp).
 #include "sim/platform.hpp"
+#include "models/host_paths.hpp"
 #include "models/latency_model.hpp"
 
 #include <simgrid/s4u/Host.hpp>
@@ -45,10 +46,8 @@ Platform::Platform(const models::ClusterProfile& cluster) : cluster_(cluster)
   root->seal();
 }
 
-/// The links of one machine's local zone and the paths through them, for its routes and its NICs' zones. PCIe
-/// links are per direction: "up" = device -> root (device posted writes), "down" = root -> device (read completions).
-/// A device behind a PCIe switch adds the switch's uplink to every path that leaves the switch; a GPU and a NIC
-/// behind the same switch reach each other through it alone (no root complex, no peer-read limit of the root).
+/// The SimGrid links of one machine's local zone, one per models::HostLink (the paths through them are
+/// models/host_paths), for its routes and its NICs' zones; each NIC's own PCIe links live in the NIC's zone.
 struct Platform::MachineLinks {
   const models::HostProfile& hp;
   sg4::Link* qpi[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
@@ -59,92 +58,69 @@ struct Platform::MachineLinks {
 
   MachineLinks(const models::HostProfile& h, sg4::NetZone* local, const std::string& n) : hp(h)
   {
+    using L = models::HostLink;
+    auto link = [&](const std::string& name, L l) { return make_link(local, n + name, models::link_rate(hp, l)); };
     if (hp.sockets.size() == 2)
       for (int a = 0; a < 2; ++a) {
         const int b = 1 - a;
         const std::string dir = std::to_string(a) + "to" + std::to_string(b);
-        qpi[a][b] = make_link(local, n + ".qpi." + dir, hp.socket_link.bandwidth);
-        qpi_p2p[a][b] = make_link(local, n + ".qpi_p2p." + dir, hp.socket_link.gpu_p2p_bandwidth);
+        qpi[a][b] = link(".qpi." + dir, {L::SOCKET, a, b});
+        qpi_p2p[a][b] = link(".qpi_p2p." + dir, {L::SOCKET_P2P, a, b});
       }
-    for (size_t w = 0; w < hp.pcie_switches.size(); ++w) {
-      const auto& sw = hp.pcie_switches[w];
-      const auto& cpu = hp.sockets[size_t(sw.socket)].cpu;
-      const std::string p = n + ".pcie_switch" + std::to_string(w);
-      switch_up.push_back(make_link(local, p + ".up", sw.uplink.posted_write_bandwidth()));
-      switch_down.push_back(
-          make_link(local, p + ".down", sw.uplink.read_completion_bandwidth(cpu.read_completion_size)));
+    for (int w = 0; w < int(hp.pcie_switches.size()); ++w) {
+      const std::string p = ".pcie_switch" + std::to_string(w);
+      switch_up.push_back(link(p + ".up", {L::SWITCH_UP, w}));
+      switch_down.push_back(link(p + ".down", {L::SWITCH_DOWN, w}));
     }
-    for (size_t k = 0; k < hp.gpus.size(); ++k) {
-      const auto& g = hp.gpus[k];
-      const auto& cpu = hp.sockets[size_t(g.socket)].cpu;
-      const std::string p = n + ".gpu" + std::to_string(k);
-      gpu_up.push_back(make_link(local, p + ".pcie.up", g.pcie.posted_write_bandwidth()));
-      gpu_down.push_back(
-          make_link(local, p + ".pcie.down", g.pcie.read_completion_bandwidth(cpu.read_completion_size)));
-      gpu_p2p_read.push_back(make_link(local, p + ".p2p_read", g.gpu.p2p_read_bandwidth));
+    for (int k = 0; k < int(hp.gpus.size()); ++k) {
+      const std::string p = ".gpu" + std::to_string(k);
+      gpu_up.push_back(link(p + ".pcie.up", {L::GPU_UP, k}));
+      gpu_down.push_back(link(p + ".pcie.down", {L::GPU_DOWN, k}));
+      gpu_p2p_read.push_back(link(p + ".p2p_read", {L::GPU_P2P_READ, k}));
       if (hp.nvlink) {
-        nvlink_tx.push_back(make_link(local, p + ".nvlink.tx", hp.nvlink->goodput()));
-        nvlink_rx.push_back(make_link(local, p + ".nvlink.rx", hp.nvlink->goodput()));
+        nvlink_tx.push_back(link(p + ".nvlink.tx", {L::NVLINK_TX, k}));
+        nvlink_rx.push_back(link(p + ".nvlink.rx", {L::NVLINK_RX, k}));
       }
     }
   }
-  LinkList socket_hop(int from, int to) const
+  /// The SimGrid route of a path; `nic_up` and `nic_down` stand for the NIC links of a NIC zone's paths.
+  LinkList route(const models::HostPath& path, sg4::Link* nic_up = nullptr, sg4::Link* nic_down = nullptr) const
   {
-    LinkList l;
-    if (from != to) l.emplace_back(qpi[from][to]);
-    return l;
-  }
-  LinkList p2p_hop(int from, int to) const
-  {
-    LinkList l;
-    if (from != to) {
-      l.emplace_back(qpi_p2p[from][to]);
-      l.emplace_back(qpi[from][to]);
-    }
-    return l;
-  }
-  /// From a device's own link up to its socket's root complex (through its switch's uplink, if any).
-  void to_root(LinkList& l, sg4::Link* device_up, int pcie_switch) const
-  {
-    l.emplace_back(device_up);
-    if (pcie_switch >= 0) l.emplace_back(switch_up[size_t(pcie_switch)]);
-  }
-  /// From the root complex down to a device.
-  void from_root(LinkList& l, sg4::Link* device_down, int pcie_switch) const
-  {
-    if (pcie_switch >= 0) l.emplace_back(switch_down[size_t(pcie_switch)]);
-    l.emplace_back(device_down);
-  }
-  int gpu_switch(size_t k) const { return hp.gpus[k].pcie_switch; }
-  int gpu_socket(size_t k) const { return hp.gpus[k].socket; }
-  /// Socket `s`'s memory to GPU `k` (a copy engine's H2D read) and back.
-  LinkList host_to_gpu(int s, size_t k) const
-  {
-    LinkList l = socket_hop(s, gpu_socket(k));
-    from_root(l, gpu_down[k], gpu_switch(k));
-    return l;
-  }
-  LinkList gpu_to_host(size_t k, int s) const
-  {
-    LinkList l;
-    to_root(l, gpu_up[k], gpu_switch(k));
-    append(l, socket_hop(gpu_socket(k), s));
-    return l;
-  }
-  /// GPU k to GPU l: over NVLink when the host has it, else PCIe peer-to-peer (inside a shared switch, or through the
-  /// root complexes and across the sockets).
-  LinkList gpu_to_gpu(size_t k, size_t l) const
-  {
-    if (hp.nvlink) return {sg4::LinkInRoute(nvlink_tx[k]), sg4::LinkInRoute(nvlink_rx[l])};
-    LinkList r{sg4::LinkInRoute(gpu_up[k])};
-    if (gpu_switch(k) >= 0 && gpu_switch(k) == gpu_switch(l)) {
-      r.emplace_back(gpu_down[l]);
-      return r;
-    }
-    if (gpu_switch(k) >= 0) r.emplace_back(switch_up[size_t(gpu_switch(k))]);
-    append(r, p2p_hop(gpu_socket(k), gpu_socket(l)));
-    from_root(r, gpu_down[l], gpu_switch(l));
+    LinkList r;
+    for (const auto& l : path)
+      r.emplace_back(link_of(l, nic_up, nic_down));
     return r;
+  }
+
+private:
+  sg4::Link* link_of(const models::HostLink& l, sg4::Link* nic_up, sg4::Link* nic_down) const
+  {
+    const auto k = size_t(l.index);
+    switch (l.kind) {
+    case models::HostLink::GPU_UP:
+      return gpu_up[k];
+    case models::HostLink::GPU_DOWN:
+      return gpu_down[k];
+    case models::HostLink::GPU_P2P_READ:
+      return gpu_p2p_read[k];
+    case models::HostLink::SWITCH_UP:
+      return switch_up[k];
+    case models::HostLink::SWITCH_DOWN:
+      return switch_down[k];
+    case models::HostLink::SOCKET:
+      return qpi[l.index][l.to];
+    case models::HostLink::SOCKET_P2P:
+      return qpi_p2p[l.index][l.to];
+    case models::HostLink::NVLINK_TX:
+      return nvlink_tx[k];
+    case models::HostLink::NVLINK_RX:
+      return nvlink_rx[k];
+    case models::HostLink::NIC_UP:
+      return nic_up;
+    case models::HostLink::NIC_DOWN:
+      return nic_down;
+    }
+    return nullptr;
   }
 };
 
@@ -174,19 +150,19 @@ void Platform::build_machine(sg4::NetZone* root, size_t m)
     for (int t = 0; t < nsock; ++t)
       if (s != t)
         local->add_route(mc.cpus[size_t(s)]->get_netpoint(), mc.cpus[size_t(t)]->get_netpoint(), nullptr, nullptr,
-                         links.socket_hop(s, t), false);
+                         links.route({{models::HostLink::SOCKET, s, t}}), false);
     for (size_t k = 0; k < hp.gpus.size(); ++k) {
       local->add_route(mc.cpus[size_t(s)]->get_netpoint(), mc.gpus[k]->get_netpoint(), nullptr, nullptr,
-                       links.host_to_gpu(s, k), false);
+                       links.route(models::host_to_gpu(hp, s, int(k))), false);
       local->add_route(mc.gpus[k]->get_netpoint(), mc.cpus[size_t(s)]->get_netpoint(), nullptr, nullptr,
-                       links.gpu_to_host(k, s), false);
+                       links.route(models::gpu_to_host(hp, int(k), s)), false);
     }
   }
   for (size_t k = 0; k < hp.gpus.size(); ++k)
     for (size_t l = 0; l < hp.gpus.size(); ++l)
       if (k != l)
         local->add_route(mc.gpus[k]->get_netpoint(), mc.gpus[l]->get_netpoint(), nullptr, nullptr,
-                         links.gpu_to_gpu(k, l), false);
+                         links.route(models::gpu_to_gpu(hp, int(k), int(l))), false);
   local->seal();
   for (size_t j = 0; j < hp.nics.size(); ++j)
     build_nic_zone(root, m, j, links);
@@ -198,46 +174,28 @@ void Platform::build_nic_zone(sg4::NetZone* root, size_t m, size_t j, const Mach
   const models::HostProfile& hp = *mc.profile;
   const int nsock = int(hp.sockets.size());
   const auto& nic = hp.nics[j];
-  const int sn = nic.socket;
-  const int nsw = nic.pcie_switch;
-  const auto& cpu = hp.sockets[size_t(sn)].cpu;
   const std::string p = mc.name + ".nic" + std::to_string(j);
   auto* zone = sg4::create_full_zone(p);
   zone->set_parent(root);
   auto* gw = zone->create_router(p + ".gw");
-  sg4::Link* up = make_link(zone, p + ".pcie.up", nic.pcie.posted_write_bandwidth());
-  sg4::Link* down = make_link(zone, p + ".pcie.down", nic.pcie.read_completion_bandwidth(cpu.read_completion_size));
+  sg4::Link* up = make_link(zone, p + ".pcie.up", models::link_rate(hp, {models::HostLink::NIC_UP, int(j)}));
+  sg4::Link* down = make_link(zone, p + ".pcie.down", models::link_rate(hp, {models::HostLink::NIC_DOWN, int(j)}));
 
-  std::vector<LinkList> to_nic, from_nic; // per location: NIC DMA read path, NIC DMA write path
+  // Per location (the sockets' memory, then the GPUs): the NIC's DMA read path and its DMA write path.
+  std::vector<Location> locs;
   std::vector<std::string> loc_names;
   for (int s = 0; s < nsock; ++s) {
+    locs.push_back(Location::host(s));
     loc_names.push_back("mem" + std::to_string(s));
-    LinkList r = links.socket_hop(s, sn); // NIC DMA read of host memory
-    links.from_root(r, down, nsw);
-    to_nic.push_back(r);
-    LinkList w; // NIC DMA write to host memory
-    links.to_root(w, up, nsw);
-    append(w, links.socket_hop(sn, s));
-    from_nic.push_back(w);
   }
-  for (size_t k = 0; k < hp.gpus.size(); ++k) {
+  for (int k = 0; k < int(hp.gpus.size()); ++k) {
+    locs.push_back(Location::gpu(k));
     loc_names.push_back("gpu" + std::to_string(k));
-    if (hp.same_pcie_switch(int(k), int(j))) { // peer traffic that stays in the switch
-      to_nic.push_back({sg4::LinkInRoute(links.gpu_up[k]), sg4::LinkInRoute(down)});
-      from_nic.push_back({sg4::LinkInRoute(up), sg4::LinkInRoute(links.gpu_down[k])});
-      continue;
-    }
-    LinkList r; // NIC reads GPU memory through the root complex(es)
-    links.to_root(r, links.gpu_up[k], links.gpu_switch(k));
-    r.emplace_back(links.gpu_p2p_read[k]);
-    append(r, links.p2p_hop(links.gpu_socket(k), sn));
-    links.from_root(r, down, nsw);
-    to_nic.push_back(r);
-    LinkList w; // NIC writes GPU memory
-    links.to_root(w, up, nsw);
-    append(w, links.p2p_hop(sn, links.gpu_socket(k)));
-    links.from_root(w, links.gpu_down[k], links.gpu_switch(k));
-    from_nic.push_back(w);
+  }
+  std::vector<LinkList> to_nic, from_nic;
+  for (const Location& loc : locs) {
+    to_nic.push_back(links.route(models::nic_reads(hp, int(j), loc), up, down));
+    from_nic.push_back(links.route(models::nic_writes(hp, int(j), loc), up, down));
   }
   std::vector<sg4::Host*> eps; // [2*k] source view, [2*k+1] destination view
   for (const auto& ln : loc_names)

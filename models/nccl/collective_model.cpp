@@ -2,6 +2,7 @@
 #include "models/nccl/collective_model.hpp"
 
 #include "core/common/suggest.hpp"
+#include "models/host_paths.hpp"
 #include "models/nccl/double_binary_tree.hpp"
 
 #include <fmt/format.h>
@@ -30,41 +31,32 @@ bool amd_cpu(const HostProfile& h)
   return n.find("epyc") != std::string::npos || n.find("amd") != std::string::npos;
 }
 
-/// A switch's uplink, when a device behind it talks to something outside it.
-double uplink_rate(const HostProfile& h, int sw)
+/// GPU a -> GPU b as NCCL moves data between them: over NVLink, or PCIe peer-to-peer on one socket; across sockets
+/// NCCL does not use PCIe peer-to-peer (its default P2P level stops below the CPU interconnect) but its SHM transport
+/// through host memory on b's socket, both halves at once (as the simulator stages such a copy). The slowest link of
+/// the paths (models/host_paths).
+double gpu_peer_rate(const HostProfile& h, int a, int b)
 {
-  return sw < 0 ? INF : h.pcie_switches[size_t(sw)].uplink.posted_write_bandwidth();
+  const int sb = h.gpus[size_t(b)].socket;
+  if (h.nvlink || h.gpus[size_t(a)].socket == sb) return slowest_rate(h, gpu_to_gpu(h, a, b));
+  return std::min(slowest_rate(h, gpu_to_host(h, a, sb)), slowest_rate(h, host_to_gpu(h, sb, b)));
 }
 
-/// GPU a -> GPU b without NVLink: both GPUs' PCIe links and the switches' uplinks unless both share one. Across
-/// sockets NCCL does not use PCIe peer-to-peer (its default P2P level stops below the CPU interconnect) but its SHM
-/// transport through host memory, bounded by the socket link's rate.
-double pcie_peer_rate(const HostProfile& h, int a, int b)
-{
-  const auto& ga = h.gpus[size_t(a)];
-  const auto& gb = h.gpus[size_t(b)];
-  double r = std::min(ga.pcie.posted_write_bandwidth(), gb.pcie.posted_write_bandwidth());
-  if (ga.pcie_switch < 0 || ga.pcie_switch != gb.pcie_switch)
-    r = std::min({r, uplink_rate(h, ga.pcie_switch), uplink_rate(h, gb.pcie_switch)});
-  if (ga.socket != gb.socket) r = std::min(r, h.socket_link.bandwidth);
-  return r;
-}
-
-/// GPU `g` <-> NIC `k`, per direction, as NCCL's network transport moves it: GPUDirect RDMA when the two sit behind
-/// one PCIe switch (NCCL_NET_GDR_LEVEL's default, PXB), else through a host-memory bounce buffer. The NIC's wire
-/// goodput, its PCIe link and the GPU's (reading GPU memory at the GPU's peer-read rate where the profile has one).
+/// GPU `g` <-> NIC `k`, the slower direction, as NCCL's network transport moves it: GPUDirect RDMA when the two sit
+/// behind one PCIe switch (NCCL_NET_GDR_LEVEL's default, PXB), else through a bounce buffer in host memory on the
+/// NIC's socket (the GPU writes it and the NIC reads it; the NIC writes it and the GPU reads it). The NIC's wire
+/// goodput and the slowest link of the paths (models/host_paths).
 double nic_path_rate(const HostProfile& h, int g, int k, bool& gdr)
 {
-  const auto& gpu = h.gpus[size_t(g)];
-  const auto& nic = h.nics[size_t(k)];
   gdr = h.same_pcie_switch(g, k);
-  double r = std::min({nic.nic.wire_goodput(), nic.pcie.posted_write_bandwidth(), gpu.pcie.posted_write_bandwidth()});
-  if (gdr) {
-    if (gpu.gpu.p2p_read_bandwidth > 0) r = std::min(r, gpu.gpu.p2p_read_bandwidth);
-  } else {
-    r = std::min({r, uplink_rate(h, gpu.pcie_switch), uplink_rate(h, nic.pcie_switch)});
+  const Location gpu = Location::gpu(g), host = Location::host(h.nics[size_t(k)].socket);
+  double send = slowest_rate(h, nic_reads(h, k, gdr ? gpu : host));
+  double receive = slowest_rate(h, nic_writes(h, k, gdr ? gpu : host));
+  if (!gdr) {
+    send = std::min(send, slowest_rate(h, gpu_to_host(h, g, host.index)));
+    receive = std::min(receive, slowest_rate(h, host_to_gpu(h, host.index, g)));
   }
-  return r;
+  return std::min({h.nics[size_t(k)].nic.wire_goodput(), send, receive});
 }
 
 int ranks_of(const CollectiveSetup& s)
@@ -313,17 +305,14 @@ CollectiveLinks collective_links(const CollectiveSetup& s)
   const auto& h = s.host;
   CollectiveLinks l;
   if (s.gpus_per_node > 1) {
-    if (h.nvlink) {
-      l.intra = h.nvlink->goodput();
-      l.intra_hop = Hop::NVLINK;
-      l.intra_what = "NVLink (" + h.nvlink->name + ", " + gbps(l.intra) + " per GPU)";
-    } else {
-      l.intra = INF;
-      for (int g = 0; g < s.gpus_per_node; ++g)
-        l.intra = std::min(l.intra, pcie_peer_rate(h, g, (g + 1) % s.gpus_per_node));
-      l.intra_hop = Hop::PCI;
-      l.intra_what = "PCIe, peer-to-peer or through host memory across sockets (" + gbps(l.intra) + " per GPU)";
-    }
+    // The ring's hops inside the node: GPU g to GPU g + 1, the last back to the first; the slowest sets the rate.
+    l.intra = INF;
+    for (int g = 0; g < s.gpus_per_node; ++g)
+      l.intra = std::min(l.intra, gpu_peer_rate(h, g, (g + 1) % s.gpus_per_node));
+    l.intra_hop = h.nvlink ? Hop::NVLINK : Hop::PCI;
+    l.intra_what = h.nvlink
+                       ? "NVLink (" + h.nvlink->name + ", " + gbps(l.intra) + " per GPU)"
+                       : "PCIe, peer-to-peer or through host memory across sockets (" + gbps(l.intra) + " per GPU)";
   }
   if (s.nodes > 1) {
     // Channel c leaves the node through the NIC nearest to one of the job's GPUs: the distinct NICs of the GPUs in

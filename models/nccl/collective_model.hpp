@@ -3,8 +3,8 @@
 // as NCCL runs them: rings through the node's GPUs over NVLink (or PCIe) and across nodes through the rails (channel
 // c leaves its node through NIC c mod NICs, the NIC nearest the GPU), trees as NCCL's double binary tree between
 // nodes and a chain inside each. The time is NCCL's latency for the steps (models/nccl/nccl_tuning) plus the bytes
-// over the bandwidth the hardware profiles give (NVLink goodput, NIC goodput and the GPU<->NIC PCIe path, summed
-// over the NICs the channels use), times the protocol's share and under its per-channel ceiling. "auto" picks the
+// over the bandwidth the hardware profiles give (the slowest link of the simulator's own paths, models/host_paths:
+// NVLink or PCIe between GPUs, the NIC's goodput and its GPU<->NIC path summed over the NICs the channels use), times the protocol's share and under its per-channel ceiling. "auto" picks the
 // fastest algorithm and protocol the model predicts among those NCCL enables by default. Closed form: no fabric
 // contention (one non-blocking switch between the nodes), no NVLink SHARP (NVLS) or CollNet. Docs: docs/model.md
 // ("Collectives as NCCL runs them"). Tests: tests/models/nccl_model_test.cpp.

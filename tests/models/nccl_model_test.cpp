@@ -119,9 +119,14 @@ TEST_CASE("a multi-node ring with faster NVLink than network is bounded by the s
   const auto links = collective_links(s);
   REQUIRE(links.nics_used == 8);
   CHECK(links.gdr);
-  // Each NIC: its wire goodput, or the GPU's peer-read rate where that is lower (GPUDirect reads GPU memory).
+  // Each NIC: its wire goodput, or a PCIe link of the GPU or the NIC where that is lower (GPUDirect inside their
+  // switch: the NIC reads with the GPU's posted writes coming up and its own read completions coming down).
   const auto& nic = s.host.nics[0];
-  const double per_nic = std::min(nic.nic.wire_goodput(), s.host.gpus[0].gpu.p2p_read_bandwidth);
+  const auto& gpu = s.host.gpus[0];
+  const double completion = s.host.sockets[size_t(nic.socket)].cpu.read_completion_size;
+  const double per_nic = std::min({nic.nic.wire_goodput(), gpu.pcie.posted_write_bandwidth(),
+                                   nic.pcie.read_completion_bandwidth(completion), nic.pcie.posted_write_bandwidth(),
+                                   gpu.pcie.read_completion_bandwidth(completion)});
   CHECK(links.net == Approx(8 * per_nic).epsilon(0.01));
   const auto p = predict(s, 8e9);
   CHECK(p.busbw <= std::min(links.net, links.intra) * 1.0001);
