@@ -184,12 +184,10 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
     return report_error(Error::at("", "-f/--stepfactor", "more than 1 when -b and -e differ", "1"));
   const int ranks = s.nodes * s.gpus_per_node;
   const auto sizes = sizes_of(lo.value(), hi.value(), factor.value(), s.op, ranks);
-  if (sizes.empty())
-    return report_error(Error::at("", "-b/-e",
-                                  fmt::format("a size of at least {} bytes for {} over {} ranks",
-                                              s.op == Op::ALL_REDUCE || s.op == Op::BROADCAST ? 4 : 4 * ranks,
-                                              models::nccl::to_string(s.op), ranks),
-                                  std::to_string(hi.value())));
+  if (sizes.empty()) { // even -e rounds to nothing
+    const Error e = models::nccl::collective_bytes(s.op, hi.value(), ranks).error();
+    return report_error(Error::at("", "-b/-e", e.expected, e.got));
+  }
   print_header(s, a, hw);
   const char* redop = (s.op == Op::ALL_REDUCE || s.op == Op::REDUCE_SCATTER) ? "sum" : "none";
   const int root = s.op == Op::BROADCAST ? 0 : -1;

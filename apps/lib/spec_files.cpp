@@ -69,11 +69,9 @@ Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec&
   if (!cluster.ok()) return cluster.error();
   auto s = models::nccl::complete_setup(job.collective.setup, cluster->host(0));
   if (!s.ok()) return s.error();
-  const int ranks = s->nodes * s->gpus_per_node;
-  const uint64_t bytes = models::nccl::effective_bytes(s->op, job.collective.bytes, ranks);
-  if (bytes == 0)
-    return Error::at("", "size", "at least one float per rank (" + std::to_string(4 * ranks) + " bytes)",
-                     std::to_string(job.collective.bytes));
+  auto b = models::nccl::collective_bytes(s->op, job.collective.bytes, s->nodes * s->gpus_per_node);
+  if (!b.ok()) return b.error();
+  const uint64_t bytes = b.value();
   const auto p = models::nccl::predict(s.value(), double(bytes));
   const auto links = models::nccl::collective_links(s.value());
   JobOutcome out;

@@ -100,6 +100,8 @@ void check_profiles(const JobSpec& j, const Reader& r)
         const Error& e = s.error();
         throw SpecError{Error::at(r.file(), r.field(e.file.empty() ? e.field : "hw"), e.expected, e.got)};
       }
+      auto b = models::nccl::collective_bytes(s->op, j.collective.bytes, s->nodes * s->gpus_per_node);
+      if (!b.ok()) throw SpecError{Error::at(r.file(), r.field("size"), b.error().expected, b.error().got)};
     }
   }
   simple("fabric", j.fabric, &models::Catalog::tcp);

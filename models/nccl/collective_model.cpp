@@ -267,6 +267,17 @@ uint64_t effective_bytes(Op op, uint64_t bytes, int ranks)
   return bytes / unit * unit;
 }
 
+Result<uint64_t> collective_bytes(Op op, uint64_t bytes, int ranks)
+{
+  const uint64_t b = effective_bytes(op, bytes, ranks);
+  if (b > 0) return b;
+  const bool per_rank = op != Op::ALL_REDUCE && op != Op::BROADCAST;
+  return Error::at("", "size",
+                   fmt::format("at least {} bytes for {} over {} ranks (one float{})",
+                               per_rank ? 4 * uint64_t(ranks) : 4, to_string(op), ranks, per_rank ? " per rank" : ""),
+                   std::to_string(bytes));
+}
+
 Status check_setup(const CollectiveSetup& s)
 {
   const auto& h = s.host;

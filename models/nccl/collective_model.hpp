@@ -4,9 +4,10 @@
 // c leaves its node through NIC c mod NICs, the NIC nearest the GPU), trees as NCCL's double binary tree between
 // nodes and a chain inside each. The time is NCCL's latency for the steps (models/nccl/nccl_tuning) plus the bytes
 // over the bandwidth the hardware profiles give (the slowest link of the simulator's own paths, models/host_paths:
-// NVLink or PCIe between GPUs, the NIC's goodput and its GPU<->NIC path summed over the NICs the channels use), times the protocol's share and under its per-channel ceiling. "auto" picks the
-// fastest algorithm and protocol the model predicts among those NCCL enables by default. Closed form: no fabric
-// contention (one non-blocking switch between the nodes), no NVLink SHARP (NVLS) or CollNet. Docs: docs/model.md
+// NVLink or PCIe between GPUs, the NIC's goodput and its GPU<->NIC path summed over the NICs the channels use), times
+// the protocol's share and under its per-channel ceiling. "auto" picks the fastest algorithm and protocol the model
+// predicts among those NCCL enables by default. Closed form: no fabric contention (one non-blocking switch between the
+// nodes), no NVLink SHARP (NVLS) or CollNet. Docs: docs/model.md
 // ("Collectives as NCCL runs them"). Tests: tests/models/nccl_model_test.cpp.
 #pragma once
 
@@ -63,6 +64,9 @@ double busbw_factor(Op op, int ranks);
 /// The size nccl-tests runs for a requested size: a whole number of 4-byte elements, and for all_gather,
 /// reduce_scatter and alltoall a whole number of them per rank.
 uint64_t effective_bytes(Op op, uint64_t bytes, int ranks);
+/// effective_bytes, or an Error (field "size") when the size rounds to nothing: less than one float, per rank for
+/// all_gather, reduce_scatter and alltoall.
+Result<uint64_t> collective_bytes(Op op, uint64_t bytes, int ranks);
 
 /// Check a setup (a host with GPUs, 1 <= gpus_per_node <= its GPUs, nodes >= 1, channels 1..64, an algorithm and
 /// protocol the op supports). The error names the setup's field ("gpus_per_node", "algo", ...; a scenario job's

@@ -449,6 +449,7 @@ TEST_CASE("a collective job that its host cannot run is refused when the file is
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "proto": "LL64"})", "job.proto"},
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "gpus_per_node": 1})", "job.nodes"},
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "channels": 65})", "job.channels"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "op": "all_gather", "size": 16})", "job.size"},
   };
   for (const auto& [text, field] : bad) {
     INFO(text);

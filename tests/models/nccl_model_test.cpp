@@ -93,6 +93,11 @@ TEST_CASE("sizes and bus bandwidth factors are nccl-tests'")
   CHECK(effective_bytes(Op::ALL_REDUCE, 10, 8) == 8);
   CHECK(effective_bytes(Op::ALL_GATHER, 100, 8) == 96); // 3 floats per rank
   CHECK(effective_bytes(Op::ALL_GATHER, 16, 8) == 0);   // less than a float per rank
+  REQUIRE(collective_bytes(Op::ALL_GATHER, 100, 8).ok());
+  CHECK(collective_bytes(Op::ALL_GATHER, 100, 8).value() == 96);
+  REQUIRE(!collective_bytes(Op::ALL_GATHER, 16, 8).ok());
+  CHECK(collective_bytes(Op::ALL_GATHER, 16, 8).error().field == "size");
+  CHECK(!collective_bytes(Op::ALL_REDUCE, 3, 8).ok());
 }
 
 TEST_CASE("a one-node ring allreduce approaches the NVLink goodput of the profile and never passes it")
