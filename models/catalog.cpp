@@ -203,11 +203,12 @@ GpuProfile parse_gpu(Obj o)
   p.name = o.str("name", "");
   p.file = o.file();
   p.architecture = o.str("architecture", "");
-  static const char* const ARCHITECTURES[] = {"",       "kepler", "maxwell", "pascal",   "volta",
-                                              "turing", "ampere", "hopper",  "blackwell"};
-  if (std::find(std::begin(ARCHITECTURES), std::end(ARCHITECTURES), p.architecture) == std::end(ARCHITECTURES))
-    fail(o.file(), o.field("architecture"), "kepler, maxwell, pascal, volta, turing, ampere, hopper or blackwell",
-         "\"" + p.architecture + "\"");
+  static const std::vector<std::string> ARCHITECTURES = {"kepler", "maxwell", "pascal", "volta",
+                                                         "turing", "ampere",  "hopper", "blackwell"};
+  if (!p.architecture.empty() &&
+      std::find(ARCHITECTURES.begin(), ARCHITECTURES.end(), p.architecture) == ARCHITECTURES.end())
+    fail(o.file(), o.field("architecture"), one_of_names(p.architecture, ARCHITECTURES),
+         unknown_name(p.architecture, ARCHITECTURES));
   p.pcie = o.str("pcie");
   p.memory = quantity(o, "memory", Dimension::BYTES, std::nullopt, 1.0);
   p.memory_bandwidth = quantity(o, "memory_bandwidth", Dimension::BYTE_RATE, std::nullopt, 1.0);

@@ -128,6 +128,22 @@ TEST_CASE("A host that references an unknown profile or an impossible socket is 
   CHECK(missing.error().expected.find("connectx3-40gbe-roce") != std::string::npos); // lists the known ones
 }
 
+TEST_CASE("A GPU's architecture is one NCCL's tables know, a misspelt one named with the closest", "[quick]")
+{
+  Catalog cat;
+  const std::string file = cat.root() + "/gpu/inline.json";
+  std::ifstream in(cat.root() + "/gpu/h100-sxm5.json");
+  const std::string h100((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(h100.find("\"architecture\": \"hopper\"") != std::string::npos);
+  CHECK(cat.check_text(h100, file).ok());
+  std::string bad = h100;
+  bad.replace(bad.find("\"hopper\""), 8, "\"hoper\"");
+  auto r = cat.check_text(bad, file);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().field == "architecture");
+  CHECK(r.error().got.find("did you mean \"hopper\"") != std::string::npos);
+}
+
 TEST_CASE("Profile text of any kind is checked, numbers and sizes that fit no type are errors", "[quick]")
 {
   Catalog cat;
