@@ -147,25 +147,18 @@ CollectivePrediction ring(const CollectiveSetup& s, const CollectiveLinks& l, Pr
   return r;
 }
 
-/// The most bytes any node sends or receives (the larger) over the network per byte of an allreduce on NCCL's
-/// double binary tree: each tree carries half the data up (reduce) and down (broadcast) at once.
+/// The most bytes any node sends over the network per byte of an allreduce on NCCL's double binary tree. Each tree
+/// carries half the data, up every edge (reduce) and down it (broadcast) at once, so a node sends as much as it
+/// receives: half the size per edge it has in each tree.
 double tree_node_load(int nodes)
 {
-  std::vector<double> in(size_t(nodes), 0), out(size_t(nodes), 0);
+  std::vector<double> sent(size_t(nodes), 0);
   for (const auto& tree : {binary_tree(nodes), second_tree(nodes)})
     for (int i = 0; i < nodes; ++i) {
       const auto& t = tree[size_t(i)];
-      if (t.parent >= 0) {
-        out[size_t(i)] += 0.5; // reduce: up to the parent
-        in[size_t(i)] += 0.5;  // broadcast: from the parent
-      }
-      in[size_t(i)] += 0.5 * double(t.children.size());
-      out[size_t(i)] += 0.5 * double(t.children.size());
+      sent[size_t(i)] += 0.5 * double((t.parent >= 0 ? 1 : 0) + t.children.size());
     }
-  double load = 0;
-  for (int i = 0; i < nodes; ++i)
-    load = std::max({load, in[size_t(i)], out[size_t(i)]});
-  return load;
+  return *std::max_element(sent.begin(), sent.end());
 }
 
 CollectivePrediction tree(const CollectiveSetup& s, const CollectiveLinks& l, Proto p, double bytes)
