@@ -66,12 +66,11 @@ std::string binary_size(uint64_t b)
 }
 
 /// "8 B-64 KiB ring/LL; 128 KiB-8 GiB ring/Simple": the algorithm and protocol the model picked, by size range.
-std::string choices(const std::vector<Row>& rows, Op op)
+std::string choices(const std::vector<Row>& rows)
 {
   std::string out;
   size_t start = 0;
-  auto name = [op](const CollectivePrediction& p) {
-    if (op == Op::ALLTOALL) return std::string("p2p/Simple");
+  auto name = [](const CollectivePrediction& p) {
     return std::string(models::nccl::to_string(p.algo)) + "/" + models::nccl::to_string(p.proto);
   };
   for (size_t i = 1; i <= rows.size(); ++i) {
@@ -103,7 +102,7 @@ Status write_json(const std::string& file, const CollectiveSetup& s, const std::
                          {"time_us", r.p.seconds * 1e6},
                          {"algbw_GBps", r.p.algbw * 1e-9},
                          {"busbw_GBps", r.p.busbw * 1e-9},
-                         {"algo", s.op == Op::ALLTOALL ? "p2p" : models::nccl::to_string(r.p.algo)},
+                         {"algo", models::nccl::to_string(r.p.algo)},
                          {"proto", models::nccl::to_string(r.p.proto)},
                          {"latency_us", r.p.latency * 1e6},
                          {"bottleneck", r.p.bottleneck}});
@@ -208,7 +207,7 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   const double avg = sum_busbw / double(rows.size());
   std::printf("# Out of bounds values : N/A (simulated: no data is moved or checked)\n");
   std::printf("# Avg bus bandwidth    : %g \n", std::round(avg * 1e-9 * 1e3) / 1e3);
-  std::printf("#\n# algorithm/protocol by size: %s\n", choices(rows, s.op).c_str());
+  std::printf("#\n# algorithm/protocol by size: %s\n", choices(rows).c_str());
   std::printf("# bandwidth at %s bounded by: %s\n", binary_size(rows.back().bytes).c_str(),
               rows.back().p.bottleneck.c_str());
   std::printf("# in-place and out-of-place are the same prediction (the model has no copy between buffers)\n");

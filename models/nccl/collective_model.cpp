@@ -212,7 +212,7 @@ CollectivePrediction alltoall(const CollectiveSetup& s, const CollectiveLinks& l
   const int n = ranks_of(s);
   const int g = s.gpus_per_node;
   CollectivePrediction r;
-  r.algo = Algo::RING;
+  r.algo = Algo::P2P;
   r.proto = Proto::SIMPLE;
   double t = 0;
   if (g > 1) {
@@ -284,11 +284,14 @@ Status check_setup(const CollectiveSetup& s)
   if (ranks_of(s) < 2)
     return Error::at("", "nodes", "at least 2 GPUs in all (a collective over one GPU is a copy)", "1");
   if (s.channels < 1 || s.channels > 64) return Error::at("", "channels", "1 to 64", std::to_string(s.channels));
-  if (s.algo == Algo::TREE && s.op != Op::ALL_REDUCE)
+  if (s.op == Op::ALLTOALL) { // NCCL's point-to-point sends, Simple protocol: nothing to choose
+    if (s.algo) return Error::at("", "algo", "auto: alltoall runs as point-to-point sends", to_string(*s.algo));
+    if (s.proto && *s.proto != Proto::SIMPLE)
+      return Error::at("", "proto", "Simple or auto: alltoall is modelled as point-to-point sends with Simple",
+                       to_string(*s.proto));
+  } else if (s.algo == Algo::TREE && s.op != Op::ALL_REDUCE) {
     return Error::at("", "algo", std::string("ring or auto: NCCL runs ") + to_string(s.op) + " on rings only", "tree");
-  if (s.op == Op::ALLTOALL && s.proto && *s.proto != Proto::SIMPLE)
-    return Error::at("", "proto", "Simple or auto: alltoall is modelled as point-to-point sends with Simple",
-                     to_string(*s.proto));
+  }
   if (s.nodes > 1 && h.nics.empty())
     return Error::at(h.file.empty() ? h.name : h.file, "nics", "a host profile with NICs (the nodes talk through them)",
                      "none");

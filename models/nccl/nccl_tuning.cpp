@@ -73,7 +73,7 @@ const char* to_string(Op op)
 
 const char* to_string(Algo a)
 {
-  return a == Algo::TREE ? "tree" : "ring";
+  return a == Algo::TREE ? "tree" : a == Algo::P2P ? "p2p" : "ring";
 }
 
 const char* to_string(Proto p)

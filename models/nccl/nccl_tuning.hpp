@@ -17,7 +17,8 @@
 namespace tp::models::nccl {
 
 enum class Op { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, ALLTOALL };
-enum class Algo { RING, TREE };
+/// P2P: NCCL's grouped point-to-point sends (its alltoall), which its tuning model leaves out.
+enum class Algo { RING, TREE, P2P };
 enum class Proto { LL, LL128, SIMPLE };
 /// The kind of link a hop crosses, as NCCL's tuning tables distinguish them.
 enum class Hop { NVLINK, PCI, NET };
@@ -25,7 +26,7 @@ enum class Hop { NVLINK, PCI, NET };
 enum class Arch { VOLTA, AMPERE, HOPPER };
 
 const char* to_string(Op op);   ///< "all_reduce", ...: the nccl-tests binary names without "_perf"
-const char* to_string(Algo a);  ///< "ring", "tree"
+const char* to_string(Algo a);  ///< "ring", "tree", "p2p"
 const char* to_string(Proto p); ///< "LL", "LL128", "Simple" (as NCCL_PROTO spells them)
 Result<Op> parse_op(const std::string& s);
 /// ring, tree or auto (none: the model picks), case-insensitive; the error's field is "algo".

@@ -176,6 +176,10 @@ TEST_CASE("alltoall sends a rank's share to every other rank over NVLink and the
   const double net_time = 8.0 * 8 / 16 * bytes / l.net;
   CHECK(p.seconds - p.latency == Approx(std::max(net_time, 7.0 / 16 * bytes / l.intra)));
   CHECK(p.busbw == Approx(p.algbw * 15 / 16));
+  CHECK(p.algo == Algo::P2P);
+  s.algo = Algo::RING; // nothing to choose: an algorithm asked for is refused, not ignored
+  REQUIRE(!check_setup(s).ok());
+  CHECK(check_setup(s).error().field == "algo");
 }
 
 TEST_CASE("collective setups that cannot run are refused naming the field")
