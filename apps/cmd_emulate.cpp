@@ -146,6 +146,11 @@ int run_train(const frontend::ParsedArgs& a, const std::vector<std::string>& nam
 int run_emulate(const frontend::ParsedArgs& a)
 {
   transports::register_builtin_transports();
+  if (!a.has("compare")) // the comparison's own options are refused rather than ignored without it
+    for (const char* o : {"json", "allow-disturbed-calibration"})
+      if (a.has(o))
+        return report_error(Error::at("", std::string("--") + o,
+                                      "--compare beside it (it applies to the comparison only)", "no --compare"));
   if (a.has("train")) {
     auto list = frontend::transport_list(a.get("transport", "all"), "tensorpath emulate --transport");
     if (!list.ok()) return report_error(list.error());

@@ -139,6 +139,7 @@ check "pcie-copy --peer: the host's only GPU" 2 +"a GPU other than --peer 0" -- 
 check "pcie-copy --peer: the same GPU as --gpu" 2 +"other than --gpu" -- "$tp" pcie-copy --hw hgx-h100-8gpu --gpu 2 --peer 2
 check "pcie-copy --peer: no such GPU" 2 +"-1..7" -- "$tp" pcie-copy --hw hgx-h100-8gpu --peer 8
 check "collective: tree for all_gather" 2 +"--algo" +"rings only" -- "$tp" collective --op all_gather --algo tree
+check "emulate: a comparison option without --compare" 2 +"--allow-disturbed-calibration" -- "$tp" emulate --allow-disturbed-calibration --size 4K
 check "collective: an algorithm for alltoall" 2 +"--algo" +"point-to-point" -- "$tp" collective --op alltoall --algo ring
 check "collective: an unknown op" 2 +"all_reduce, all_gather" -- "$tp" collective --op allreduce
 check "collective: more GPUs than the host has" 2 +"--gpus-per-node" +"1 to 8" -- "$tp" collective --gpus-per-node 9
