@@ -1,7 +1,8 @@
 // `tensorpath collective`: an nccl-tests look-alike (all_reduce_perf, all_gather_perf, ...) on a simulated cluster
 // of identical nodes: per size, the time of one collective as NCCL runs it (models/nccl/collective_model: ring or
 // double binary tree, LL / LL128 / Simple, channels over the rails) and its algbw and busbw as nccl-tests defines
-// them, in nccl-tests' table, so that a user can lay it beside their own output. Docs: docs/cli.md, docs/model.md.
+// them, in nccl-tests' table, so that a user can lay it beside their own output; with a multi-tier topology, the
+// busiest fabric links and their utilisation. Docs: docs/cli.md, docs/model.md.
 #include "apps/commands.hpp"
 #include "apps/lib/hw_resolve.hpp"
 #include "core/common/file_io.hpp"
@@ -84,6 +85,25 @@ std::string choices(const std::vector<Row>& rows)
   return out;
 }
 
+nlohmann::json link_rows(const CollectivePrediction& p)
+{
+  auto out = nlohmann::json::array();
+  for (const auto& l : p.links)
+    out.push_back({{"link", l.link.name},
+                   {"tier", l.link.tier},
+                   {"rate_GBps", l.link.rate * 1e-9},
+                   {"utilisation", l.utilisation}});
+  return out;
+}
+
+nlohmann::json tier_rows(const CollectivePrediction& p)
+{
+  auto out = nlohmann::json::object();
+  for (const auto& [tier, u] : p.tier_utilisation)
+    out[tier] = u;
+  return out;
+}
+
 Status write_json(const std::string& file, const CollectiveSetup& s, const std::string& hw,
                   const std::vector<Row>& rows, double avg_busbw)
 {
@@ -94,6 +114,7 @@ Status write_json(const std::string& file, const CollectiveSetup& s, const std::
   j["gpus_per_node"] = s.gpus_per_node;
   j["ranks"] = s.nodes * s.gpus_per_node;
   j["channels"] = s.channels;
+  if (s.topology && s.topology->tiers > 1) j["topology"] = s.topology->name;
   j["avg_busbw_GBps"] = avg_busbw * 1e-9;
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows)
@@ -105,12 +126,39 @@ Status write_json(const std::string& file, const CollectiveSetup& s, const std::
                          {"algo", models::nccl::to_string(r.p.algo)},
                          {"proto", models::nccl::to_string(r.p.proto)},
                          {"latency_us", r.p.latency * 1e6},
-                         {"bottleneck", r.p.bottleneck}});
+                         {"bottleneck", r.p.bottleneck},
+                         {"fabric_links", link_rows(r.p)},
+                         {"tier_utilisation", tier_rows(r.p)}});
   return io::write_file_atomically(file, j.dump(1) + "\n");
 }
 
 /// The setup the options describe on `host`; a field the model refuses is named as its option (--gpus-per-node).
-Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::HostProfile& host)
+/// --oversubscription: `tiers` ratios separated by commas ("2", "1,2"), each at least 1.
+Result<std::vector<double>> ratios(const std::string& text, int tiers)
+{
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string one = text.substr(start, comma - start);
+    char* end = nullptr;
+    const double v = std::strtod(one.c_str(), &end);
+    if (one.empty() || end != one.c_str() + one.size() || !(v >= 1) || !(v <= 1024))
+      return Error::at("", "--oversubscription", "ratios from 1 (non-blocking) to 1024, separated by commas",
+                       "\"" + text + "\"");
+    out.push_back(v);
+    start = comma + 1;
+  }
+  if (int(out.size()) != tiers)
+    return Error::at("", "--oversubscription",
+                     fmt::format("{} ratio{} for a {}-tier topology (one per tier below the top)", tiers,
+                                 tiers == 1 ? "" : "s", tiers + 1),
+                     "\"" + text + "\"");
+  return out;
+}
+
+Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::HostProfile& host,
+                                   const std::optional<models::TopologyProfile>& topology)
 {
   CollectiveSetup s;
   auto op = models::nccl::parse_op(a.get("op", "all_reduce"));
@@ -131,6 +179,28 @@ Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::
   auto ch = a.get_int("channels", 0, 1, 64); // 0 (not given): the model's default
   if (!ch.ok()) return ch.error();
   s.channels = int(ch.value());
+  if (a.has("topology")) {
+    auto t = models::Catalog().topology(a.get("topology"));
+    if (!t.ok()) return Error::at("", "--topology", t.error().expected, t.error().got);
+    s.topology = t.value();
+  } else if (topology) {
+    s.topology = *topology;
+  }
+  if (a.has("oversubscription") || a.has("ecmp")) {
+    if (!s.topology || s.topology->tiers < 2)
+      return Error::at("", a.has("ecmp") ? "--ecmp" : "--oversubscription",
+                       "a multi-tier --topology to apply to (the nodes are behind one switch)", "none");
+    if (a.has("ecmp")) {
+      auto e = models::parse_ecmp(a.get("ecmp"));
+      if (!e.ok()) return Error::at("", "--ecmp", e.error().expected, e.error().got);
+      s.topology->ecmp = e.value();
+    }
+    if (a.has("oversubscription")) {
+      auto r = ratios(a.get("oversubscription"), s.topology->tiers - 1);
+      if (!r.ok()) return r.error();
+      s.topology->oversubscription = r.value();
+    }
+  }
   auto done = models::nccl::complete_setup(s, host);
   if (!done.ok() && done.error().file.empty()) {
     std::string option = "--" + done.error().field;
@@ -151,7 +221,13 @@ void print_header(const CollectiveSetup& s, const frontend::ParsedArgs& a, const
               s.channels, a.has("channels") ? "" : " (assumed: --channels)", a.get("algo", "auto").c_str(),
               a.get("proto", "auto").c_str());
   if (s.gpus_per_node > 1) std::printf("# intra-node: %s\n", links.intra_what.c_str());
-  if (s.nodes > 1) std::printf("# network: %s, one non-blocking switch\n", links.net_what.c_str());
+  if (s.nodes > 1) {
+    auto topo = models::nccl::collective_topology(s);
+    const std::string fabric = topo.ok() && topo.value()
+                                   ? "fabric " + s.topology->name + ": " + topo.value()->describe()
+                                   : "one non-blocking switch";
+    std::printf("# network: %s\n# %s\n", links.net_what.c_str(), fabric.c_str());
+  }
   std::printf("#\n");
   std::printf("#                                                              out-of-place                       "
               "in-place          \n");
@@ -167,7 +243,7 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   const std::string hw = a.get("hw", "hgx-h100-8gpu");
   auto cluster = frontend::cluster_for(cat, hw, 1, "");
   if (!cluster.ok()) return report_error(cluster.error());
-  auto setup = setup_from(a, cluster->host(0));
+  auto setup = setup_from(a, cluster->host(0), cluster->topology);
   if (!setup.ok()) return report_error(setup.error());
   const CollectiveSetup& s = setup.value();
   auto lo = a.get_size("minbytes", 32ull << 20);
@@ -192,8 +268,9 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   const int root = s.op == Op::BROADCAST ? 0 : -1;
   std::vector<Row> rows;
   double sum_busbw = 0;
+  const auto links = models::nccl::collective_links(s);
   for (uint64_t b : sizes) {
-    Row r{b, models::nccl::predict(s, double(b))};
+    Row r{b, models::nccl::predict(s, links, double(b))};
     if (!(r.p.seconds > 0) || !std::isfinite(r.p.seconds))
       return report_error(
           Error::msg(fmt::format("the model gave no time for {} bytes ({}): a bug, please report it", b, r.p.seconds)));
@@ -210,6 +287,17 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
   std::printf("#\n# algorithm/protocol by size: %s\n", choices(rows).c_str());
   std::printf("# bandwidth at %s bounded by: %s\n", binary_size(rows.back().bytes).c_str(),
               rows.back().p.bottleneck.c_str());
+  if (!rows.back().p.links.empty()) {
+    std::printf("# busiest fabric links at %s (busy time / collective time):", binary_size(rows.back().bytes).c_str());
+    for (size_t i = 0; i < rows.back().p.links.size() && i < 5; ++i)
+      std::printf("%s %s %.0f %%", i ? "," : "", rows.back().p.links[i].link.name.c_str(),
+                  100 * rows.back().p.links[i].utilisation);
+    std::printf("\n# busiest link per tier:");
+    for (size_t i = 0; i < rows.back().p.tier_utilisation.size(); ++i)
+      std::printf("%s %s %.0f %%", i ? "," : "", rows.back().p.tier_utilisation[i].first.c_str(),
+                  100 * rows.back().p.tier_utilisation[i].second);
+    std::printf("\n");
+  }
   std::printf("# in-place and out-of-place are the same prediction (the model has no copy between buffers)\n");
   if (a.has("json"))
     if (auto st = write_json(a.get("json"), s, hw, rows, avg); !st.ok()) return report_io_error(st.error());
@@ -230,18 +318,26 @@ Command collective_command()
       {"maxbytes", 'e', true, "SIZE", "largest size (default 32M)"},
       {"stepfactor", 'f', true, "F", "multiply the size by F from one line to the next (default 2)"},
       {"hw", 0, true, "HOST", "host profile of every node (default hgx-h100-8gpu)"},
-      {"nodes", 'N', true, "N", "nodes (default 1), behind one non-blocking switch"},
+      {"nodes", 'N', true, "N", "nodes (default 1)"},
       {"gpus-per-node", 'g', true, "G", "GPUs used per node (default: all of the host's)"},
       {"algo", 0, true, "A", "ring, tree (all_reduce only) or auto (default: the faster the model predicts)"},
       {"proto", 0, true, "P", "LL, LL128, Simple or auto (default: the fastest of those NCCL enables)"},
       {"channels", 0, true, "C", "NCCL channels (default 16 with NVLink, else 2 per NIC: an assumption)"},
+      {"topology", 0, true, "T",
+       "the network between the nodes: a topology profile (default: the --hw cluster's, "
+       "else one non-blocking switch); see tensorpath profiles topology"},
+      {"oversubscription", 0, true, "R[,R2]", "override the topology's down:up ratio per tier below the top"},
+      {"ecmp", 0, true, "E", "override the topology's uplink placement: hash, dmodk or spread"},
       {"json", 0, true, "FILE", "also write the rows (time, algbw, busbw, algorithm, protocol, bottleneck) as JSON"},
   };
   s.details =
       "busbw as nccl-tests defines it: algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather, reduce_scatter\n"
       "and alltoall, x 1 for broadcast; sizes as nccl-tests rounds them (whole floats, per rank for gathers).\n"
-      "Not modelled: NVLink SHARP (NVLS), CollNet/SHARP, fabric contention (see docs/model.md).\n"
-      "Example: tensorpath collective --op all_reduce -b 8 -e 8G -f 2 --hw hgx-h100-8gpu --nodes 16";
+      "With a multi-tier --topology the flows are placed on its links and the busiest bounds the bandwidth; the\n"
+      "busiest links and their utilisation follow the table. Not modelled: NVLink SHARP (NVLS), CollNet/SHARP,\n"
+      "congestion control (see docs/model.md).\n"
+      "Example: tensorpath collective --op all_reduce -b 8 -e 8G -f 2 --hw hgx-h100-8gpu --nodes 16\n"
+      "         tensorpath collective --nodes 64 --topology superpod-ndr-2tier --oversubscription 2 --ecmp hash";
   return {s, &run_collective_cmd};
 }
 

@@ -13,7 +13,7 @@ namespace tp::cli {
 namespace {
 
 const char* const KINDS[] = {"nic",    "pcie",         "cpu", "gpu",  "socket_link", "nvlink",
-                             "switch", "registration", "tcp", "host", "cluster"};
+                             "switch", "registration", "tcp", "host", "cluster",     "topology"};
 
 int show(const models::Catalog& cat, const std::string& kind, const std::string& name)
 {
@@ -68,6 +68,21 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
       std::printf("  GPUs on %s: %d links x %.1f GB/s per direction, %.1f GB/s of data per GPU and direction\n",
                   h->nvlink->name.c_str(), h->nvlink->links, h->nvlink->link_bandwidth * 1e-9,
                   h->nvlink->goodput() * 1e-9);
+  } else if (kind == "topology") {
+    auto t = cat.topology(name);
+    if (!t.ok()) return report_error(t.error());
+    std::printf("%s (%s)\n", t->name.c_str(), t->file.c_str());
+    std::printf("  %d tier%s", t->tiers, t->tiers == 1 ? ": one non-blocking switch" : "s");
+    if (t->tiers > 1) {
+      std::printf(", %d NIC ports per leaf", t->leaf_ports);
+      if (t->tiers == 3) std::printf(", %d leaves per pod", t->pod_leaves);
+      std::printf(", oversubscription");
+      for (double r : t->oversubscription)
+        std::printf(" %g:1", r);
+      std::printf(", %s, ECMP %s", models::to_string(t->wiring), models::to_string(t->ecmp));
+      if (t->uplink_line_rate > 0) std::printf(", uplinks %.0f Gb/s", t->uplink_line_rate * 8e-9);
+    }
+    std::printf("\n  switch %s: %.0f ns\n", t->switch_model.name.c_str(), t->switch_model.latency * 1e9);
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {
@@ -124,7 +139,8 @@ Command profiles_command()
   s.summary = "list the hardware profiles (the search path: --models-dir, TENSORPATH_MODELS_DIR, models/hw), or show "
               "one: profiles KIND NAME";
   s.usage = "[KIND [NAME]] [--models-dir DIR]...";
-  s.details = "KIND is one of nic, pcie, cpu, gpu, socket_link, switch, registration, tcp, host, cluster.";
+  s.details = "KIND is one of nic, pcie, cpu, gpu, socket_link, nvlink, switch, registration, tcp, host, cluster, "
+              "topology.";
   return {s, &run_profiles};
 }
 

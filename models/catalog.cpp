@@ -7,6 +7,8 @@
 #include "core/common/suggest.hpp"
 #include "models/json_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -272,6 +274,10 @@ RegistrationProfile parse_registration(Obj o)
   return p;
 }
 
+/// A "topology" profile: tiers, leaf ports, pod size, per-tier oversubscription, wiring, ECMP placement, switch and
+/// the uplinks' line rate (models/topology_model.hpp).
+TopologyProfile parse_topology(const Catalog& cat, Obj o);
+
 TcpProfile parse_tcp(Obj o)
 {
   check_kind(o, "tcp");
@@ -300,7 +306,7 @@ Catalog::Catalog(std::vector<ModelsDir> dirs) : dirs_(std::move(dirs))
 namespace {
 
 const char* const KINDS[] = {"host",        "cluster", "nic",    "pcie",         "cpu", "gpu",
-                             "socket_link", "nvlink",  "switch", "registration", "tcp"};
+                             "socket_link", "nvlink",  "switch", "registration", "tcp", "topology"};
 
 bool is_path(const std::string& name_or_path)
 {
@@ -574,6 +580,80 @@ HostProfile parse_host(const Catalog& cat, Obj o)
   return h;
 }
 
+/// The topology of a SimGrid FAT_TREE cluster for `c` (hosts of one NIC each: the tree's hosts are its ports). Level 1
+/// switches are the leaves (m1 ports), level 2 the spines (m2 leaves per pod); each level's down:up ratio is
+/// m_i p_i : w_{i+1} p_{i+1}; routes destination-mod-k as SimGrid's FatTreeZone; every link at the cluster's bw.
+TopologyProfile fat_tree_topology(const NetworkImport& net, const ClusterProfile& c, const std::string& file,
+                                  const std::string& field)
+{
+  const FatTreeShape& f = *net.fat_tree;
+  for (const auto& g : c.groups)
+    if (g.host.nics.size() != 1)
+      fail(file, field,
+           "hosts of one NIC for a FAT_TREE platform file (its hosts are the tree's ports; give a node of several "
+           "NICs a topology profile instead, models/hw/topology)",
+           g.host.name + " with " + std::to_string(g.host.nics.size()) + " NICs");
+  TopologyProfile t;
+  t.name = "simgrid:" + fs::path(net.file).filename().string();
+  t.file = net.file;
+  t.tiers = f.levels;
+  t.leaf_ports = f.down[0];
+  if (f.levels == 3) t.pod_leaves = f.down[1];
+  for (int i = 0; i + 1 < f.levels; ++i) {
+    const double ratio =
+        double(f.down[size_t(i)]) * f.parallel[size_t(i)] / (double(f.up[size_t(i) + 1]) * f.parallel[size_t(i) + 1]);
+    if (ratio < 1)
+      fail(net.file, "line " + std::to_string(f.line),
+           "a fat tree whose level " + std::to_string(i + 1) +
+               " switches have no more uplinks than downlinks (m_i p_i >= w_i+1 p_i+1)",
+           fmt::format("{} down, {} up", f.down[size_t(i)] * f.parallel[size_t(i)],
+                       f.up[size_t(i) + 1] * f.parallel[size_t(i) + 1]));
+    t.oversubscription.push_back(ratio);
+  }
+  t.wiring = Wiring::RAIL_OPTIMIZED; // one NIC per host: both wirings fill the leaves in host order
+  t.ecmp = EcmpPlacement::DMODK;
+  t.switch_model = c.network_switch;
+  t.uplink_line_rate = net.link_bandwidth;
+  return t;
+}
+
+TopologyProfile parse_topology(const Catalog& cat, Obj o)
+{
+  check_kind(o, "topology");
+  TopologyProfile t;
+  t.name = o.str("name", "");
+  t.file = o.file();
+  t.tiers = int(o.integer("tiers", 1, 3));
+  if (t.tiers >= 2) t.leaf_ports = int(o.integer("leaf_ports", 1, 1 << 16));
+  if (t.tiers == 3) t.pod_leaves = int(o.integer("pod_leaves", 1, 1 << 16));
+  if (t.tiers >= 2) {
+    const json& r = o.get("oversubscription");
+    const size_t want = size_t(t.tiers - 1);
+    if (!r.is_array() || r.size() != want)
+      fail(o.file(), o.field("oversubscription"),
+           want == 1 ? "an array of one ratio (the leaves' down:up capacity, 1 for non-blocking)"
+                     : "an array of two ratios (leaves', then spines' down:up capacity, 1 for non-blocking)",
+           r.is_array() ? std::to_string(r.size()) + " value(s)" : type_name(r));
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string f = o.field("oversubscription[" + std::to_string(i) + "]");
+      if (!r[i].is_number()) fail(o.file(), f, "a number of at least 1", type_name(r[i]));
+      const double v = r[i].get<double>();
+      if (!(v >= 1) || !(v <= 1024)) fail(o.file(), f, "a ratio from 1 (non-blocking) to 1024", r[i].dump());
+      t.oversubscription.push_back(v);
+    }
+    auto w = parse_wiring(o.str("wiring", "rail_optimized"));
+    if (!w.ok()) fail(o.file(), o.field("wiring"), w.error().expected, w.error().got);
+    t.wiring = w.value();
+    auto e = parse_ecmp(o.str("ecmp"));
+    if (!e.ok()) fail(o.file(), o.field("ecmp"), e.error().expected, e.error().got);
+    t.ecmp = e.value();
+    t.uplink_line_rate = quantity(o, "uplink", Dimension::BYTE_RATE, 0.0);
+  }
+  t.switch_model = component<SwitchProfile>(cat, o, "switch", "switch", parse_switch);
+  o.finish();
+  return t;
+}
+
 ClusterProfile parse_cluster(const Catalog& cat, Obj o)
 {
   check_kind(o, "cluster");
@@ -603,6 +683,9 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
     c.groups.push_back(hg);
   }
   c.network_switch = component<SwitchProfile>(cat, o, "switch", "switch", parse_switch);
+  if (o.has("topology"))
+    c.topology = component<TopologyProfile>(cat, o, "topology", "topology",
+                                            [&cat](Obj t) { return parse_topology(cat, std::move(t)); });
   if (o.has("network")) {
     // A SimGrid platform file as the network part: the hosts' link rate and latency and the backbone's latency.
     std::string xml = o.str("network");
@@ -626,6 +709,7 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
       }
     c.network_switch.name = "simgrid:" + fs::path(xml).filename().string();
     c.network_switch.latency = net->switch_latency;
+    if (net->fat_tree) c.topology = fat_tree_topology(*net, c, o.file(), o.field("network"));
   }
   o.finish();
   return c;
@@ -668,6 +752,10 @@ Result<RegistrationProfile> Catalog::registration(const std::string& n) const
 Result<TcpProfile> Catalog::tcp(const std::string& n) const
 {
   return load<TcpProfile>(*this, "tcp", n, parse_tcp);
+}
+Result<TopologyProfile> Catalog::topology(const std::string& n) const
+{
+  return load<TopologyProfile>(*this, "topology", n, [this](Obj o) { return parse_topology(*this, std::move(o)); });
 }
 Result<HostProfile> Catalog::host(const std::string& n) const
 {
@@ -737,8 +825,11 @@ Result<std::string> Catalog::check_text(const std::string& text, const std::stri
       parse_host(*this, o);
     else if (kind == "cluster")
       parse_cluster(*this, o);
+    else if (kind == "topology")
+      parse_topology(*this, o);
     else
-      fail(file, "kind", "nic, pcie, cpu, gpu, socket_link, nvlink, switch, registration, tcp, host or cluster",
+      fail(file, "kind",
+           "nic, pcie, cpu, gpu, socket_link, nvlink, switch, registration, tcp, topology, host or cluster",
            "\"" + kind + "\"");
     return kind;
   } catch (const LoadError& e) {

@@ -43,7 +43,7 @@ public:
   /// The search path (models_search_path()).
   Catalog();
   /// `root` alone: a directory with one sub-directory per kind (nic, pcie, cpu, gpu, socket_link, nvlink, switch,
-  /// registration, tcp, host, cluster).
+  /// registration, tcp, topology, host, cluster).
   explicit Catalog(std::string root);
   explicit Catalog(std::vector<ModelsDir> dirs);
 
@@ -57,6 +57,7 @@ public:
   Result<SwitchProfile> network_switch(const std::string& name_or_path) const;
   Result<RegistrationProfile> registration(const std::string& name_or_path) const;
   Result<TcpProfile> tcp(const std::string& name_or_path) const;
+  Result<TopologyProfile> topology(const std::string& name_or_path) const;
   Result<HostProfile> host(const std::string& name_or_path) const;
   Result<ClusterProfile> cluster(const std::string& name_or_path) const;
 

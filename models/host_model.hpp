@@ -2,7 +2,7 @@
 // the inter-socket link, GPUs and NICs each on a PCIe link under a socket (directly on its root complex, or behind
 // a PCIe switch that shares one uplink and lets a GPU and a NIC under it reach each other without the root
 // complex), the GPUs' NVLink/NVSwitch fabric, the registration and TCP models; a cluster is groups of identical
-// hosts behind one switch. Loaded by models/catalog.
+// hosts behind one switch or a Clos topology. Loaded by models/catalog.
 #pragma once
 
 #include "models/cpu_model.hpp"
@@ -14,6 +14,7 @@
 #include "models/socket_link_model.hpp"
 #include "models/switch_model.hpp"
 #include "models/tcp_model.hpp"
+#include "models/topology_model.hpp"
 
 #include <optional>
 #include <string>
@@ -83,6 +84,8 @@ struct ClusterProfile {
   std::string name;
   std::vector<HostGroup> groups;
   SwitchProfile network_switch;
+  /// The network between the hosts when it is more than one switch (a Clos); none: one non-blocking switch.
+  std::optional<TopologyProfile> topology;
   /// Host names in order (prefix + index over all groups).
   std::vector<std::string> host_names() const;
   /// Profile of the i-th host (in host_names() order).

@@ -264,14 +264,71 @@ struct PlatformReader {
     return ok_status();
   }
 
+  /// A FAT_TREE cluster's topo_parameters "h;m1,...,mh;w1,...,wh;p1,...,ph" (SimGrid's FatTreeZone).
+  Status read_fat_tree(const Tag& t)
+  {
+    const std::string where = "line " + std::to_string(t.line);
+    auto params = attr(t, "topo_parameters");
+    if (!params.ok()) return params.error();
+    const std::string expect = "topo_parameters \"h;m1,..,mh;w1,..,wh;p1,..,ph\" with 1 to 3 levels, positive "
+                               "integers, one link per host (w1 = p1 = 1)";
+    auto bad = [&] { return Error::at(file, where, expect, "\"" + params.value() + "\""); };
+    std::vector<std::vector<int>> parts;
+    size_t start = 0;
+    const std::string& text = params.value();
+    while (start <= text.size()) {
+      const size_t semi = std::min(text.find(';', start), text.size());
+      std::vector<int> part;
+      size_t s0 = start;
+      while (s0 <= semi) {
+        const size_t comma = std::min(text.find(',', s0), semi);
+        const std::string one = text.substr(s0, comma - s0);
+        if (one.empty() || one.size() > 6 || one.find_first_not_of("0123456789") != std::string::npos) return bad();
+        part.push_back(std::stoi(one));
+        if (part.back() < 1) return bad();
+        s0 = comma + 1;
+      }
+      parts.push_back(part);
+      start = semi + 1;
+    }
+    if (parts.size() != 4 || parts[0].size() != 1) return bad();
+    FatTreeShape f;
+    f.levels = parts[0][0];
+    f.down = parts[1];
+    f.up = parts[2];
+    f.parallel = parts[3];
+    f.line = t.line;
+    const size_t h = size_t(f.levels);
+    if (h < 1 || h > 3 || f.down.size() != h || f.up.size() != h || f.parallel.size() != h) return bad();
+    if (f.up[0] != 1 || f.parallel[0] != 1) return bad();
+    long hosts = 1;
+    for (int m : f.down)
+      hosts *= m;
+    if (hosts > long(MAX_HOSTS)) return bad();
+    n.fat_tree = f;
+    return ok_status();
+  }
+
   /// A <cluster>: its hosts, their private links (the slowest bandwidth, the longest latency) and its backbone.
   Status read_cluster(const Tag& t)
   {
-    // A cluster is read as hosts on private links behind one backbone: the FLAT topology. Fat trees, tori and
-    // dragonflies route through several switches, which this reader does not model.
-    if (const auto topo = t.attrs.find("topology"); topo != t.attrs.end() && topo->second != "FLAT")
-      return Error::at(file, "line " + std::to_string(t.line), "a <cluster> with topology FLAT (the one read)",
+    // A cluster is read as hosts on private links behind one backbone (FLAT) or as a fat tree of up to three switch
+    // levels (FAT_TREE, a topology of the cluster profile). Tori and dragonflies are not modelled.
+    const auto topo = t.attrs.find("topology");
+    const bool fat_tree = topo != t.attrs.end() && topo->second == "FAT_TREE";
+    if (topo != t.attrs.end() && topo->second != "FLAT" && !fat_tree)
+      return Error::at(file, "line " + std::to_string(t.line),
+                       "a <cluster> with topology FLAT or FAT_TREE (the ones read)",
                        "topology=\"" + topo->second + "\"");
+    if (fat_tree) {
+      if (n.fat_tree || !n.hosts.empty())
+        return Error::at(file, "line " + std::to_string(t.line), "a FAT_TREE <cluster> as the file's only network",
+                         "another network before it");
+      TP_TRY(read_fat_tree(t));
+    } else if (n.fat_tree) {
+      return Error::at(file, "line " + std::to_string(t.line), "a FAT_TREE <cluster> as the file's only network",
+                       "another <cluster> after it");
+    }
     auto id = attr(t, "id");
     auto pre = attr(t, "prefix"), suf = attr(t, "suffix"), rad = attr(t, "radical");
     for (auto* r : {&id, &pre, &suf, &rad})
@@ -286,11 +343,21 @@ struct PlatformReader {
                        "more");
     for (long k : nums)
       n.hosts.push_back(pre.value() + std::to_string(k) + suf.value());
+    if (fat_tree) {
+      long want = 1;
+      for (int m : n.fat_tree->down)
+        want *= m;
+      if (long(nums.size()) != want)
+        return Error::at(file, "line " + std::to_string(t.line),
+                         "radical: the product of the fat tree's m_i hosts (" + std::to_string(want) + ")",
+                         std::to_string(nums.size()) + " hosts");
+    }
     double bw = 0, lat = 0;
     TP_TRY(bandwidth(t, "bw", bw));
     TP_TRY(latency(t, "lat", lat));
     n.link_bandwidth = n.link_bandwidth > 0 ? std::min(n.link_bandwidth, bw) : bw;
     n.link_latency = std::max(n.link_latency, lat);
+    if (fat_tree) n.switch_latency = lat; // every hop of a fat tree crosses one more link of this latency
     if (t.attrs.count("bb_lat")) {
       double bb = 0;
       TP_TRY(latency(t, "bb_lat", bb));

@@ -1,6 +1,8 @@
 // --hw resolution.
 #include "apps/lib/hw_resolve.hpp"
 
+#include <fmt/format.h>
+
 namespace tp::frontend {
 
 Result<models::ClusterProfile> cluster_for(const models::Catalog& cat, const std::string& hw, int min_hosts,
@@ -39,6 +41,42 @@ Result<models::ClusterProfile> cluster_for(const models::Catalog& cat, const std
     return c;
   }
   return Error::at(hw, "kind", "a nic, host or cluster profile", "\"" + *kind + "\"");
+}
+
+Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog& cat, const std::string& hw,
+                                                           const std::string& switch_name,
+                                                           models::nccl::CollectiveSetup setup,
+                                                           const CollectiveNetwork& net)
+{
+  auto cluster = cluster_for(cat, hw, 1, switch_name);
+  if (!cluster.ok()) return cluster.error();
+  if (!net.topology.empty()) {
+    auto t = cat.topology(net.topology);
+    if (!t.ok()) return t.error();
+    setup.topology = t.value();
+  } else {
+    setup.topology = cluster->topology;
+  }
+  const bool multi_tier = setup.topology && setup.topology->tiers > 1;
+  if (!net.oversubscription.empty()) {
+    if (!multi_tier)
+      return Error::at("", "oversubscription", "a multi-tier topology to apply to (set \"topology\")",
+                       "one switch between the nodes");
+    if (net.oversubscription.size() != setup.topology->oversubscription.size())
+      return Error::at("", "oversubscription",
+                       fmt::format("{} ratio(s) for {} ({} tiers: one per tier below the top)",
+                                   setup.topology->oversubscription.size(), setup.topology->name,
+                                   setup.topology->tiers),
+                       fmt::format("{}", net.oversubscription.size()));
+    setup.topology->oversubscription = net.oversubscription;
+  }
+  if (net.ecmp) {
+    if (!multi_tier)
+      return Error::at("", "ecmp", "a multi-tier topology to apply to (set \"topology\")",
+                       "one switch between the nodes");
+    setup.topology->ecmp = *net.ecmp;
+  }
+  return models::nccl::complete_setup(std::move(setup), cluster->host(0));
 }
 
 } // namespace tp::frontend

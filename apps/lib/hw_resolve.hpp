@@ -4,6 +4,7 @@
 
 #include "core/common/result.hpp"
 #include "models/catalog.hpp"
+#include "models/nccl/collective_model.hpp"
 
 #include <string>
 
@@ -12,5 +13,20 @@ namespace tp::frontend {
 /// `min_hosts`: how many machines the job needs. `switch_name`: empty keeps the profile's or back-to-back.
 Result<models::ClusterProfile> cluster_for(const models::Catalog& cat, const std::string& hw, int min_hosts,
                                            const std::string& switch_name = {});
+
+/// What a collective job asks for beyond the setup's own fields: the network between its nodes and overrides of it.
+struct CollectiveNetwork {
+  std::string topology;                 ///< a topology profile; empty: the --hw cluster's, else one switch
+  std::vector<double> oversubscription; ///< replaces the topology's ratios (empty: keep them)
+  std::optional<models::EcmpPlacement> ecmp;
+};
+
+/// The collective setup `setup` on the host of `hw` (its first host) with the network `net`, defaults filled in and
+/// checked (models::nccl::complete_setup). Errors name the job's field: "topology", "oversubscription", "ecmp", or the
+/// setup's own ("gpus_per_node", ...); a profile that does not load keeps its file and field.
+Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog& cat, const std::string& hw,
+                                                           const std::string& switch_name,
+                                                           models::nccl::CollectiveSetup setup,
+                                                           const CollectiveNetwork& net);
 
 } // namespace tp::frontend

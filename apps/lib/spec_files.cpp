@@ -65,9 +65,7 @@ namespace {
 
 Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec& job)
 {
-  auto cluster = cluster_for(cat, job.hw, 1, job.switch_name);
-  if (!cluster.ok()) return cluster.error();
-  auto s = models::nccl::complete_setup(job.collective.setup, cluster->host(0));
+  auto s = collective_setup_for(cat, job.hw, job.switch_name, job.collective.setup, job.collective.network);
   if (!s.ok()) return s.error();
   auto b = models::nccl::collective_bytes(s->op, job.collective.bytes, s->nodes * s->gpus_per_node);
   if (!b.ok()) return b.error();
@@ -79,6 +77,14 @@ Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec&
   out.metrics["algbw_GBps"] = p.algbw * 1e-9;
   out.metrics["busbw_GBps"] = p.busbw * 1e-9;
   if (s->nodes > 1) out.metrics["busbw_per_nic_GBps"] = p.busbw * 1e-9 / links.nics_used;
+  // With a multi-tier topology: each tier's busiest link's utilisation (util_leaf_to_spine, ...) and the busiest
+  // link's.
+  for (const auto& [tier, u] : p.tier_utilisation) {
+    std::string name = tier; // "leaf>spine" -> "leaf_to_spine": a metric name a CSV column and a sweep take as is
+    name.replace(name.find('>'), 1, "_to_");
+    out.metrics["util_" + name] = u;
+  }
+  if (!p.links.empty()) out.metrics["util_max"] = p.links.front().utilisation;
   out.report = fmt::format(" {} of {} bytes over {} node(s) x {} GPU(s), {} channels: {}/{} {:.2f} us, algbw {:.2f} "
                            "GB/s, busbw {:.2f} GB/s (bandwidth bounded by {})\n",
                            models::nccl::to_string(s->op), bytes, s->nodes, s->gpus_per_node, s->channels,

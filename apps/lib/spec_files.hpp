@@ -3,6 +3,7 @@
 // unknown fields and wrong types are errors naming the file and the field. Formats: docs/formats.md.
 #pragma once
 
+#include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
 #include "models/nccl/collective_model.hpp"
@@ -19,6 +20,7 @@ namespace tp::frontend {
 /// (models/nccl/collective_model.hpp); the setup's host is filled in when the job runs (complete_setup).
 struct CollectiveJob {
   models::nccl::CollectiveSetup setup;
+  CollectiveNetwork network;
   uint64_t bytes = 0;
 };
 

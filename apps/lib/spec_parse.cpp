@@ -95,10 +95,15 @@ void check_profiles(const JobSpec& j, const Reader& r)
     // The setup must run on the host: GPUs enough, NICs for several nodes, an algorithm the op has.
     auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
     if (cl.ok()) {
-      auto s = models::nccl::complete_setup(j.collective.setup, cl->host(0));
-      if (!s.ok()) { // a field of the job, or the host's file when the host cannot run a collective at all
+      auto s = collective_setup_for(cat, j.hw, j.switch_name, j.collective.setup, j.collective.network);
+      if (!s.ok()) { // a field of the job, or a profile's file (the host cannot run a collective at all, the topology)
         const Error& e = s.error();
-        throw SpecError{Error::at(r.file(), r.field(e.file.empty() ? e.field : "hw"), e.expected, e.got)};
+        if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
+        const bool topology = !j.collective.network.topology.empty() || cl->topology;
+        Error out = Error::at(r.file(), r.field(topology && e.field != "gpus" && e.field != "nics" ? "topology" : "hw"),
+                              e.expected, e.got);
+        out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
+        throw SpecError{out};
       }
       auto b = models::nccl::collective_bytes(s->op, j.collective.bytes, s->nodes * s->gpus_per_node);
       if (!b.ok()) throw SpecError{Error::at(r.file(), r.field("size"), b.error().expected, b.error().got)};
@@ -191,6 +196,30 @@ void parse_collective_job(Reader& r, JobSpec& j)
   c.nodes = int(r.integer("nodes", 1, 1 << 20, 1));
   c.gpus_per_node = int(r.integer("gpus_per_node", 0, 1024, 0));
   c.channels = int(r.integer("channels", 0, 64, 0));
+  auto& net = j.collective.network;
+  net.topology = beside(r, r.str("topology", ""), {"topology"});
+  if (r.has("oversubscription")) {
+    const json& v = r.get("oversubscription");
+    const std::string f = r.field("oversubscription");
+    auto ratio = [&](const json& x, const std::string& field) {
+      if (!x.is_number()) fail(r.file(), field, "a ratio from 1 (non-blocking) to 1024", std::string(x.type_name()));
+      const double d = x.get<double>();
+      if (!(d >= 1) || !(d <= 1024)) fail(r.file(), field, "a ratio from 1 (non-blocking) to 1024", x.dump());
+      return d;
+    };
+    if (v.is_array()) {
+      if (v.empty()) fail(r.file(), f, "a ratio or an array of one per tier below the top", "an empty array");
+      for (size_t i = 0; i < v.size(); ++i)
+        net.oversubscription.push_back(ratio(v[i], f + "[" + std::to_string(i) + "]"));
+    } else {
+      net.oversubscription.push_back(ratio(v, f));
+    }
+  }
+  if (r.has("ecmp")) {
+    auto e = models::parse_ecmp(r.str("ecmp"));
+    if (!e.ok()) fail(r.file(), r.field("ecmp"), e.error().expected, e.error().got);
+    net.ecmp = e.value();
+  }
   j.collective.bytes = r.size("size", 32ull << 20);
   if (j.collective.bytes == 0) fail(r.file(), r.field("size"), "a size of at least 4 bytes", "0");
 }
@@ -591,7 +620,17 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::COLLECTIVE:
     out = {"time_us", "algbw_GBps", "busbw_GBps"};
-    if (job.collective.setup.nodes > 1) out.push_back("busbw_per_nic_GBps");
+    if (job.collective.setup.nodes > 1) {
+      out.push_back("busbw_per_nic_GBps");
+      // with a multi-tier topology: the busiest link's utilisation and each tier's (frontend/spec_files.cpp)
+      auto s = collective_setup_for(models::Catalog(), job.hw, job.switch_name, job.collective.setup,
+                                    job.collective.network);
+      if (s.ok() && s->topology && s->topology->tiers > 1) {
+        out.insert(out.end(),
+                   {"util_max", "util_nic_to_leaf", "util_leaf_to_nic", "util_leaf_to_spine", "util_spine_to_leaf"});
+        if (s->topology->tiers == 3) out.insert(out.end(), {"util_spine_to_core", "util_core_to_spine"});
+      }
+    }
     break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};

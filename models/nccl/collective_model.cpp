@@ -101,7 +101,19 @@ double ring_hardware(const CollectiveSetup& s, const CollectiveLinks& l, std::st
     bus = l.net;
     what = l.net_what;
   }
+  if (s.nodes > 1 && l.ring_fabric) { // the busiest fabric link, when it is slower than the NICs
+    const double fabric = busbw_factor(s.op, ranks_of(s)) / l.ring_fabric->seconds_per_byte;
+    if (fabric < bus * (1 - 1e-9)) {
+      bus = fabric;
+      what = l.ring_fabric->busiest;
+    }
+  }
   return bus;
+}
+
+double extra_net_latency(const std::optional<FabricUse>& f)
+{
+  return f ? f->extra_latency : 0.0;
 }
 
 CollectivePrediction ring(const CollectiveSetup& s, const CollectiveLinks& l, Proto p, double bytes)
@@ -131,11 +143,13 @@ CollectivePrediction ring(const CollectiveSetup& s, const CollectiveLinks& l, Pr
                                              : s.nodes - 1;
   double lat = base_latency(Algo::RING, p);
   if (s.op == Op::BROADCAST) {
-    lat += steps * hop_latency(s.nodes > 1 ? Hop::NET : l.intra_hop, Algo::RING, p);
+    lat += steps * (s.nodes > 1 ? hop_latency(Hop::NET, Algo::RING, p) + extra_net_latency(l.ring_fabric)
+                                : hop_latency(l.intra_hop, Algo::RING, p));
   } else {
     double intra_lat = hop_latency(l.intra_hop, Algo::RING, p);
     if (s.nodes > 1) intra_lat = std::max(intra_lat, net_overhead(amd, p));
-    lat += std::max(0, steps - inter) * intra_lat + inter * hop_latency(Hop::NET, Algo::RING, p);
+    lat += std::max(0, steps - inter) * intra_lat +
+           inter * (hop_latency(Hop::NET, Algo::RING, p) + extra_net_latency(l.ring_fabric));
   }
   if (s.op == Op::ALL_REDUCE && p == Proto::SIMPLE && s.nodes > 1 && bytes / (double(s.channels) * n) >= 64)
     lat *= ring_plateau(arch);
@@ -181,6 +195,10 @@ CollectivePrediction tree(const CollectiveSetup& s, const CollectiveLinks& l, Pr
       algbw = l.net / load;
       what = l.net_what + fmt::format(" (busiest tree node moves {:.2g}x the size)", load);
     }
+    if (l.tree_fabric && 1 / l.tree_fabric->seconds_per_byte < algbw * (1 - 1e-9)) {
+      algbw = 1 / l.tree_fabric->seconds_per_byte;
+      what = l.tree_fabric->busiest;
+    }
   }
   algbw *= bandwidth_share(Algo::TREE, p, s.op, s.nodes, s.gpus_per_node);
   what += fmt::format(" x tree/{} share", to_string(p));
@@ -198,8 +216,9 @@ CollectivePrediction tree(const CollectiveSetup& s, const CollectiveLinks& l, Pr
   r.bus_bandwidth = 2 * algbw;
   algbw *= tree_correction(p, bytes);
   const int log2_nodes = int(std::floor(std::log2(double(s.nodes))));
-  r.latency = base_latency(Algo::TREE, p) + 2 * ((s.gpus_per_node - 1) * hop_latency(l.intra_hop, Algo::TREE, p) +
-                                                 log2_nodes * hop_latency(Hop::NET, Algo::TREE, p));
+  r.latency = base_latency(Algo::TREE, p) +
+              2 * ((s.gpus_per_node - 1) * hop_latency(l.intra_hop, Algo::TREE, p) +
+                   log2_nodes * (hop_latency(Hop::NET, Algo::TREE, p) + extra_net_latency(l.tree_fabric)));
   r.bottleneck = what;
   r.seconds = r.latency + bytes / algbw;
   return r;
@@ -225,15 +244,131 @@ CollectivePrediction alltoall(const CollectiveSetup& s, const CollectiveLinks& l
       t = net;
       r.bottleneck = l.net_what;
     }
+    if (l.p2p_fabric && bytes * l.p2p_fabric->seconds_per_byte > t * (1 + 1e-9)) {
+      t = bytes * l.p2p_fabric->seconds_per_byte;
+      r.bottleneck = l.p2p_fabric->busiest;
+    }
   }
   r.latency = base_latency(Algo::RING, Proto::SIMPLE) +
-              hop_latency(s.nodes > 1 ? Hop::NET : l.intra_hop, Algo::RING, Proto::SIMPLE);
+              (s.nodes > 1 ? hop_latency(Hop::NET, Algo::RING, Proto::SIMPLE) + extra_net_latency(l.p2p_fabric)
+                           : hop_latency(l.intra_hop, Algo::RING, Proto::SIMPLE));
   r.bus_bandwidth = t > 0 ? bytes * (n - 1) / n / t : 0;
   r.seconds = r.latency + t;
   return r;
 }
 
+/// The setup's topology built for its nodes; none when it has no topology of more than one tier or one node. An Error
+/// when the topology cannot hold the nodes (Topology::build's).
+Result<std::optional<Topology>> built_topology(const CollectiveSetup& s)
+{
+  if (!s.topology || s.topology->tiers < 2 || s.nodes < 2 || s.host.nics.empty()) return std::optional<Topology>();
+  const NicProfile& nic = s.host.nics[0].nic;
+  auto t = Topology::build(*s.topology, s.nodes, int(s.host.nics.size()), nic.line_rate, nic.wire_goodput());
+  if (!t.ok()) return t.error();
+  return std::optional<Topology>(std::move(t.value()));
+}
+
+/// The flows `emit` adds, placed on the topology: the busiest link, the extra switch latency, the busiest links.
+template <class Emit> FabricUse fabric_use(const Topology& topo, Emit emit)
+{
+  LinkLoads loads(topo);
+  emit(loads);
+  FabricUse u;
+  int worst = -1;
+  u.seconds_per_byte = loads.busiest_seconds(&worst);
+  u.extra_latency = std::max(0, loads.max_switch_hops() - 1) * topo.profile().switch_model.latency;
+  auto use = [&](int i) {
+    const FabricLink& l = topo.links()[size_t(i)];
+    return LinkUse{topo.link_name(i), to_string(l.tier), l.rate, loads.bytes(i) / l.rate};
+  };
+  if (worst >= 0) {
+    const LinkUse w = use(worst);
+    u.busiest = fmt::format("fabric link {} ({}, {}, {} topology {})", w.name, w.tier, gbps(w.rate),
+                            to_string(topo.profile().ecmp), topo.profile().name);
+  }
+  for (int i : loads.busiest(8))
+    u.links.push_back(use(i));
+  u.tier_seconds_per_byte.assign(topo.profile().tiers == 3 ? FabricLink::TIERS : FabricLink::SPINE_UP, 0.0);
+  for (size_t i = 0; i < topo.links().size(); ++i) {
+    auto& t = u.tier_seconds_per_byte[size_t(topo.links()[i].tier)];
+    t = std::max(t, loads.bytes(int(i)) / topo.links()[i].rate);
+  }
+  return u;
+}
+
+/// The fabric's bound on each algorithm the setup may run: the flows between NIC ports per byte of the size.
+void add_fabric(const CollectiveSetup& s, CollectiveLinks& l)
+{
+  auto built = built_topology(s);
+  if (!built.ok() || !built.value()) return; // check_setup refuses a topology that cannot be built
+  const Topology& topo = *built.value();
+  const int nodes = s.nodes, g = s.gpus_per_node, n = ranks_of(s), channels = s.channels;
+  auto nic_of_channel = [&](int c) { return l.nics[size_t(c) % l.nics.size()]; };
+  if (s.op == Op::ALLTOALL) {
+    // Every GPU sends size / n to every GPU of the other nodes. With NVLink, NCCL's PXN first moves the data to the
+    // local GPU on the destination GPU's rail, so it leaves and arrives through the NICs of that rail (one flow per
+    // source node, destination GPU: g sources' worth); without, each GPU sends through its own NIC.
+    const bool pxn = s.host.nvlink.has_value();
+    l.p2p_fabric = fabric_use(topo, [&](LinkLoads& loads) {
+      for (int a = 0; a < nodes; ++a)
+        for (int b = 0; b < nodes; ++b) {
+          if (a == b) continue;
+          for (int y = 0; y < g; ++y) {
+            const int ky = s.host.nic_for_gpu(y);
+            if (pxn) {
+              loads.add({a, ky, b, ky, uint32_t(y), double(g) / n});
+              continue;
+            }
+            for (int x = 0; x < g; ++x)
+              loads.add({a, s.host.nic_for_gpu(x), b, ky, uint32_t(x * g + y), 1.0 / n});
+          }
+        }
+    });
+    return;
+  }
+  // Ring: channel c's bytes (busbw_factor x size / channels) go from node i to node i + 1 through the channel's NIC at
+  // both ends (the same rail); broadcast's chain does not close.
+  const double per_channel = busbw_factor(s.op, n) / channels;
+  l.ring_fabric = fabric_use(topo, [&](LinkLoads& loads) {
+    for (int c = 0; c < channels; ++c)
+      for (int i = 0; i < nodes; ++i) {
+        if (s.op == Op::BROADCAST && i == nodes - 1) continue;
+        const int k = nic_of_channel(c);
+        loads.add({i, k, (i + 1) % nodes, k, uint32_t(c), per_channel});
+      }
+  });
+  if (s.op == Op::ALL_REDUCE && (!s.algo || *s.algo == Algo::TREE)) {
+    // Tree: NCCL duplicates its channels for the two trees (src/init.cc: channel c + n runs the second tree on
+    // channel c's NICs), so the first half of the channels runs the first tree and the second half the second, each
+    // channel with size / channels, up and down every edge at once.
+    const std::vector<TreeNode> trees[2] = {binary_tree(nodes), second_tree(nodes)};
+    const int half = std::max(1, channels / 2);
+    l.tree_fabric = fabric_use(topo, [&](LinkLoads& loads) {
+      for (int c = 0; c < channels; ++c) {
+        const int k = nic_of_channel(c % half);
+        const int tree = channels > 1 && c >= half ? 1 : 0;
+        for (int i = 0; i < nodes; ++i) {
+          const int parent = trees[tree][size_t(i)].parent;
+          if (parent < 0) continue;
+          loads.add({i, k, parent, k, uint32_t(c), 1.0 / channels});
+          loads.add({parent, k, i, k, uint32_t(c), 1.0 / channels});
+        }
+      }
+    });
+  }
+}
+
+const std::optional<FabricUse>& fabric_of(const CollectiveLinks& l, Algo a)
+{
+  return a == Algo::TREE ? l.tree_fabric : a == Algo::P2P ? l.p2p_fabric : l.ring_fabric;
+}
+
 } // namespace
+
+Result<std::optional<Topology>> collective_topology(const CollectiveSetup& s)
+{
+  return built_topology(s);
+}
 
 int default_channels(const HostProfile& host)
 {
@@ -295,6 +430,7 @@ Status check_setup(const CollectiveSetup& s)
   if (s.nodes > 1 && h.nics.empty())
     return Error::at(h.file.empty() ? h.name : h.file, "nics", "a host profile with NICs (the nodes talk through them)",
                      "none");
+  if (auto t = built_topology(s); !t.ok()) return t.error();
   return ok_status();
 }
 
@@ -335,17 +471,23 @@ CollectiveLinks collective_links(const CollectiveSetup& s)
       all_gdr = all_gdr && gdr;
     }
     l.nics_used = int(used.size());
+    l.nics = used;
     l.gdr = all_gdr;
     l.net_what =
         fmt::format("{} NIC{} x {} ({}, {} per node)", used.size(), used.size() == 1 ? "" : "s",
                     h.nics[size_t(used[0])].nic.name, all_gdr ? "GPUDirect RDMA" : "through host memory", gbps(l.net));
+    add_fabric(s, l);
   }
   return l;
 }
 
 CollectivePrediction predict(const CollectiveSetup& s, double bytes)
 {
-  const CollectiveLinks l = collective_links(s);
+  return predict(s, collective_links(s), bytes);
+}
+
+CollectivePrediction predict(const CollectiveSetup& s, const CollectiveLinks& l, double bytes)
+{
   CollectivePrediction best;
   if (s.op == Op::ALLTOALL) {
     best = alltoall(s, l, bytes);
@@ -358,6 +500,13 @@ CollectivePrediction predict(const CollectiveSetup& s, double bytes)
   }
   best.algbw = best.seconds > 0 ? bytes / best.seconds : 0;
   best.busbw = best.algbw * busbw_factor(s.op, ranks_of(s));
+  if (const auto& f = fabric_of(l, best.algo); f && best.seconds > 0) {
+    for (const auto& u : f->links)
+      best.links.push_back({u, u.seconds_per_byte * bytes / best.seconds});
+    for (size_t t = 0; t < f->tier_seconds_per_byte.size(); ++t)
+      best.tier_utilisation.emplace_back(to_string(FabricLink::Tier(t)),
+                                         f->tier_seconds_per_byte[t] * bytes / best.seconds);
+  }
   return best;
 }
 

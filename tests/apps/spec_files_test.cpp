@@ -452,6 +452,16 @@ TEST_CASE("a collective job that its host cannot run is refused when the file is
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "gpus_per_node": 1})", "job.nodes"},
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "channels": 65})", "job.channels"},
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "op": "all_gather", "size": 16})", "job.size"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "topology": "no-such-topology"})", "job.topology"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "oversubscription": 2})", "job.oversubscription"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "topology": "superpod-ndr-2tier",
+           "oversubscription": [1, 2]})",
+       "job.oversubscription"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "topology": "superpod-ndr-2tier",
+           "oversubscription": 0.5})",
+       "job.oversubscription"},
+      {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "topology": "superpod-ndr-2tier", "ecmp": "rr"})",
+       "job.ecmp"},
   };
   for (const auto& [text, field] : bad) {
     INFO(text);
@@ -471,6 +481,8 @@ TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quic
   check_metric_names(R"({"kind": "pcie_copy", "hw": "broadwell-p100", "size": "1M", "iterations": 2})");
   check_metric_names(R"({"kind": "collective", "hw": "hgx-h100-8gpu", "size": "1M"})");
   check_metric_names(R"({"kind": "collective", "hw": "dgx-a100-8gpu", "nodes": 4, "algo": "tree", "size": "1M"})");
+  check_metric_names(R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 64, "op": "alltoall",
+                         "topology": "superpod-ndr-2tier", "oversubscription": 4, "size": "1G"})");
   check_metric_names(R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc", "size": "64K",
                          "steps": 2, "baseline": {"transport": "verbs_v2"}})");
   check_metric_names(R"({"kind": "training", "hw": "hkust-4node", "model": "synthetic", "parameters": 1000000,

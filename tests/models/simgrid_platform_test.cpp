@@ -149,10 +149,10 @@ TEST_CASE("SimGrid XML: a zone routing the reader does not implement is refused,
     CHECK(m.find("routing=\"Full\"") != std::string::npos); // what is supported
   }
   CHECK(refusal(platform("<AS id='z' routing='Floyd'>" + routes + "</AS>")).find("Floyd") != std::string::npos);
-  // a cluster that routes through more than one switch, and routes between zones
+  // a cluster of a topology the reader does not model (a torus; fat trees are read), and routes between zones
   CHECK(refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' "
-                         "topology='FAT_TREE' topo_parameters='2;4,4;1,2;1,2'/>"))
-            .find("topology=\"FAT_TREE\"") != std::string::npos);
+                         "topology='TORUS' topo_parameters='2,2'/>"))
+            .find("topology=\"TORUS\"") != std::string::npos);
   REQUIRE(refusal(platform("<cluster id='c' prefix='n' suffix='' radical='0-3' bw='10Gbps' lat='1us' "
                            "topology='FLAT'/>"))
               .empty());
@@ -214,4 +214,39 @@ TEST_CASE("SimGrid XML: every bandwidth and latency refuses NaN, infinity, negat
     good.replace(good.find('@'), 1, a.bandwidth ? "1Gbps" : "0");
     CHECK(refusal(platform(good)).empty());
   }
+}
+
+TEST_CASE("SimGrid XML: a FAT_TREE cluster gives its levels, and a tree the model cannot read is refused by line",
+          "[models]")
+{
+  auto tree = [](const std::string& params, const std::string& radical) {
+    return platform("<cluster id='t' prefix='n' suffix='' radical='" + radical +
+                    "' bw='100Gbps' lat='1us' topology='FAT_TREE' topo_parameters='" + params + "'/>");
+  };
+  auto n = models::import_simgrid_platform_text(tree("3;4,2,2;1,2,2;1,1,2", "0-15"), "p.xml");
+  REQUIRE(n.ok());
+  REQUIRE(n->fat_tree);
+  CHECK(n->fat_tree->levels == 3);
+  CHECK(n->fat_tree->down == std::vector<int>{4, 2, 2});
+  CHECK(n->fat_tree->parallel == std::vector<int>{1, 1, 2});
+  CHECK(n->switch_latency == Approx(1e-6)); // every hop crosses one more 1 us link
+  for (const auto& [params, radical] :
+       std::vector<std::pair<std::string, std::string>>{{"2;4,4;1,2;1,2", "0-7"}, // 8 hosts where the tree has 16
+                                                        {"4;2,2,2,2;1,1,1,1;1,1,1,1", "0-15"}, // four levels
+                                                        {"2;4,4;2,2;1,1", "0-15"},             // hosts with two links
+                                                        {"2;4,4;1,2", "0-15"},                 // three parts
+                                                        {"2;4,x;1,2;1,1", "0-15"},             // not a number
+                                                        {"2;4,0;1,2;1,1", "0-15"}}) {          // a zero
+    INFO(params << " " << radical);
+    const std::string why = refusal(tree(params, radical));
+    CHECK(why.find("p.xml") != std::string::npos);
+    CHECK(why.find("line 3") != std::string::npos);
+  }
+  // a fat tree is the file's only network
+  CHECK_FALSE(refusal(platform(CLUSTER + "\n<cluster id='t' prefix='m' suffix='' radical='0-3' bw='1Gbps' lat='1us' "
+                                         "topology='FAT_TREE' topo_parameters='1;4;1;1'/>"))
+                  .empty());
+  CHECK(refusal(platform("<cluster id='t' prefix='m' suffix='' radical='0-3' bw='1Gbps' lat='1us' "
+                         "topology='TORUS' topo_parameters='2,2'/>"))
+            .find("FLAT or FAT_TREE") != std::string::npos);
 }

@@ -147,6 +147,13 @@ check "collective: one GPU in all" 2 +"at least 2 GPUs" -- "$tp" collective --gp
 check "collective: -e below -b" 2 +"-e/--maxbytes" -- "$tp" collective -b 1M -e 1K
 check "collective: gathers of less than a float per rank" 2 +"at least 32 bytes" -- "$tp" collective --op all_gather -b 8 -e 16
 check "collective: no channels" 2 +"--channels" -- "$tp" collective --channels 0
+check "collective: an unknown topology" 2 +"--topology" +"superpod-ndr-2tier" -- "$tp" collective --nodes 4 --topology superpod-2tier
+check "collective: oversubscription without a topology" 2 +"--oversubscription" +"multi-tier" -- "$tp" collective --nodes 4 --oversubscription 2
+check "collective: oversubscription below 1" 2 +"--oversubscription" +"from 1" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 0.5
+check "collective: one ratio too many" 2 +"1 ratio for a 2-tier" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 1,2
+check "collective: an unknown ECMP placement" 2 +"--ecmp" +"hash, dmodk or spread" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --ecmp random
+check "collective: busiest links on a Clos" 0 +"fabric superpod-ndr-3tier" +"busiest link per tier" +"spine>core" -- "$tp" collective --nodes 512 --op alltoall -b 1G -e 1G --topology superpod-ndr-3tier
+check "the simulator on a multi-tier cluster" 1 +"one switch for the simulator" +"simgrid-fat-tree-64" -- "$tp" transfer --hw simgrid-fat-tree-64 --transport grpc --size 1M
 check "collective: a table nccl-tests users read" 0 +"busbw #wrong" +"# Avg bus bandwidth" -- "$tp" collective -b 8 -e 1M -f 4
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
