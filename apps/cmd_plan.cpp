@@ -104,7 +104,10 @@ Command plan_command()
   s.details = "Example: which NIC and transport give ResNet-50 on 16 GPUs 90 % scaling at the lowest line rate?\n"
               "  tensorpath plan scenarios/sweeps/capacity-vgg16-resnet50.json -j 2 --where model=resnet50 \\\n"
               "    --where workers=4 --where gpus_per_worker=4 --target scaling_efficiency>=0.9\n"
-              "The bottleneck is the largest part of the step's critical path (training rows).";
+              "The bottleneck is the largest part of the step's critical path (training and data_parallel rows),\n"
+              "and for data_parallel rows whose communication shows, what bounds it (NICs, NVLink, a fabric link).\n"
+              "Today's clusters: tensorpath plan scenarios/sweeps/plan-resnet50-h100.json -j 2 --where nodes=32 \\\n"
+              "    --where batch=32 --target scaling_efficiency>=0.9";
   return {s, &run_plan};
 }
 

@@ -50,6 +50,13 @@ Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog
 {
   auto cluster = cluster_for(cat, hw, 1, switch_name);
   if (!cluster.ok()) return cluster.error();
+  models::HostProfile host = cluster->host(0);
+  if (!net.nic.empty()) {
+    auto nic = cat.nic(net.nic);
+    if (!nic.ok()) return Error::at("", "nic", nic.error().expected, nic.error().got);
+    for (auto& n : host.nics)
+      n.nic = nic.value();
+  }
   if (!net.topology.empty()) {
     auto t = cat.topology(net.topology);
     if (!t.ok()) return t.error();
@@ -76,7 +83,7 @@ Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog
                        "one switch between the nodes");
     setup.topology->ecmp = *net.ecmp;
   }
-  return models::nccl::complete_setup(std::move(setup), cluster->host(0));
+  return models::nccl::complete_setup(std::move(setup), host);
 }
 
 } // namespace tp::frontend

@@ -19,11 +19,12 @@ struct CollectiveNetwork {
   std::string topology;                 ///< a topology profile; empty: the --hw cluster's, else one switch
   std::vector<double> oversubscription; ///< replaces the topology's ratios (empty: keep them)
   std::optional<models::EcmpPlacement> ecmp;
+  std::string nic; ///< a NIC profile for every NIC of the host (their socket and PCIe attachment stay); empty: keep
 };
 
 /// The collective setup `setup` on the host of `hw` (its first host) with the network `net`, defaults filled in and
-/// checked (models::nccl::complete_setup). Errors name the job's field: "topology", "oversubscription", "ecmp", or the
-/// setup's own ("gpus_per_node", ...); a profile that does not load keeps its file and field.
+/// checked (models::nccl::complete_setup). Errors name the job's field: "topology", "oversubscription", "ecmp", "nic",
+/// or the setup's own ("gpus_per_node", ...); a profile that does not load keeps its file and field.
 Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog& cat, const std::string& hw,
                                                            const std::string& switch_name,
                                                            models::nccl::CollectiveSetup setup,

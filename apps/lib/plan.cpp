@@ -56,6 +56,7 @@ Result<std::vector<PlanRow>> read_plan_rows(const std::string& path)
       for (const auto& [k, v] : j["metrics"].items())
         if (v.is_number()) r.metrics[k] = v.get<double>();
     r.error = j.value("error", "");
+    if (j.contains("bottleneck") && j["bottleneck"].is_string()) r.bottleneck = j["bottleneck"].get<std::string>();
     rows.push_back(std::move(r));
   }
   return rows;
@@ -164,6 +165,8 @@ std::vector<PlanOption> rank_options(const std::vector<PlanRow>& rows, const Pla
     o.cost = cost_of(r);
     o.meets = meets(r.metrics.at(q.metric), q);
     o.bottleneck = bottleneck_of(r);
+    // the row's own account names the link or device behind its largest part (only where communication shows)
+    if (!r.bottleneck.empty()) o.bottleneck += (o.bottleneck.empty() ? "" : "; ") + r.bottleneck;
     out.push_back(std::move(o));
   }
   std::stable_sort(out.begin(), out.end(), [&](const PlanOption& a, const PlanOption& b) {

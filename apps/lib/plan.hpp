@@ -19,6 +19,7 @@ struct PlanRow {
   std::vector<std::pair<std::string, std::string>> params; ///< field -> value (strings unquoted)
   std::map<std::string, double> metrics;
   std::string error;
+  std::string bottleneck; ///< the row's own account of what bounds it (a data_parallel job's), if any
   std::string param(const std::string& k) const;
 };
 
@@ -40,7 +41,8 @@ struct PlanOption {
   PlanRow row;
   double cost = 0;
   bool meets = false;
-  std::string bottleneck; ///< the largest critical-path part, or "" without a breakdown
+  /// the largest critical-path part, or "" without a breakdown, followed by the row's own account when it has one
+  std::string bottleneck;
 };
 
 /// A query's names checked against the rows: the target metric must be one some row reports, every --where field a

@@ -8,6 +8,7 @@
 #include "models/catalog.hpp"
 
 #include "models/json_reader.hpp"
+#include "models/workload/workload.hpp"
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,6 +64,18 @@ Result<models::ClusterProfile> transfer_cluster(const models::Catalog& cat, cons
 
 namespace {
 
+/// The fabric metrics of a prediction with a multi-tier topology: the busiest link's utilisation and each tier's
+/// (util_leaf_to_spine, ...).
+void add_utilisation(const models::nccl::CollectivePrediction& p, std::map<std::string, double>& metrics)
+{
+  for (const auto& [tier, u] : p.tier_utilisation) {
+    std::string name = tier; // "leaf>spine" -> "leaf_to_spine": a metric name a CSV column and a sweep take as is
+    name.replace(name.find('>'), 1, "_to_");
+    metrics["util_" + name] = u;
+  }
+  if (!p.links.empty()) metrics["util_max"] = p.links.front().utilisation;
+}
+
 Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec& job)
 {
   auto s = collective_setup_for(cat, job.hw, job.switch_name, job.collective.setup, job.collective.network);
@@ -77,19 +90,54 @@ Result<JobOutcome> run_collective_job(const models::Catalog& cat, const JobSpec&
   out.metrics["algbw_GBps"] = p.algbw * 1e-9;
   out.metrics["busbw_GBps"] = p.busbw * 1e-9;
   if (s->nodes > 1) out.metrics["busbw_per_nic_GBps"] = p.busbw * 1e-9 / links.nics_used;
-  // With a multi-tier topology: each tier's busiest link's utilisation (util_leaf_to_spine, ...) and the busiest
-  // link's.
-  for (const auto& [tier, u] : p.tier_utilisation) {
-    std::string name = tier; // "leaf>spine" -> "leaf_to_spine": a metric name a CSV column and a sweep take as is
-    name.replace(name.find('>'), 1, "_to_");
-    out.metrics["util_" + name] = u;
-  }
-  if (!p.links.empty()) out.metrics["util_max"] = p.links.front().utilisation;
+  add_utilisation(p, out.metrics); // with a multi-tier topology
   out.report = fmt::format(" {} of {} bytes over {} node(s) x {} GPU(s), {} channels: {}/{} {:.2f} us, algbw {:.2f} "
                            "GB/s, busbw {:.2f} GB/s (bandwidth bounded by {})\n",
                            models::nccl::to_string(s->op), bytes, s->nodes, s->gpus_per_node, s->channels,
                            models::nccl::to_string(p.algo), models::nccl::to_string(p.proto), p.seconds * 1e6,
                            p.algbw * 1e-9, p.busbw * 1e-9, p.bottleneck);
+  return out;
+}
+
+Result<JobOutcome> run_data_parallel_job(const models::Catalog& cat, const JobSpec& job)
+{
+  const auto& d = job.data_parallel;
+  auto s = collective_setup_for(cat, job.hw, job.switch_name, d.collective.setup, d.collective.network);
+  if (!s.ok()) return s.error();
+  const std::string gpu = s->host.gpus[0].gpu.name;
+  auto w = models::WorkloadLibrary(models::default_workloads_dir(), cat).make(d.model, gpu, d.batch, d.precision);
+  if (!w.ok()) return w.error();
+  const auto step = models::nccl::data_parallel_step(s.value(), w.value(), d.options);
+  if (!(step.seconds > 0) || !std::isfinite(step.seconds))
+    return Error::msg(
+        fmt::format("data_parallel: the model gave no step time ({}): a bug, please report it", step.seconds));
+  JobOutcome out;
+  auto& m = out.metrics;
+  m["step_ms"] = step.seconds * 1e3;
+  m["images_per_second"] = double(d.batch) * step.ranks / step.seconds;
+  m["scaling_efficiency"] = step.scaling_efficiency();
+  m["speedup_over_one_gpu"] = step.scaling_efficiency() * step.ranks;
+  m["gpus"] = step.ranks;
+  m["compute_ms"] = step.compute() * 1e3;
+  m["communication_ms"] = step.communication * 1e3;
+  m["exposed_ms"] = step.exposed * 1e3;
+  m["allreduces"] = double(step.allreduces.size());
+  m["path_compute_ms"] = step.compute() * 1e3;
+  m["path_network_ms"] = step.exposed * 1e3;
+  const models::nccl::BucketAllreduce* largest = nullptr;
+  for (const auto& b : step.allreduces)
+    if (!largest || b.bytes > largest->bytes) largest = &b;
+  if (largest && s->topology && s->topology->tiers > 1 && s->nodes > 1) add_utilisation(largest->prediction, m);
+  if (step.exposed > 0.01 * step.seconds && largest)
+    out.bottleneck = fmt::format("communication after the backward pass {:.1f} % of the step, bounded by {}",
+                                 100 * step.exposed / step.seconds, largest->prediction.bottleneck);
+  out.report = fmt::format(
+      " {} on {} node(s) x {} GPU(s) ({}, batch {} per GPU, {}): step {:.2f} ms = compute {:.2f} ms + {:.2f} ms of "
+      "communication after the backward pass ({} allreduces, {:.2f} ms in all); {:.0f} images/s, scaling efficiency "
+      "{:.1f} %; {}\n   compute: {}\n",
+      d.model, s->nodes, s->gpus_per_node, gpu, d.batch, models::nccl::to_string(d.options.bucketing),
+      step.seconds * 1e3, step.compute() * 1e3, step.exposed * 1e3, step.allreduces.size(), step.communication * 1e3,
+      m["images_per_second"], 100 * step.scaling_efficiency(), step.bottleneck, w->provenance);
   return out;
 }
 
@@ -114,6 +162,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
     return out;
   }
   if (job.kind == JobSpec::Kind::COLLECTIVE) return run_collective_job(cat, job);
+  if (job.kind == JobSpec::Kind::DATA_PARALLEL) return run_data_parallel_job(cat, job);
   if (job.kind == JobSpec::Kind::TRANSFER) {
     auto cl = transfer_cluster(cat, job, job.fabric);
     if (!cl.ok()) return cl.error();
@@ -196,6 +245,7 @@ std::string encode_outcome(const JobOutcome& o)
   j["report"] = o.report;
   j["failed"] = o.failed;
   j["output_lost"] = o.output_lost;
+  j["bottleneck"] = o.bottleneck;
   return j.dump();
 }
 
@@ -208,6 +258,7 @@ Result<JobOutcome> decode_outcome(const std::string& text)
     o.report = j.at("report").get<std::string>();
     o.failed = j.at("failed").get<std::vector<std::string>>();
     o.output_lost = j.at("output_lost").get<std::string>();
+    o.bottleneck = j.value("bottleneck", "");
     return o;
   } catch (const std::exception& e) {
     return Error::msg(std::string("malformed job result from the child process: ") + e.what());

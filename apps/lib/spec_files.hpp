@@ -7,6 +7,7 @@
 #include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
 #include "models/nccl/collective_model.hpp"
+#include "models/nccl/data_parallel.hpp"
 #include "sim/microbench_jobs.hpp"
 #include "sim/transfer_job.hpp"
 
@@ -24,14 +25,25 @@ struct CollectiveJob {
   uint64_t bytes = 0;
 };
 
+/// A "data_parallel" job: data-parallel training on NCCL allreduces (models/nccl/data_parallel.hpp) of `model` on
+/// the setup's nodes, each GPU's compute measured at `precision`.
+struct DataParallelJob {
+  CollectiveJob collective; ///< the all_reduce setup and the network (its bytes unused)
+  std::string model = "resnet50";
+  int batch = 256;
+  std::string precision = "amp";
+  models::nccl::DataParallelOptions options;
+};
+
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE } kind = Kind::PERFTEST;
+  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE, DATA_PARALLEL } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
   sim::PerftestJob perftest;
   std::vector<sim::CopyJob> copies;
   CollectiveJob collective;
+  DataParallelJob data_parallel;
   sim::TransferJob transfer;
   std::string fabric; ///< transfer: TCP profile override for the gRPC paths ("" keeps the host's)
   /// transfer: an optional baseline run (another transport or fabric) for ratio metrics.
@@ -50,6 +62,9 @@ struct JobOutcome {
   /// "verbs_v1: failed in step 2", ... Non-empty: the job failed (`tensorpath run` counts it, exits 1), although
   /// it has metrics and a report (a sweep keeps them as a row with `failed` = 1).
   std::vector<std::string> failed;
+  /// What bounds the result, in words, where the job knows more than its metrics say (a data_parallel job: the
+  /// collective model's bottleneck of its largest allreduce); empty otherwise. Sweep rows carry it for `plan`.
+  std::string bottleneck;
   /// An output the job was asked to write and could not (the Chrome trace on a full disk): the job's results
   /// stand, the command exits 3 (output lost) naming the file.
   std::string output_lost;

@@ -12,7 +12,9 @@
 #include "models/catalog.hpp"
 #include "models/json_reader.hpp"
 #include "models/nccl/collective_model.hpp"
+#include "models/nccl/data_parallel.hpp"
 #include "models/workload/language_model.hpp"
+#include "models/workload/workload.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -109,6 +111,24 @@ void check_profiles(const JobSpec& j, const Reader& r)
       if (!b.ok()) throw SpecError{Error::at(r.file(), r.field("size"), b.error().expected, b.error().got)};
     }
   }
+  if (j.kind == JobSpec::Kind::DATA_PARALLEL) {
+    // The setup must run on the host, and the model must have a measured compute time on its GPU at that precision.
+    const auto& d = j.data_parallel;
+    auto s = collective_setup_for(cat, j.hw, j.switch_name, d.collective.setup, d.collective.network);
+    if (!s.ok()) {
+      const Error& e = s.error();
+      if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
+      Error out = Error::at(r.file(), r.field("hw"), e.expected, e.got);
+      out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
+      throw SpecError{out};
+    }
+    auto w = models::WorkloadLibrary().make(d.model, s->host.gpus[0].gpu.name, d.batch, d.precision);
+    if (!w.ok()) {
+      const Error& e = w.error();
+      throw SpecError{Error::at(r.file(), r.field(e.field == "precision" || e.field == "batch" ? e.field : "model"),
+                                e.expected, e.got)};
+    }
+  }
   simple("fabric", j.fabric, &models::Catalog::tcp);
   if (j.has_baseline) simple("baseline", j.baseline_fabric, &models::Catalog::tcp);
   if (j.kind == JobSpec::Kind::TRAINING) {
@@ -178,15 +198,10 @@ void parse_pcie_copy_job(Reader& r, JobSpec& j)
   j.copies.push_back(cj);
 }
 
-/// The fields of a "collective" job: the op, algorithm, protocol, nodes, GPUs per node, channels and size.
-void parse_collective_job(Reader& r, JobSpec& j)
+/// The fields every NCCL job shares: algorithm, protocol, nodes, GPUs per node, channels, and the network between the
+/// nodes (topology, oversubscription, ECMP placement, the NIC of every node).
+void parse_nccl_fields(Reader& r, models::nccl::CollectiveSetup& c, CollectiveNetwork& net)
 {
-  j.kind = JobSpec::Kind::COLLECTIVE;
-  auto& c = j.collective.setup;
-  const std::string op = r.str("op", "all_reduce");
-  auto o = models::nccl::parse_op(op);
-  if (!o.ok()) fail(r.file(), r.field("op"), o.error().expected, o.error().got);
-  c.op = o.value();
   auto algo = models::nccl::parse_algo(r.str("algo", "auto"));
   if (!algo.ok()) fail(r.file(), r.field("algo"), algo.error().expected, algo.error().got);
   c.algo = algo.value();
@@ -196,8 +211,8 @@ void parse_collective_job(Reader& r, JobSpec& j)
   c.nodes = int(r.integer("nodes", 1, 1 << 20, 1));
   c.gpus_per_node = int(r.integer("gpus_per_node", 0, 1024, 0));
   c.channels = int(r.integer("channels", 0, 64, 0));
-  auto& net = j.collective.network;
   net.topology = beside(r, r.str("topology", ""), {"topology"});
+  net.nic = beside(r, r.str("nic", ""), {"nic"});
   if (r.has("oversubscription")) {
     const json& v = r.get("oversubscription");
     const std::string f = r.field("oversubscription");
@@ -220,8 +235,53 @@ void parse_collective_job(Reader& r, JobSpec& j)
     if (!e.ok()) fail(r.file(), r.field("ecmp"), e.error().expected, e.error().got);
     net.ecmp = e.value();
   }
+}
+
+/// The fields of a "collective" job: the op, the NCCL fields and the size.
+void parse_collective_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::COLLECTIVE;
+  auto& c = j.collective.setup;
+  const std::string op = r.str("op", "all_reduce");
+  auto o = models::nccl::parse_op(op);
+  if (!o.ok()) fail(r.file(), r.field("op"), o.error().expected, o.error().got);
+  c.op = o.value();
+  parse_nccl_fields(r, c, j.collective.network);
   j.collective.bytes = r.size("size", 32ull << 20);
   if (j.collective.bytes == 0) fail(r.file(), r.field("size"), "a size of at least 4 bytes", "0");
+}
+
+/// The fields of a "data_parallel" job: the model, batch and precision, the library's bucketing, the NCCL fields.
+void parse_data_parallel_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::DATA_PARALLEL;
+  auto& d = j.data_parallel;
+  d.collective.setup.op = models::nccl::Op::ALL_REDUCE;
+  parse_nccl_fields(r, d.collective.setup, d.collective.network);
+  d.model = r.str("model", "resnet50");
+  d.batch = int(r.integer("batch", 1, 1 << 20, 256));
+  d.precision = r.str("precision", "amp");
+  if (d.precision != "fp32" && d.precision != "tf32" && d.precision != "amp")
+    fail(r.file(), r.field("precision"), "fp32, tf32 or amp", "\"" + d.precision + "\"");
+  auto lib = models::nccl::parse_bucketing(r.str("library", "ddp"));
+  if (!lib.ok()) fail(r.file(), r.field("library"), lib.error().expected, lib.error().got);
+  auto& o = d.options;
+  o.bucketing = lib.value();
+  if (o.bucketing == models::nccl::Bucketing::DDP) {
+    o.bucket_cap = r.number("bucket_cap_mb", 1e-6, 1e6, 25) * 1024 * 1024;
+  } else {
+    o.fusion = double(r.size("fusion", uint64_t(o.fusion)));
+    o.cycle = r.number("cycle_ms", 1e-3, 1e4, o.cycle * 1e3) * 1e-3;
+  }
+  const bool ddp = o.bucketing == models::nccl::Bucketing::DDP;
+  for (const char* other :
+       ddp ? std::vector<const char*>{"fusion", "cycle_ms"} : std::vector<const char*>{"bucket_cap_mb"})
+    if (r.has(other)) {
+      r.accept(other);
+      fail(r.file(), r.field(other),
+           std::string("a field of the other library (bucket_cap_mb: ddp; fusion, cycle_ms: horovod)"),
+           std::string("with library ") + models::nccl::to_string(o.bucketing));
+    }
 }
 
 /// A transfer's placement field `key` of `t`: cpu, numaN or gpuN (N < 10000).
@@ -424,8 +484,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     parse_training_job(r, j);
   } else if (kind == "collective") {
     parse_collective_job(r, j);
+  } else if (kind == "data_parallel") {
+    parse_data_parallel_job(r, j);
   } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training or collective", "\"" + kind + "\"");
+    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training, collective or data_parallel",
+         "\"" + kind + "\"");
   }
   r.finish();
   check_profiles(j, r);
@@ -632,6 +695,19 @@ std::vector<std::string> metric_names(const JobSpec& job)
       }
     }
     break;
+  case JobSpec::Kind::DATA_PARALLEL: {
+    out = {"step_ms",    "images_per_second", "scaling_efficiency", "speedup_over_one_gpu",
+           "gpus",       "compute_ms",        "communication_ms",   "exposed_ms",
+           "allreduces", "path_compute_ms",   "path_network_ms"};
+    const auto& d = job.data_parallel;
+    auto s = collective_setup_for(models::Catalog(), job.hw, job.switch_name, d.collective.setup, d.collective.network);
+    if (s.ok() && s->nodes > 1 && s->topology && s->topology->tiers > 1) {
+      out.insert(out.end(),
+                 {"util_max", "util_nic_to_leaf", "util_leaf_to_nic", "util_leaf_to_spine", "util_spine_to_leaf"});
+      if (s->topology->tiers == 3) out.insert(out.end(), {"util_spine_to_core", "util_core_to_spine"});
+    }
+    break;
+  }
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
     if (!job.copies.empty() && job.copies[0].config.peer_gpu >= 0) out.push_back("p2p_GBps");

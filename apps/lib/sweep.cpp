@@ -32,7 +32,7 @@ using json = nlohmann::json;
 namespace {
 
 std::string row_json(const SweepSpec& spec, const SweepPoint& p, const std::map<std::string, double>* metrics,
-                     const std::string& error)
+                     const std::string& error, const std::string& bottleneck = {})
 {
   json row;
   row["point"] = p.index;
@@ -46,6 +46,7 @@ std::string row_json(const SweepSpec& spec, const SweepPoint& p, const std::map<
     for (const auto& [k, v] : *metrics)
       if (spec.keep.empty() || std::find(spec.keep.begin(), spec.keep.end(), k) != spec.keep.end()) m[k] = v;
     row["metrics"] = m;
+    if (!bottleneck.empty()) row["bottleneck"] = bottleneck;
   } else {
     row["error"] = error;
   }
@@ -61,7 +62,7 @@ std::string compute_row(const SweepSpec& spec, const SweepPoint& p)
   if (!job.ok()) return row_json(spec, p, nullptr, job.error().message());
   auto out = run_job(job.value());
   if (!out.ok()) return row_json(spec, p, nullptr, out.error().message());
-  return row_json(spec, p, &out->metrics, "");
+  return row_json(spec, p, &out->metrics, "", out->bottleneck);
 }
 
 struct Worker {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -125,7 +126,7 @@ WorkloadLibrary::WorkloadLibrary(std::string dir, Catalog catalog) : dir_(std::m
       Object o(j, f.string(), "");
       const std::string kind = o.str("kind");
       if (kind != "training_throughput") fail(f.string(), "kind", "\"training_throughput\"", "\"" + kind + "\"");
-      o.str("name", "");
+      const std::string table = o.str("name", f.stem().string());
       const json& list = o.get("entries");
       if (!list.is_array()) fail(f.string(), "entries", "a list", std::string(list.type_name()));
       for (size_t i = 0; i < list.size(); ++i) {
@@ -137,9 +138,13 @@ WorkloadLibrary::WorkloadLibrary(std::string dir, Catalog catalog) : dir_(std::m
         t.model = e.str("model");
         if (!architecture(t.model).ok())
           fail(f.string(), e.field("model"), "an architecture name", "\"" + t.model + "\"");
+        t.precision = e.str("precision", "fp32");
+        if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "amp")
+          fail(f.string(), e.field("precision"), "fp32, tf32 or amp", "\"" + t.precision + "\"");
         t.batch = int(e.integer("batch", 1, 1 << 20));
         t.images_per_second = quantity(e, "images_per_second", Dimension::IMAGE_RATE, std::nullopt, 1e-9);
         t.source = e.get("images_per_second").value("source", "");
+        t.table = table;
         e.str("note", "");
         e.finish();
         entries_.push_back(t);
@@ -152,12 +157,17 @@ WorkloadLibrary::WorkloadLibrary(std::string dir, Catalog catalog) : dir_(std::m
 }
 
 Result<double> WorkloadLibrary::measured_seconds(const std::string& family, const std::string& gpu, int batch,
-                                                 std::string* how) const
+                                                 std::string* how, const std::string& precision) const
 {
   // (1) this GPU: exact batch, else images/s interpolated between measured batches (constant outside them).
   std::map<int, std::vector<double>> by_batch;
+  std::map<int, std::string> table_of;
   for (const auto& e : entries_)
-    if (e.gpu == gpu && e.model == family) by_batch[e.batch].push_back(e.images_per_second);
+    if (e.gpu == gpu && e.model == family && e.precision == precision) {
+      by_batch[e.batch].push_back(e.images_per_second);
+      table_of[e.batch] = e.table;
+    }
+  const std::string at = precision == "fp32" ? "" : " " + precision;
   if (!by_batch.empty()) {
     std::map<int, double> ips;
     for (const auto& [b, v] : by_batch) {
@@ -169,28 +179,41 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
     double r = 0;
     if (ips.count(batch)) {
       r = ips[batch];
-      *how = fmt::format("{} at batch {} on {}: {:.4g} img/s measured (tf_cnn_benchmarks, {} run(s))", family, batch,
-                         gpu, r, by_batch[batch].size());
+      *how = fmt::format("{} at batch {} on {}{}: {:.4g} img/s measured ({}, {} run(s))", family, batch, gpu, at, r,
+                         table_of[batch], by_batch[batch].size());
     } else {
       auto hi = ips.lower_bound(batch);
       if (hi == ips.begin()) {
         r = hi->second;
-        *how = fmt::format("{} on {}: {:.4g} img/s measured at batch {}, taken as constant down to batch {}", family,
-                           gpu, r, hi->first, batch);
+        *how = fmt::format("{} on {}{}: {:.4g} img/s measured at batch {}, taken as constant down to batch {}", family,
+                           gpu, at, r, hi->first, batch);
       } else if (hi == ips.end()) {
         auto lo = std::prev(hi);
         r = lo->second;
-        *how = fmt::format("{} on {}: {:.4g} img/s measured at batch {}, taken as constant up to batch {}", family, gpu,
-                           r, lo->first, batch);
+        *how = fmt::format("{} on {}{}: {:.4g} img/s measured at batch {}, taken as constant up to batch {}", family,
+                           gpu, at, r, lo->first, batch);
       } else {
         auto lo = std::prev(hi);
         const double f = double(batch - lo->first) / double(hi->first - lo->first);
         r = lo->second + f * (hi->second - lo->second);
-        *how = fmt::format("{} on {}: {:.4g} img/s interpolated between batch {} and {}", family, gpu, r, lo->first,
-                           hi->first);
+        *how = fmt::format("{} on {}{}: {:.4g} img/s interpolated between batch {} and {}", family, gpu, at, r,
+                           lo->first, hi->first);
       }
     }
     return double(batch) / r;
+  }
+  // A precision other than FP32 is not scaled from another GPU: tensor-core rates are not its FP32 peak.
+  if (precision != "fp32") {
+    std::set<std::string> measured;
+    for (const auto& e : entries_)
+      if (e.model == family) measured.insert(e.gpu + " " + e.precision);
+    std::string list;
+    for (const auto& m : measured)
+      list += (list.empty() ? "" : ", ") + m;
+    return Error::at(
+        "", "precision",
+        fmt::format("a precision measured for {} on {} (measured: {})", family, gpu, list.empty() ? "none" : list),
+        "\"" + precision + "\"");
   }
   // (2) another GPU that measured this family, the one with the closest FP32 peak, scaled by the peak ratio.
   auto target = catalog_.gpu(gpu);
@@ -198,7 +221,7 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
   std::string best;
   double best_peak = 0, best_dist = 1e300;
   for (const auto& e : entries_) {
-    if (e.model != family || e.gpu == gpu) continue;
+    if (e.model != family || e.gpu == gpu || e.precision != "fp32") continue;
     auto g = catalog_.gpu(e.gpu);
     if (!g.ok()) continue;
     const double dist = std::fabs(std::log(g->fp32_peak / target->fp32_peak));
@@ -211,7 +234,7 @@ Result<double> WorkloadLibrary::measured_seconds(const std::string& family, cons
   if (best.empty())
     return Error::at("", "model", "an architecture with a measured single-GPU throughput", "\"" + family + "\"");
   std::string inner;
-  auto t = measured_seconds(family, best, batch, &inner);
+  auto t = measured_seconds(family, best, batch, &inner, precision);
   if (!t.ok()) return t.error();
   *how = fmt::format("{}; scaled to {} by FP32 peak {:.3g}/{:.3g} TFLOP/s (derived)", inner, gpu, best_peak * 1e-12,
                      target->fp32_peak * 1e-12);
@@ -234,18 +257,18 @@ Result<double> WorkloadLibrary::profile_or_flops_cost(const std::string& model, 
 }
 
 Result<double> WorkloadLibrary::step_compute_seconds(const std::string& model, const std::string& gpu, int batch,
-                                                     std::string* provenance) const
+                                                     std::string* provenance, const std::string& precision) const
 {
   if (!load_status_.ok()) return load_status_.error();
   if (batch < 1) return Error::at("", "batch", "a batch size >= 1", std::to_string(batch));
   if (auto a = architecture(model); !a.ok()) return a.error();
   std::string how;
   const std::string family = workload_family(model);
-  auto t = measured_seconds(family, gpu, batch, &how);
+  auto t = measured_seconds(family, gpu, batch, &how, precision);
   if (!t.ok()) {
     const std::string ref = reference_family(family);
     if (ref.empty()) return t.error();
-    auto tr = measured_seconds(ref, gpu, batch, &how);
+    auto tr = measured_seconds(ref, gpu, batch, &how, precision);
     if (!tr.ok()) return tr.error();
     bool prof_m = false, prof_r = false;
     auto cm = profile_or_flops_cost(model, &prof_m);
@@ -269,12 +292,13 @@ Result<double> WorkloadLibrary::step_compute_seconds(const std::string& model, c
   return t;
 }
 
-Result<Workload> WorkloadLibrary::make(const std::string& model, const std::string& gpu, int batch) const
+Result<Workload> WorkloadLibrary::make(const std::string& model, const std::string& gpu, int batch,
+                                       const std::string& precision) const
 {
   auto arch = architecture(model);
   if (!arch.ok()) return arch.error();
   std::string how;
-  auto total = step_compute_seconds(model, gpu, batch, &how);
+  auto total = step_compute_seconds(model, gpu, batch, &how, precision);
   if (!total.ok()) return total.error();
   Workload w;
   w.model = model;

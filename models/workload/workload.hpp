@@ -42,9 +42,14 @@ struct Workload {
 struct ThroughputEntry {
   std::string gpu;   ///< GPU profile name
   std::string model; ///< architecture family (vgg16, resnet50, ...)
+  /// The arithmetic of the measurement: "fp32" (the default; FP32 math), "tf32" (FP32 storage, TF32 tensor-core math:
+  /// PyTorch's default for convolutions on Ampere and later) or "amp" (automatic mixed precision: FP16/BF16 math, FP32
+  /// master weights and gradients). Gradients are FP32 in all three, so the bytes a step moves do not change.
+  std::string precision = "fp32";
   int batch = 0;
   double images_per_second = 0;
   std::string source;
+  std::string table; ///< the "name" of the file it came from ("tf-cnn-benchmarks-2017", ...)
 };
 
 /// Directory with pipedream/ and throughput/ (models/workloads of the source tree, or TENSORPATH_WORKLOADS_DIR).
@@ -55,15 +60,19 @@ public:
   /// Loads the throughput tables; errors (bad file, unknown GPU) surface on first use through make().
   explicit WorkloadLibrary(std::string dir = default_workloads_dir(), Catalog catalog = Catalog());
 
-  /// The workload of `model` (architecture name) on GPU profile `gpu` at `batch` images per GPU.
-  Result<Workload> make(const std::string& model, const std::string& gpu, int batch) const;
-  /// Forward + backward seconds of one step on one GPU, and how it was derived.
+  /// The workload of `model` (architecture name) on GPU profile `gpu` at `batch` images per GPU, with the compute
+  /// measured at `precision` (ThroughputEntry::precision).
+  Result<Workload> make(const std::string& model, const std::string& gpu, int batch,
+                        const std::string& precision = "fp32") const;
+  /// Forward + backward seconds of one step on one GPU, and how it was derived. A precision other than fp32 must
+  /// have been measured on that GPU (FP32 peaks do not scale tensor-core math); an error lists what was measured.
   Result<double> step_compute_seconds(const std::string& model, const std::string& gpu, int batch,
-                                      std::string* provenance = nullptr) const;
+                                      std::string* provenance = nullptr, const std::string& precision = "fp32") const;
   const std::vector<ThroughputEntry>& throughput() const { return entries_; }
 
 private:
-  Result<double> measured_seconds(const std::string& family, const std::string& gpu, int batch, std::string* how) const;
+  Result<double> measured_seconds(const std::string& family, const std::string& gpu, int batch, std::string* how,
+                                  const std::string& precision) const;
   Result<double> profile_or_flops_cost(const std::string& model, bool* from_profile) const;
 
   std::string dir_;

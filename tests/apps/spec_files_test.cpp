@@ -472,6 +472,30 @@ TEST_CASE("a collective job that its host cannot run is refused when the file is
   }
 }
 
+TEST_CASE("a data_parallel job that cannot run is refused when the file is read, naming the field", "[quick]")
+{
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "precision": "fp16"})", "job.precision"},
+      {R"({"kind": "data_parallel", "hw": "hkust-k40m-cx3", "precision": "amp"})", "job.precision"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "model": "resnet5"})", "job.model"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "library": "fsdp"})", "job.library"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "library": "horovod", "bucket_cap_mb": 50})",
+       "job.bucket_cap_mb"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "fusion": "64M"})", "job.fusion"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "bucket_cap_mb": 0})", "job.bucket_cap_mb"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "nodes": 4, "nic": "connectx9"})", "job.nic"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "gpus_per_node": 9})", "job.gpus_per_node"},
+      {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "batch": 0})", "job.batch"},
+  };
+  for (const auto& [text, field] : bad) {
+    INFO(text);
+    auto j = parse_job_text(text, "f.json", "job");
+    REQUIRE(!j.ok());
+    CHECK(j.error().file == "f.json");
+    CHECK(j.error().field == field);
+  }
+}
+
 TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quick]")
 {
   check_metric_names(R"({"kind": "perftest", "hw": "connectx3-40gbe-roce", "op": "write", "size": 4096,
@@ -481,6 +505,9 @@ TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quic
   check_metric_names(R"({"kind": "pcie_copy", "hw": "broadwell-p100", "size": "1M", "iterations": 2})");
   check_metric_names(R"({"kind": "collective", "hw": "hgx-h100-8gpu", "size": "1M"})");
   check_metric_names(R"({"kind": "collective", "hw": "dgx-a100-8gpu", "nodes": 4, "algo": "tree", "size": "1M"})");
+  check_metric_names(R"({"kind": "data_parallel", "hw": "dgx-a100-8gpu", "precision": "tf32"})");
+  check_metric_names(R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "nodes": 64, "batch": 32,
+                         "topology": "superpod-ndr-3tier", "library": "horovod"})");
   check_metric_names(R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 64, "op": "alltoall",
                          "topology": "superpod-ndr-2tier", "oversubscription": 4, "size": "1G"})");
   check_metric_names(R"({"kind": "transfer", "hw": "connectx3-40gbe-roce", "transport": "grpc", "size": "64K",
