@@ -41,15 +41,23 @@ struct Row {
   CollectivePrediction p;
 };
 
-/// The sizes nccl-tests runs for -b, -e, -f (each after effective_bytes; a size that rounds to 0 is left out).
-std::vector<uint64_t> sizes_of(uint64_t lo, uint64_t hi, double factor, Op op, int ranks)
+/// The sizes nccl-tests runs for -b, -e and -f (a factor above 1: geometric) or -i (else: linear steps of that many
+/// bytes), each after effective_bytes (a size that rounds to 0 is left out, one that repeats is run once).
+std::vector<uint64_t> sizes_of(uint64_t lo, uint64_t hi, double factor, uint64_t step, Op op, int ranks)
 {
   std::vector<uint64_t> out;
-  for (double s = double(lo); s <= double(hi) * (1 + 1e-12); s *= factor) {
+  auto add = [&](double s) {
     const uint64_t b = models::nccl::effective_bytes(op, uint64_t(s), ranks);
     if (b > 0 && (out.empty() || b != out.back())) out.push_back(b);
-    if (factor <= 1) break;
-  }
+  };
+  if (factor > 1)
+    for (double s = double(lo); s <= double(hi) * (1 + 1e-12); s *= factor)
+      add(s);
+  else
+    for (uint64_t s = lo; s <= hi; s += step) {
+      add(double(s));
+      if (hi - s < step) break; // no overflow past the largest size
+    }
   return out;
 }
 
@@ -133,8 +141,9 @@ Status write_json(const std::string& file, const CollectiveSetup& s, const std::
 }
 
 /// The setup the options describe on `host`; a field the model refuses is named as its option (--gpus-per-node).
-/// --oversubscription: `tiers` ratios separated by commas ("2", "1,2"), each at least 1.
-Result<std::vector<double>> ratios(const std::string& text, int tiers)
+/// --oversubscription: ratios separated by commas ("2", "1,2"), each from 1 to 1024 (their count is checked against
+/// the topology's tiers by collective_setup_for).
+Result<std::vector<double>> ratios(const std::string& text)
 {
   std::vector<double> out;
   size_t start = 0;
@@ -149,16 +158,12 @@ Result<std::vector<double>> ratios(const std::string& text, int tiers)
     out.push_back(v);
     start = comma + 1;
   }
-  if (int(out.size()) != tiers)
-    return Error::at("", "--oversubscription",
-                     fmt::format("{} ratio{} for a {}-tier topology (one per tier below the top)", tiers,
-                                 tiers == 1 ? "" : "s", tiers + 1),
-                     "\"" + text + "\"");
   return out;
 }
 
-Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::HostProfile& host,
-                                   const std::optional<models::TopologyProfile>& topology)
+/// The setup the options describe on the --hw profile (a cluster's topology included); a field the model or the
+/// network refuses is named as its option (--gpus-per-node, --topology, --nic, ...).
+Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::Catalog& cat, const std::string& hw)
 {
   CollectiveSetup s;
   auto op = models::nccl::parse_op(a.get("op", "all_reduce"));
@@ -179,30 +184,22 @@ Result<CollectiveSetup> setup_from(const frontend::ParsedArgs& a, const models::
   auto ch = a.get_int("channels", 0, 1, 64); // 0 (not given): the model's default
   if (!ch.ok()) return ch.error();
   s.channels = int(ch.value());
-  if (a.has("topology")) {
-    auto t = models::Catalog().topology(a.get("topology"));
-    if (!t.ok()) return Error::at("", "--topology", t.error().expected, t.error().got);
-    s.topology = t.value();
-  } else if (topology) {
-    s.topology = *topology;
+  frontend::CollectiveNetwork net;
+  net.topology = a.get("topology", "");
+  net.nic = a.get("nic", "");
+  net.pcie = a.get("pcie", "");
+  if (a.has("ecmp")) {
+    auto e = models::parse_ecmp(a.get("ecmp"));
+    if (!e.ok()) return Error::at("", "--ecmp", e.error().expected, e.error().got);
+    net.ecmp = e.value();
   }
-  if (a.has("oversubscription") || a.has("ecmp")) {
-    if (!s.topology || s.topology->tiers < 2)
-      return Error::at("", a.has("ecmp") ? "--ecmp" : "--oversubscription",
-                       "a multi-tier --topology to apply to (the nodes are behind one switch)", "none");
-    if (a.has("ecmp")) {
-      auto e = models::parse_ecmp(a.get("ecmp"));
-      if (!e.ok()) return Error::at("", "--ecmp", e.error().expected, e.error().got);
-      s.topology->ecmp = e.value();
-    }
-    if (a.has("oversubscription")) {
-      auto r = ratios(a.get("oversubscription"), s.topology->tiers - 1);
-      if (!r.ok()) return r.error();
-      s.topology->oversubscription = r.value();
-    }
+  if (a.has("oversubscription")) {
+    auto r = ratios(a.get("oversubscription"));
+    if (!r.ok()) return r.error();
+    net.oversubscription = r.value();
   }
-  auto done = models::nccl::complete_setup(s, host);
-  if (!done.ok() && done.error().file.empty()) {
+  auto done = frontend::collective_setup_for(cat, hw, "", s, net);
+  if (!done.ok() && done.error().file.empty() && !done.error().field.empty()) {
     std::string option = "--" + done.error().field;
     std::replace(option.begin(), option.end(), '_', '-');
     return Error::at("", option, done.error().expected, done.error().got);
@@ -241,24 +238,36 @@ int run_collective_cmd(const frontend::ParsedArgs& a)
 {
   models::Catalog cat;
   const std::string hw = a.get("hw", "hgx-h100-8gpu");
-  auto cluster = frontend::cluster_for(cat, hw, 1, "");
-  if (!cluster.ok()) return report_error(cluster.error());
-  auto setup = setup_from(a, cluster->host(0), cluster->topology);
+  auto setup = setup_from(a, cat, hw);
   if (!setup.ok()) return report_error(setup.error());
   const CollectiveSetup& s = setup.value();
   auto lo = a.get_size("minbytes", 32ull << 20);
   auto hi = a.get_size("maxbytes", 32ull << 20);
   if (!lo.ok()) return report_error(lo.error());
   if (!hi.ok()) return report_error(hi.error());
-  auto factor = a.get_number("stepfactor", 2, 1, 1024);
+  // nccl-tests' defaults: no factor (-f 1), linear steps of 1 MiB (-i); -f above 1 multiplies instead
+  auto factor = a.get_number("stepfactor", 1, 1, 1024);
   if (!factor.ok()) return report_error(factor.error());
+  auto step = a.get_size("stepbytes", 1ull << 20);
+  if (!step.ok()) return report_error(step.error());
+  if (step.value() == 0) return report_error(Error::at("", "-i/--stepbytes", "at least 1 byte", "0"));
+  if (a.has("stepfactor") && a.has("stepbytes"))
+    return report_error(
+        Error::at("", "-i/--stepbytes", "-f or -i, not both (nccl-tests uses -f when it is above 1)", "both"));
   if (hi.value() < lo.value())
     return report_error(Error::at("", "-e/--maxbytes", "at least -b/--minbytes (" + std::to_string(lo.value()) + ")",
                                   std::to_string(hi.value())));
-  if (factor.value() == 1 && lo.value() != hi.value())
-    return report_error(Error::at("", "-f/--stepfactor", "more than 1 when -b and -e differ", "1"));
+  if (factor.value() > 1 && lo.value() == 0) // 0 times any factor stays 0: the sizes would never grow
+    return report_error(Error::at("", "-b/--minbytes", "at least 1 byte with -f (sizes grow by multiplying)", "0"));
+  if (factor.value() > 1 && std::log(double(hi.value()) / double(lo.value())) / std::log(factor.value()) >= 100000)
+    return report_error(Error::at(
+        "", "-f/--stepfactor", "at most 100000 sizes (a larger factor)",
+        fmt::format("{:.3g} sizes", std::log(double(hi.value()) / double(lo.value())) / std::log(factor.value()))));
+  if (factor.value() <= 1 && (hi.value() - lo.value()) / step.value() >= 100000) // counted before any is made
+    return report_error(Error::at("", "-i/--stepbytes", "at most 100000 sizes (a larger -i, or -f 2 for powers of two)",
+                                  std::to_string((hi.value() - lo.value()) / step.value() + 1) + " sizes"));
   const int ranks = s.nodes * s.gpus_per_node;
-  const auto sizes = sizes_of(lo.value(), hi.value(), factor.value(), s.op, ranks);
+  const auto sizes = sizes_of(lo.value(), hi.value(), factor.value(), step.value(), s.op, ranks);
   if (sizes.empty()) { // even -e rounds to nothing
     const Error e = models::nccl::collective_bytes(s.op, hi.value(), ranks).error();
     return report_error(Error::at("", "-b/-e", e.expected, e.got));
@@ -311,12 +320,14 @@ Command collective_command()
   frontend::CommandSpec s;
   s.name = "collective";
   s.summary = "nccl-tests look-alike: NCCL-style collectives (ring/tree, LL/LL128/Simple) on simulated nodes";
-  s.usage = "[--op OP] [-b MIN] [-e MAX] [-f FACTOR] [--hw HOST] [--nodes N] [--gpus-per-node G] [options]";
+  s.usage = "[--op OP] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [--hw HOST] [--nodes N] [--gpus-per-node G] [options]";
   s.options = {
       {"op", 0, true, "OP", "all_reduce (default), all_gather, reduce_scatter, broadcast or alltoall"},
       {"minbytes", 'b', true, "SIZE", "smallest size, K/M/G suffixes (default 32M, as nccl-tests)"},
       {"maxbytes", 'e', true, "SIZE", "largest size (default 32M)"},
-      {"stepfactor", 'f', true, "F", "multiply the size by F from one line to the next (default 2)"},
+      {"stepfactor", 'f', true, "F",
+       "multiply the size by F from one line to the next (default 1: off, as nccl-tests)"},
+      {"stepbytes", 'i', true, "SIZE", "without -f: add SIZE from one line to the next (default 1M, as nccl-tests)"},
       {"hw", 0, true, "HOST", "host profile of every node (default hgx-h100-8gpu)"},
       {"nodes", 'N', true, "N", "nodes (default 1)"},
       {"gpus-per-node", 'g', true, "G", "GPUs used per node (default: all of the host's)"},
@@ -328,6 +339,8 @@ Command collective_command()
        "else one non-blocking switch); see tensorpath profiles topology"},
       {"oversubscription", 0, true, "R[,R2]", "override the topology's down:up ratio per tier below the top"},
       {"ecmp", 0, true, "E", "override the topology's uplink placement: hash, dmodk or spread"},
+      {"nic", 0, true, "NIC", "a NIC profile for every NIC of the host (e.g. connectx6-200g-hdr against the default)"},
+      {"pcie", 0, true, "PCIE", "a PCIe profile for every GPU and NIC link and PCIe switch uplink (e.g. gen4-x16)"},
       {"json", 0, true, "FILE", "also write the rows (time, algbw, busbw, algorithm, protocol, bottleneck) as JSON"},
   };
   s.details =

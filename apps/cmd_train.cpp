@@ -53,6 +53,9 @@ int run_train(const frontend::ParsedArgs& a)
     if (!v.ok()) return report_error(v.error());
     *o.dst = int(v.value());
   }
+  spec.precision = a.get("precision", "fp32");
+  if (spec.precision != "fp32" && spec.precision != "tf32" && spec.precision != "amp")
+    return report_error(Error::at("", "tensorpath train --precision", "fp32, tf32 or amp", spec.precision));
   // Options of the other mode would be silently ignored: refuse them.
   if (mode.ok() && spec.mode == training::SyncMode::PARAMETER_SERVER)
     for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode"})
@@ -122,6 +125,9 @@ Command train_command()
        "vgg16 (default), alexnet, resnet50, resnet101, resnet152, inception3, googlenet (tensorpath profiles lists "
        "GPUs)"},
       {"batch", 0, true, "N", "images per GPU per step (default 32)"},
+      {"precision", 0, true, "P",
+       "fp32 (default), tf32 or amp: the measured per-GPU compute used (a precision other than fp32 must have been "
+       "measured on the host's GPU: H100/H200/A100 ResNet-50)"},
       {"hw", 0, true, "PROFILE", "host or cluster profile (default hkust-4node)"},
       {"switch", 0, true, "NAME", "switch profile (default: the cluster's)"},
       {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths (tcp-ethernet, tcp-ipoib-datagram, ...)"},

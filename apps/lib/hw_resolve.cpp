@@ -57,9 +57,23 @@ Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog
     for (auto& n : host.nics)
       n.nic = nic.value();
   }
+  if (!net.pcie.empty()) {
+    auto pcie = cat.pcie(net.pcie);
+    if (!pcie.ok()) return Error::at("", "pcie", pcie.error().expected, pcie.error().got);
+    for (auto& g : host.gpus)
+      g.pcie = pcie.value();
+    for (auto& n : host.nics)
+      n.pcie = pcie.value();
+    for (auto& w : host.pcie_switches)
+      w.uplink = pcie.value();
+  }
   if (!net.topology.empty()) {
     auto t = cat.topology(net.topology);
-    if (!t.ok()) return t.error();
+    if (!t.ok()) {
+      Error e = t.error();
+      if (e.file.empty()) e.field = "topology"; // a name not found; a file that does not load keeps its file
+      return e;
+    }
     setup.topology = t.value();
   } else {
     setup.topology = cluster->topology;

@@ -20,6 +20,8 @@ struct CollectiveNetwork {
   std::vector<double> oversubscription; ///< replaces the topology's ratios (empty: keep them)
   std::optional<models::EcmpPlacement> ecmp;
   std::string nic; ///< a NIC profile for every NIC of the host (their socket and PCIe attachment stay); empty: keep
+  /// a PCIe profile for every GPU's and NIC's link and every PCIe switch's uplink (Gen4 against Gen5); empty: keep
+  std::string pcie;
 };
 
 /// The collective setup `setup` on the host of `hw` (its first host) with the network `net`, defaults filled in and

@@ -213,6 +213,7 @@ void parse_nccl_fields(Reader& r, models::nccl::CollectiveSetup& c, CollectiveNe
   c.channels = int(r.integer("channels", 0, 64, 0));
   net.topology = beside(r, r.str("topology", ""), {"topology"});
   net.nic = beside(r, r.str("nic", ""), {"nic"});
+  net.pcie = beside(r, r.str("pcie", ""), {"pcie"});
   if (r.has("oversubscription")) {
     const json& v = r.get("oversubscription");
     const std::string f = r.field("oversubscription");
@@ -427,6 +428,12 @@ void parse_training_job(Reader& r, JobSpec& j)
   t.switch_name = j.switch_name;
   t.model = r.str("model");
   t.batch = int(r.integer("batch", 1, 4096, 32));
+  t.precision = r.str("precision", "fp32");
+  if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "amp")
+    fail(r.file(), r.field("precision"), "fp32, tf32 or amp", "\"" + t.precision + "\"");
+  if (t.model == "synthetic" && r.has("precision"))
+    fail(r.file(), r.field("precision"), "no precision with a synthetic model (its compute_ms is given)",
+         "\"" + t.precision + "\"");
   if (t.model == "synthetic") read_synthetic_model(r, t);
   read_transport_knobs(r, t.transport_options);
   auto mode = training::parse_sync_mode(r.str("mode", "ps"));

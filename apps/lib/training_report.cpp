@@ -348,7 +348,7 @@ Result<training::TrainingModel> training_model(const TrainingSpec& spec, Trainin
     rep.model_bytes = model.bytes();
   } else {
     models::WorkloadLibrary lib;
-    auto wl = lib.make(spec.model, rep.gpu, spec.batch);
+    auto wl = lib.make(spec.model, rep.gpu, spec.batch, spec.precision);
     if (!wl.ok()) return wl.error();
     rep.provenance = wl->provenance;
     rep.compute_seconds = wl->compute_seconds();

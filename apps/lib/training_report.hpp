@@ -28,6 +28,8 @@ struct TrainingSpec {
   /// `parameters` / `layers`; compute_ms is split over its layers in proportion to their forward FLOPs.
   std::string synthetic_variables_of;
   int batch = 32;
+  /// The arithmetic of the measured per-GPU compute: fp32 (default), tf32 or amp (models/workload/workload.hpp).
+  std::string precision = "fp32";
   training::SyncMode mode = training::SyncMode::PARAMETER_SERVER; ///< "ps" or "allreduce"
   std::vector<std::string> transports{"grpc"};
   memory::StrategyKind strategy = memory::StrategyKind::POOL_VISITOR;

@@ -150,10 +150,16 @@ check "collective: no channels" 2 +"--channels" -- "$tp" collective --channels 0
 check "collective: an unknown topology" 2 +"--topology" +"superpod-ndr-2tier" -- "$tp" collective --nodes 4 --topology superpod-2tier
 check "collective: oversubscription without a topology" 2 +"--oversubscription" +"multi-tier" -- "$tp" collective --nodes 4 --oversubscription 2
 check "collective: oversubscription below 1" 2 +"--oversubscription" +"from 1" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 0.5
-check "collective: one ratio too many" 2 +"1 ratio for a 2-tier" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 1,2
+check "collective: one ratio too many" 2 +"1 ratio(s) for superpod-ndr-2tier" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 1,2
 check "collective: an unknown ECMP placement" 2 +"--ecmp" +"hash, dmodk or spread" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --ecmp random
 check "collective: busiest links on a Clos" 0 +"fabric superpod-ndr-3tier" +"busiest link per tier" +"spine>core" -- "$tp" collective --nodes 512 --op alltoall -b 1G -e 1G --topology superpod-ndr-3tier
 check "the simulator on a multi-tier cluster" 1 +"one switch for the simulator" +"simgrid-fat-tree-64" -- "$tp" transfer --hw simgrid-fat-tree-64 --transport grpc --size 1M
+check "collective: -b 0 with -f (sizes that never grow)" 2 +"-b/--minbytes" -- "$tp" collective -b 0 -e 8G -f 2
+check "collective: a step factor barely above 1" 2 +"-f/--stepfactor" +"100000 sizes" -- "$tp" collective -b 8 -e 8G -f 1.0000001
+check "collective: linear steps of one byte up to 8G" 2 +"-i/--stepbytes" +"100000 sizes" -- "$tp" collective -b 8 -e 8G -i 1
+check "collective: nccl-tests' linear default steps" 0 +"133169160" +"# Avg bus bandwidth" -- "$tp" collective --hw a100-8gpu-4hdr --nodes 3 -b 8 -e 128M
+check "collective: an unknown --nic" 2 +"--nic" +"connectx7-ndr-400g-ib" -- "$tp" collective --nodes 2 --nic cx9
+check "collective: a Gen4 PCIe override" 0 +"busbw #wrong" -- "$tp" collective --nodes 2 --pcie gen4-x16
 check "collective: a table nccl-tests users read" 0 +"busbw #wrong" +"# Avg bus bandwidth" -- "$tp" collective -b 8 -e 1M -f 4
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
