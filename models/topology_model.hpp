@@ -3,7 +3,7 @@
 // equal-cost uplinks (ECMP). A TopologyProfile describes it (models/hw/topology/*.json); a Topology builds its
 // switches and directional links for a number of nodes and NICs per node, routes a flow between two NIC ports and
 // sums the bytes flows put on every link (LinkLoads) - the per-link utilisation of the results. Pure C++: used by the
-// NCCL collective model (models/nccl/collective_model). Docs: docs/model.md ("The fabric between the nodes").
+// NCCL collective model (models/nccl/collective_model) and by the simulator's platform (sim/platform.cpp). Docs: docs/model.md ("The fabric between the nodes").
 // Tests: tests/models/topology_model_test.cpp. Bench: bench/fabric_scale_bench.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <cassert>
+#include <map>
 
 namespace sg4 = simgrid::s4u;
 
@@ -32,18 +33,115 @@ void append(LinkList& to, const LinkList& more)
 
 } // namespace
 
+namespace {
+
+constexpr size_t MAX_FABRIC_PORTS = 1024; ///< NIC ports of a multi-tier platform: a route per ordered pair of them
+
+bool multi_tier(const models::ClusterProfile& c)
+{
+  return c.topology && c.topology->tiers > 1;
+}
+
+Result<models::Topology> topology_for(const models::ClusterProfile& c)
+{
+  const auto& nic = c.host(0).nics.at(0).nic;
+  return models::Topology::build(*c.topology, int(c.host_count()), int(c.host(0).nics.size()), nic.line_rate,
+                                 nic.wire_goodput());
+}
+
+} // namespace
+
+Status Platform::check_cluster(const models::ClusterProfile& c)
+{
+  if (!multi_tier(c)) return ok_status();
+  const std::string file = c.topology->file.empty() ? c.topology->name : c.topology->file;
+  const size_t nics = c.host(0).nics.size();
+  for (size_t m = 0; m < c.host_count(); ++m)
+    if (c.host(m).nics.size() != nics || nics == 0)
+      return Error::at(file, "tiers",
+                       "hosts with the same number of NICs, at least one, on a multi-tier topology (NIC k of every "
+                       "host on rail k)",
+                       c.host(m).name + " with " + std::to_string(c.host(m).nics.size()) + " NICs in cluster " +
+                           c.name);
+  if (c.host_count() * nics > MAX_FABRIC_PORTS)
+    return Error::at(file, "tiers",
+                     "at most " + std::to_string(MAX_FABRIC_PORTS) +
+                         " NIC ports for the simulator on a multi-tier topology (it builds a route for every pair "
+                         "of ports); at scale, the collective and data_parallel jobs model the same fabric in closed "
+                         "form",
+                     std::to_string(c.host_count() * nics) + " ports in cluster " + c.name);
+  if (auto t = topology_for(c); !t.ok()) return t.error();
+  return ok_status();
+}
+
 Platform::Platform(const models::ClusterProfile& cluster) : cluster_(cluster)
 {
-  auto* root = sg4::create_star_zone("fabric");
+  if (multi_tier(cluster_)) topology_ = topology_for(cluster_).value(); // check_cluster accepted it
+  sg4::NetZone* root = topology_ ? sg4::create_full_zone("fabric") : sg4::create_star_zone("fabric");
   auto names = cluster_.host_names();
   machines_.resize(names.size());
   for (size_t m = 0; m < names.size(); ++m) {
     machines_[m].name = names[m];
     machines_[m].profile = &cluster_.host(m);
   }
+  if (topology_) ports_.assign(machines_.size(), std::vector<NicPort>(cluster_.host(0).nics.size()));
   for (size_t m = 0; m < machines_.size(); ++m)
     build_machine(root, m);
+  if (topology_) build_fabric(root);
   root->seal();
+}
+
+void Platform::build_fabric(sg4::NetZone* root)
+{
+  const models::Topology& topo = *topology_;
+  const auto& links = topo.links();
+  const bool spread = topo.profile().ecmp == models::EcmpPlacement::SPREAD;
+  std::vector<sg4::Link*> made(links.size(), nullptr);
+  std::map<std::pair<int, int>, sg4::Link*> bundles; // spread: (tier, leaf or pod) -> one link of all its uplinks
+  auto link_of = [&](int i) {
+    using T = models::FabricLink;
+    const T& l = links[size_t(i)];
+    if (!spread) {
+      if (!made[size_t(i)]) made[size_t(i)] = make_link(root, topo.link_name(i), l.rate);
+      return made[size_t(i)];
+    }
+    const bool leaf = l.tier == T::LEAF_UP || l.tier == T::LEAF_DOWN;
+    auto& b = bundles[{int(l.tier), l.a}]; // l.a: the leaf of a leaf link, the pod of a spine link
+    if (!b) {
+      const double count = leaf ? topo.leaf_uplinks() : double(topo.leaf_uplinks()) * topo.spine_uplinks();
+      const std::string id = std::to_string(l.a);
+      const std::string name = l.tier == T::LEAF_UP     ? "leaf" + id + ">spines"
+                               : l.tier == T::LEAF_DOWN ? "spines>leaf" + id
+                               : l.tier == T::SPINE_UP  ? "pod" + id + ">cores"
+                                                        : "cores>pod" + id;
+      b = make_link(root, name, count * l.rate);
+    }
+    return b;
+  };
+  std::vector<std::pair<int, double>> route;
+  const int nics = int(ports_.empty() ? 0 : ports_[0].size());
+  for (int ma = 0; ma < int(ports_.size()); ++ma)
+    for (int ja = 0; ja < nics; ++ja)
+      for (int mb = 0; mb < int(ports_.size()); ++mb)
+        for (int jb = 0; jb < nics; ++jb) {
+          if (ma == mb && ja == jb) continue;
+          const NicPort& a = ports_[size_t(ma)][size_t(ja)];
+          const NicPort& b = ports_[size_t(mb)][size_t(jb)];
+          route.clear();
+          topo.route({ma, ja, mb, jb, 0, 1.0}, route);
+          LinkList ll{sg4::LinkInRoute(a.tx)};
+          for (const auto& [l, share] : route) {
+            const auto tier = links[size_t(l)].tier;
+            if (tier == models::FabricLink::NIC_TO_LEAF || tier == models::FabricLink::LEAF_TO_NIC) continue;
+            sg4::Link* k = link_of(l);
+            bool seen = false; // a spread route names each bundle once
+            for (const auto& x : ll)
+              seen = seen || x.get_link() == k;
+            if (!seen) ll.emplace_back(k);
+          }
+          ll.emplace_back(b.rx);
+          root->add_route(a.zone->get_netpoint(), b.zone->get_netpoint(), a.gateway, b.gateway, ll, false);
+        }
 }
 
 /// The SimGrid links of one machine's local zone, one per models::HostLink (the paths through them are
@@ -221,6 +319,10 @@ void Platform::build_nic_zone(sg4::NetZone* root, size_t m, size_t j, const Mach
 
   sg4::Link* tx = make_link(root, p + ".port.tx", nic.nic.wire_goodput());
   sg4::Link* rx = make_link(root, p + ".port.rx", nic.nic.wire_goodput());
+  if (topology_) { // routed through the Clos by build_fabric
+    ports_[m][j] = {zone, gw, tx, rx};
+    return;
+  }
   root->add_route(zone->get_netpoint(), nullptr, gw, nullptr, {sg4::LinkInRoute(tx)}, false);
   root->add_route(nullptr, zone->get_netpoint(), nullptr, gw, {sg4::LinkInRoute(rx)}, false);
 }
@@ -280,9 +382,14 @@ double Platform::doorbell_latency(size_t m, int nic, int socket) const
 
 double Platform::wire_latency(size_t ma, int nic_a, size_t mb, int nic_b) const
 {
-  return models::wire_latency(machines_[ma].profile->nics[size_t(nic_a)].nic,
-                              machines_[mb].profile->nics[size_t(nic_b)].nic, cluster_.network_switch,
-                              ma == mb && nic_a == nic_b);
+  const bool same_port = ma == mb && nic_a == nic_b;
+  const auto& a = machines_[ma].profile->nics[size_t(nic_a)].nic;
+  const auto& b = machines_[mb].profile->nics[size_t(nic_b)].nic;
+  if (!topology_) return models::wire_latency(a, b, cluster_.network_switch, same_port);
+  // through the Clos: each switch beyond the first adds its traversal
+  const auto& sw = topology_->profile().switch_model;
+  const int hops = same_port ? 1 : topology_->switch_hops({int(ma), nic_a, int(mb), nic_b, 0, 0});
+  return models::wire_latency(a, b, sw, same_port) + (same_port ? 0.0 : (hops - 1) * sw.latency);
 }
 
 double Platform::local_copy_latency(size_t m, Location a, Location b) const

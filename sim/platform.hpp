@@ -1,7 +1,10 @@
 // Builds the SimGrid platform from a ClusterProfile and answers the latency questions of the model.
 // Per machine: a "local" zone (CPU sockets, GPUs; QPI/UPI and PCIe links) for copies and compute, and one
 // zone per NIC whose endpoints are "memory/GPU as seen by that NIC" so that a DMA's route is unique:
-// endpoint -> [QPI] -> PCIe -> NIC. NIC zones hang off a star (the switch): port TX, then port RX.
+// endpoint -> [QPI] -> PCIe -> NIC. NIC zones hang off a star (the switch): port TX, then port RX; with a multi-tier
+// topology (models/topology_model) off a full zone instead, with one route per pair of NIC zones through the Clos:
+// port TX, the leaf's uplink and the spine's (placed by the topology's ECMP rule; "spread" as one bundle link per
+// leaf and per pod carrying all their uplinks' capacity), then port RX.
 // Links carry goodput bandwidths; latencies are applied by the device model, not by SimGrid
 // (network/latency-factor is 0), see docs/model.md. Tests: tests/sim/platform_test.cpp.
 #pragma once
@@ -12,6 +15,7 @@
 
 #include <simgrid/forward.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +23,12 @@ namespace tp::sim {
 
 class Platform {
 public:
-  /// Build zones, hosts and links. Precondition: the SimGrid engine exists and is not running.
+  /// Build zones, hosts and links. Precondition: the SimGrid engine exists and is not running, and check_cluster
+  /// accepted the cluster.
   explicit Platform(const models::ClusterProfile& cluster);
+  /// Error when the platform cannot be built: a multi-tier topology that cannot hold the hosts, hosts with different
+  /// NIC counts on one, or more NIC ports than its routes (one per pair of ports) can hold in memory.
+  static Status check_cluster(const models::ClusterProfile& cluster);
 
   size_t machine_count() const { return machines_.size(); }
   const std::string& machine_name(size_t m) const { return machines_[m].name; }
@@ -71,9 +79,20 @@ private:
   void build_machine(simgrid::s4u::NetZone* root, size_t m);
   struct MachineLinks;
   void build_nic_zone(simgrid::s4u::NetZone* root, size_t m, size_t nic, const MachineLinks& links);
+  /// The Clos between the NIC zones: its links and a route for every ordered pair of NIC zones.
+  void build_fabric(simgrid::s4u::NetZone* root);
 
   models::ClusterProfile cluster_;
   std::vector<Machine> machines_;
+  /// A NIC zone as the fabric sees it: its netpoint, its gateway and its port links.
+  struct NicPort {
+    simgrid::s4u::NetZone* zone = nullptr;
+    simgrid::kernel::routing::NetPoint* gateway = nullptr;
+    simgrid::s4u::Link* tx = nullptr;
+    simgrid::s4u::Link* rx = nullptr;
+  };
+  std::vector<std::vector<NicPort>> ports_;  ///< [machine][nic], with a multi-tier topology
+  std::optional<models::Topology> topology_; ///< a multi-tier topology between the hosts
 };
 
 } // namespace tp::sim

@@ -158,11 +158,7 @@ std::string context_factory(const SimOptions& options)
 Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProfile& cluster, const SimOptions& options)
 {
   if (cluster.host_count() == 0) return Error::at("", "cluster.hosts", "at least one host", "none");
-  if (cluster.topology && cluster.topology->tiers > 1)
-    return Error::at(cluster.topology->file, "tiers",
-                     "one switch for the simulator's platform (a multi-tier topology is modelled by the NCCL "
-                     "collective model only: tensorpath collective, the collective job)",
-                     std::to_string(cluster.topology->tiers) + " tiers in cluster " + cluster.name);
+  if (auto st = Platform::check_cluster(cluster); !st.ok()) return st.error();
   if (g_simulation_created.exchange(true))
     return Error::at("", "Simulation::create", "one simulation per OS process (SimGrid 3.32 cannot reset its engine)",
                      "a second simulation; run each in its own process (ctest does this per test case)");

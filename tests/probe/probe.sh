@@ -153,7 +153,7 @@ check "collective: oversubscription below 1" 2 +"--oversubscription" +"from 1" -
 check "collective: one ratio too many" 2 +"1 ratio(s) for superpod-ndr-2tier" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --oversubscription 1,2
 check "collective: an unknown ECMP placement" 2 +"--ecmp" +"hash, dmodk or spread" -- "$tp" collective --nodes 4 --topology superpod-ndr-2tier --ecmp random
 check "collective: busiest links on a Clos" 0 +"fabric superpod-ndr-3tier" +"busiest link per tier" +"spine>core" -- "$tp" collective --nodes 512 --op alltoall -b 1G -e 1G --topology superpod-ndr-3tier
-check "the simulator on a multi-tier cluster" 1 +"one switch for the simulator" +"simgrid-fat-tree-64" -- "$tp" transfer --hw simgrid-fat-tree-64 --transport grpc --size 1M
+check "the simulator on a SimGrid fat tree" 0 +"verbs_v2" -"ERROR" -- "$tp" transfer --hw simgrid-fat-tree-64 --transport grpc,verbs_v2 --size 1M
 check "collective: -b 0 with -f (sizes that never grow)" 2 +"-b/--minbytes" -- "$tp" collective -b 0 -e 8G -f 2
 check "collective: a step factor barely above 1" 2 +"-f/--stepfactor" +"100000 sizes" -- "$tp" collective -b 8 -e 8G -f 1.0000001
 check "collective: linear steps of one byte up to 8G" 2 +"-i/--stepbytes" +"100000 sizes" -- "$tp" collective -b 8 -e 8G -i 1

@@ -4,6 +4,8 @@
 #include "sim/simulation.hpp"
 #include "test_cluster.hpp"
 
+#include <simgrid/s4u/Link.hpp>
+
 #include <algorithm>
 
 using namespace tp;
@@ -102,4 +104,83 @@ TEST_CASE("An HGX H100 node: GPU peers over NVLink, a GPU and its NIC inside the
   // Host memory to GPU 2 (socket 0): the switch's downlink, then the GPU's own link.
   auto h2d = sim::Platform::route_links(pf.cpu_host(0, 0), pf.gpu_host(0, 2));
   CHECK(h2d == std::vector<std::string>{"node0.pcie_switch2.down", "node0.gpu2.pcie.down"});
+}
+
+namespace {
+
+/// test_cluster's hosts on a two-tier rail-optimized Clos of `leaf_ports` NIC ports per leaf, placed by `ecmp`.
+models::ClusterProfile clos_cluster(int hosts, int leaf_ports, double ratio, models::EcmpPlacement ecmp)
+{
+  auto c = test::test_cluster(hosts);
+  models::TopologyProfile t;
+  t.name = "test-clos";
+  t.file = "(test)";
+  t.tiers = 2;
+  t.leaf_ports = leaf_ports;
+  t.oversubscription = {ratio};
+  t.ecmp = ecmp;
+  t.switch_model = {"test-leaf-switch", 200e-9};
+  c.topology = t;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("On a multi-tier topology a route crosses the leaf's uplink and the spine's downlink, one switch latency "
+          "per hop",
+          "[quick]")
+{
+  // 4 one-NIC hosts, 2 per leaf, 1 uplink per leaf (2:1): hosts 0, 1 under leaf 0, hosts 2, 3 under leaf 1
+  auto s = sim::Simulation::create(clos_cluster(4, 2, 2, models::EcmpPlacement::DMODK)).value();
+  const sim::Platform& pf = s->platform();
+  auto same_leaf = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(0), false),
+                                              pf.nic_endpoint(1, 0, Location::host(0), true));
+  CHECK(crosses(same_leaf, "node0.nic0.port.tx"));
+  CHECK(crosses(same_leaf, "node1.nic0.port.rx"));
+  CHECK(std::none_of(same_leaf.begin(), same_leaf.end(),
+                     [](const std::string& l) { return l.find("spine") != std::string::npos; }));
+  auto across = sim::Platform::route_links(pf.nic_endpoint(0, 0, Location::host(0), false),
+                                           pf.nic_endpoint(2, 0, Location::host(0), true));
+  CHECK(crosses(across, "node0.nic0.port.tx"));
+  CHECK(crosses(across, "leaf0>spine0"));
+  CHECK(crosses(across, "spine0>leaf1"));
+  CHECK(crosses(across, "node2.nic0.port.rx"));
+  // the way back uses the other direction's links
+  auto back = sim::Platform::route_links(pf.nic_endpoint(2, 0, Location::host(0), false),
+                                         pf.nic_endpoint(0, 0, Location::host(0), true));
+  CHECK(crosses(back, "leaf1>spine0"));
+  CHECK(crosses(back, "spine0>leaf0"));
+  // two more switches (spine, second leaf) than a route under one leaf
+  CHECK(pf.wire_latency(0, 0, 2, 0) - pf.wire_latency(0, 0, 1, 0) == Approx(2 * 200e-9));
+  CHECK(pf.wire_latency(0, 0, 1, 0) - pf.wire_latency(0, 0, 0, 0) > 0);
+}
+
+TEST_CASE("With spread placement a leaf's uplinks are one bundle of their summed rate", "[quick]")
+{
+  // 8 one-NIC hosts, 4 per leaf, 4 uplinks per leaf (1:1): spreading shares the leaf's 4 uplinks among all its flows
+  auto s = sim::Simulation::create(clos_cluster(8, 4, 1, models::EcmpPlacement::SPREAD)).value();
+  const sim::Platform& pf = s->platform();
+  auto across = sim::Platform::route_links(pf.nic_endpoint(1, 0, Location::host(0), false),
+                                           pf.nic_endpoint(6, 0, Location::host(0), true));
+  CHECK(crosses(across, "leaf0>spines"));
+  CHECK(crosses(across, "spines>leaf1"));
+  const double port = simgrid::s4u::Link::by_name("node1.nic0.port.tx")->get_bandwidth();
+  CHECK(simgrid::s4u::Link::by_name("leaf0>spines")->get_bandwidth() == Approx(4 * port));
+}
+
+TEST_CASE("A multi-tier cluster the platform cannot build is refused, naming why", "[quick]")
+{
+  auto mixed = clos_cluster(2, 2, 1, models::EcmpPlacement::HASH);
+  auto two_nics = test::test_host();
+  two_nics.nics.push_back(two_nics.nics[0]);
+  mixed.groups.push_back({"big", 1, two_nics});
+  auto st = sim::Platform::check_cluster(mixed);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message().find("same number of NICs") != std::string::npos);
+  auto huge = clos_cluster(2000, 32, 1, models::EcmpPlacement::HASH);
+  st = sim::Platform::check_cluster(huge);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message().find("at most 1024 NIC ports") != std::string::npos);
+  CHECK(sim::Platform::check_cluster(clos_cluster(16, 4, 2, models::EcmpPlacement::HASH)).ok());
+  CHECK(sim::Platform::check_cluster(test::test_cluster(2000)).ok()); // one switch: no route per pair
 }
