@@ -81,8 +81,12 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
         std::printf(" %g:1", r);
       std::printf(", %s, ECMP %s", models::to_string(t->wiring), models::to_string(t->ecmp));
       if (t->uplink_line_rate > 0) std::printf(", uplinks %.0f Gb/s", t->uplink_line_rate * 8e-9);
+      if (t->spine_uplink_line_rate > 0) std::printf(", spine uplinks %.0f Gb/s", t->spine_uplink_line_rate * 8e-9);
     }
-    std::printf("\n  switch %s: %.0f ns\n", t->switch_model.name.c_str(), t->switch_model.latency * 1e9);
+    std::printf("\n  %s %s: %.0f ns\n", t->tiers > 1 ? "leaves" : "switch", t->switch_model.name.c_str(),
+                t->switch_model.latency * 1e9);
+    if (t->tiers > 1) std::printf("  spines %s: %.0f ns\n", t->spine().name.c_str(), t->spine().latency * 1e9);
+    if (t->tiers == 3) std::printf("  cores %s: %.0f ns\n", t->core().name.c_str(), t->core().latency * 1e9);
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {

@@ -648,6 +648,12 @@ TopologyProfile parse_topology(const Catalog& cat, Obj o)
     if (!e.ok()) fail(o.file(), o.field("ecmp"), e.error().expected, e.error().got);
     t.ecmp = e.value();
     t.uplink_line_rate = quantity(o, "uplink", Dimension::BYTE_RATE, 0.0);
+    if (o.has("spine_switch"))
+      t.spine_switch = component<SwitchProfile>(cat, o, "spine_switch", "switch", parse_switch);
+  }
+  if (t.tiers == 3) {
+    t.spine_uplink_line_rate = quantity(o, "spine_uplink", Dimension::BYTE_RATE, 0.0);
+    if (o.has("core_switch")) t.core_switch = component<SwitchProfile>(cat, o, "core_switch", "switch", parse_switch);
   }
   t.switch_model = component<SwitchProfile>(cat, o, "switch", "switch", parse_switch);
   o.finish();

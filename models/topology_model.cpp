@@ -119,6 +119,7 @@ Result<Topology> Topology::build(const TopologyProfile& p, int nodes, int nics, 
   }
   const double goodput_share = port_line_rate > 0 ? port_goodput / port_line_rate : 1;
   const double uplink = p.uplink_line_rate > 0 ? p.uplink_line_rate * goodput_share : port_goodput;
+  const double spine_uplink = p.spine_uplink_line_rate > 0 ? p.spine_uplink_line_rate * goodput_share : uplink;
   for (int n = 0; n < nodes; ++n)
     for (int k = 0; k < nics; ++k) {
       t.links_.push_back({FabricLink::NIC_TO_LEAF, n, k, 0, port_goodput});
@@ -136,8 +137,8 @@ Result<Topology> Topology::build(const TopologyProfile& p, int nodes, int nics, 
     for (int q = 0; q < t.pods_; ++q)
       for (int s = 0; s < t.up1_; ++s)
         for (int c = 0; c < t.up2_; ++c) {
-          t.links_.push_back({FabricLink::SPINE_UP, q, s, c, uplink});
-          t.links_.push_back({FabricLink::SPINE_DOWN, q, s, c, uplink});
+          t.links_.push_back({FabricLink::SPINE_UP, q, s, c, spine_uplink});
+          t.links_.push_back({FabricLink::SPINE_DOWN, q, s, c, spine_uplink});
         }
   return t;
 }
@@ -182,7 +183,10 @@ std::string Topology::link_name(int link) const
 std::string Topology::describe() const
 {
   const auto& p = profile_;
-  const std::string sw = fmt::format("switch {} ({:g} ns)", p.switch_model.name, p.switch_model.latency * 1e9);
+  std::string sw = fmt::format("switch {} ({:g} ns)", p.switch_model.name, p.switch_model.latency * 1e9);
+  if (p.tiers >= 2 && p.spine_switch)
+    sw += fmt::format(", spines {} ({:g} ns)", p.spine().name, p.spine().latency * 1e9);
+  if (p.tiers == 3 && p.core_switch) sw += fmt::format(", cores {} ({:g} ns)", p.core().name, p.core().latency * 1e9);
   if (p.tiers == 1) return "one switch, " + sw;
   auto ratio = [](double r) { return fmt::format("{:g}:1", r); };
   std::string out = fmt::format("{} tiers: {} lea{} of {} NIC ports and {} uplinks ({})", p.tiers, leaves_,
@@ -203,6 +207,19 @@ int Topology::switch_hops(const FabricFlow& f) const
   if (la == lb) return 1;
   if (profile_.tiers == 2 || pod_of_leaf(la) == pod_of_leaf(lb)) return 3;
   return 5;
+}
+
+double Topology::switch_latency(const FabricFlow& f) const
+{
+  const double leaf = profile_.switch_model.latency;
+  switch (switch_hops(f)) {
+  case 1:
+    return leaf;
+  case 3:
+    return 2 * leaf + profile_.spine().latency;
+  default:
+    return 2 * leaf + 2 * profile_.spine().latency + profile_.core().latency;
+  }
 }
 
 void Topology::route(const FabricFlow& f, std::vector<std::pair<int, double>>& out) const
@@ -252,6 +269,7 @@ void LinkLoads::add(const FabricFlow& f)
   for (const auto& [link, share] : scratch_)
     bytes_[size_t(link)] += f.bytes * share;
   max_hops_ = std::max(max_hops_, topo_->switch_hops(f));
+  max_latency_ = std::max(max_latency_, topo_->switch_latency(f));
 }
 
 double LinkLoads::busiest_seconds(int* link) const

@@ -3,8 +3,9 @@
 // equal-cost uplinks (ECMP). A TopologyProfile describes it (models/hw/topology/*.json); a Topology builds its
 // switches and directional links for a number of nodes and NICs per node, routes a flow between two NIC ports and
 // sums the bytes flows put on every link (LinkLoads) - the per-link utilisation of the results. Pure C++: used by the
-// NCCL collective model (models/nccl/collective_model) and by the simulator's platform (sim/platform.cpp). Docs: docs/model.md ("The fabric between the nodes").
-// Tests: tests/models/topology_model_test.cpp. Bench: bench/fabric_scale_bench.
+// NCCL collective model (models/nccl/collective_model) and by the simulator's platform (sim/platform.cpp). Docs:
+// docs/model.md ("The fabric between the nodes"). Tests: tests/models/topology_model_test.cpp. Bench:
+// bench/fabric_scale_bench.
 #pragma once
 
 #include "core/common/result.hpp"
@@ -48,9 +49,16 @@ struct TopologyProfile {
   std::vector<double> oversubscription;
   Wiring wiring = Wiring::RAIL_OPTIMIZED;
   EcmpPlacement ecmp = EcmpPlacement::HASH;
-  SwitchProfile switch_model; ///< every switch: its port-to-port latency
+  SwitchProfile switch_model;                ///< the leaves (and every tier without its own): port-to-port latency
+  std::optional<SwitchProfile> spine_switch; ///< the spines, when they are another model
+  std::optional<SwitchProfile> core_switch;  ///< the cores (three tiers), when they are another model
   /// Line rate of the links between switches, bytes/s (0: the NICs' line rate); goodput as the NICs' packets give.
   double uplink_line_rate = 0;
+  /// Line rate of the spine-to-core links (three tiers), bytes/s (0: uplink_line_rate).
+  double spine_uplink_line_rate = 0;
+
+  const SwitchProfile& spine() const { return spine_switch ? *spine_switch : switch_model; }
+  const SwitchProfile& core() const { return core_switch ? *core_switch : spine(); }
 };
 
 /// One direction of one link of a built topology.
@@ -97,6 +105,8 @@ public:
   void route(const FabricFlow& f, std::vector<std::pair<int, double>>& out) const;
   /// Switches a packet of this flow crosses (1 on one leaf, 3 through a spine, 5 through a core).
   int switch_hops(const FabricFlow& f) const;
+  /// The port-to-port latencies of the switches it crosses, summed (each tier's switch model).
+  double switch_latency(const FabricFlow& f) const;
   /// "2 tiers: 16 leaves of 32 NIC ports and 32 uplinks (1:1), 32 spines; rail-optimized; ECMP dmodk; ..."
   std::string describe() const;
 
@@ -127,12 +137,15 @@ public:
   /// Links by descending bytes / rate (those with bytes only), at most `n`.
   std::vector<int> busiest(size_t n) const;
   int max_switch_hops() const { return max_hops_; }
+  /// The largest switch_latency of the flows added.
+  double max_switch_latency() const { return max_latency_; }
 
 private:
   const Topology* topo_;
   std::vector<double> bytes_;
   std::vector<std::pair<int, double>> scratch_;
   int max_hops_ = 0;
+  double max_latency_ = 0;
 };
 
 } // namespace tp::models

@@ -386,10 +386,11 @@ double Platform::wire_latency(size_t ma, int nic_a, size_t mb, int nic_b) const
   const auto& a = machines_[ma].profile->nics[size_t(nic_a)].nic;
   const auto& b = machines_[mb].profile->nics[size_t(nic_b)].nic;
   if (!topology_) return models::wire_latency(a, b, cluster_.network_switch, same_port);
-  // through the Clos: each switch beyond the first adds its traversal
-  const auto& sw = topology_->profile().switch_model;
-  const int hops = same_port ? 1 : topology_->switch_hops({int(ma), nic_a, int(mb), nic_b, 0, 0});
-  return models::wire_latency(a, b, sw, same_port) + (same_port ? 0.0 : (hops - 1) * sw.latency);
+  // through the Clos: each switch beyond the first leaf adds its traversal
+  const auto& leaf = topology_->profile().switch_model;
+  if (same_port) return models::wire_latency(a, b, leaf, true);
+  return models::wire_latency(a, b, leaf, false) + topology_->switch_latency({int(ma), nic_a, int(mb), nic_b, 0, 0}) -
+         leaf.latency;
 }
 
 double Platform::local_copy_latency(size_t m, Location a, Location b) const

@@ -276,7 +276,8 @@ template <class Emit> FabricUse fabric_use(const Topology& topo, Emit emit)
   FabricUse u;
   int worst = -1;
   u.seconds_per_byte = loads.busiest_seconds(&worst);
-  u.extra_latency = std::max(0, loads.max_switch_hops() - 1) * topo.profile().switch_model.latency;
+  // beyond the one switch NCCL's network latencies stand for: the farthest flow's other switches
+  u.extra_latency = std::max(0.0, loads.max_switch_latency() - topo.profile().switch_model.latency);
   auto use = [&](int i) {
     const FabricLink& l = topo.links()[size_t(i)];
     return LinkUse{topo.link_name(i), to_string(l.tier), l.rate, loads.bytes(i) / l.rate};

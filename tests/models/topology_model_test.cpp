@@ -248,3 +248,31 @@ TEST_CASE("a SimGrid FAT_TREE platform file becomes the cluster's topology")
   CHECK(t->leaves() == 4);
   CHECK(t->leaf_uplinks() == 8);
 }
+
+TEST_CASE("each tier has its own uplink rate and switch latency")
+{
+  auto p = clos(3, 4, {1, 2}, EcmpPlacement::DMODK, Wiring::RAIL_OPTIMIZED, 2);
+  p.uplink_line_rate = 100 * GBPS;
+  p.spine_uplink_line_rate = 200 * GBPS;
+  p.spine_switch = SwitchProfile{"spine-sw", 300e-9};
+  p.core_switch = SwitchProfile{"core-sw", 500e-9};
+  const Topology t = build(p, 16, 2); // ports at 50 GB/s line rate, 48 GB/s goodput: goodput share 0.96
+  bool leaf_seen = false, spine_seen = false;
+  for (const auto& l : t.links()) {
+    if (l.tier == FabricLink::LEAF_UP) {
+      CHECK(l.rate == Approx(96 * GBPS));
+      leaf_seen = true;
+    }
+    if (l.tier == FabricLink::SPINE_UP) {
+      CHECK(l.rate == Approx(192 * GBPS));
+      spine_seen = true;
+    }
+  }
+  CHECK((leaf_seen && spine_seen));
+  CHECK(t.switch_latency({0, 0, 3, 0, 0, 1}) == Approx(100e-9));                           // one leaf
+  CHECK(t.switch_latency({0, 0, 0, 1, 0, 1}) == Approx(2 * 100e-9 + 300e-9));              // leaf, spine, leaf
+  CHECK(t.switch_latency({0, 0, 4, 0, 0, 1}) == Approx(2 * 100e-9 + 2 * 300e-9 + 500e-9)); // through a core
+  // without their own models, spines and cores are the leaves' switch
+  const Topology same = build(clos(3, 4, {1, 2}, EcmpPlacement::DMODK, Wiring::RAIL_OPTIMIZED, 2), 16, 2);
+  CHECK(same.switch_latency({0, 0, 4, 0, 0, 1}) == Approx(5 * 100e-9));
+}
