@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -247,10 +248,14 @@ void print_head(const frontend::ParsedArgs& a, const ReplayJob& job, size_t warn
               : per_node > 0          ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
                                       : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
               rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
-  if (per_node > 1 && a.has("hw"))
-    std::printf("  (the collectives are simulated with one rank per host: NVLink within a node is not simulated yet,\n"
-                "  so %d ranks per node is reported, not used)\n",
+  if (per_node > 1 && a.has("hw") && a.get("collectives", "ring") != "nccl")
+    std::printf("  (the collectives are simulated as rings with one rank per host, so %d ranks per node is reported,\n"
+                "  not used: --collectives nccl puts them on NVLink inside a node and the NICs between nodes)\n",
                 per_node);
+  if (a.has("hw") && a.get("collectives", "ring") == "nccl")
+    std::printf("collectives: NCCL's algorithms and tuning model on nodes of %s (models/nccl), %d rank(s) per node "
+                "(algorithm column: nodes x ranks per node)\n",
+                a.get("hw").c_str(), per_node > 0 ? per_node : 1);
   if (job_ranks > 0 && t.world_size > 0 && rank_files > 1 && int(rank_files) < t.world_size)
     std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t.world_size);
   if (warning_count) std::printf("%zu warning(s), listed at the end\n", warning_count);
@@ -282,8 +287,52 @@ class ReplayFabric {
 public:
   /// `transport`: --transport; --hw and --switch are read from `a`.
   ReplayFabric(std::string transport_name, const frontend::ParsedArgs& a, const ReplayJob& job)
-      : transport_(std::move(transport_name)), hw_(a.get("hw")), sw_(a.get("switch")), job_(job)
+      : transport_(std::move(transport_name)), hw_(a.get("hw")), sw_(a.get("switch")), job_(job),
+        nccl_(a.get("collectives", "ring") == "nccl")
   {
+  }
+
+  /// --collectives nccl: every collective timed by the NCCL collective model on nodes of --hw's host.
+  bool nccl() const { return nccl_; }
+
+  /// The NCCL op of a recorded collective kind ("allreduce", "reducescatter", ...); none for the kinds it lacks.
+  static std::optional<models::nccl::Op> nccl_op(const std::string& kind)
+  {
+    if (kind == "allreduce") return models::nccl::Op::ALL_REDUCE;
+    if (kind == "allgather") return models::nccl::Op::ALL_GATHER;
+    if (kind == "reducescatter" || kind == "reduce_scatter") return models::nccl::Op::REDUCE_SCATTER;
+    if (kind == "broadcast") return models::nccl::Op::BROADCAST;
+    if (kind == "alltoall") return models::nccl::Op::ALLTOALL;
+    return std::nullopt;
+  }
+
+  /// The NCCL setup of a recorded collective: its ranks as nodes of --hw's host with the job's ranks per node (every
+  /// GPU of the host when the trace does not say), or why it cannot run there.
+  Result<models::nccl::CollectiveSetup> nccl_setup(const traces::TraceCollective& c)
+  {
+    auto cl = cluster_of(1);
+    if (!cl.ok()) return cl.error();
+    const models::HostProfile& host = (*cl)->host(0);
+    const int ranks = ranks_of(c);
+    const int gpus = int(host.gpus.size());
+    const int per_node = std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's stated assumption
+    if (per_node > gpus || per_node < 1 || ranks % per_node != 0)
+      return Error::at(
+          "", "--ranks-per-node",
+          fmt::format("ranks per node that divide the {} ranks and fit {}'s {} GPUs", ranks, host.name, gpus),
+          std::to_string(per_node));
+    models::nccl::CollectiveSetup s;
+    s.op = *nccl_op(c.kind);
+    s.nodes = ranks / per_node;
+    s.gpus_per_node = per_node;
+    return models::nccl::complete_setup(s, host);
+  }
+
+  /// The bytes of a recorded collective as nccl-tests counts them: the trace gives each rank's input (Kineto's "In
+  /// msg nelems", Horovod's tensor, Chakra's comm size), which for an all_gather is one rank's share of the output.
+  static double nccl_bytes(const traces::TraceCollective& c, int ranks)
+  {
+    return c.kind == "allgather" ? double(c.bytes) * ranks : double(c.bytes);
   }
 
   /// The cluster of --hw with at least `min_hosts` hosts, read from its profiles once per count (not once per event).
@@ -342,7 +391,11 @@ public:
   std::string kept_why(const traces::TraceCollective& c) const
   {
     if (!c.bytes_known) return "size unknown";
-    if (c.kind != "allreduce") return c.kind + " is not simulated yet";
+    if (nccl_ && !nccl_op(c.kind))
+      return c.kind + " is not one of NCCL's collectives the model times (point-to-point, reduce, gather, scatter "
+                      "and barriers are kept)";
+    if (!nccl_ && c.kind != "allreduce")
+      return c.kind + " is not simulated as a ring (--collectives nccl times every NCCL collective)";
     if (ranks_of(c) < 2) return ranks_of(c) == 0 ? "ranks not known (--ranks N)" : "a group of one rank";
     return "";
   }
@@ -357,6 +410,7 @@ private:
   models::Catalog cat_; // constructed between --transport and --hw, as the command always did
   const std::string hw_, sw_;
   const ReplayJob& job_;
+  const bool nccl_;
   std::map<int, models::ClusterProfile> clusters_;
 };
 
@@ -402,7 +456,7 @@ Result<ReplayEstimate> estimate_replay(const ReplayJob& job, ReplayFabric& fabri
     need.then(e);
   }
   for (const auto& c : job.trace.collectives) {
-    if (!fabric.kept_why(c).empty()) continue;
+    if (!fabric.kept_why(c).empty() || fabric.nccl()) continue; // the NCCL model is a closed form: nothing to budget
     const sim::AllreduceJob j = fabric.collective_job(c);
     const std::string key = fabric.collective_key(j);
     if (estimate.count(key)) continue;
@@ -498,6 +552,27 @@ public:
         report_.rows.push_back(row);
         continue;
       }
+      if (fabric_.nccl()) {
+        auto setup = fabric_.nccl_setup(c);
+        if (!setup.ok()) {
+          row.kept = setup.error().message();
+          job_.warnings.add(c.kind + " kept at its recorded time: " + row.kept, c.name);
+          report_.rows.push_back(row);
+          continue;
+        }
+        const int ranks = setup->nodes * setup->gpus_per_node;
+        const double bytes =
+            double(models::nccl::effective_bytes(setup->op, uint64_t(ReplayFabric::nccl_bytes(c, ranks)), ranks));
+        const auto p = models::nccl::predict(setup.value(), bytes);
+        row.ranks = ranks;
+        row.algorithm = fmt::format("nccl {}/{} {}x{}", models::nccl::to_string(p.algo),
+                                    models::nccl::to_string(p.proto), setup->nodes, setup->gpus_per_node);
+        row.replayed = collective_new_[ci] = p.seconds;
+        row.bottleneck = p.bottleneck;
+        report_.recorded_simulated += c.duration, report_.simulated += p.seconds;
+        report_.rows.push_back(row);
+        continue;
+      }
       const sim::AllreduceJob j = fabric_.collective_job(c);
       const std::string key = fabric_.collective_key(j);
       row.ranks = j.ranks;
@@ -584,9 +659,12 @@ void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, co
   const std::string& hw = fabric.hw();
   print_head(a, job, report.warnings.size());
   std::printf(
-      "\nre-simulated on %s (transfers through %s; allreduces as rings, analytical fabric mode);\n"
+      "\nre-simulated on %s (transfers through %s; %s);\n"
       "each distinct job simulated once: %zu simulation(s) for %zu event(s), identical events reuse its result\n\n",
-      hw.c_str(), fabric.transport().c_str(), report.simulations, report.simulations + report.reused);
+      hw.c_str(), fabric.transport().c_str(),
+      fabric.nccl() ? "collectives by the NCCL collective model, closed form"
+                    : "allreduces as rings, analytical fabric mode",
+      report.simulations, report.simulations + report.reused);
   std::printf("%-10s %-36s %12s %6s %-24s %12s %12s %7s  %s\n", "event", "name", "bytes", "ranks", "algorithm",
               "recorded[ms]", "replayed[ms]", "ratio", "bottleneck");
   for (const auto& r : report.rows) {
@@ -597,11 +675,16 @@ void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, co
                 r.replayed >= 0 && r.recorded > 0 ? fmt::format("{:.2f}", r.replayed / r.recorded).c_str() : "-",
                 r.replayed >= 0 ? r.bottleneck.c_str() : ("kept at recorded: " + r.kept).c_str());
   }
-  std::printf(
-      "\nbottleneck: a ring allreduce's 2(ranks-1) messages each pay the path's fixed costs and fill (alpha) and\n"
-      "the segment at its slowest stage's rate (the link named); what is left is the reductions and copies\n"
-      "between steps: the largest share is named. A transfer is NIC-bound when the bytes at line rate take\n"
-      "half its time or more.\n");
+  if (fabric.nccl())
+    std::printf("\nbottleneck: what bounds the collective model's bandwidth term for the algorithm and protocol it "
+                "picked\n(NVLink, the NICs, NCCL's per-channel ceilings, a fabric link). A transfer is NIC-bound when "
+                "the bytes\nat line rate take half its time or more.\n");
+  else
+    std::printf(
+        "\nbottleneck: a ring allreduce's 2(ranks-1) messages each pay the path's fixed costs and fill (alpha) and\n"
+        "the segment at its slowest stage's rate (the link named); what is left is the reductions and copies\n"
+        "between steps: the largest share is named. A transfer is NIC-bound when the bytes at line rate take\n"
+        "half its time or more.\n");
   std::printf("\ncommunication re-simulated: recorded %.3f ms, simulated %.3f ms (events not re-simulated keep their\n"
               "recorded time)\n",
               report.recorded_simulated * 1e3, report.simulated * 1e3);
@@ -633,6 +716,8 @@ int run_replay(const frontend::ParsedArgs& a)
   if (!transports::find_transport(transport))
     return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
                                   unknown_name(transport, transports::transport_names())));
+  if (const std::string m = a.get("collectives", "ring"); m != "ring" && m != "nccl")
+    return report_error(Error::at("", "--collectives", "ring or nccl", unknown_name(m, {"ring", "nccl"})));
   ReplayFabric fabric(transport, a, job);
   if (auto st = describe_host(fabric, job.host); !st.ok()) return report_error(st.error());
   // Estimate every distinct job and refuse the replay before the first starts when they exceed the budget.
@@ -683,6 +768,9 @@ Command replay_command()
       {"ranks-per-node", 0, true, "N",
        "ranks that share a node (the traces name no hosts: else one per node is assumed)"},
       {"switch", 0, true, "S", "switch profile"},
+      {"collectives", 0, true, "M",
+       "ring (default: allreduces as rings on the simulated fabric, one rank per host) or nccl (every NCCL "
+       "collective by the collective model: the ranks as nodes of --hw's host, NVLink inside, NICs between)"},
       {"json", 0, true, "FILE", "with --hw: write the whole report as JSON (docs/formats.md, Replay JSON)"},
       {"chrome", 0, true, "FILE",
        "with --hw: a Chrome/Perfetto trace, the recorded and the replayed trace side by side"},

@@ -160,6 +160,8 @@ check "collective: linear steps of one byte up to 8G" 2 +"-i/--stepbytes" +"1000
 check "collective: nccl-tests' linear default steps" 0 +"133169160" +"# Avg bus bandwidth" -- "$tp" collective --hw a100-8gpu-4hdr --nodes 3 -b 8 -e 128M
 check "collective: an unknown --nic" 2 +"--nic" +"connectx7-ndr-400g-ib" -- "$tp" collective --nodes 2 --nic cx9
 check "collective: a Gen4 PCIe override" 0 +"busbw #wrong" -- "$tp" collective --nodes 2 --pcie gen4-x16
+check "replay: collectives by the NCCL model" 0 +"nccl ring/Simple 1x2" +"NVLink" -- "$tp" replay "$root/tests/traces/fixtures/real/hta_nccl_data_slice.json" --hw hgx-h100-8gpu --collectives nccl --ranks-per-node 2
+check "replay: an unknown collectives model" 2 +"--collectives" +"ring or nccl" -- "$tp" replay "$root/tests/traces/fixtures/real/hta_nccl_data_slice.json" --hw hgx-h100-8gpu --collectives ncl
 check "collective: a table nccl-tests users read" 0 +"busbw #wrong" +"# Avg bus bandwidth" -- "$tp" collective -b 8 -e 1M -f 4
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx9-9000g"}]}' >"$work/badhw.json"
 check "scenario with an unknown hw is bad input" 2 +"connectx9-9000g" +"jobs[0].hw" -- "$tp" run "$work/badhw.json"
