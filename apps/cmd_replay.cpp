@@ -253,8 +253,9 @@ void print_head(const frontend::ParsedArgs& a, const ReplayJob& job, size_t warn
                 "  not used: --collectives nccl puts them on NVLink inside a node and the NICs between nodes)\n",
                 per_node);
   if (a.has("hw") && a.get("collectives", "ring") == "nccl")
-    std::printf("collectives: NCCL's algorithms and tuning model on nodes of %s (models/nccl), %d rank(s) per node "
-                "(algorithm column: nodes x ranks per node)\n",
+    std::printf("collectives: NCCL's algorithms and tuning model on nodes of %s (models/nccl; its cluster's topology "
+                "if it has one), %d rank(s) per node or the collective's ranks if fewer (algorithm column: nodes x "
+                "ranks per node)\n",
                 a.get("hw").c_str(), per_node > 0 ? per_node : 1);
   if (job_ranks > 0 && t.world_size > 0 && rank_files > 1 && int(rank_files) < t.world_size)
     std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t.world_size);
@@ -306,8 +307,9 @@ public:
     return std::nullopt;
   }
 
-  /// The NCCL setup of a recorded collective: its ranks as nodes of --hw's host with the job's ranks per node (every
-  /// GPU of the host when the trace does not say), or why it cannot run there.
+  /// The NCCL setup of a recorded collective: its ranks as nodes of --hw's host with the job's ranks per node (one when
+  /// neither the trace nor --ranks-per-node says, the head's stated assumption; at most the collective's ranks), on
+  /// --hw's topology when it is a cluster with one, or why it cannot run there.
   Result<models::nccl::CollectiveSetup> nccl_setup(const traces::TraceCollective& c)
   {
     auto cl = cluster_of(1);
@@ -325,6 +327,7 @@ public:
     s.op = *nccl_op(c.kind);
     s.nodes = ranks / per_node;
     s.gpus_per_node = per_node;
+    s.topology = (*cl)->topology;
     return models::nccl::complete_setup(s, host);
   }
 

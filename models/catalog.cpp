@@ -626,6 +626,8 @@ TopologyProfile parse_topology(const Catalog& cat, Obj o)
   t.tiers = int(o.integer("tiers", 1, 3));
   if (t.tiers >= 2) t.leaf_ports = int(o.integer("leaf_ports", 1, 1 << 16));
   if (t.tiers == 3) t.pod_leaves = int(o.integer("pod_leaves", 1, 1 << 16));
+  if (t.tiers == 2) t.max_leaves = int(o.integer("max_leaves", 0, 1 << 20, 0));
+  if (t.tiers == 3) t.max_pods = int(o.integer("max_pods", 0, 1 << 20, 0));
   if (t.tiers >= 2) {
     const json& r = o.get("oversubscription");
     const size_t want = size_t(t.tiers - 1);
@@ -715,7 +717,12 @@ ClusterProfile parse_cluster(const Catalog& cat, Obj o)
       }
     c.network_switch.name = "simgrid:" + fs::path(xml).filename().string();
     c.network_switch.latency = net->switch_latency;
-    if (net->fat_tree) c.topology = fat_tree_topology(*net, c, o.file(), o.field("network"));
+    if (net->fat_tree) {
+      if (c.topology)
+        fail(o.file(), o.field("topology"), "a topology or a FAT_TREE network file, not both",
+             "both (the network file " + xml + " is a fat tree)");
+      c.topology = fat_tree_topology(*net, c, o.file(), o.field("network"));
+    }
   }
   o.finish();
   return c;

@@ -117,6 +117,25 @@ Result<Topology> Topology::build(const TopologyProfile& p, int nodes, int nics, 
     t.pods_ = (t.leaves_ + p.pod_leaves - 1) / p.pod_leaves;
     t.up2_ = uplinks_for(p.pod_leaves, p.oversubscription[1]);
   }
+  if (p.tiers == 2 && p.max_leaves > 0 && t.leaves_ > p.max_leaves)
+    return Error::at(
+        file, "max_leaves",
+        fmt::format("at most {} leaves on two tiers (the spines' ports; a third tier beyond)", p.max_leaves),
+        fmt::format("{} leaves for {} node(s) of {} NIC(s)", t.leaves_, nodes, nics));
+  if (p.tiers == 3 && p.max_pods > 0 && t.pods_ > p.max_pods)
+    return Error::at(file, "max_pods", fmt::format("at most {} pods (the cores' ports)", p.max_pods),
+                     fmt::format("{} pods for {} node(s) of {} NIC(s)", t.pods_, nodes, nics));
+  // Links are made for the nodes given, every leaf and spine with all its uplinks: refuse a topology whose size would
+  // not fit in memory (a profile may name switches of 65536 ports) rather than fail allocating it.
+  constexpr double MAX_LINKS = 5e7;
+  const double nic_links = 2.0 * nodes * nics, leaf_links = 2.0 * t.leaves_ * t.up1_,
+               spine_links = 2.0 * t.pods_ * t.up1_ * t.up2_;
+  if (nic_links + leaf_links + spine_links > MAX_LINKS)
+    return Error::at(file, spine_links > leaf_links ? "pod_leaves" : "leaf_ports",
+                     fmt::format("a topology of at most {:.0g} links for {} node(s) (fewer ports per switch, or "
+                                 "fewer nodes)",
+                                 MAX_LINKS, nodes),
+                     fmt::format("{:.3g} links", nic_links + leaf_links + spine_links));
   const double goodput_share = port_line_rate > 0 ? port_goodput / port_line_rate : 1;
   const double uplink = p.uplink_line_rate > 0 ? p.uplink_line_rate * goodput_share : port_goodput;
   const double spine_uplink = p.spine_uplink_line_rate > 0 ? p.spine_uplink_line_rate * goodput_share : uplink;
@@ -188,14 +207,14 @@ std::string Topology::describe() const
     sw += fmt::format(", spines {} ({:g} ns)", p.spine().name, p.spine().latency * 1e9);
   if (p.tiers == 3 && p.core_switch) sw += fmt::format(", cores {} ({:g} ns)", p.core().name, p.core().latency * 1e9);
   if (p.tiers == 1) return "one switch, " + sw;
-  auto ratio = [](double r) { return fmt::format("{:g}:1", r); };
+  auto ratio = [](double down, int up) { return fmt::format("{:.3g}:1", down / up); }; // as built, rounded
   std::string out = fmt::format("{} tiers: {} lea{} of {} NIC ports and {} uplinks ({})", p.tiers, leaves_,
-                                leaves_ == 1 ? "f" : "ves", p.leaf_ports, up1_, ratio(p.oversubscription[0]));
+                                leaves_ == 1 ? "f" : "ves", p.leaf_ports, up1_, ratio(p.leaf_ports, up1_));
   if (p.tiers == 2)
     out += fmt::format(", {} spines", up1_);
   else
     out += fmt::format(", {} pod{} of {} leaves with {} spines of {} uplinks ({}), {} cores", pods_,
-                       pods_ == 1 ? "" : "s", p.pod_leaves, up1_, up2_, ratio(p.oversubscription[1]), up1_ * up2_);
+                       pods_ == 1 ? "" : "s", p.pod_leaves, up1_, up2_, ratio(p.pod_leaves, up2_), up1_ * up2_);
   out += fmt::format("; {}; ECMP {}; {}", p.wiring == Wiring::RAIL_OPTIMIZED ? "rail-optimized" : "top-of-rack",
                      to_string(p.ecmp), sw);
   return out;
@@ -262,8 +281,54 @@ void Topology::route(const FabricFlow& f, std::vector<std::pair<int, double>>& o
   out.emplace_back(nic_link(f.dst_node, f.dst_nic, false), 1.0);
 }
 
+LinkLoads::LinkLoads(const Topology& t) : topo_(&t), bytes_(t.links().size(), 0.0)
+{
+  if (t.profile().ecmp != EcmpPlacement::SPREAD) return;
+  leaf_up_.assign(size_t(t.leaves()), 0.0);
+  leaf_down_.assign(size_t(t.leaves()), 0.0);
+  pod_up_.assign(size_t(t.pods()), 0.0);
+  pod_down_.assign(size_t(t.pods()), 0.0);
+}
+
+double LinkLoads::bytes(int link) const
+{
+  double b = bytes_[size_t(link)];
+  if (leaf_up_.empty()) return b;
+  const FabricLink& l = topo_->links()[size_t(link)];
+  const double up1 = topo_->leaf_uplinks(), up12 = up1 * std::max(1, topo_->spine_uplinks());
+  switch (l.tier) {
+  case FabricLink::LEAF_UP:
+    return b + leaf_up_[size_t(l.a)] / up1;
+  case FabricLink::LEAF_DOWN:
+    return b + leaf_down_[size_t(l.a)] / up1;
+  case FabricLink::SPINE_UP:
+    return b + pod_up_[size_t(l.a)] / up12;
+  case FabricLink::SPINE_DOWN:
+    return b + pod_down_[size_t(l.a)] / up12;
+  default:
+    return b;
+  }
+}
+
 void LinkLoads::add(const FabricFlow& f)
 {
+  if (!leaf_up_.empty()) { // spread: the same loads as route() with its equal shares, in O(1)
+    bytes_[size_t(topo_->nic_link(f.src_node, f.src_nic, true))] += f.bytes;
+    bytes_[size_t(topo_->nic_link(f.dst_node, f.dst_nic, false))] += f.bytes;
+    const int la = topo_->leaf_of(f.src_node, f.src_nic), lb = topo_->leaf_of(f.dst_node, f.dst_nic);
+    if (la != lb) {
+      leaf_up_[size_t(la)] += f.bytes;
+      leaf_down_[size_t(lb)] += f.bytes;
+      const int pa = topo_->pod_of_leaf(la), pb = topo_->pod_of_leaf(lb);
+      if (topo_->profile().tiers == 3 && pa != pb) {
+        pod_up_[size_t(pa)] += f.bytes;
+        pod_down_[size_t(pb)] += f.bytes;
+      }
+    }
+    max_hops_ = std::max(max_hops_, topo_->switch_hops(f));
+    max_latency_ = std::max(max_latency_, topo_->switch_latency(f));
+    return;
+  }
   scratch_.clear();
   topo_->route(f, scratch_);
   for (const auto& [link, share] : scratch_)
@@ -278,7 +343,7 @@ double LinkLoads::busiest_seconds(int* link) const
   int which = -1;
   const auto& links = topo_->links();
   for (size_t i = 0; i < links.size(); ++i) {
-    const double s = bytes_[i] / links[i].rate;
+    const double s = bytes(int(i)) / links[i].rate;
     if (s > worst) {
       worst = s;
       which = int(i);
@@ -292,9 +357,12 @@ std::vector<int> LinkLoads::busiest(size_t n) const
 {
   std::vector<int> idx;
   const auto& links = topo_->links();
-  for (size_t i = 0; i < links.size(); ++i)
-    if (bytes_[i] > 0) idx.push_back(int(i));
-  auto secs = [&](int i) { return bytes_[size_t(i)] / links[size_t(i)].rate; };
+  std::vector<double> secs_of(links.size());
+  for (size_t i = 0; i < links.size(); ++i) {
+    secs_of[i] = bytes(int(i)) / links[i].rate;
+    if (secs_of[i] > 0) idx.push_back(int(i));
+  }
+  auto secs = [&](int i) { return secs_of[size_t(i)]; };
   const size_t k = std::min(n, idx.size());
   std::partial_sort(idx.begin(), idx.begin() + long(k), idx.end(),
                     [&](int a, int b) { return secs(a) != secs(b) ? secs(a) > secs(b) : a < b; });

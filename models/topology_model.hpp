@@ -44,6 +44,9 @@ struct TopologyProfile {
   int tiers = 1;      ///< 1: one non-blocking switch; 2: leaf/spine; 3: leaf/spine/core
   int leaf_ports = 0; ///< NIC ports per leaf (tiers >= 2)
   int pod_leaves = 0; ///< leaves per pod under one set of spines (tiers == 3)
+  /// The most leaves the spines' ports can take (two tiers) and the most pods the cores' can take (three tiers), as
+  /// the switches' port counts set them; 0: no limit. Beyond, a build is refused: another tier is needed.
+  int max_leaves = 0, max_pods = 0;
   /// Per tier below the top (leaf, then spine): down-facing capacity over up-facing capacity of one switch, >= 1
   /// (1: non-blocking). A switch with d down ports gets round(d / ratio) uplinks (at least 1).
   std::vector<double> oversubscription;
@@ -110,9 +113,11 @@ public:
   /// "2 tiers: 16 leaves of 32 NIC ports and 32 uplinks (1:1), 32 spines; rail-optimized; ECMP dmodk; ..."
   std::string describe() const;
 
+  /// The link from (up) or to (down) a NIC port.
+  int nic_link(int node, int nic, bool up) const { return 2 * (node * nics_ + nic) + (up ? 0 : 1); }
+
 private:
   int port_index(int node, int nic) const; ///< the destination's index in leaf order (D-mod-k)
-  int nic_link(int node, int nic, bool up) const { return 2 * (node * nics_ + nic) + (up ? 0 : 1); }
   int leaf_link(int leaf, int spine, bool up) const { return leaf_base_ + 2 * (leaf * up1_ + spine) + (up ? 0 : 1); }
   int spine_link(int pod, int spine, int core, bool up) const
   {
@@ -128,9 +133,11 @@ private:
 /// Bytes on every link of a topology from a set of flows.
 class LinkLoads {
 public:
-  explicit LinkLoads(const Topology& t) : topo_(&t), bytes_(t.links().size(), 0.0) {}
+  explicit LinkLoads(const Topology& t);
+  /// Place a flow: along its route, or with the spread placement as totals per leaf and pod that each of their uplinks
+  /// carries an equal share of (no route per uplink: a flow costs O(1) however many uplinks there are).
   void add(const FabricFlow& f);
-  double bytes(int link) const { return bytes_[size_t(link)]; }
+  double bytes(int link) const;
   /// Seconds the busiest link needs for its bytes (max over links of bytes / rate), and which link that is (-1: no
   /// bytes anywhere): the time the flows take when they all run at once and only the links limit them.
   double busiest_seconds(int* link = nullptr) const;
@@ -143,6 +150,8 @@ public:
 private:
   const Topology* topo_;
   std::vector<double> bytes_;
+  /// spread: bytes leaving / entering each leaf over its uplinks, and each pod over its spines' uplinks
+  std::vector<double> leaf_up_, leaf_down_, pod_up_, pod_down_;
   std::vector<std::pair<int, double>> scratch_;
   int max_hops_ = 0;
   double max_latency_ = 0;

@@ -81,7 +81,7 @@ Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog
   const bool multi_tier = setup.topology && setup.topology->tiers > 1;
   if (!net.oversubscription.empty()) {
     if (!multi_tier)
-      return Error::at("", "oversubscription", "a multi-tier topology to apply to (set \"topology\")",
+      return Error::at("", "oversubscription", "a multi-tier topology to apply to (a job's \"topology\", --topology)",
                        "one switch between the nodes");
     if (net.oversubscription.size() != setup.topology->oversubscription.size())
       return Error::at("", "oversubscription",
@@ -93,7 +93,7 @@ Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog
   }
   if (net.ecmp) {
     if (!multi_tier)
-      return Error::at("", "ecmp", "a multi-tier topology to apply to (set \"topology\")",
+      return Error::at("", "ecmp", "a multi-tier topology to apply to (a job's \"topology\", --topology)",
                        "one switch between the nodes");
     setup.topology->ecmp = *net.ecmp;
   }

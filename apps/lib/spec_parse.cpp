@@ -115,10 +115,13 @@ void check_profiles(const JobSpec& j, const Reader& r)
     // The setup must run on the host, and the model must have a measured compute time on its GPU at that precision.
     const auto& d = j.data_parallel;
     auto s = collective_setup_for(cat, j.hw, j.switch_name, d.collective.setup, d.collective.network);
-    if (!s.ok()) {
+    if (!s.ok()) { // as for a collective job: a field of the job, else the topology's or the host's file
       const Error& e = s.error();
       if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
-      Error out = Error::at(r.file(), r.field("hw"), e.expected, e.got);
+      auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
+      const bool topology = !d.collective.network.topology.empty() || (cl.ok() && cl->topology);
+      Error out = Error::at(r.file(), r.field(topology && e.field != "gpus" && e.field != "nics" ? "topology" : "hw"),
+                            e.expected, e.got);
       out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
       throw SpecError{out};
     }

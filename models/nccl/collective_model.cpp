@@ -262,6 +262,16 @@ CollectivePrediction alltoall(const CollectiveSetup& s, const CollectiveLinks& l
 Result<std::optional<Topology>> built_topology(const CollectiveSetup& s)
 {
   if (!s.topology || s.topology->tiers < 2 || s.nodes < 2 || s.host.nics.empty()) return std::optional<Topology>();
+  // every flow is placed: bound their number (an alltoall has one per pair of GPUs, rail-aligned or not)
+  constexpr double MAX_FLOWS = 5e7;
+  const double g = s.gpus_per_node, n = s.nodes;
+  const double flows = s.op == Op::ALLTOALL ? n * (n - 1) * g * (s.host.nvlink ? 1 : g) : n * std::max(1, s.channels);
+  if (flows > MAX_FLOWS)
+    return Error::at("", "nodes",
+                     fmt::format("at most {:.0g} flows to place on a multi-tier topology ({} over {} nodes makes "
+                                 "{:.3g}; one switch has no such limit)",
+                                 MAX_FLOWS, to_string(s.op), s.nodes, flows),
+                     std::to_string(s.nodes));
   const NicProfile& nic = s.host.nics[0].nic;
   auto t = Topology::build(*s.topology, s.nodes, int(s.host.nics.size()), nic.line_rate, nic.wire_goodput());
   if (!t.ok()) return t.error();
@@ -343,10 +353,10 @@ void add_fabric(const CollectiveSetup& s, CollectiveLinks& l)
     // channel c's NICs), so the first half of the channels runs the first tree and the second half the second, each
     // channel with size / channels, up and down every edge at once.
     const std::vector<TreeNode> trees[2] = {binary_tree(nodes), second_tree(nodes)};
-    const int half = std::max(1, channels / 2);
+    const int half = (channels + 1) / 2;
     l.tree_fabric = fabric_use(topo, [&](LinkLoads& loads) {
       for (int c = 0; c < channels; ++c) {
-        const int k = nic_of_channel(c % half);
+        const int k = nic_of_channel(c); // the NICs the node's network rate counts (c and c + 8 share one of 8)
         const int tree = channels > 1 && c >= half ? 1 : 0;
         for (int i = 0; i < nodes; ++i) {
           const int parent = trees[tree][size_t(i)].parent;

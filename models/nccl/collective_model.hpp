@@ -48,7 +48,7 @@ struct LinkUse {
 
 /// What a multi-tier fabric gives one algorithm: its flows between the nodes' NIC ports placed on the links.
 struct FabricUse {
-  double seconds_per_byte = 0; ///< the busiest link's (ring: per byte of bus traffic; tree, p2p: per byte of size)
+  double seconds_per_byte = 0; ///< the busiest link's busy seconds per byte of the collective's size
   std::string busiest;         ///< that link, in words
   double extra_latency = 0;    ///< seconds an inter-node step adds beyond one switch (extra switch traversals)
   std::vector<LinkUse> links;  ///< the busiest links, most loaded first (at most 8)

@@ -46,22 +46,22 @@ std::vector<Gradient> gradients_of(const Workload& w)
   return out;
 }
 
-/// DDP: consecutive gradients (reverse parameter order) into buckets; a bucket closes when adding the next gradient
-/// would pass its cap (the first bucket's cap is first_bucket); a gradient larger than a cap is a bucket of its own.
-/// Each bucket is ready when its last gradient is.
+/// DDP: consecutive gradients (reverse parameter order) into buckets as PyTorch's compute_bucket_assignment_by_size
+/// fills them: a gradient goes into the open bucket, which closes once its size reaches its cap (the first bucket's
+/// cap is first_bucket, the others bucket_cap), so a bucket passes its cap by at most its last gradient. Each bucket is
+/// ready when its last gradient is.
 std::vector<BucketAllreduce> ddp_buckets(const std::vector<Gradient>& grads, const DataParallelOptions& o)
 {
   std::vector<BucketAllreduce> out;
   BucketAllreduce cur;
   for (const auto& g : grads) {
-    const double cap = out.empty() ? o.first_bucket : o.bucket_cap;
-    if (cur.gradients > 0 && cur.bytes + g.bytes > cap) {
-      out.push_back(cur);
-      cur = BucketAllreduce{};
-    }
     cur.bytes += g.bytes;
     cur.gradients += 1;
     cur.ready = std::max(cur.ready, g.ready);
+    if (cur.bytes >= (out.empty() ? o.first_bucket : o.bucket_cap)) {
+      out.push_back(cur);
+      cur = BucketAllreduce{};
+    }
   }
   if (cur.gradients > 0) out.push_back(cur);
   return out;
@@ -74,11 +74,13 @@ std::vector<BucketAllreduce> horovod_buffers(const std::vector<Gradient>& grads,
   std::vector<BucketAllreduce> out;
   size_t next = 0;
   while (next < grads.size()) {
-    // the first cycle boundary at or after the next gradient is ready
-    const double tick = std::ceil(grads[next].ready / o.cycle - 1e-9) * o.cycle;
+    // the first cycle boundary at or after the next gradient is ready (that gradient is always taken, so the loop
+    // moves on however the boundary rounds)
+    const double tick = std::max(grads[next].ready, std::ceil(grads[next].ready / o.cycle - 1e-9) * o.cycle);
     BucketAllreduce cur;
     cur.ready = tick;
-    while (next < grads.size() && grads[next].ready <= tick + 1e-12) {
+    const size_t first = next;
+    while (next < grads.size() && (next == first || grads[next].ready <= tick)) {
       if (cur.gradients > 0 && cur.bytes + grads[next].bytes > o.fusion) {
         out.push_back(cur);
         cur = BucketAllreduce{};

@@ -58,18 +58,24 @@ CollectiveSetup setup(const std::string& hw, int nodes, const std::string& nic =
 
 TEST_CASE("DDP fills buckets in reverse parameter order: a 1 MiB first bucket, then 25 MiB ones")
 {
-  // 40 layers of 1 M parameters (4 MB each): the first bucket takes the last layer alone (larger than 1 MiB), the
-  // others six layers each (24 MB <= 25 MiB < 28 MB)
+  // 40 layers of 1 M parameters (4 MB each), as PyTorch's compute_bucket_assignment_by_size fills buckets (a gradient
+  // goes in, then the bucket closes once it reaches its cap): the first bucket takes the last layer alone (4 MB >=
+  // 1 MiB), the others seven layers each (24 MB < 25 MiB <= 28 MB), the last the four left
   const Workload w = synthetic(40, 1'000'000);
   const auto step = data_parallel_step(setup("hgx-h100-8gpu", 1), w, DataParallelOptions{});
-  REQUIRE(step.allreduces.size() == 1 + 7);
+  REQUIRE(step.allreduces.size() == 1 + 6);
   CHECK(step.allreduces[0].gradients == 1);
+  CHECK(step.allreduces.back().gradients == 4);
   double total = 0;
   for (size_t i = 0; i < step.allreduces.size(); ++i) {
     const auto& b = step.allreduces[i];
     total += b.bytes;
+    if (i > 0 && i + 1 < step.allreduces.size()) {
+      CHECK(b.gradients == 7);
+      CHECK(b.bytes >= 25 * MIB);      // closed once it reached the cap ...
+      CHECK(b.bytes - 4e6 < 25 * MIB); // ... and not before
+    }
     if (i > 0) {
-      CHECK(b.bytes <= 25 * MIB);
       CHECK(b.ready >= step.allreduces[i - 1].ready); // produced in backward order
       CHECK(b.start >= step.allreduces[i - 1].end);   // one after the other on NCCL's stream
     }
@@ -77,7 +83,6 @@ TEST_CASE("DDP fills buckets in reverse parameter order: a 1 MiB first bucket, t
     CHECK(b.end == Approx(b.start + b.prediction.seconds));
   }
   CHECK(total == Approx(40 * 4e6)); // trainable variables only: the moving means have no gradient
-  CHECK(step.allreduces[1].gradients == 6);
   // the first bucket is ready when the last layer's backward ends: after the whole forward and one backward
   CHECK(step.allreduces[0].ready == Approx(40e-3 + 2e-3));
   CHECK(step.allreduces.back().ready == Approx(step.compute()));

@@ -167,6 +167,13 @@ TEST_CASE("a topology that cannot hold the nodes is refused naming the field")
   refused(clos(2, 0, {1}, EcmpPlacement::HASH), 8, 8, "leaf_ports");
   refused(clos(2, 12, {1}, EcmpPlacement::HASH, Wiring::TOP_OF_RACK), 8, 8, "leaf_ports");
   refused(clos(3, 32, {1, 1}, EcmpPlacement::HASH), 8, 8, "pod_leaves");
+  // switches of 65536 ports: 8.6e9 spine links even for two nodes, refused before any is made
+  refused(clos(3, 65536, {1, 1}, EcmpPlacement::HASH, Wiring::RAIL_OPTIMIZED, 65536), 2, 1, "pod_leaves");
+  // more leaves than the spines' ports take
+  auto two_tier = clos(2, 32, {1}, EcmpPlacement::DMODK);
+  two_tier.max_leaves = 64;
+  CHECK(Topology::build(two_tier, 256, 8, 50 * GBPS, 48 * GBPS).ok()); // 64 leaves
+  refused(two_tier, 257, 8, "max_leaves");
   CHECK_FALSE(parse_ecmp("ecmp").ok());
   CHECK(parse_ecmp("dmodk").value() == EcmpPlacement::DMODK);
   CHECK_FALSE(parse_wiring("rail").ok());
@@ -214,6 +221,28 @@ TEST_CASE("rings on their rails ignore an oversubscribed spine, an alltoall acro
         CHECK(a2a.bottleneck.find("leaf") != std::string::npos);
       }
     }
+}
+
+TEST_CASE("the spread placement's loads are route()'s equal shares, kept as totals per leaf and pod")
+{
+  // every flow from leaf group 0 to leaf group 1 (and across pods): each uplink carries its share of the totals
+  const Topology t = build(clos(3, 4, {1, 2}, EcmpPlacement::SPREAD, Wiring::RAIL_OPTIMIZED, 2), 16, 2);
+  LinkLoads fast(t);
+  std::vector<double> slow(t.links().size(), 0.0);
+  std::vector<std::pair<int, double>> r;
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < 16; ++b)
+      for (int k = 0; k < 2; ++k) {
+        if (a == b) continue;
+        const FabricFlow f{a, k, b, k, 0, 1e6 + a};
+        fast.add(f);
+        r.clear();
+        t.route(f, r);
+        for (const auto& [link, share] : r)
+          slow[size_t(link)] += f.bytes * share;
+      }
+  for (size_t i = 0; i < slow.size(); ++i)
+    CHECK(fast.bytes(int(i)) == Approx(slow[i]));
 }
 
 TEST_CASE("the collective setup refuses a topology that cannot hold its nodes")
