@@ -127,7 +127,7 @@ Result<Topology> Topology::build(const TopologyProfile& p, int nodes, int nics, 
                      fmt::format("{} pods for {} node(s) of {} NIC(s)", t.pods_, nodes, nics));
   // Links are made for the nodes given, every leaf and spine with all its uplinks: refuse a topology whose size would
   // not fit in memory (a profile may name switches of 65536 ports) rather than fail allocating it.
-  constexpr double MAX_LINKS = 5e7;
+  constexpr double MAX_LINKS = 1e7; // about 240 MB of links, plus their loads: 65536 nodes of 8 NICs on three tiers fit
   const double nic_links = 2.0 * nodes * nics, leaf_links = 2.0 * t.leaves_ * t.up1_,
                spine_links = 2.0 * t.pods_ * t.up1_ * t.up2_;
   if (nic_links + leaf_links + spine_links > MAX_LINKS)
