@@ -9,6 +9,7 @@
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
+#include "models/workload/workload.hpp"
 
 #include <cstdio>
 
@@ -54,8 +55,8 @@ int run_train(const frontend::ParsedArgs& a)
     *o.dst = int(v.value());
   }
   spec.precision = a.get("precision", "fp32");
-  if (spec.precision != "fp32" && spec.precision != "tf32" && spec.precision != "amp")
-    return report_error(Error::at("", "tensorpath train --precision", "fp32, tf32 or amp", spec.precision));
+  if (!models::known_precision(spec.precision))
+    return report_error(Error::at("", "tensorpath train --precision", models::PRECISIONS, spec.precision));
   // Options of the other mode would be silently ignored: refuse them.
   if (mode.ok() && spec.mode == training::SyncMode::PARAMETER_SERVER)
     for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode"})

@@ -43,6 +43,23 @@ Result<models::ClusterProfile> cluster_for(const models::Catalog& cat, const std
   return Error::at(hw, "kind", "a nic, host or cluster profile", "\"" + *kind + "\"");
 }
 
+std::string utilisation_metric(const std::string& tier)
+{
+  std::string name = tier;
+  if (const auto gt = name.find('>'); gt != std::string::npos) name.replace(gt, 1, "_to_");
+  return "util_" + name;
+}
+
+std::vector<std::string> utilisation_metrics(const models::nccl::CollectiveSetup& setup)
+{
+  if (setup.nodes < 2 || !setup.topology || setup.topology->tiers < 2) return {};
+  std::vector<std::string> out{"util_max"};
+  const int tiers = setup.topology->tiers == 3 ? models::FabricLink::TIERS : models::FabricLink::SPINE_UP;
+  for (int t = 0; t < tiers; ++t)
+    out.push_back(utilisation_metric(models::to_string(models::FabricLink::Tier(t))));
+  return out;
+}
+
 Result<models::nccl::CollectiveSetup> collective_setup_for(const models::Catalog& cat, const std::string& hw,
                                                            const std::string& switch_name,
                                                            models::nccl::CollectiveSetup setup,

@@ -24,6 +24,13 @@ struct CollectiveNetwork {
   std::string pcie;
 };
 
+/// The metric of a fabric tier's busiest-link utilisation: "leaf>spine" -> "util_leaf_to_spine" (a name a CSV column
+/// and a sweep take as is).
+std::string utilisation_metric(const std::string& tier);
+/// The utilisation metrics a collective or data_parallel job reports on `setup`: "util_max" and one per tier of its
+/// topology, none without a multi-tier topology or with one node.
+std::vector<std::string> utilisation_metrics(const models::nccl::CollectiveSetup& setup);
+
 /// The collective setup `setup` on the host of `hw` (its first host) with the network `net`, defaults filled in and
 /// checked (models::nccl::complete_setup). Errors name the job's field: "topology", "oversubscription", "ecmp", "nic",
 /// or the setup's own ("gpus_per_node", ...); a profile that does not load keeps its file and field.

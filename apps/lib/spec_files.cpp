@@ -68,11 +68,8 @@ namespace {
 /// (util_leaf_to_spine, ...).
 void add_utilisation(const models::nccl::CollectivePrediction& p, std::map<std::string, double>& metrics)
 {
-  for (const auto& [tier, u] : p.tier_utilisation) {
-    std::string name = tier; // "leaf>spine" -> "leaf_to_spine": a metric name a CSV column and a sweep take as is
-    name.replace(name.find('>'), 1, "_to_");
-    metrics["util_" + name] = u;
-  }
+  for (const auto& [tier, u] : p.tier_utilisation)
+    metrics[utilisation_metric(tier)] = u;
   if (!p.links.empty()) metrics["util_max"] = p.links.front().utilisation;
 }
 

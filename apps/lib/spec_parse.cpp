@@ -93,39 +93,30 @@ void check_profiles(const JobSpec& j, const Reader& r)
       return ok_status();
     });
   };
-  if (j.kind == JobSpec::Kind::COLLECTIVE) {
-    // The setup must run on the host: GPUs enough, NICs for several nodes, an algorithm the op has.
+  // An NCCL job's setup must run on the host (GPUs enough, NICs for several nodes, an algorithm the op has) and on its
+  // topology: an error names a field of the job, else the topology's or the host's file.
+  auto nccl_setup = [&](const CollectiveJob& c) {
+    auto s = collective_setup_for(cat, j.hw, j.switch_name, c.setup, c.network);
+    if (s.ok()) return s.value();
+    const Error& e = s.error();
+    if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
     auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
-    if (cl.ok()) {
-      auto s = collective_setup_for(cat, j.hw, j.switch_name, j.collective.setup, j.collective.network);
-      if (!s.ok()) { // a field of the job, or a profile's file (the host cannot run a collective at all, the topology)
-        const Error& e = s.error();
-        if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
-        const bool topology = !j.collective.network.topology.empty() || cl->topology;
-        Error out = Error::at(r.file(), r.field(topology && e.field != "gpus" && e.field != "nics" ? "topology" : "hw"),
-                              e.expected, e.got);
-        out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
-        throw SpecError{out};
-      }
-      auto b = models::nccl::collective_bytes(s->op, j.collective.bytes, s->nodes * s->gpus_per_node);
-      if (!b.ok()) throw SpecError{Error::at(r.file(), r.field("size"), b.error().expected, b.error().got)};
-    }
+    const bool topology = !c.network.topology.empty() || (cl.ok() && cl->topology);
+    Error out = Error::at(r.file(), r.field(topology && e.field != "gpus" && e.field != "nics" ? "topology" : "hw"),
+                          e.expected, e.got);
+    out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
+    throw SpecError{out};
+  };
+  if (j.kind == JobSpec::Kind::COLLECTIVE) {
+    const auto s = nccl_setup(j.collective);
+    auto b = models::nccl::collective_bytes(s.op, j.collective.bytes, s.nodes * s.gpus_per_node);
+    if (!b.ok()) throw SpecError{Error::at(r.file(), r.field("size"), b.error().expected, b.error().got)};
   }
   if (j.kind == JobSpec::Kind::DATA_PARALLEL) {
-    // The setup must run on the host, and the model must have a measured compute time on its GPU at that precision.
+    // ... and a data_parallel job's model must have a measured compute time on its GPU at that precision
     const auto& d = j.data_parallel;
-    auto s = collective_setup_for(cat, j.hw, j.switch_name, d.collective.setup, d.collective.network);
-    if (!s.ok()) { // as for a collective job: a field of the job, else the topology's or the host's file
-      const Error& e = s.error();
-      if (e.file.empty()) throw SpecError{Error::at(r.file(), r.field(e.field), e.expected, e.got)};
-      auto cl = cluster_for(cat, j.hw, 1, j.switch_name);
-      const bool topology = !d.collective.network.topology.empty() || (cl.ok() && cl->topology);
-      Error out = Error::at(r.file(), r.field(topology && e.field != "gpus" && e.field != "nics" ? "topology" : "hw"),
-                            e.expected, e.got);
-      out.detail = "in " + e.file + (e.field.empty() ? "" : ": " + e.field);
-      throw SpecError{out};
-    }
-    auto w = models::WorkloadLibrary().make(d.model, s->host.gpus[0].gpu.name, d.batch, d.precision);
+    const auto s = nccl_setup(d.collective);
+    auto w = models::WorkloadLibrary().make(d.model, s.host.gpus[0].gpu.name, d.batch, d.precision);
     if (!w.ok()) {
       const Error& e = w.error();
       throw SpecError{Error::at(r.file(), r.field(e.field == "precision" || e.field == "batch" ? e.field : "model"),
@@ -265,8 +256,8 @@ void parse_data_parallel_job(Reader& r, JobSpec& j)
   d.model = r.str("model", "resnet50");
   d.batch = int(r.integer("batch", 1, 1 << 20, 256));
   d.precision = r.str("precision", "amp");
-  if (d.precision != "fp32" && d.precision != "tf32" && d.precision != "amp")
-    fail(r.file(), r.field("precision"), "fp32, tf32 or amp", "\"" + d.precision + "\"");
+  if (!models::known_precision(d.precision))
+    fail(r.file(), r.field("precision"), models::PRECISIONS, "\"" + d.precision + "\"");
   auto lib = models::nccl::parse_bucketing(r.str("library", "ddp"));
   if (!lib.ok()) fail(r.file(), r.field("library"), lib.error().expected, lib.error().got);
   auto& o = d.options;
@@ -432,8 +423,8 @@ void parse_training_job(Reader& r, JobSpec& j)
   t.model = r.str("model");
   t.batch = int(r.integer("batch", 1, 4096, 32));
   t.precision = r.str("precision", "fp32");
-  if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "amp")
-    fail(r.file(), r.field("precision"), "fp32, tf32 or amp", "\"" + t.precision + "\"");
+  if (!models::known_precision(t.precision))
+    fail(r.file(), r.field("precision"), models::PRECISIONS, "\"" + t.precision + "\"");
   if (t.model == "synthetic" && r.has("precision"))
     fail(r.file(), r.field("precision"), "no precision with a synthetic model (its compute_ms is given)",
          "\"" + t.precision + "\"");
@@ -698,11 +689,9 @@ std::vector<std::string> metric_names(const JobSpec& job)
       // with a multi-tier topology: the busiest link's utilisation and each tier's (frontend/spec_files.cpp)
       auto s = collective_setup_for(models::Catalog(), job.hw, job.switch_name, job.collective.setup,
                                     job.collective.network);
-      if (s.ok() && s->topology && s->topology->tiers > 1) {
-        out.insert(out.end(),
-                   {"util_max", "util_nic_to_leaf", "util_leaf_to_nic", "util_leaf_to_spine", "util_spine_to_leaf"});
-        if (s->topology->tiers == 3) out.insert(out.end(), {"util_spine_to_core", "util_core_to_spine"});
-      }
+      if (s.ok())
+        for (auto& m : utilisation_metrics(s.value()))
+          out.push_back(std::move(m));
     }
     break;
   case JobSpec::Kind::DATA_PARALLEL: {
@@ -711,11 +700,9 @@ std::vector<std::string> metric_names(const JobSpec& job)
            "allreduces", "path_compute_ms",   "path_network_ms"};
     const auto& d = job.data_parallel;
     auto s = collective_setup_for(models::Catalog(), job.hw, job.switch_name, d.collective.setup, d.collective.network);
-    if (s.ok() && s->nodes > 1 && s->topology && s->topology->tiers > 1) {
-      out.insert(out.end(),
-                 {"util_max", "util_nic_to_leaf", "util_leaf_to_nic", "util_leaf_to_spine", "util_spine_to_leaf"});
-      if (s->topology->tiers == 3) out.insert(out.end(), {"util_spine_to_core", "util_core_to_spine"});
-    }
+    if (s.ok())
+      for (auto& m : utilisation_metrics(s.value()))
+        out.push_back(std::move(m));
     break;
   }
   case JobSpec::Kind::PCIE_COPY:

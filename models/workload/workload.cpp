@@ -66,6 +66,13 @@ training::TrainingModel to_training_model(const Workload& w)
   return m;
 }
 
+const char* const PRECISIONS = "fp32, tf32 or amp";
+
+bool known_precision(const std::string& word)
+{
+  return word == "fp32" || word == "tf32" || word == "amp";
+}
+
 std::string default_workloads_dir()
 {
   if (const char* env = std::getenv("TENSORPATH_WORKLOADS_DIR")) return env;
@@ -139,8 +146,8 @@ WorkloadLibrary::WorkloadLibrary(std::string dir, Catalog catalog) : dir_(std::m
         if (!architecture(t.model).ok())
           fail(f.string(), e.field("model"), "an architecture name", "\"" + t.model + "\"");
         t.precision = e.str("precision", "fp32");
-        if (t.precision != "fp32" && t.precision != "tf32" && t.precision != "amp")
-          fail(f.string(), e.field("precision"), "fp32, tf32 or amp", "\"" + t.precision + "\"");
+        if (!known_precision(t.precision))
+          fail(f.string(), e.field("precision"), PRECISIONS, "\"" + t.precision + "\"");
         t.batch = int(e.integer("batch", 1, 1 << 20));
         t.images_per_second = quantity(e, "images_per_second", Dimension::IMAGE_RATE, std::nullopt, 1e-9);
         t.source = e.get("images_per_second").value("source", "");

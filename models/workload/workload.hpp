@@ -38,6 +38,11 @@ struct Workload {
   size_t variable_count() const;
 };
 
+/// The precisions a throughput is measured at (ThroughputEntry::precision), in words for errors: "fp32, tf32 or amp".
+extern const char* const PRECISIONS;
+/// Whether `word` is one of them.
+bool known_precision(const std::string& word);
+
 /// One measured single-GPU throughput.
 struct ThroughputEntry {
   std::string gpu;   ///< GPU profile name

@@ -440,6 +440,18 @@ void check_metric_names(const std::string& job_json)
   }
 }
 
+/// Each job text is refused when read, naming the file and the field.
+template <size_t N> void check_refused(const std::pair<const char*, const char*> (&bad)[N])
+{
+  for (const auto& [text, field] : bad) {
+    INFO(text);
+    auto j = parse_job_text(text, "f.json", "job");
+    REQUIRE(!j.ok());
+    CHECK(j.error().file == "f.json");
+    CHECK(j.error().field == field);
+  }
+}
+
 } // namespace
 
 TEST_CASE("a collective job that its host cannot run is refused when the file is read, naming the field", "[quick]")
@@ -463,13 +475,7 @@ TEST_CASE("a collective job that its host cannot run is refused when the file is
       {R"({"kind": "collective", "hw": "hgx-h100-8gpu", "nodes": 4, "topology": "superpod-ndr-2tier", "ecmp": "rr"})",
        "job.ecmp"},
   };
-  for (const auto& [text, field] : bad) {
-    INFO(text);
-    auto j = parse_job_text(text, "f.json", "job");
-    REQUIRE(!j.ok());
-    CHECK(j.error().file == "f.json");
-    CHECK(j.error().field == field);
-  }
+  check_refused(bad);
 }
 
 TEST_CASE("a data_parallel job that cannot run is refused when the file is read, naming the field", "[quick]")
@@ -487,13 +493,7 @@ TEST_CASE("a data_parallel job that cannot run is refused when the file is read,
       {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "gpus_per_node": 9})", "job.gpus_per_node"},
       {R"({"kind": "data_parallel", "hw": "hgx-h100-8gpu", "batch": 0})", "job.batch"},
   };
-  for (const auto& [text, field] : bad) {
-    INFO(text);
-    auto j = parse_job_text(text, "f.json", "job");
-    REQUIRE(!j.ok());
-    CHECK(j.error().file == "f.json");
-    CHECK(j.error().field == field);
-  }
+  check_refused(bad);
 }
 
 TEST_CASE("metric_names lists exactly the metrics each job kind reports", "[quick]")
