@@ -9,6 +9,7 @@
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
+#include "models/tf_rpc_threads.hpp"
 #include "models/workload/workload.hpp"
 
 #include <cstdio>
@@ -24,6 +25,9 @@ int run_train(const frontend::ParsedArgs& a)
   spec.hw = a.get("hw", "hkust-4node");
   spec.model = a.get("model", "vgg16");
   spec.fabric = a.get("fabric");
+  spec.tf_version = a.get("tf");
+  if (auto tv = models::tf_rpc_threading(spec.tf_version, "tensorpath train --tf"); !tv.ok())
+    return report_error(tv.error());
   spec.switch_name = a.get("switch");
   // A bad --mode or --collective-mode is reported where run_training refused it before they were enums: after the
   // other options.
@@ -132,6 +136,9 @@ Command train_command()
       {"hw", 0, true, "PROFILE", "host or cluster profile (default hkust-4node)"},
       {"switch", 0, true, "NAME", "switch profile (default: the cluster's)"},
       {"fabric", 0, true, "TCP", "TCP stack profile for the gRPC paths (tcp-ethernet, tcp-ipoib-datagram, ...)"},
+      {"tf", 0, true, "VERSION",
+       "TensorFlow release 1.0 to 1.15 (default 1.15): its gRPC threads carry every RPC's CPU work (1.0-1.5: one "
+       "server and one client thread per process; 1.6 on: 8 and 8, a peer per client thread)"},
       {"transport", 0, true, "NAMES", "comma-separated transports or all (default grpc,verbs_v1,verbs_v2,gdr)"},
       {"mode", 0, true, "M", "ps (parameter server, default) or allreduce (ring, one rank per GPU)"},
       {"workers", 0, true, "N",

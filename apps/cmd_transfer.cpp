@@ -154,15 +154,17 @@ void print_results_table(const frontend::ParsedArgs& a, const models::ClusterPro
               a.get("src", "cpu").c_str(), a.get("dst", "cpu").c_str(), host.name.c_str(),
               host.nics[0].nic.name.c_str(), host.tcp.name.c_str(), memory::to_string(job.strategy), job.steps);
   if (job.sizes.size() == 1) {
-    std::printf("%-10s %11s %12s %12s %9s | consumer us: %6s %6s %6s %6s %8s %8s | copies regs\n", "transport", "bytes",
-                "first[us]", "steady[us]", "GB/s", "ser", "copy", "reg", "pcie", "wire", "wait");
+    std::printf("%-10s %11s %12s %12s %9s | consumer us: %6s %6s %6s %6s %8s %6s %8s | copies regs\n", "transport",
+                "bytes", "first[us]", "steady[us]", "GB/s", "ser", "copy", "reg", "pcie", "wire", "cpu", "wait");
     for (const auto& r : results)
       for (const auto& p : r.points) {
         const auto& c = p.consumer;
-        std::printf("%-10s %11llu %12.2f %12.2f %9.3f | %19.1f %6.1f %6.1f %6.1f %8.1f %8.1f | %3u+%-3u %u+%u\n",
+        using transports::Phase;
+        auto us = [&c](Phase ph) { return c.seconds[size_t(ph)] * 1e6; };
+        std::printf("%-10s %11llu %12.2f %12.2f %9.3f | %19.1f %6.1f %6.1f %6.1f %8.1f %6.1f %8.1f | %3u+%-3u %u+%u\n",
                     r.transport.c_str(), static_cast<unsigned long long>(p.bytes), p.first_latency * 1e6,
-                    p.steady_latency * 1e6, p.bandwidth * 1e-9, c.seconds[0] * 1e6, c.seconds[1] * 1e6,
-                    c.seconds[2] * 1e6, c.seconds[3] * 1e6, c.seconds[4] * 1e6,
+                    p.steady_latency * 1e6, p.bandwidth * 1e-9, us(Phase::SERIALIZE), us(Phase::COPY),
+                    us(Phase::REGISTRATION), us(Phase::PCIE), us(Phase::WIRE), us(Phase::CPU),
                     std::max(
                         0.0, c.t_end -
                                  [&] {
@@ -174,8 +176,9 @@ void print_results_table(const frontend::ParsedArgs& a, const models::ClusterPro
                         1e6,
                     p.consumer.copies, p.producer.copies, p.consumer.registrations, p.producer.registrations);
       }
-    std::printf("\ncopies/regs: consumer+producer for one steady-state transfer. wait = time not in a phase "
-                "(the producer's work and waits, control round trips).\n");
+    std::printf("\ncopies/regs: consumer+producer for one steady-state transfer. cpu = the call's messages waiting "
+                "for the gRPC threads' work (docs/model.md \"The CPU of a process\"); wait = time not in a phase (the "
+                "producer's work and waits, control round trips).\n");
   } else {
     std::printf("%11s", "bytes");
     for (const auto& r : results)

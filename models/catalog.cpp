@@ -288,6 +288,7 @@ TcpProfile parse_tcp(Obj o)
   p.stack_latency = quantity(o, "stack_latency", Dimension::TIME);
   p.connection_bandwidth = quantity(o, "connection_bandwidth", Dimension::BYTE_RATE, 0.0);
   p.rpc_connection_bandwidth = quantity(o, "rpc_connection_bandwidth", Dimension::BYTE_RATE, 0.0);
+  p.rpc_message_cpu = quantity(o, "rpc_message_cpu", Dimension::TIME, 0.0);
   o.finish();
   return p;
 }

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 PATH_PARTS = [("path_compute_ms", "compute"), ("path_copy_ms", "host copies"),
               ("path_registration_ms", "registration"), ("path_pcie_ms", "PCIe"),
               ("path_network_ms", "network"), ("path_aggregate_apply_ms", "PS sums/updates"),
-              ("path_waiting_ms", "waiting")]
+              ("path_cpu_ms", "gRPC threads (CPU)"), ("path_waiting_ms", "waiting")]
 
 
 def load_rows(path, where=()):

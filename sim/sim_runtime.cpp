@@ -193,6 +193,7 @@ void SimRuntime::execute(const Work& work, WorkDone done)
     if (b.location.is_host()) s = b.location.index;
     where = pf.cpu_host(machine_, s);
     *t += pf.machine(machine_).sockets[size_t(s)].cpu.work_handoff_latency;
+    work_cpu_seconds_ += *t;
   }
   auto w = std::make_shared<Work>(work);
   ctx_.start_exec(where, *t, [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); });

@@ -32,6 +32,10 @@ public:
   /// Fault injection: the process is dead, none of its tasks, timers or work completions runs any more.
   void kill();
 
+  /// CPU seconds of the work it ran on its machine's CPU sockets (host copies, (de)serialization, host sums and
+  /// updates, registrations, CPU work), as each item's uncontended time.
+  double work_cpu_seconds() const { return work_cpu_seconds_; }
+
 private:
   Task guard(Task task) const;
   void execute_memcpy(const Work& work, WorkDone done);
@@ -43,6 +47,7 @@ private:
   std::string name_;
   SimMemory& memory_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  double work_cpu_seconds_ = 0;
 };
 
 } // namespace tp::sim

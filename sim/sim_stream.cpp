@@ -1,8 +1,12 @@
-// TCP-like stream model. Per message and direction: sender stack (half the one-way stack latency), wire
-// bytes = payload + per-segment headers through the NIC endpoints (SimGrid comm; the rate is capped by
-// the connection's CPU-bound bandwidth through an extra time term), receiver stack (other half).
-// Connection set-up costs one round trip (SYN/SYN-ACK) before the connect callback runs.
+// TCP-like stream model. Per message and direction: the sender's CPU work on one of its process's gRPC threads
+// (a client thread pinned to the peer, or any server thread: sim/cpu_pool.hpp), wire bytes = payload + per-segment
+// headers through the NIC endpoints (a SimGrid comm) from when a thread takes it, the one-way stack latency, and the
+// receiver's CPU work on its own threads from when the first segment arrives. The message is handed to the wire
+// when the sender's work and the wire are done, and delivered when it has arrived and the receiver's work is done,
+// in order. CPU work per message and per byte: models/tcp_model.hpp. Connection set-up costs one round trip
+// (SYN/SYN-ACK) before the connect callback runs.
 #include "sim/sim_stream.hpp"
+#include "sim/cpu_pool.hpp"
 #include "sim/sim_context.hpp"
 
 #include <cmath>
@@ -12,16 +16,40 @@ namespace tp::sim {
 
 class SimStreamConnection;
 
+struct Queued {
+  Message msg;
+  std::function<void(Status)> done;
+  double at = 0; ///< when send() queued it
+};
+
 struct StreamHalf {
   // One direction of a connection: sending queue and in-order delivery.
-  std::deque<std::pair<Message, std::function<void(Status)>>> queue;
+  std::deque<Queued> queue;
   bool busy = false;
-  double last_delivery = 0;
+};
+
+/// A message between leaving the sending queue and its delivery.
+struct InFlight {
+  Message msg;
+  double size = 0;
+  double enqueued_at = 0; ///< send() queued it
+  double started_at = 0;  ///< a sender thread took it: bytes go out
+  double wire_seconds = 0;
+  double latency = 0;     ///< stack and wire latency after the last byte left
+  double fault_delay = 0; ///< retransmissions (fault injection)
+  bool arrived = false;   ///< the last byte is in
+  bool received = false;  ///< the receiver's thread has done its work on it
+  bool lost = false;      ///< the connection broke before it left: never delivered
 };
 
 class SimStreamConnection final : public StreamConnection, public std::enable_shared_from_this<SimStreamConnection> {
 public:
-  SimStreamConnection(SimStreamNetwork& net, std::string peer) : net_(net), peer_(std::move(peer)) {}
+  /// `client`: this end opened the connection (its work runs on the process's client threads, on the thread of
+  /// `peer`); else it was accepted (any server thread).
+  SimStreamConnection(SimStreamNetwork& net, std::string peer, bool client)
+      : net_(net), peer_(std::move(peer)), client_(client), thread_(client ? net.client_thread_of(peer_) : -1)
+  {
+  }
 
   void bind(const std::shared_ptr<SimStreamConnection>& other) { other_ = other; }
 
@@ -31,7 +59,7 @@ public:
       if (done) net_.ctx().reactor.post([done] { done(Error::at("", "stream send", "an open connection", "closed")); });
       return;
     }
-    out_.queue.emplace_back(std::move(msg), std::move(done));
+    out_.queue.push_back({std::move(msg), std::move(done), net_.ctx().reactor.now()});
     pump();
   }
 
@@ -51,13 +79,10 @@ public:
   {
     if (closed_) return;
     closed_ = true;
+    // The FIN follows the data in flight: it reaches the peer once every message sent before it was delivered.
     if (auto o = other_.lock()) {
-      // The FIN follows the data already queued: deliver it after the last delivery.
-      const double when = std::max(net_.ctx().reactor.now(), out_.last_delivery) + one_way_latency(*o);
-      std::weak_ptr<SimStreamConnection> w = o;
-      net_.ctx().reactor.at(when, [w] {
-        if (auto c = w.lock()) c->peer_closed();
-      });
+      o->fin_delay_ = one_way_latency(*o);
+      o->deliver_fin_when_drained();
     }
   }
 
@@ -105,8 +130,8 @@ public:
     closed_ = true;
     SimContext& ctx = net_.ctx();
     const Error e = Error::status("Unavailable", why);
-    for (auto& [m, done] : out_.queue)
-      if (done) ctx.reactor.post([done = done, e] { done(e); });
+    for (auto& q : out_.queue)
+      if (q.done) ctx.reactor.post([done = q.done, e] { done(e); });
     out_.queue.clear();
     if (on_close_) {
       auto h = on_close_;
@@ -185,6 +210,19 @@ private:
     return c;
   }
 
+  /// The receiving end: the peer's FIN (closed with fin_delay_ >= 0) arrives one way after the last message it sent
+  /// before closing has been delivered.
+  void deliver_fin_when_drained()
+  {
+    if (fin_delay_ < 0 || !incoming_.empty()) return;
+    const double when = std::max(net_.ctx().reactor.now(), last_delivery_) + fin_delay_;
+    fin_delay_ = -1;
+    std::weak_ptr<SimStreamConnection> w = shared_from_this();
+    net_.ctx().reactor.at(when, [w] {
+      if (auto c = w.lock()) c->peer_closed();
+    });
+  }
+
   void pump()
   {
     if (out_.busy || out_.queue.empty()) return;
@@ -192,70 +230,136 @@ private:
     if (!other) return;
     out_.busy = true;
     // Named variables, not a structured binding: clang 14 cannot capture a binding in a lambda.
-    Message msg = std::move(out_.queue.front().first);
-    std::function<void(Status)> done = std::move(out_.queue.front().second);
+    auto f = std::make_shared<InFlight>();
+    f->msg = std::move(out_.queue.front().msg);
+    std::function<void(Status)> done = std::move(out_.queue.front().done);
+    f->enqueued_at = out_.queue.front().at;
     out_.queue.pop_front();
     SimContext& ctx = net_.ctx();
+    f->size = double(f->msg.wire_size());
+    other->incoming_.push_back(f);
+    const auto& tcp = ctx.platform->machine(net_.machine()).tcp;
+    auto self = shared_from_this();
+    auto left = std::make_shared<int>(2); // the sender's work and the wire
+    auto one_done = [self, other, f, left, done] {
+      if (--*left == 0) self->handed_to_wire(other, f, done);
+    };
+    net_.pool(client_).run(
+        tcp.message_cpu(f->size), thread_, [self, other, f, one_done] { self->start_wire(other, f, one_done); },
+        one_done);
+  }
+
+  /// A sender thread took the message: its bytes go out, and the receiver's thread starts on it once the first
+  /// segment is in (after the per-message work, one segment's bytes and one way).
+  void start_wire(const std::shared_ptr<SimStreamConnection>& other, const std::shared_ptr<InFlight>& f,
+                  std::function<void()> one_done)
+  {
+    SimContext& ctx = net_.ctx();
     const Platform& pf = *ctx.platform;
-    const auto& tcp = pf.machine(net_.machine()).tcp;
-    const double size = double(msg.wire_size());
+    const size_t ma = net_.machine(), mb = other->net_.machine();
+    const auto& tcp = pf.machine(ma).tcp;
+    f->started_at = ctx.reactor.now();
     // Port links are rated in RDMA payload goodput (line rate x MTU / (MTU + headers)); TCP's own framing is in
     // tcp.wire_bytes, so express the line bytes in the links' units.
-    const double wire_bytes = tcp.wire_bytes(size) * pf.nic(net_.machine(), 0).nic.payload_efficiency();
-    // CPU-bound throughput of one connection: the time beyond what the links allow.
-    const double cap = tcp.stream_bandwidth_cap();
-    const double cpu_time = cap > 0 ? size / cap : 0.0;
-    const size_t ma = net_.machine();
-    const size_t mb = other->net_.machine();
-    const int sa = pf.nic(ma, 0).socket;
-    const int sb = pf.nic(mb, 0).socket;
-    auto* from = pf.nic_endpoint(ma, 0, Location::host(sa), false);
-    auto* to = pf.nic_endpoint(mb, 0, Location::host(sb), true);
-    const double t0 = ctx.reactor.now();
-    auto self = shared_from_this();
-    auto m = std::make_shared<Message>(std::move(msg));
-    ctx.start_comm(from, to, wire_bytes, [self, other, m, done, t0, cpu_time, ma, mb]() mutable {
-      SimContext& c = self->net_.ctx();
-      const double now = c.reactor.now();
-      double sent = std::max(now, t0 + cpu_time);
-      if (FaultInjector* f = c.faults.get()) {
-        const FaultCost fc = self->fault_cost(*f, *other, t0, sent, double(m->wire_size()));
-        f->stats().tcp_retransmissions += fc.retransmissions;
-        f->note_retry(sent, sent + fc.delay, self->net_.process_name(), other->net_.process_name());
-        sent += fc.delay;
-        if (fc.broken) {
-          const std::string why = "connection to " + self->peer_ + " timed out (TCP gave up after " +
-                                  std::to_string(fc.retransmissions) + " retransmissions)";
-          c.reactor.at(sent, [self, done, why] {
-            if (done) done(Error::status("Unavailable", why));
-            self->out_.busy = false;
-            self->broken(why);
-          });
-          return;
-        }
-      }
-      c.reactor.at(sent, [self, other, m, done, ma, mb]() mutable {
-        SimContext& c2 = self->net_.ctx();
-        const Platform& p2 = *c2.platform;
-        self->out_.busy = false;
-        if (done) done(ok_status());
-        const double arrive =
-            std::max(c2.reactor.now() + p2.machine(ma).tcp.stack_latency + p2.wire_latency(ma, 0, mb, 0),
-                     self->out_.last_delivery);
-        self->out_.last_delivery = arrive;
-        std::weak_ptr<SimStreamConnection> w = other;
-        c2.reactor.at(arrive, [w, m] {
-          if (auto o = w.lock()) o->deliver(std::move(*m));
-        });
-        self->pump();
-      });
+    const double wire_bytes = tcp.wire_bytes(f->size) * pf.nic(ma, 0).nic.payload_efficiency();
+    auto* from = pf.nic_endpoint(ma, 0, Location::host(pf.nic(ma, 0).socket), false);
+    auto* to = pf.nic_endpoint(mb, 0, Location::host(pf.nic(mb, 0).socket), true);
+    ctx.start_comm(from, to, wire_bytes, [&ctx, f, one_done] {
+      f->wire_seconds = ctx.reactor.now() - f->started_at;
+      one_done();
     });
+    const double first =
+        tcp.rpc_message_cpu + std::min(f->size, tcp.mss) * tcp.cpu_per_byte() + one_way_latency(*other);
+    std::weak_ptr<SimStreamConnection> receiver = other;
+    ctx.reactor.after(first, [receiver, f] {
+      auto received = [receiver, f] {
+        f->received = true;
+        if (auto r = receiver.lock()) r->flush();
+      };
+      auto o = receiver.lock();
+      if (!o) return received();
+      const auto& tcp_b = o->net_.ctx().platform->machine(o->net_.machine()).tcp;
+      o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_, {}, received);
+    });
+  }
+
+  /// The sender's work and the wire are done: the message has left (after any retransmissions); it arrives one
+  /// way later.
+  void handed_to_wire(const std::shared_ptr<SimStreamConnection>& other, const std::shared_ptr<InFlight>& f,
+                      std::function<void(Status)> done)
+  {
+    SimContext& c = net_.ctx();
+    double sent = c.reactor.now();
+    if (FaultInjector* fi = c.faults.get()) {
+      const FaultCost fc = fault_cost(*fi, *other, f->started_at, sent, f->size);
+      fi->stats().tcp_retransmissions += fc.retransmissions;
+      fi->note_retry(sent, sent + fc.delay, net_.process_name(), other->net_.process_name());
+      sent += fc.delay;
+      f->fault_delay = fc.delay;
+      if (fc.broken) {
+        const std::string why = "connection to " + peer_ + " timed out (TCP gave up after " +
+                                std::to_string(fc.retransmissions) + " retransmissions)";
+        auto self = shared_from_this();
+        std::weak_ptr<SimStreamConnection> receiver = other;
+        c.reactor.at(sent, [self, receiver, f, done, why] {
+          if (done) done(Error::status("Unavailable", why));
+          self->out_.busy = false;
+          self->broken(why);
+          // It never arrives; the receiver's queue must not wait for it.
+          f->lost = f->arrived = f->received = true;
+          if (auto r = receiver.lock()) r->flush();
+        });
+        return;
+      }
+    }
+    auto self = shared_from_this();
+    c.reactor.at(sent, [self, other, f, done] {
+      SimContext& c2 = self->net_.ctx();
+      const Platform& p2 = *c2.platform;
+      self->out_.busy = false;
+      if (done) done(ok_status());
+      const size_t ma = self->net_.machine(), mb = other->net_.machine();
+      f->latency = p2.machine(ma).tcp.stack_latency + p2.wire_latency(ma, 0, mb, 0);
+      std::weak_ptr<SimStreamConnection> w = other;
+      c2.reactor.after(f->latency, [w, f] {
+        f->arrived = true;
+        if (auto r = w.lock()) r->flush();
+      });
+      self->pump();
+    });
+  }
+
+  /// The receiving end: deliver, in sending order, every message that has arrived and been worked on.
+  void flush()
+  {
+    SimContext& ctx = net_.ctx();
+    while (!incoming_.empty() && incoming_.front()->arrived && incoming_.front()->received) {
+      std::shared_ptr<InFlight> f = incoming_.front();
+      incoming_.pop_front();
+      const double now = ctx.reactor.now();
+      // What the CPU added: the delivery beyond when it would have been delivered with the wire alone (behind the
+      // messages before it on the wire, then its own wire time and latency) and any retransmissions.
+      const double wire_end = std::max(f->enqueued_at, wire_clock_) + f->wire_seconds;
+      wire_clock_ = wire_end;
+      f->msg.cpu_seconds += std::max(0.0, now - wire_end - f->latency - f->fault_delay);
+      if (f->lost) continue;
+      last_delivery_ = now;
+      deliver(std::move(f->msg));
+    }
+    deliver_fin_when_drained();
   }
 
   SimStreamNetwork& net_;
   std::string peer_;
   std::weak_ptr<SimStreamConnection> other_;
+  bool client_ = false;
+  int thread_ = -1;
   StreamHalf out_;
+  // The receiving side of the other direction: messages from the peer not yet delivered, in sending order.
+  std::deque<std::shared_ptr<InFlight>> incoming_;
+  double wire_clock_ = 0;    ///< when the peer's wire would be free had the CPU never held a message up
+  double last_delivery_ = 0; ///< the last message from the peer was delivered
+  double fin_delay_ = -1;    ///< the peer closed: its FIN arrives this long after the last delivery (-1: not closed)
   std::function<void(Message)> on_receive_;
   std::function<void(Status)> on_close_;
   std::deque<Message> backlog_;
@@ -265,6 +369,43 @@ private:
 SimStreamNetwork::SimStreamNetwork(SimContext& ctx, size_t machine, std::string process_name)
     : ctx_(ctx), machine_(machine), name_(std::move(process_name))
 {
+}
+
+SimStreamNetwork::~SimStreamNetwork() = default;
+
+CpuPool& SimStreamNetwork::pool(bool client)
+{
+  auto& p = client ? client_pool_ : server_pool_;
+  if (!p) {
+    const Platform& pf = *ctx_.platform;
+    const auto& t = ctx_.options.rpc_threads;
+    p = std::make_unique<CpuPool>(ctx_, pf.cpu_host(machine_, pf.nic(machine_, 0).socket),
+                                  client ? "grpc client" : "grpc server", client ? t.client_threads : t.server_threads);
+    if (recording_) p->record(true);
+  }
+  return *p;
+}
+
+int SimStreamNetwork::client_thread_of(const std::string& peer)
+{
+  auto it = client_thread_.find(peer);
+  if (it == client_thread_.end()) it = client_thread_.emplace(peer, int(client_thread_.size())).first;
+  return it->second;
+}
+
+std::vector<const CpuPool*> SimStreamNetwork::pools() const
+{
+  std::vector<const CpuPool*> out;
+  for (const auto* p : {server_pool_.get(), client_pool_.get()})
+    if (p) out.push_back(p);
+  return out;
+}
+
+void SimStreamNetwork::record_cpu(bool on)
+{
+  for (auto* p : {server_pool_.get(), client_pool_.get()})
+    if (p) p->record(on);
+  recording_ = on;
 }
 
 Status SimStreamNetwork::listen(uint16_t port, std::function<void(StreamPtr)> on_accept)
@@ -305,8 +446,8 @@ void SimStreamNetwork::connect(const std::string& peer, uint16_t port, std::func
       });
       return;
     }
-    auto mine = std::make_shared<SimStreamConnection>(*this, peer);
-    auto theirs = std::make_shared<SimStreamConnection>(*remote, name_);
+    auto mine = std::make_shared<SimStreamConnection>(*this, peer, true);
+    auto theirs = std::make_shared<SimStreamConnection>(*remote, name_, false);
     mine->bind(theirs);
     theirs->bind(mine);
     connections_.push_back(mine);

@@ -1,6 +1,7 @@
 // Byte-stream channels between simulated processes: a TCP model over the machines' first NIC (RoCE NICs
 // carry TCP/Ethernet, IB NICs carry IPoIB). Each message pays the stack latency at both ends, its wire
-// bytes (segment headers included) over the NIC links, bounded by the connection's CPU-bound throughput.
+// bytes (segment headers included) over the NIC links, and the CPU work of both ends on the processes' gRPC threads
+// (a server pool for accepted connections, a client pool, one thread per peer, for opened ones; sim/cpu_pool.hpp).
 // Messages of one direction of a connection are delivered in order. Tests: tests/sim/sim_stream_test.cpp.
 #pragma once
 
@@ -8,16 +9,19 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tp::sim {
 
 struct SimContext;
 class SimStreamConnection;
+class CpuPool;
 
 class SimStreamNetwork final : public StreamNetwork {
 public:
   SimStreamNetwork(SimContext& ctx, size_t machine, std::string process_name);
+  ~SimStreamNetwork() override;
   Status listen(uint16_t port, std::function<void(StreamPtr)> on_accept) override;
   void connect(const std::string& peer, uint16_t port, std::function<void(Result<StreamPtr>)> done) override;
 
@@ -30,6 +34,17 @@ public:
   const std::string& process_name() const { return name_; }
   SimContext& ctx() { return ctx_; }
 
+  /// The process's gRPC threads (SimOptions::rpc_threads), on the CPU socket of its machine's first NIC: the client
+  /// threads (connections it opened) or the server threads (connections it accepted). Made on first use.
+  CpuPool& pool(bool client);
+  /// The client thread that carries `peer`'s connections: peers take threads round-robin in the order first
+  /// connected, as TensorFlow's worker cache assigns them.
+  int client_thread_of(const std::string& peer);
+  /// The pools made so far (server first).
+  std::vector<const CpuPool*> pools() const;
+  /// Record the pools' busy threads over time (CpuPool::record), for a trace.
+  void record_cpu(bool on);
+
 private:
   SimContext& ctx_;
   size_t machine_;
@@ -38,6 +53,9 @@ private:
   std::vector<std::weak_ptr<SimStreamConnection>> connections_;
   bool dead_ = false;
   bool fin_on_death_ = true;
+  std::unique_ptr<CpuPool> server_pool_, client_pool_;
+  std::map<std::string, int> client_thread_;
+  bool recording_ = false;
   friend class SimStreamConnection;
 };
 

@@ -1,5 +1,6 @@
 // Simulation facade: SimGrid engine set-up with explicit network-model settings, processes, run loop.
 #include "sim/simulation.hpp"
+#include "sim/cpu_pool.hpp"
 #include "sim/sim_context.hpp"
 #include "sim/sim_device.hpp"
 #include "sim/sim_memory.hpp"
@@ -55,6 +56,10 @@ public:
       d->kill();
     streams_->kill(fin);
   }
+  const SimRuntime& sim_runtime() const { return *runtime_; }
+  SimStreamNetwork& stream_network() { return *streams_; }
+  const SimStreamNetwork& stream_network() const { return *streams_; }
+
   size_t fail_qps()
   {
     size_t n = 0;
@@ -402,6 +407,40 @@ SimStats Simulation::stats() const
   s.activities = ctx_->reactor.activities_completed();
   s.simulated_time = now();
   return s;
+}
+
+std::vector<ProcessCpu> Simulation::cpu_use() const
+{
+  std::vector<ProcessCpu> out;
+  for (const auto& p : ctx_->processes) {
+    ProcessCpu c;
+    c.process = p->name();
+    c.host = ctx_->platform->machine_name(p->machine());
+    for (const CpuPool* pool : p->stream_network().pools()) {
+      c.rpc_threads += pool->threads();
+      c.rpc_cpu_seconds += pool->use().cpu_seconds;
+      c.rpc_waited_seconds += pool->use().waited_seconds;
+      c.rpc_messages += pool->use().items;
+    }
+    c.work_cpu_seconds = p->sim_runtime().work_cpu_seconds();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void Simulation::record_cpu(bool on)
+{
+  for (auto& p : ctx_->processes)
+    p->stream_network().record_cpu(on);
+}
+
+std::vector<CpuTrack> Simulation::cpu_tracks() const
+{
+  std::vector<CpuTrack> out;
+  for (const auto& p : ctx_->processes)
+    for (const CpuPool* pool : p->stream_network().pools())
+      out.push_back({p->name(), pool->name(), pool->threads(), pool->busy_changes()});
+  return out;
 }
 
 } // namespace tp::sim

@@ -10,6 +10,7 @@
 #include "core/runtime/runtime.hpp"
 #include "core/stream/stream.hpp"
 #include "models/host_model.hpp"
+#include "models/tf_rpc_threads.hpp"
 #include "sim/fault_plan.hpp"
 
 #include <functional>
@@ -38,6 +39,9 @@ struct SimOptions {
   std::vector<std::string> simgrid_config;
   /// Faults to inject (docs/faults.md); empty: none, and no fault bookkeeping runs.
   FaultPlan faults;
+  /// The gRPC threads of every process (TensorFlow's release decides them): what each stream message's CPU work
+  /// runs on (sim/sim_stream.cpp).
+  models::RpcThreading rpc_threads;
 };
 
 /// A simulated OS process on one machine of the cluster.
@@ -53,6 +57,25 @@ public:
   /// The verbs device of NIC `nic` (0-based) of this machine.
   virtual verbs::Device& device(int nic = 0) = 0;
   virtual int device_count() const = 0;
+};
+
+/// What a process's CPU ran (Simulation::cpu_use): its gRPC threads (sim/cpu_pool.hpp) and its other CPU work.
+struct ProcessCpu {
+  std::string process;
+  std::string host;
+  int rpc_threads = 0;           ///< server + client threads made so far
+  double rpc_cpu_seconds = 0;    ///< CPU its gRPC threads ran
+  double rpc_waited_seconds = 0; ///< time its messages waited for one of its gRPC threads, summed over them
+  uint64_t rpc_messages = 0;     ///< messages its gRPC threads worked on
+  double work_cpu_seconds = 0;   ///< its other CPU work (SimRuntime::work_cpu_seconds)
+};
+
+/// The busy gRPC threads of one process's pool over time (Simulation::record_cpu).
+struct CpuTrack {
+  std::string process;
+  std::string pool; ///< "grpc server" or "grpc client"
+  int threads = 0;
+  std::vector<std::pair<double, int>> busy; ///< (time, threads busy from then on)
 };
 
 struct SimStats {
@@ -124,6 +147,12 @@ public:
   };
   /// Call `tracer` for every comm that finishes (nullptr: stop). Costs a route lookup per comm while set.
   void set_comm_tracer(std::function<void(const CommTrace&)> tracer);
+
+  /// Every process's CPU use so far (cumulative), in process creation order.
+  std::vector<ProcessCpu> cpu_use() const;
+  /// Record (or stop recording) the busy threads of every process's gRPC pools from now; cpu_tracks() returns them.
+  void record_cpu(bool on);
+  std::vector<CpuTrack> cpu_tracks() const;
 
 private:
   explicit Simulation(std::unique_ptr<SimContext> ctx);

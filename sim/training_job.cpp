@@ -221,10 +221,12 @@ public:
 
   Status before_step(int64_t step, bool last) override
   {
-    if (last && job_.collect_events)
+    if (last && job_.collect_events) {
       sim_.set_comm_tracer([this](const Simulation::CommTrace& c) {
         comms.push_back({c.start, c.end, c.bytes, c.links});
       });
+      sim_.record_cpu(true);
+    }
     if (auto st = sim_.arm_faults(int(step)); !st.ok()) return st.error();
     // Fault timers keep the step going only while some task has not finished (a fault may end a hang); once every
     // task is done they wait in the calendar, so a fault due after the step's work changes nothing in it.
@@ -234,7 +236,20 @@ public:
   void all_tasks_ended() override { sim_.set_faults_keep_alive(false); }
   void after_step(int64_t, bool last, bool) override
   {
-    if (last && job_.collect_events) sim_.set_comm_tracer(nullptr);
+    if (last && job_.collect_events) {
+      sim_.set_comm_tracer(nullptr);
+      cpu_tracks = sim_.cpu_tracks();
+      sim_.record_cpu(false);
+    }
+  }
+  std::vector<jobs::ProcessCpuUse> cpu_use() override
+  {
+    std::vector<jobs::ProcessCpuUse> out;
+    for (const auto& c : sim_.cpu_use()) {
+      out.push_back({task_of_process(c.process), c.host, c.rpc_threads, c.rpc_cpu_seconds, c.rpc_waited_seconds,
+                     double(c.rpc_messages), c.work_cpu_seconds});
+    }
+    return out;
   }
   std::vector<training::RetryWindow> retry_windows(double t0, double t1) override
   {
@@ -283,6 +298,14 @@ public:
   }
 
   std::vector<TrainingResult::Comm> comms; ///< the last step's data movements on the platform's links
+  std::vector<CpuTrack> cpu_tracks;        ///< the last step's busy gRPC threads per process
+
+  /// The task a process runs (its own name when it runs none).
+  std::string task_of_process(const std::string& process) const
+  {
+    auto t = task_of_process_.find(process);
+    return t != task_of_process_.end() ? t->second : process;
+  }
 
 private:
   Simulation& sim_;
@@ -325,6 +348,7 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
   out.step_seconds = std::move(r.step_seconds);
   out.step_time = r.step_time;
   out.breakdown = r.breakdown;
+  out.cpu_use = std::move(r.cpu_use);
   if (r.measured > 0) out.images_per_second = double(batch) * out.gpus / out.step_time;
   out.broadcast_seconds = r.broadcast_seconds;
   out.negotiation_rounds = r.negotiation_rounds;
@@ -337,6 +361,13 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
       c.start -= r.last_step_start;
       c.end -= r.last_step_start;
       out.comms.push_back(std::move(c));
+    }
+    for (auto& t : hooks.cpu_tracks) {
+      auto it = hooks.task_of_process(t.process);
+      t.process = it;
+      for (auto& [when, busy] : t.busy)
+        when = std::max(0.0, when - r.last_step_start);
+      out.cpu_tracks.push_back(std::move(t));
     }
   }
   if (!job.faults.empty()) {
@@ -370,6 +401,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
 
   SimOptions sim_options;
   sim_options.faults = job.faults;
+  sim_options.rpc_threads = job.rpc_threads;
   if (!job.faults.empty() && L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL)
     return Error::at("", "faults", "collective_mode protocol (analytical rings bypass the simulated NICs and links)",
                      "collective_mode analytical");

@@ -14,8 +14,10 @@
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "models/host_model.hpp"
+#include "models/tf_rpc_threads.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/fault_plan.hpp"
+#include "sim/simulation.hpp"
 
 #include <optional>
 #include <string>
@@ -51,6 +53,8 @@ struct TrainingJob {
   int steps = 3; ///< total steps, the first `warmup` not counted
   int warmup = 1;
   int cpu_threads = 4;
+  /// The processes' gRPC threads (TensorFlow's release decides them): what each stream message's CPU work runs on.
+  models::RpcThreading rpc_threads;
   bool collect_events = false;            ///< keep the last step's op events and transfer records for a trace
   collectives::EngineOptions collectives; ///< allreduce mode: coordinator tick, fusion, response cache
   bool initial_broadcast = false; ///< allreduce mode: broadcast rank 0's variables before the first step (MaTEx)
@@ -83,6 +87,9 @@ struct TrainingResult {
   double step_time = 0;             ///< mean of the measured steps
   double images_per_second = 0;
   StepBreakdown breakdown;
+  /// Per task (process), per measured step: what its gRPC threads and its other CPU work ran (docs/model.md "The CPU
+  /// of a process").
+  std::vector<jobs::ProcessCpuUse> cpu_use;
   size_t remote_transfers_per_step = 0;
   uint64_t remote_bytes_per_step = 0;
   std::vector<uint64_t> ps_bytes; ///< variable bytes per PS shard
@@ -101,6 +108,7 @@ struct TrainingResult {
   };
   std::vector<Comm> comms; ///< data movements on the platform's links (PCIe, socket links, NIC ports)
   std::vector<std::pair<std::string, std::string>> task_hosts; ///< task -> host, for trace processes
+  std::vector<CpuTrack> cpu_tracks; ///< busy gRPC threads per task (CpuTrack::process holds the task)
   // With faults: what they did and cost; `failure` if a step did not complete (step_seconds has the steps that did).
   bool faults_injected = false;
   FaultStats fault_stats;

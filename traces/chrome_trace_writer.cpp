@@ -71,6 +71,11 @@ void ChromeTraceWriter::async_span(int pid, int tid, const std::string& name, co
       {{"ph", "e"}, {"name", name}, {"cat", cat}, {"id", id}, {"pid", pid}, {"tid", tid}, {"ts", end * 1e6}});
 }
 
+void ChromeTraceWriter::counter(int pid, const std::string& name, const std::string& series, double time, double value)
+{
+  events_.push_back({{"ph", "C"}, {"name", name}, {"pid", pid}, {"ts", time * 1e6}, {"args", {{series, value}}}});
+}
+
 std::string ChromeTraceWriter::text(const json& other_data) const
 {
   json doc = {{"traceEvents", events_}, {"displayTimeUnit", "ms"}};

@@ -1,7 +1,7 @@
 // The one writer of Chrome trace-event JSON (chrome://tracing, Perfetto) that the training report (`tensorpath train
 // --trace`, `run --trace`) and the replay (`tensorpath replay --chrome`) write through: processes and tracks named on
 // first use, complete spans ("X") and async span pairs ("b"/"e"), times given in seconds and written in
-// microseconds. Tests: tests/traces/chrome_trace_writer_test.cpp.
+// microseconds, and counters ("C"). Tests: tests/traces/chrome_trace_writer_test.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,6 +30,10 @@ public:
   /// An async span ("b" with its args, then "e"), for spans that overlap on one track; each pair gets the next id.
   void async_span(int pid, int tid, const std::string& name, const std::string& cat, double start, double end,
                   nlohmann::json args);
+
+  /// A counter sample ("C"): from `time` (seconds) on, series `series` of the counter `name` in process `pid` is
+  /// `value` (Perfetto draws one track per counter name and process).
+  void counter(int pid, const std::string& name, const std::string& series, double time, double value);
 
   /// The document: the events in the order written, milliseconds as display unit, and `other_data` (when not
   /// null) as "otherData".

@@ -134,9 +134,10 @@ bool better(double a, double b, const PlanQuery& q)
 std::string bottleneck_of(const PlanRow& r)
 {
   static const std::pair<const char*, const char*> parts[] = {
-      {"path_compute_ms", "compute"}, {"path_copy_ms", "host copies"}, {"path_registration_ms", "registration"},
-      {"path_pcie_ms", "PCIe"},       {"path_network_ms", "network"},  {"path_aggregate_apply_ms", "PS sums/updates"},
-      {"path_waiting_ms", "waiting"}};
+      {"path_compute_ms", "compute"},           {"path_copy_ms", "host copies"},
+      {"path_registration_ms", "registration"}, {"path_pcie_ms", "PCIe"},
+      {"path_network_ms", "network"},           {"path_aggregate_apply_ms", "PS sums/updates"},
+      {"path_cpu_ms", "gRPC threads (CPU)"},    {"path_waiting_ms", "waiting"}};
   std::string best;
   double most = -1, total = 0;
   for (const auto& [k, name] : parts) {

@@ -13,6 +13,7 @@
 #include "models/json_reader.hpp"
 #include "models/nccl/collective_model.hpp"
 #include "models/nccl/data_parallel.hpp"
+#include "models/tf_rpc_threads.hpp"
 #include "models/workload/language_model.hpp"
 #include "models/workload/workload.hpp"
 
@@ -449,6 +450,9 @@ void parse_training_job(Reader& r, JobSpec& j)
   t.strategy = st.value();
   t.steps = int(r.integer("steps", 2, 1000, 3));
   t.fabric = beside(r, r.str("fabric", ""), {"tcp"});
+  t.tf_version = r.str("tf_version", "");
+  if (auto tv = models::tf_rpc_threading(t.tf_version); !tv.ok())
+    fail(r.file(), r.field("tf_version"), tv.error().expected, tv.error().got);
   t.nic = beside(r, r.str("nic", ""), {"nic"});
   t.one_gpu_reference = r.boolean("reference", true);
   t.ranks_per_host = int(r.integer("ranks_per_host", 0, 1024, 0));
@@ -716,10 +720,22 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::TRAINING: {
     const auto& t = job.training;
-    std::vector<std::string> per_run = {
-        "step_ms",           "images_per_second",       "scaling_efficiency", "speedup_over_one_gpu", "network_ms",
-        "gpu_busy_fraction", "path_compute_ms",         "path_copy_ms",       "path_registration_ms", "path_pcie_ms",
-        "path_network_ms",   "path_aggregate_apply_ms", "path_waiting_ms",    "path_retry_ms",        "gpus"};
+    std::vector<std::string> per_run = {"step_ms",
+                                        "images_per_second",
+                                        "scaling_efficiency",
+                                        "speedup_over_one_gpu",
+                                        "network_ms",
+                                        "gpu_busy_fraction",
+                                        "path_compute_ms",
+                                        "path_copy_ms",
+                                        "path_registration_ms",
+                                        "path_pcie_ms",
+                                        "path_network_ms",
+                                        "path_aggregate_apply_ms",
+                                        "path_cpu_ms",
+                                        "path_waiting_ms",
+                                        "path_retry_ms",
+                                        "gpus"};
     if (!t.faults.empty())
       per_run.insert(per_run.end(), {"failed", "completed_steps", "packets_lost", "rc_retransmissions", "rnr_naks",
                                      "tcp_retransmissions", "retry_ms", "failed_step"});

@@ -7,6 +7,7 @@
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
+#include "models/tf_rpc_threads.hpp"
 #include "models/workload/language_model.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/job_estimate.hpp"
@@ -62,7 +63,8 @@ json breakdown_json(const sim::StepBreakdown& b)
 {
   return {{"compute", b.compute}, {"copy", b.copy},       {"registration", b.registration},
           {"pcie", b.pcie},       {"network", b.network}, {"aggregate_apply", b.aggregate_apply},
-          {"waiting", b.waiting}, {"retry", b.retry},     {"gpu_busy", b.gpu_busy}};
+          {"waiting", b.waiting}, {"retry", b.retry},     {"gpu_busy", b.gpu_busy},
+          {"cpu", b.cpu}};
 }
 
 sim::StepBreakdown breakdown_from(const json& j)
@@ -77,6 +79,7 @@ sim::StepBreakdown breakdown_from(const json& j)
   b.aggregate_apply = j.at("aggregate_apply");
   b.gpu_busy = j.at("gpu_busy");
   b.retry = j.value("retry", 0.0);
+  b.cpu = j.at("cpu");
   return b;
 }
 
@@ -169,6 +172,16 @@ json result_json(const sim::TrainingResult& r, bool with_events)
   for (const auto& p : r.placement)
     pl.push_back({{"task", p.task}, {"process", p.process}, {"host", p.host}, {"gpus", p.gpus}});
   j["placement"] = pl;
+  json cpu = json::array();
+  for (const auto& c : r.cpu_use)
+    cpu.push_back({{"task", c.process},
+                   {"host", c.host},
+                   {"rpc_threads", c.rpc_threads},
+                   {"rpc_cpu_seconds", c.rpc_cpu_seconds},
+                   {"rpc_waited_seconds", c.rpc_waited_seconds},
+                   {"rpc_messages", c.rpc_messages},
+                   {"work_cpu_seconds", c.work_cpu_seconds}});
+  j["cpu_use"] = cpu;
   if (r.faults_injected) j["faults"] = faults_json(r);
   if (with_events) {
     json ev = json::array();
@@ -180,6 +193,10 @@ json result_json(const sim::TrainingResult& r, bool with_events)
     for (const auto& c : r.comms)
       cs.push_back({c.start, c.end, c.bytes, c.links});
     j["comms"] = cs;
+    json ct = json::array();
+    for (const auto& t : r.cpu_tracks)
+      ct.push_back({{"task", t.process}, {"pool", t.pool}, {"threads", t.threads}, {"busy", t.busy}});
+    j["cpu_tracks"] = ct;
   }
   return j;
 }
@@ -204,6 +221,9 @@ sim::TrainingResult result_from(const json& j)
   r.collectives_run = j.at("collectives_run");
   for (const auto& p : j.at("placement"))
     r.placement.push_back({p.at("task"), p.at("process"), p.at("host"), p.at("gpus").get<std::vector<int>>()});
+  for (const auto& c : j.at("cpu_use"))
+    r.cpu_use.push_back({c.at("task"), c.at("host"), c.at("rpc_threads"), c.at("rpc_cpu_seconds"),
+                         c.at("rpc_waited_seconds"), c.at("rpc_messages"), c.at("work_cpu_seconds")});
   if (j.contains("faults")) faults_from(j.at("faults"), r);
   if (j.contains("events")) {
     for (const auto& e : j.at("events"))
@@ -234,6 +254,10 @@ sim::TrainingResult result_from(const json& j)
     if (j.contains("comms"))
       for (const auto& c : j.at("comms"))
         r.comms.push_back({c[0], c[1], c[2], c[3].get<std::vector<std::string>>()});
+    if (j.contains("cpu_tracks"))
+      for (const auto& t : j.at("cpu_tracks"))
+        r.cpu_tracks.push_back(
+            {t.at("task"), t.at("pool"), t.at("threads"), t.at("busy").get<std::vector<std::pair<double, int>>>()});
   }
   return r;
 }
@@ -365,6 +389,9 @@ Result<sim::TrainingJob> training_job(const TrainingSpec& spec, const models::Ho
   sim::TrainingJob job;
   job.strategy = spec.strategy;
   job.options = spec.transport_options;
+  auto threads = models::tf_rpc_threading(spec.tf_version);
+  if (!threads.ok()) return threads.error();
+  job.rpc_threads = threads.value();
   job.steps = spec.steps;
   job.warmup = 1;
   auto& L = job.layout;
@@ -580,6 +607,7 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"path_pcie_ms", x.breakdown.pcie * 1e3},
                                          {"path_network_ms", x.breakdown.network * 1e3},
                                          {"path_aggregate_apply_ms", x.breakdown.aggregate_apply * 1e3},
+                                         {"path_cpu_ms", x.breakdown.cpu * 1e3},
                                          {"path_waiting_ms", x.breakdown.waiting * 1e3},
                                          {"path_retry_ms", x.breakdown.retry * 1e3},
                                          {"gpus", double(x.gpus)}};
@@ -597,6 +625,50 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
   return m;
 }
 
+namespace {
+
+/// "/job:ps/replica:0/task:3" -> "ps3".
+std::string short_task(const std::string& task)
+{
+  const auto j = task.find("/job:");
+  if (j == std::string::npos) return task;
+  return task.substr(j + 5, task.find('/', j + 5) - j - 5) + task.substr(task.rfind(':') + 1);
+}
+
+/// Per run, the tasks whose CPU ran most per measured step: their gRPC threads (CPU, cores busy on average, time
+/// their messages waited for a thread) and their other CPU work. Empty when no run used any.
+std::string cpu_use_table(const TrainingReport& r)
+{
+  constexpr size_t SHOWN = 4;
+  std::string o;
+  for (const auto& run : r.runs) {
+    const auto& x = run.result;
+    if (!run.error.empty() || x.step_time <= 0) continue;
+    std::vector<jobs::ProcessCpuUse> cpu = x.cpu_use;
+    auto total = [](const jobs::ProcessCpuUse& c) { return c.rpc_cpu_seconds + c.work_cpu_seconds; };
+    std::stable_sort(cpu.begin(), cpu.end(), [&](const auto& a, const auto& b) { return total(a) > total(b); });
+    if (cpu.empty() || total(cpu[0]) <= 0) continue;
+    o += fmt::format(
+        "\n{}: CPU per task and step (the busiest first)\n{:<14} {:>7} {:>9} {:>12} {:>10} {:>14} {:>13}\n",
+        run.transport, "task", "threads", "messages", "gRPC CPU ms", "cores busy", "mean wait ms", "other CPU ms");
+    for (size_t k = 0; k < cpu.size() && k < SHOWN; ++k) {
+      const auto& c = cpu[k];
+      o +=
+          fmt::format("{:<14} {:>7} {:>9.0f} {:>12.1f} {:>10.2f} {:>14.3f} {:>13.1f}\n", short_task(c.process),
+                      c.rpc_threads, c.rpc_messages, c.rpc_cpu_seconds * 1e3, c.rpc_cpu_seconds / x.step_time,
+                      c.rpc_messages > 0 ? c.rpc_waited_seconds / c.rpc_messages * 1e3 : 0.0, c.work_cpu_seconds * 1e3);
+    }
+    if (cpu.size() > SHOWN) o += fmt::format("... and {} more tasks (--json lists every one)\n", cpu.size() - SHOWN);
+  }
+  if (!o.empty())
+    o += "gRPC CPU: what its gRPC threads ran for its messages (per byte and per message); cores busy: that CPU over "
+         "the step; mean wait: how long a message queued for a thread; other CPU: copies, (de)serialization, sums and "
+         "updates\n";
+  return o;
+}
+
+} // namespace
+
 std::string training_table(const TrainingReport& r)
 {
   std::string o;
@@ -606,6 +678,9 @@ std::string training_table(const TrainingReport& r)
                    s.mode == training::SyncMode::PARAMETER_SERVER ? "parameter servers, variables fetched " + s.fetch
                                                                   : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
+  if (auto t = models::tf_rpc_threading(s.tf_version); t.ok())
+    o += fmt::format("gRPC threads per process: {} server, {} client (TensorFlow {}{})\n", t->server_threads,
+                     t->client_threads, t->version, s.tf_version.empty() ? ", the default" : "");
   if (s.mode == training::SyncMode::ALLREDUCE) {
     const bool library_defaults =
         s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
@@ -625,9 +700,9 @@ std::string training_table(const TrainingReport& r)
   for (const auto& run : r.runs)
     faults |= run.error.empty() && run.result.faults_injected;
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "
-                   "{:>7} {:>7}{}\n",
+                   "{:>7} {:>7} {:>7}{}\n",
                    "transport", "GPUs", "step[ms]", "images/s", "vs 1GPU", "scaling", "GPU%", "compute", "copy", "reg",
-                   "pcie", "network", "ps/agg", "waiting", faults ? fmt::format(" {:>7}", "retry") : "");
+                   "pcie", "network", "cpu", "ps/agg", "waiting", faults ? fmt::format(" {:>7}", "retry") : "");
   for (const auto& run : r.runs) {
     if (!run.error.empty()) {
       o += fmt::format("{:<10} ERROR {}\n", run.transport, run.error);
@@ -642,16 +717,17 @@ std::string training_table(const TrainingReport& r)
     }
     o += fmt::format(
         "{:<10} {:>5} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.1f}% {:>5.0f}% | {:>27.1f} {:>6.1f} {:>6.1f} {:>6.1f} "
-        "{:>8.1f} {:>7.1f} {:>7.1f}{}\n",
+        "{:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f}{}\n",
         run.transport, x.gpus, x.step_time * 1e3, x.images_per_second, r.speedup_over_one_gpu(x),
         r.scaling_efficiency(x) * 100, 100 * b.gpu_busy / x.step_time, b.compute * 1e3, b.copy * 1e3,
-        b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3,
+        b.registration * 1e3, b.pcie * 1e3, b.network * 1e3, b.cpu * 1e3, b.aggregate_apply * 1e3, b.waiting * 1e3,
         faults ? fmt::format(" {:>7.1f}", b.retry * 1e3) : "");
     if (x.collectives_run > 0 || x.broadcast_seconds > 0)
       o += fmt::format("{:<10} rank 0: {} ring allreduces in {} coordinator rounds over {} steps; initial broadcast "
                        "{:.1f} ms\n",
                        "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
+  o += cpu_use_table(r);
   // Faults: what they cost and, for a run that failed, where and how.
   for (const auto& run : r.runs) {
     if (!run.error.empty() || !run.result.faults_injected) continue;
@@ -694,7 +770,8 @@ std::string training_table(const TrainingReport& r)
     for (const auto& f : failed)
       o += "  " + f + "\n";
   }
-  o += "\ncritical path: the chain of ops that set the step time, split by what ran on it (it adds up to the step);\n"
+  o += "\ncritical path: the chain of ops that set the step time, split by what ran on it (it adds up to the step;\n"
+       "cpu: transfers waiting for the gRPC threads of either end);\n"
        "GPU%: mean GPU kernel time over the step time; scaling: images/s over GPUs x the 1-GPU images/s.\n";
   return o;
 }
@@ -741,10 +818,6 @@ std::string chrome_trace(const sim::TrainingResult& r)
     host_of_task[task] = host;
   for (const auto& p : r.placement)
     host_of_task[p.task] = p.host;
-  auto short_task = [](const std::string& task) {
-    const auto j = task.find("/job:") + 5;
-    return task.substr(j, task.find('/', j) - j) + task.substr(task.rfind(':') + 1);
-  };
   for (const auto& e : r.events) {
     const auto d = e.device.find("/device:");
     const std::string task = e.device.substr(0, d);
@@ -765,6 +838,12 @@ std::string chrome_trace(const sim::TrainingResult& r)
       args[transports::to_string(transports::Phase(ph))] = rec.seconds[ph];
     const std::string name = rec.key.substr(0, rec.key.rfind(';'));
     out.async_span(p, t, name.substr(name.rfind(';') + 1), "transfer", rec.t_start, rec.t_end, std::move(args));
+  }
+  // Each task's busy gRPC threads over the step: one counter per task, a series per pool.
+  for (const auto& c : r.cpu_tracks) {
+    const int p = out.process(host_of_task.count(c.process) ? host_of_task[c.process] : c.process);
+    for (const auto& [when, busy] : c.busy)
+      out.counter(p, short_task(c.process) + " gRPC threads busy", c.pool, when, busy);
   }
   // Data movements: one track per link ("link nic0.port.tx", "link gpu1.pcie.up", "link qpi.0to1") under its
   // machine, and one per NIC with every movement that went through it.

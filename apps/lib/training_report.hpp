@@ -38,7 +38,9 @@ struct TrainingSpec {
   int ps_tasks = -1;         ///< -1: as many as workers
   bool ps_own_hosts = false; ///< ps: the PS tasks run on hosts of their own, after the workers' hosts
   int steps = 3;
-  std::string fabric;              ///< TCP profile override
+  std::string fabric; ///< TCP profile override
+  /// The TensorFlow release whose gRPC threads the processes have (models/tf_rpc_threads.hpp; empty: 1.15).
+  std::string tf_version;
   std::string nic;                 ///< NIC profile override (every host's NICs; their sockets and PCIe stay)
   std::string switch_name;         ///< switch override
   std::string fetch = "per_tower"; ///< ps: per_tower (tf_cnn parameter_server) or per_worker (distributed_replicated)

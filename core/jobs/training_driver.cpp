@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -283,8 +284,37 @@ void add_breakdown(TrainingDriverResult& out, const training::StepGraph& graph, 
   auto& o = out.breakdown;
   o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
   o.network += cp.network, o.aggregate_apply += cp.aggregate_apply, o.waiting += cp.waiting;
-  o.retry += cp.retry;
+  o.retry += cp.retry, o.cpu += cp.cpu;
   o.gpu_busy += busy / std::max(graph.layout.workers * graph.layout.gpus_per_worker, 1);
+}
+
+/// Adds what each process's CPU ran between two of the backend's cumulative readings (`before` may lack a process
+/// that appeared since) to `sum`, matched by process name.
+void add_cpu_use(std::vector<ProcessCpuUse>& sum, const std::vector<ProcessCpuUse>& before,
+                 const std::vector<ProcessCpuUse>& after)
+{
+  std::map<std::string, const ProcessCpuUse*> was;
+  for (const auto& b : before)
+    was[b.process] = &b;
+  std::map<std::string, size_t> index;
+  for (size_t k = 0; k < sum.size(); ++k)
+    index[sum[k].process] = k;
+  for (const auto& a : after) {
+    auto [pos, added] = index.emplace(a.process, sum.size());
+    if (added) {
+      ProcessCpuUse z = a;
+      z.rpc_cpu_seconds = z.rpc_waited_seconds = z.rpc_messages = z.work_cpu_seconds = 0;
+      sum.push_back(z);
+    }
+    ProcessCpuUse* it = &sum[pos->second];
+    auto w = was.find(a.process);
+    const ProcessCpuUse* b = w == was.end() ? nullptr : w->second;
+    it->rpc_threads = a.rpc_threads;
+    it->rpc_cpu_seconds += a.rpc_cpu_seconds - (b ? b->rpc_cpu_seconds : 0);
+    it->rpc_waited_seconds += a.rpc_waited_seconds - (b ? b->rpc_waited_seconds : 0);
+    it->rpc_messages += a.rpc_messages - (b ? b->rpc_messages : 0);
+    it->work_cpu_seconds += a.work_cpu_seconds - (b ? b->work_cpu_seconds : 0);
+  }
 }
 
 /// The last step's op events and transfer records, relative to its start (for a trace).
@@ -361,6 +391,7 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
   for (int s = 0; s < job.steps; ++s) {
     const int64_t step = s + 1;
     const bool last = s + 1 == job.steps;
+    const std::vector<ProcessCpuUse> cpu_before = hooks.cpu_use();
     auto ran = run_step(backend, set, step, last, job, hooks);
     if (!ran.ok()) return ran.error();
     const StepRun& run = ran.value();
@@ -376,6 +407,7 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
     report_progress(double(s + 1), double(job.steps));
     set.on_each([&](size_t k) { set.tasks[k].runtime->rendezvous().cleanup(step); });
     if (measured && job.breakdown) add_breakdown(out, graph, set, t0, t1, hooks);
+    if (measured) add_cpu_use(out.cpu_use, cpu_before, hooks.cpu_use());
     if (measured && last && job.collect_events) keep_events(out, set, t0);
     hooks.after_step(step, last, measured);
   }
@@ -385,8 +417,11 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
     out.step_time = times.mean();
     auto& o = out.breakdown;
     for (double* v : {&o.compute, &o.waiting, &o.copy, &o.registration, &o.pcie, &o.network, &o.aggregate_apply,
-                      &o.retry, &o.gpu_busy})
+                      &o.retry, &o.cpu, &o.gpu_busy})
       *v /= times.measured;
+    for (auto& c : out.cpu_use)
+      for (double* v : {&c.rpc_cpu_seconds, &c.rpc_waited_seconds, &c.rpc_messages, &c.work_cpu_seconds})
+        *v /= times.measured;
   }
   if (!set.tasks.empty() && set.tasks[0].engine)
     backend.on(*set.procs[0], [&] {

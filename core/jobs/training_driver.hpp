@@ -56,8 +56,21 @@ struct TrainingDriverJob {
 /// to the step time; core/training/critical_path.hpp), plus how busy the GPUs were.
 struct StepBreakdown {
   double compute = 0, copy = 0, registration = 0, pcie = 0, network = 0, aggregate_apply = 0, waiting = 0;
+  double cpu = 0;      ///< transfers waiting for a process's gRPC threads (critical_path.hpp)
   double retry = 0;    ///< transfers on the path waiting for retransmissions / RNR retries (fault injection)
   double gpu_busy = 0; ///< mean GPU kernel time per GPU per step
+};
+
+/// What one process's CPU ran per measured step, where a backend models it (the simulator: docs/model.md "The CPU of
+/// a process"); the emulator's processes run on real cores and report nothing.
+struct ProcessCpuUse {
+  std::string process;
+  std::string host;
+  int rpc_threads = 0;           ///< its gRPC threads (server + client)
+  double rpc_cpu_seconds = 0;    ///< CPU its gRPC threads ran
+  double rpc_waited_seconds = 0; ///< time its messages waited for one of its gRPC threads, summed over them
+  double rpc_messages = 0;       ///< messages its gRPC threads worked on
+  double work_cpu_seconds = 0;   ///< its other CPU work: host copies, (de)serialization, sums and updates
 };
 
 /// How a job ended when a step did not complete (TrainingDriverJob::report_failure): where, what tensorpath's
@@ -77,13 +90,14 @@ struct TrainingFailure {
 };
 
 struct TrainingDriverResult {
-  std::vector<double> step_seconds; ///< every step that completed, warm-up included
-  int measured = 0;                 ///< steps past the warm-up among them
-  double step_time = 0;             ///< mean of the measured steps
-  StepBreakdown breakdown;          ///< with TrainingDriverJob::breakdown, averaged over the measured steps
-  double broadcast_seconds = 0;     ///< the initial variable broadcast (when asked)
-  uint64_t negotiation_rounds = 0;  ///< coordinator rounds of the first task's engine, all steps
-  uint64_t collectives_run = 0;     ///< ring allreduces of the first task's engine, all steps
+  std::vector<double> step_seconds;   ///< every step that completed, warm-up included
+  int measured = 0;                   ///< steps past the warm-up among them
+  double step_time = 0;               ///< mean of the measured steps
+  StepBreakdown breakdown;            ///< with TrainingDriverJob::breakdown, averaged over the measured steps
+  std::vector<ProcessCpuUse> cpu_use; ///< per process, averaged over the measured steps (TrainingHooks::cpu_use)
+  double broadcast_seconds = 0;       ///< the initial variable broadcast (when asked)
+  uint64_t negotiation_rounds = 0;    ///< coordinator rounds of the first task's engine, all steps
+  uint64_t collectives_run = 0;       ///< ring allreduces of the first task's engine, all steps
   // With collect_events: the last step's, times relative to its start (which is last_step_start).
   std::vector<training::OpEvent> events;
   transports::TransferLog records;
@@ -107,6 +121,8 @@ public:
   /// Why a step that began at `t0` did not finish, after "the step " (e.g. "did not finish within ... : a hang");
   /// `slow`: too slow rather than hung. The default names the step timeout.
   virtual std::string unfinished_why(double t0, bool& slow);
+  /// Every process's CPU use so far (cumulative; the driver takes the measured steps' share); empty: not modelled.
+  virtual std::vector<ProcessCpuUse> cpu_use() { return {}; }
   /// Fills the report of a step that began at `t0` and did not finish (no task failed): `f` already names the
   /// unfinished tasks and the time. The default: unfinished_why() and what TensorFlow does about a hang.
   virtual void explain_stall(TrainingFailure& f, double t0);

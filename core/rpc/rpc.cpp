@@ -190,14 +190,15 @@ void RpcEndpoint::on_message(Message m)
     auto done = std::move(it->second);
     pending_.erase(it);
     if (f->has_error) return done(Error::status(f->error_code, f->error_text));
-    done(Payload{std::move(f->body), m.extra_wire_bytes});
+    done(Payload{std::move(f->body), m.extra_wire_bytes, m.cpu_seconds});
     return;
   }
   auto h = handlers_ ? handlers_->find(f->method) : decltype(handlers_->end()){};
   const uint64_t id = f->call_id;
   const std::string method = f->method;
   std::weak_ptr<RpcEndpoint> weak = weak_from_this();
-  Responder respond = [weak, id, method](Result<Payload> r) {
+  const double request_cpu = m.cpu_seconds;
+  Responder respond = [weak, id, method, request_cpu](Result<Payload> r) {
     auto e = weak.lock();
     if (!e || e->closed_) return;
     if (!r.ok()) {
@@ -209,13 +210,15 @@ void RpcEndpoint::on_message(Message m)
       e->conn_->send(Message{encode_frame(2, id, method, &big, {}), 0});
       return;
     }
-    e->conn_->send(Message{encode_frame(2, id, method, nullptr, r.value().bytes), r.value().extra_wire_bytes});
+    // The request's CPU wait rides along, so that the caller sees the whole call's.
+    e->conn_->send(Message{encode_frame(2, id, method, nullptr, r.value().bytes), r.value().extra_wire_bytes,
+                           request_cpu + r.value().cpu_seconds});
   };
   if (!handlers_ || h == handlers_->end()) {
     respond(Error::status("Unimplemented", "no RPC method \"" + method + "\""));
     return;
   }
-  h->second(Payload{std::move(f->body), m.extra_wire_bytes}, std::move(respond));
+  h->second(Payload{std::move(f->body), m.extra_wire_bytes, 0}, std::move(respond));
 }
 
 void RpcEndpoint::fail_all(const Error& e)

@@ -23,6 +23,9 @@ namespace tp::rpc {
 struct Payload {
   std::vector<uint8_t> bytes;
   uint64_t extra_wire_bytes = 0;
+  /// A response: seconds the call's request and response waited for CPU on their way (Message::cpu_seconds; 0 on
+  /// real backends). Not sent: the server's side rides along in the simulation's message.
+  double cpu_seconds = 0;
 };
 
 using Responder = std::function<void(Result<Payload>)>;

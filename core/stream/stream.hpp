@@ -19,6 +19,9 @@ namespace tp {
 struct Message {
   std::vector<uint8_t> bytes;    ///< real bytes (headers, metadata, materialized payloads)
   uint64_t extra_wire_bytes = 0; ///< simulated bytes beyond `bytes` (virtual payload); real backends send zeros
+  /// Simulated seconds its delivery waited for CPU: the threads of either end busy, or their work on it slower
+  /// than the wire (sim/sim_stream.cpp). Set by the receiving end; 0 on real backends.
+  double cpu_seconds = 0;
   uint64_t wire_size() const { return bytes.size() + extra_wire_bytes; }
 };
 

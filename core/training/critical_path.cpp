@@ -98,6 +98,7 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       cp.copy += f * (r.seconds[size_t(Phase::SERIALIZE)] + r.seconds[size_t(Phase::COPY)]);
       cp.registration += f * r.seconds[size_t(Phase::REGISTRATION)];
       cp.pcie += f * r.seconds[size_t(Phase::PCIE)];
+      cp.cpu += f * r.seconds[size_t(Phase::CPU)];
       const double net = f * (r.seconds[size_t(Phase::WIRE)] + r.wait());
       double lost = 0;
       if (!retries.empty() && net > 0) {

@@ -2,7 +2,8 @@
 // last back to the step's start, following at each op the input that arrived last (for a RECV: its SEND on
 // the peer task) or, when an op waited for its device, the op that held the device. Each piece of the path
 // is charged to what happened there: GPU kernels (compute), gradient sums and updates (aggregate_apply), a
-// transfer's phases from its consumer-side record (copy, registration, PCIe, network), or waiting. The parts
+// transfer's phases from its consumer-side record (copy, registration, PCIe, network, and cpu: its messages waiting
+// for the gRPC threads of either end), or waiting. The parts
 // add up to the step time. Tests: tests/core/critical_path_test.cpp.
 #pragma once
 
@@ -24,10 +25,14 @@ struct CriticalPath {
   double pcie = 0;         ///< host<->GPU copies on the path (staging, local device copies)
   double network = 0;      ///< wire time and protocol round trips of transfers and collectives
   double aggregate_apply = 0;
+  double cpu = 0;               ///< transfers on the path waiting for a process's threads (Phase::CPU)
   double waiting = 0;           ///< nothing on the path ran (start-up gaps, queueing not attributable to a device)
   double retry = 0;             ///< of a transfer's network time: waiting for a retransmission or an RNR retry
   std::vector<std::string> ops; ///< the path, last op first
-  double total() const { return compute + copy + registration + pcie + network + aggregate_apply + waiting + retry; }
+  double total() const
+  {
+    return compute + copy + registration + pcie + network + aggregate_apply + cpu + waiting + retry;
+  }
 };
 
 /// An interval during which a transfer between two tasks waited for a resend (fault injection): the part of a

@@ -18,6 +18,8 @@ const char* to_string(Phase p)
     return "pcie";
   case Phase::WIRE:
     return "wire";
+  case Phase::CPU:
+    return "cpu";
   case Phase::COUNT:
     break;
   }
@@ -96,7 +98,7 @@ std::string TransferLog::to_json() const
 std::string TransferLog::csv_header()
 {
   return "transport,side,step,key,local_task,peer_task,bytes,src_location,dst_location,is_dead,ok,t_start,t_end,"
-         "serialize_s,copy_s,registration_s,pcie_s,wire_s,wait_s,copies,registrations,error\n";
+         "serialize_s,copy_s,registration_s,pcie_s,wire_s,cpu_s,wait_s,copies,registrations,error\n";
 }
 
 namespace {

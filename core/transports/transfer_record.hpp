@@ -13,7 +13,9 @@
 
 namespace tp::transports {
 
-enum class Phase : uint8_t { SERIALIZE, COPY, REGISTRATION, PCIE, WIRE, COUNT };
+/// CPU: the transfer's messages waited for the threads that carry them (a process's gRPC threads busy, or their work
+/// on the bytes slower than the wire: sim/sim_stream.cpp), beyond the wire time.
+enum class Phase : uint8_t { SERIALIZE, COPY, REGISTRATION, PCIE, WIRE, CPU, COUNT };
 const char* to_string(Phase p);
 
 /// Which end of a transfer a record describes; written as "consumer" / "producer" in every output.

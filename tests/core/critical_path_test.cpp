@@ -79,3 +79,17 @@ TEST_CASE("critical path parts add up to the step and follow the late inputs", "
   CHECK(cp.pcie == Approx(0.5)); // the variable read had no transport record: a CPU -> GPU copy
   CHECK(cp.ops.front().rfind("apply/", 0) == 0);
 }
+
+TEST_CASE("critical path: a transfer's wait for gRPC threads is its cpu part, not network", "[critical_path]")
+{
+  Fixture f;
+  // The gradient's record: of its 2.5 s beyond the copy, 1.5 s were its messages waiting for the threads.
+  f.records[0].seconds[size_t(transports::Phase::WIRE)] = 1.0;
+  f.records[0].add(transports::Phase::CPU, 1.5);
+  auto cp = critical_path(f.sg, f.timings, f.records, 0.0, 6.5);
+  CHECK(cp.total() == Approx(6.5));
+  // 2 s of the 5 s record are on the path: 40 % of each phase.
+  CHECK(cp.cpu == Approx(0.4 * 1.5));
+  CHECK(cp.network == Approx(0.4 * 1.0 + 0.6));
+  CHECK(cp.copy == Approx(0.4));
+}

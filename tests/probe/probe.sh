@@ -182,6 +182,9 @@ check "compute beyond the simulated clock is bad input, not a stall" 2 +"compute
 
 echo "== unknown names get the valid ones and a suggestion"
 check "transport typo" 2 +"did you mean \"verbs_v1\"" -- "$tp" transfer --transport verbs_v3
+check "TensorFlow release it does not know" 2 +"--tf" +"1.0 to 1.15" -- "$tp" train --tf 2.4 --no-reference
+check "train names the gRPC threads in force" 0 +"gRPC threads per process: 1 server, 1 client (TensorFlow 1.3)" +"CPU per task and step" -- \
+  "$tp" train --model alexnet --transport grpc --no-reference --tf 1.3 --steps 2
 check "model typo" 2 +"did you mean \"resnet50\"" -- "$tp" train --model resnet5
 check "allreduce library typo" 2 +"did you mean \"horovod\"" -- "$tp" train --mode allreduce --library horovd
 echo '{"name": "x", "jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce", "sizse": 64}]}' >"$work/typo.json"

@@ -94,7 +94,12 @@ void GrpcTransport::recv_from_remote_async(int64_t step, const rendezvous::Parse
               rpc::Reader r(resp.value().bytes);
               auto h = read_recv_tensor_header(r);
               if (!h.ok()) return finish(h.error());
-              rec->add(Phase::WIRE, std::max(0.0, ctx_.runtime->now() - t_call - h->producer_seconds));
+              // The call's time beyond the producer's: its messages on the wire, and waiting for the gRPC threads
+              // of either end (Phase::CPU).
+              const double away = std::max(0.0, ctx_.runtime->now() - t_call - h->producer_seconds);
+              const double cpu = std::min(away, resp.value().cpu_seconds);
+              rec->add(Phase::CPU, cpu);
+              rec->add(Phase::WIRE, away - cpu);
               rec->bytes = h->meta.total_bytes();
               rec->is_dead = h->meta.is_dead;
               consume(h->kind, h->meta, r, std::move(resp.value()), rec, args, producer, finish);

@@ -1,0 +1,176 @@
+// The CPU of a simulated process (docs/model.md "The CPU of a process"): a stream message's work at each end runs on
+// the process's gRPC threads and the machine's cores; the delivery says how long the CPU held it; a parameter server
+// whose cores are busy makes the step grow with its workers and shrink with more cores.
+#include "core/common/isolated_run.hpp"
+#include "core/transports/transport.hpp"
+#include "sim/simulation.hpp"
+#include "sim/training_job.hpp"
+#include "test_cluster.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+using namespace tp;
+
+namespace {
+
+constexpr double RATE = 1e9;          // one gRPC thread's bytes per second (the tcp profile's cap)
+constexpr double PER_MESSAGE = 10e-6; // CPU per message at each end
+constexpr uint64_t BIG = 100'000'000; // 0.1 s of one thread's work, 8 ms on the 12.5 GB/s wire
+
+models::HostProfile cpu_bound_host(int cores = 4)
+{
+  auto h = test::test_host();
+  h.tcp.rpc_connection_bandwidth = RATE;
+  h.tcp.rpc_message_cpu = PER_MESSAGE;
+  for (auto& s : h.sockets)
+    s.cpu.cores = cores;
+  return h;
+}
+
+struct Delivery {
+  double at = -1;
+  double cpu = -1;
+};
+
+/// Process "a" on node0 connects to "b" (node1) and "c" (node2), `peers` of them; each peer sends one BIG message
+/// back on the connection it accepted. Returns when each arrived at a (time since the peer's send) and its CPU share.
+std::vector<Delivery> fan_in(int peers, models::RpcThreading threads, int cores)
+{
+  sim::SimOptions so;
+  so.rpc_threads = threads;
+  auto s = sim::Simulation::create(test::test_cluster(1 + peers, cpu_bound_host(cores)), so).value();
+  auto* a = s->add_process("node0", "a").value();
+  std::vector<Delivery> got(static_cast<size_t>(peers));
+  std::vector<double> sent(static_cast<size_t>(peers), -1.0);
+  std::vector<StreamPtr> keep;
+  for (int k = 0; k < peers; ++k) {
+    auto* p = s->add_process("node" + std::to_string(k + 1), "p" + std::to_string(k)).value();
+    REQUIRE(p->streams()
+                .listen(80,
+                        [&, p, k](StreamPtr c) {
+                          keep.push_back(c);
+                          Message m;
+                          m.extra_wire_bytes = BIG;
+                          sent[size_t(k)] = p->runtime().now();
+                          c->send(m);
+                        })
+                .ok());
+    a->streams().connect("p" + std::to_string(k), 80, [&, k](Result<StreamPtr> r) {
+      REQUIRE(r.ok());
+      keep.push_back(r.value());
+      r.value()->set_receive_handler([&, k](Message m) {
+        got[size_t(k)] = {a->runtime().now() - sent[size_t(k)], m.cpu_seconds};
+      });
+    });
+  }
+  s->run();
+  return got;
+}
+
+} // namespace
+
+TEST_CASE("cpu: one connection's message costs each end's per-byte work, and says how long the CPU held it", "[quick]")
+{
+  const auto got = fan_in(1, models::RpcThreading{}, 4);
+  REQUIRE(got[0].at > 0);
+  // Both ends' threads work on the bytes as they flow: the message takes one thread's time, not two, and far longer
+  // than the wire's 8 ms.
+  const double work = PER_MESSAGE + double(BIG) / RATE;
+  CHECK(got[0].at >= work);
+  CHECK(got[0].at < work * 1.05);
+  const double wire = double(BIG) / test::test_host().nics[0].nic.wire_goodput();
+  CHECK(got[0].cpu == Approx(got[0].at - wire).epsilon(0.03));
+}
+
+TEST_CASE("cpu: one client thread (TF 1.3) takes its peers' responses one after the other", "[quick]")
+{
+  const auto got = fan_in(2, models::tf_rpc_threading("1.3").value(), 4);
+  const double work = double(BIG) / RATE;
+  const double last = std::max(got[0].at, got[1].at), first = std::min(got[0].at, got[1].at);
+  CHECK(first == Approx(work).epsilon(0.05));
+  CHECK(last == Approx(2 * work).epsilon(0.05));
+  CHECK(std::max(got[0].cpu, got[1].cpu) > 0.9 * work); // the second waited a whole message for the thread
+}
+
+TEST_CASE("cpu: eight client threads (TF 1.6) take two peers' responses at once", "[quick]")
+{
+  const auto got = fan_in(2, models::tf_rpc_threading("1.6").value(), 4);
+  const double work = double(BIG) / RATE;
+  CHECK(got[0].at == Approx(work).epsilon(0.05));
+  CHECK(got[1].at == Approx(work).epsilon(0.05));
+}
+
+TEST_CASE("cpu: threads share the machine's cores: eight threads on one core take two responses in twice the time",
+          "[quick]")
+{
+  const auto got = fan_in(2, models::tf_rpc_threading("1.6").value(), 1);
+  const double work = double(BIG) / RATE;
+  // Both run at once on the one core, at half speed each.
+  CHECK(got[0].at == Approx(2 * work).epsilon(0.05));
+  CHECK(got[1].at == Approx(2 * work).epsilon(0.05));
+}
+
+namespace {
+
+/// A PS-mode step on `workers` one-GPU worker hosts and one PS host of `ps_cores` cores (TF 1.15's threads): every
+/// worker pulls 32 MiB of variables and pushes their gradients through the PS's gRPC threads.
+sim::TrainingResult ps_step(int workers, int ps_cores)
+{
+  transports::register_builtin_transports();
+  models::ClusterProfile cl;
+  cl.name = "cpu-test";
+  cl.groups.push_back({"w", workers, cpu_bound_host(8)});
+  cl.groups.push_back({"p", 1, cpu_bound_host(ps_cores)});
+  cl.network_switch = {"test-switch", 100e-9};
+  training::TrainingModel m;
+  m.name = "two-layers";
+  m.batch = 16;
+  m.layers = {{"l0", 1e-3, 2e-3, {{"l0/w", 16 << 20, true}}}, {"l1", 1e-3, 2e-3, {{"l1/w", 16 << 20, true}}}};
+  sim::TrainingJob j;
+  j.transport = "grpc";
+  j.layout.workers = workers;
+  j.layout.gpus_per_worker = 1;
+  j.layout.ps_tasks = 1;
+  for (int w = 0; w < workers; ++w)
+    j.layout.worker_hosts.push_back(w);
+  j.layout.ps_hosts = {workers};
+  j.steps = 2;
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto res = sim::run_training_job(cl, m, j);
+    if (!res.ok()) return res.error();
+    double ps_cpu = 0;
+    for (const auto& c : res->cpu_use)
+      if (c.process.find("/job:ps/") != std::string::npos) ps_cpu = c.rpc_cpu_seconds;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g", res->step_time, res->breakdown.cpu, ps_cpu);
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  sim::TrainingResult out;
+  double ps_cpu = 0;
+  REQUIRE(std::sscanf(r.value().c_str(), "%lf %lf %lf", &out.step_time, &out.breakdown.cpu, &ps_cpu) == 3);
+  out.cpu_use.push_back({"ps", "p0", 0, ps_cpu, 0, 0, 0});
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("cpu: a PS whose cores are busy: the step grows with its workers and shrinks with more cores", "[ps]")
+{
+  const auto two = ps_step(2, 1), eight = ps_step(8, 1), eight_more_cores = ps_step(8, 8);
+  INFO("step: 2 workers / 1 core " << two.step_time << " s, 8 / 1 core " << eight.step_time << " s, 8 / 8 cores "
+                                   << eight_more_cores.step_time << " s");
+  // The PS's gRPC threads work on every worker's 32 MiB twice (variables out, gradients in): 64 ms of one core per
+  // worker. On one core that work is serial: four times the workers, about four times the step.
+  const double per_worker = 2 * double(32 << 20) / RATE;
+  CHECK(two.cpu_use[0].rpc_cpu_seconds == Approx(2 * per_worker).epsilon(0.02));
+  CHECK(eight.cpu_use[0].rpc_cpu_seconds == Approx(8 * per_worker).epsilon(0.02));
+  CHECK(eight.step_time > 3 * two.step_time);
+  CHECK(eight.step_time >= 8 * per_worker);
+  // Eight cores run the eight client and eight server threads side by side.
+  CHECK(eight_more_cores.step_time < 0.4 * eight.step_time);
+  // The step waited for the PS's threads, and the critical path says so.
+  CHECK(eight.breakdown.cpu > 0.5 * eight.step_time);
+}
