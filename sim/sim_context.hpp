@@ -32,8 +32,9 @@ struct SimContext {
   /// Start a comm of `bytes` between two SimGrid hosts; `done` runs at completion. Zero bytes or
   /// from == to complete at once (SimGrid's 0-byte comms never finish with latency-factor 0).
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, double bytes, Reactor::Task done);
-  /// Occupy one core of `host` for `seconds`.
-  uint64_t start_exec(simgrid::s4u::Host* host, double seconds, Reactor::Task done);
+  /// Occupy `threads` cores of `host` for `seconds` (each thread its own core while there are enough; threads of
+  /// every exec on the host share its cores fairly when there are not, so the exec then takes longer).
+  uint64_t start_exec(simgrid::s4u::Host* host, double seconds, Reactor::Task done, int threads = 1);
   /// Cancel what start_comm/start_exec returned.
   void cancel(uint64_t id);
   /// Tracing of finished comms (Simulation::set_comm_tracer): start time, bytes, route link names.

@@ -184,6 +184,7 @@ void SimRuntime::execute(const Work& work, WorkDone done)
   }
   const Platform& pf = *ctx_.platform;
   simgrid::s4u::Host* where = nullptr;
+  int threads = 1;
   if (work.kind == WorkKind::GPU_KERNEL || (work.kind == WorkKind::REDUCE && work.dst.location.is_gpu()) ||
       (work.kind == WorkKind::MEMCPY && work.src.location.is_gpu()))
     where = pf.gpu_host(machine_, (work.kind == WorkKind::REDUCE ? work.dst : work.src).location.index);
@@ -192,11 +193,16 @@ void SimRuntime::execute(const Work& work, WorkDone done)
     const Buffer& b = work.kind == WorkKind::REDUCE ? work.dst : work.src;
     if (b.location.is_host()) s = b.location.index;
     where = pf.cpu_host(machine_, s);
-    *t += pf.machine(machine_).sockets[size_t(s)].cpu.work_handoff_latency;
-    work_cpu_seconds_ += *t;
+    const auto& cpu = pf.machine(machine_).sockets[size_t(s)].cpu;
+    *t += cpu.work_handoff_latency;
+    // A host sum over several threads (TF's gradient sums and updates use the intra-op pool: every core) holds that
+    // many cores for its time, so it competes with the processes' other work, the gRPC threads among it.
+    if (work.kind == WorkKind::REDUCE) threads = work.threads <= 0 ? cpu.cores : std::min(work.threads, cpu.cores);
+    work_cpu_seconds_ += *t * threads;
   }
   auto w = std::make_shared<Work>(work);
-  ctx_.start_exec(where, *t, [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); });
+  ctx_.start_exec(
+      where, *t, [this, w, done = std::move(done)]() mutable { finish(*w, std::move(done)); }, threads);
 }
 
 void SimRuntime::execute_memcpy(const Work& work, WorkDone done)

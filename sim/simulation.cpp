@@ -91,12 +91,13 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
   return reactor.watch(comm, std::move(done));
 }
 
-uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done)
+uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done, int threads)
 {
-  const double flops = seconds * host->get_speed();
+  const double flops = seconds * host->get_speed(); // per thread: SimGrid's thread count multiplies the cores used
   if (flops < 1.0) return reactor.at(reactor.now() + seconds, std::move(done));
   auto exec = sg4::this_actor::exec_init(flops);
   exec->set_host(host);
+  if (threads > 1) exec->set_thread_count(threads);
   exec->start();
   return reactor.watch(exec, std::move(done));
 }

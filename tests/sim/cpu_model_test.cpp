@@ -174,3 +174,34 @@ TEST_CASE("cpu: a PS whose cores are busy: the step grows with its workers and s
   // The step waited for the PS's threads, and the critical path says so.
   CHECK(eight.breakdown.cpu > 0.5 * eight.step_time);
 }
+
+TEST_CASE("cpu: a sum over every core holds them: two at once take twice as long as one", "[quick]")
+{
+  auto s = sim::Simulation::create(test::test_cluster(1, cpu_bound_host(4))).value();
+  auto* p = s->add_process("node0", "ps").value();
+  AllocAttr host;
+  host.location = Location::host(0);
+  const uint64_t n = 64 << 20;
+  const Buffer a = p->memory().allocate(n, host).value(), b = p->memory().allocate(n, host).value();
+  Work sum = Work::reduce(a, b, n);
+  sum.threads = 0; // TF's intra-op pool: every core of the socket
+  double alone = -1, t0 = -1;
+  std::vector<double> together;
+  p->runtime().execute(sum, [&](Status st) {
+    REQUIRE(st.ok());
+    alone = p->runtime().now();
+    t0 = alone;
+    for (int k = 0; k < 2; ++k)
+      p->runtime().execute(sum, [&](Status st2) {
+        REQUIRE(st2.ok());
+        together.push_back(p->runtime().now() - t0);
+      });
+  });
+  s->run();
+  REQUIRE(alone > 0);
+  REQUIRE(together.size() == 2);
+  CHECK(together[0] == Approx(2 * alone).epsilon(0.01));
+  CHECK(together[1] == Approx(2 * alone).epsilon(0.01));
+  // The process's CPU counts the cores it held: three sums, four cores each.
+  CHECK(s->cpu_use()[0].work_cpu_seconds == Approx(3 * 4 * alone).epsilon(0.01));
+}
