@@ -39,6 +39,10 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
   if (!steps.ok()) return report_error(steps.error());
   o.steps = int(steps.value());
   o.allow_disturbed_calibration = a.has("allow-disturbed-calibration");
+  auto repeats = a.get_int("repeats", 3, 1, 100);
+  if (!repeats.ok()) return report_error(repeats.error());
+  o.repeats = int(repeats.value());
+  o.pin = !a.has("no-pin");
   std::printf("Simulator (calibrated profile of the software device on this host) against the emulator, host "
               "tensors, steady-state latency\n\n");
   std::fflush(stdout);
@@ -50,6 +54,9 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
     j["median_abs_error"] = r->median_abs_error;
     if (!r->calibration_warning.empty()) j["calibration_warning"] = r->calibration_warning;
     j["p90_abs_error"] = r->p90_abs_error;
+    j["points_judged"] = r->judged;
+    j["noise_limit"] = r->noise_limit;
+    j["pinning"] = r->pinning;
     const auto& c = r->calibration;
     j["calibration"] = {{"memcpy_l2_bandwidth", c.memcpy_l2_bandwidth},
                         {"memcpy_llc_bandwidth", c.memcpy_llc_bandwidth},
@@ -64,6 +71,9 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
       j["rows"].push_back({{"transport", row.transport},
                            {"bytes", row.bytes},
                            {"emulated", row.emulated},
+                           {"spread", row.spread},
+                           {"runs", row.runs},
+                           {"noisy", row.noisy},
                            {"simulated", row.simulated},
                            {"error", row.error()},
                            {"bytes_ok", row.bytes_ok}});
@@ -147,7 +157,7 @@ int run_emulate(const frontend::ParsedArgs& a)
 {
   transports::register_builtin_transports();
   if (!a.has("compare")) // the comparison's own options are refused rather than ignored without it
-    for (const char* o : {"json", "allow-disturbed-calibration"})
+    for (const char* o : {"json", "allow-disturbed-calibration", "repeats", "no-pin"})
       if (a.has(o))
         return report_error(Error::at("", std::string("--") + o,
                                       "--compare beside it (it applies to the comparison only)", "no --compare"));
@@ -274,6 +284,12 @@ Command emulate_command()
        "calibrate a profile of the software device on this host, then print the simulator's prediction against the "
        "emulator's measurement per transport and size (4 KiB-256 MiB unless --size/--sweep) with the median and "
        "90th-percentile error"},
+      {"repeats", 0, true, "R",
+       "--compare: emulated runs per transport after a warm-up run (default 3); a point is their median, and one whose "
+       "runs spread more than 10 % is reported as too noisy instead of judged"},
+      {"no-pin", 0, false, "",
+       "--compare: leave the emulator's threads where the scheduler puts them (default: pinned to cores round-robin, "
+       "the calibration's too)"},
       {"allow-disturbed-calibration", 0, false, "",
        "--compare: use a calibration that breaks its invariants (LLC slower than DRAM, unstable latency: a busy "
        "machine) with a warning instead of refusing it"},

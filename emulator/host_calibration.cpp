@@ -1,5 +1,6 @@
 // Run-time calibration of the software device's host (see host_calibration.hpp).
 #include "emulator/host_calibration.hpp"
+#include "emulator/core_pinning.hpp"
 
 #include "core/rpc/rpc.hpp"
 #include "emulator/host_memory.hpp"
@@ -373,6 +374,9 @@ Status check_calibration(const SoftHostCalibration& c)
 
 Result<SoftHostCalibration> measure_soft_host(bool quick)
 {
+  // With pinning on (emulator/core_pinning.hpp) the measuring thread takes the first core and the threads below
+  // the next ones, as an emulated transfer's do; the caller gets its cores back at the end.
+  ScopedPin pin;
   const auto t_begin = clk::now();
   SoftHostCalibration c;
   c.l2_size = cache_size(2);

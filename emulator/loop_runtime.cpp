@@ -1,5 +1,6 @@
 // Event loop and worker of an emulated process (see loop_runtime.hpp).
 #include "emulator/loop_runtime.hpp"
+#include "emulator/core_pinning.hpp"
 
 #include <sys/prctl.h>
 
@@ -9,8 +10,14 @@ namespace tp::emu {
 
 LoopRuntime::LoopRuntime(std::string name, MemorySpace& memory) : name_(std::move(name)), memory_(memory)
 {
-  loop_thread_ = std::thread([this] { loop(); });
-  worker_thread_ = std::thread([this] { worker(); });
+  loop_thread_ = std::thread([this] {
+    pin_this_thread();
+    loop();
+  });
+  worker_thread_ = std::thread([this] {
+    pin_this_thread();
+    worker();
+  });
 }
 
 LoopRuntime::~LoopRuntime()

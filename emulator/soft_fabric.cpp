@@ -1,6 +1,7 @@
 // The software device's fabric (soft_device.hpp): the wire thread that runs queued work in order and after its
 // delay, the devices attached to it by LID, and the process link that carries requests and responses to devices in
 // other OS processes.
+#include "emulator/core_pinning.hpp"
 #include "emulator/process_wire.hpp"
 #include "emulator/soft_qp.hpp"
 
@@ -15,7 +16,10 @@ using namespace verbs;
 
 SoftFabric::SoftFabric(uint16_t first_lid) : next_lid_(first_lid)
 {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pin_this_thread();
+    run();
+  });
 }
 
 SoftFabric::~SoftFabric()

@@ -1,5 +1,6 @@
 // Simulator against emulator: the error figures, and a small comparison that runs both sides for real.
 #include "apps/lib/sim_vs_emu.hpp"
+#include "emulator/core_pinning.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,6 +23,13 @@ TEST_CASE("the comparison's median and 90th percentile are of absolute relative 
   frontend::summarize_errors(r);
   CHECK(r.median_abs_error == Approx(0.25)); // even count: mean of the middle two
   CHECK(r.p90_abs_error == Approx(0.40));
+  CHECK(r.judged == 4);
+  // A point too noisy to judge is left out of both figures.
+  r.rows[3].noisy = true; // the -40 %
+  frontend::summarize_errors(r);
+  CHECK(r.judged == 3);
+  CHECK(r.median_abs_error == Approx(0.20));
+  CHECK(r.p90_abs_error == Approx(0.30));
 }
 
 TEST_CASE("a small simulator-against-emulator comparison predicts and measures every point")
@@ -30,6 +38,7 @@ TEST_CASE("a small simulator-against-emulator comparison predicts and measures e
   o.transports = {"grpc", "verbs_v2"};
   o.sizes = {64 << 10, 1 << 20};
   o.steps = 3;
+  o.repeats = 2;
   o.quick_calibration = true;
   o.allow_disturbed_calibration = true; // a shared test machine may break the invariants; the points still run
   auto r = frontend::compare_sim_with_emulator(o);
@@ -41,7 +50,13 @@ TEST_CASE("a small simulator-against-emulator comparison predicts and measures e
     CHECK(row.bytes_ok);
     CHECK(row.emulated > 0);
     CHECK(row.simulated > 0);
+    CHECK(row.runs == 2);
+    CHECK(row.spread >= 0);
+    CHECK(row.noisy == (row.spread > o.noise_limit));
   }
+  // Pinning is asked for by default: done with a core per thread, declined (and said so) on a smaller machine.
+  CHECK(r->pinning.find(emu::allowed_cores().size() >= 6 ? "pinned over" : "threads not pinned: ") !=
+        std::string::npos);
   // No bound on the error here: the emulator's wall-clock latencies under a loaded test machine are the benchmark's
   // business (tensorpath emulate --compare), not a test's. The simulator moves 16x the bytes at 1 MiB than at 64 KiB
   // with the same protocol: it must take longer.

@@ -182,6 +182,8 @@ check "compute beyond the simulated clock is bad input, not a stall" 2 +"compute
 
 echo "== unknown names get the valid ones and a suggestion"
 check "transport typo" 2 +"did you mean \"verbs_v1\"" -- "$tp" transfer --transport verbs_v3
+check "--repeats without --compare" 2 +"--repeats" +"--compare" -- "$tp" emulate --repeats 2
+check "--compare --repeats 0" 2 +"--repeats" -- "$tp" emulate --compare --repeats 0
 check "TensorFlow release it does not know" 2 +"--tf" +"1.0 to 1.15" -- "$tp" train --tf 2.4 --no-reference
 check "train names the gRPC threads in force" 0 +"gRPC threads per process: 1 server, 1 client (TensorFlow 1.3)" +"CPU per task and step" -- \
   "$tp" train --model alexnet --transport grpc --no-reference --tf 1.3 --steps 2
