@@ -64,6 +64,7 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
                         {"write_latency", c.write_latency},
                         {"handoff", c.handoff},
                         {"work_round_trip", c.work_round_trip},
+                        {"timer_1us", c.timer_1us},
                         {"stream_latency", c.stream_latency},
                         {"stream_bandwidth", c.stream_bandwidth}};
     j["rows"] = nlohmann::json::array();

@@ -31,8 +31,11 @@ struct SoftHostCalibration {
   double write_latency_repeat = 0;  ///< the same, measured a second time (stability check)
   double handoff = 0;               ///< one thread waking another: half of write_latency, seconds
   double work_round_trip = 0;       ///< an empty work item: loop -> worker -> loop, seconds
-  double serialize_bandwidth = 0;   ///< the emulator's serialization pass, bytes/s
-  double register_fixed = 0;        ///< soft device reg_mr + dereg_mr of one page, seconds
+  /// What a 1 us timer of an emulated process's loop really takes, from its setting to its callback (median), seconds:
+  /// the MPI thread's per-call cost is such a timer (core/transports/mpi), so it is the profile's mpi_call_overhead.
+  double timer_1us = 0;
+  double serialize_bandwidth = 0; ///< the emulator's serialization pass, bytes/s
+  double register_fixed = 0;      ///< soft device reg_mr + dereg_mr of one page, seconds
   double register_per_page = 0;
   double stream_latency = 0;   ///< one-way delivery of a small RPC message over an in-process stream, seconds
   double stream_bandwidth = 0; ///< bytes through an in-process stream, copied in and out (as a socket), bytes/s

@@ -33,6 +33,8 @@ TEST_CASE("calibrating the software device measures memcpy, hand-offs, serializa
   CHECK(k.write_latency < tp::test::wall_seconds(0.01));
   CHECK(k.handoff == Approx(k.write_latency / 2));
   CHECK(k.work_round_trip > 0);
+  CHECK(k.timer_1us >= 1e-6); // a 1 us timer never fires early
+  CHECK(k.timer_1us < tp::test::wall_seconds(0.01));
   CHECK(k.serialize_bandwidth > 0);
   CHECK(k.stream_latency > 0);
   CHECK(k.stream_bandwidth > 1e8 / tp::test::time_scale()); // a rate: 1 / time, scaled in slow builds
@@ -52,6 +54,7 @@ TEST_CASE("the calibrated profile is a memcpy-speed device with the measured lat
   c.write_latency = 40e-6;
   c.handoff = 20e-6;
   c.work_round_trip = 6e-6;
+  c.timer_1us = 55e-6;
   c.serialize_bandwidth = 150e9;
   c.stream_latency = 25e-6;
   c.stream_bandwidth = 4e9;
@@ -67,6 +70,7 @@ TEST_CASE("the calibrated profile is a memcpy-speed device with the measured lat
   CHECK(h.sockets[0].cpu.mmio_write_latency == 20e-6);
   CHECK(h.sockets[0].cpu.completion_overhead == 20e-6);
   CHECK(h.sockets[0].cpu.work_handoff_latency == 6e-6);
+  CHECK(h.sockets[0].cpu.mpi_call_overhead == 55e-6); // the emulated MPI thread's per-call 1 us timer, as measured
   // Far beyond the LLC a copy runs at the DRAM rate measured.
   CHECK(h.sockets[0].cpu.memcpy_time(double(1ull << 30)) == Approx(double(1ull << 30) / 15e9).epsilon(0.05));
   CHECK(h.tcp.stack_latency == 25e-6);
@@ -85,6 +89,7 @@ TEST_CASE("a calibration that breaks an invariant is refused with the figure nam
   c.write_latency = 4e-6;
   c.write_latency_repeat = 5e-6;
   c.work_round_trip = 8e-6;
+  c.timer_1us = 3e-6;
   c.serialize_bandwidth = 5e9;
   c.register_fixed = 2e-6;
   c.stream_latency = 6e-6;
