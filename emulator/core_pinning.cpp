@@ -46,15 +46,23 @@ bool thread_pinning()
   return on;
 }
 
+int reserve_core()
+{
+  std::lock_guard<std::mutex> lock(mu);
+  if (!on || cores.empty()) return -1;
+  const int core = cores[size_t(next) % cores.size()];
+  ++next;
+  return core;
+}
+
 int pin_this_thread()
 {
-  int core = -1;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!on || cores.empty()) return -1;
-    core = cores[size_t(next) % cores.size()];
-    ++next;
-  }
+  return pin_this_thread_to(reserve_core());
+}
+
+int pin_this_thread_to(int core)
+{
+  if (core < 0) return -1;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(core, &set);

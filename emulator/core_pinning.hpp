@@ -4,7 +4,9 @@
 // pin_this_thread() is bound to the next core of the process's allowed set, round-robin, in start order. On a machine
 // with fewer cores than the threads the caller says it will start, pinning stays off: threads that hand work to one
 // another would share a core and wait for each other's time slices, where the scheduler can spread them;
-// pinning_report() says which happened. Tests: tests/emulator/core_pinning_test.cpp.
+// pinning_report() says which happened. Cores are the logical CPUs the calling thread may run on
+// (sched_getaffinity). A thread's core is chosen by the thread that starts it (reserve_core), so the placement
+// follows the start order, not which new thread the scheduler runs first. Tests: tests/emulator/core_pinning_test.cpp.
 #pragma once
 
 #include <string>
@@ -16,7 +18,11 @@ namespace tp::emu {
 /// `threads`: how many the caller will start (0: any number); with fewer allowed cores, pinning stays off.
 void set_thread_pinning(bool on, int threads = 0);
 bool thread_pinning();
-/// Bind the calling thread to the next core (no-op while pinning is off). Returns the core, or -1.
+/// The next core of the round-robin for a thread about to be started (-1 while pinning is off).
+int reserve_core();
+/// Bind the calling thread to `core` (from reserve_core; -1: nothing). Returns the core, or -1 if it could not.
+int pin_this_thread_to(int core);
+/// reserve_core() then pin_this_thread_to() on the calling thread. Returns the core, or -1.
 int pin_this_thread();
 /// The cores this process may run on (sched_getaffinity), in order.
 std::vector<int> allowed_cores();

@@ -208,7 +208,7 @@ void measure_timer(SoftHostCalibration& c, LoopRuntime& a, int pings)
         finished();
       });
     });
-  c.timer_1us = std::max(1e-6, median(t));
+  c.timer_1us = median(t);
 }
 
 /// The serialization pass, through a work item (its round trip taken off).
@@ -442,7 +442,7 @@ models::HostProfile soft_host_profile(const SoftHostCalibration& c)
   cpu.work_handoff_latency = c.work_round_trip;
   // The emulated MPI thread waits a 1 us timer per call (the default CpuProfile's cost, emu_job_backend.cpp): on this
   // host such a timer takes what was measured.
-  cpu.mpi_call_overhead = c.timer_1us;
+  cpu.mpi_call_overhead = std::max(1e-6, c.timer_1us);
   h.sockets.push_back({cpu, 16e9});
   h.socket_link.name = "none";
   h.socket_link.bandwidth = c.memcpy_dram_bandwidth;

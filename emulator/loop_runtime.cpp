@@ -10,12 +10,14 @@ namespace tp::emu {
 
 LoopRuntime::LoopRuntime(std::string name, MemorySpace& memory) : name_(std::move(name)), memory_(memory)
 {
-  loop_thread_ = std::thread([this] {
-    pin_this_thread();
+  // Cores chosen here, in start order (emulator/core_pinning.hpp): the loop's, then the worker's.
+  const int loop_core = reserve_core(), worker_core = reserve_core();
+  loop_thread_ = std::thread([this, loop_core] {
+    pin_this_thread_to(loop_core);
     loop();
   });
-  worker_thread_ = std::thread([this] {
-    pin_this_thread();
+  worker_thread_ = std::thread([this, worker_core] {
+    pin_this_thread_to(worker_core);
     worker();
   });
 }

@@ -16,8 +16,8 @@ using namespace verbs;
 
 SoftFabric::SoftFabric(uint16_t first_lid) : next_lid_(first_lid)
 {
-  thread_ = std::thread([this] {
-    pin_this_thread();
+  thread_ = std::thread([this, core = reserve_core()] {
+    pin_this_thread_to(core);
     run();
   });
 }

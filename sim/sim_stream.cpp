@@ -1,5 +1,5 @@
 // TCP-like stream model. Per message and direction: the sender's CPU work on one of its process's gRPC threads
-// (a client thread pinned to the peer, or any server thread: sim/cpu_pool.hpp), wire bytes = payload + per-segment
+// (the client or server thread that carries the peer: sim/cpu_pool.hpp), wire bytes = payload + per-segment
 // headers through the NIC endpoints (a SimGrid comm) from when a thread takes it, the one-way stack latency, and the
 // receiver's CPU work on its own threads from when the first segment arrives. The message is handed to the wire
 // when the sender's work and the wire are done, and delivered when it has arrived and the receiver's work is done,
@@ -44,10 +44,11 @@ struct InFlight {
 
 class SimStreamConnection final : public StreamConnection, public std::enable_shared_from_this<SimStreamConnection> {
 public:
-  /// `client`: this end opened the connection (its work runs on the process's client threads, on the thread of
-  /// `peer`); else it was accepted (any server thread).
+  /// `client`: this end opened the connection (its work runs on the process's client threads), else it was accepted
+  /// (server threads); either way on the one thread of that pool that carries `peer` (gRPC core handles a
+  /// connection's bytes on one thread at a time).
   SimStreamConnection(SimStreamNetwork& net, std::string peer, bool client)
-      : net_(net), peer_(std::move(peer)), client_(client), thread_(client ? net.client_thread_of(peer_) : -1)
+      : net_(net), peer_(std::move(peer)), client_(client), thread_(net.thread_of(peer_, client))
   {
   }
 
@@ -340,7 +341,7 @@ private:
       // What the CPU added: the delivery beyond when it would have been delivered with the wire alone (behind the
       // messages before it on the wire, then its own wire time and latency) and any retransmissions.
       const double wire_end = std::max(f->enqueued_at, wire_clock_) + f->wire_seconds;
-      wire_clock_ = wire_end;
+      wire_clock_ = wire_end + f->fault_delay; // its resends held the wire too: not the next message's CPU
       f->msg.cpu_seconds += std::max(0.0, now - wire_end - f->latency - f->fault_delay);
       if (f->lost) continue;
       last_delivery_ = now;
@@ -386,10 +387,11 @@ CpuPool& SimStreamNetwork::pool(bool client)
   return *p;
 }
 
-int SimStreamNetwork::client_thread_of(const std::string& peer)
+int SimStreamNetwork::thread_of(const std::string& peer, bool client)
 {
-  auto it = client_thread_.find(peer);
-  if (it == client_thread_.end()) it = client_thread_.emplace(peer, int(client_thread_.size())).first;
+  auto& m = client ? client_thread_ : server_thread_;
+  auto it = m.find(peer);
+  if (it == m.end()) it = m.emplace(peer, int(m.size())).first;
   return it->second;
 }
 

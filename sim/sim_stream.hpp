@@ -1,7 +1,8 @@
 // Byte-stream channels between simulated processes: a TCP model over the machines' first NIC (RoCE NICs
 // carry TCP/Ethernet, IB NICs carry IPoIB). Each message pays the stack latency at both ends, its wire
 // bytes (segment headers included) over the NIC links, and the CPU work of both ends on the processes' gRPC threads
-// (a server pool for accepted connections, a client pool, one thread per peer, for opened ones; sim/cpu_pool.hpp).
+// (a server pool for accepted connections, a client pool for opened ones, a peer's connections on one thread of the
+// pool; sim/cpu_pool.hpp).
 // Messages of one direction of a connection are delivered in order. Tests: tests/sim/sim_stream_test.cpp.
 #pragma once
 
@@ -37,9 +38,10 @@ public:
   /// The process's gRPC threads (SimOptions::rpc_threads), on the CPU socket of its machine's first NIC: the client
   /// threads (connections it opened) or the server threads (connections it accepted). Made on first use.
   CpuPool& pool(bool client);
-  /// The client thread that carries `peer`'s connections: peers take threads round-robin in the order first
-  /// connected, as TensorFlow's worker cache assigns them.
-  int client_thread_of(const std::string& peer);
+  /// The thread of the client (or server) pool that carries `peer`'s connections: peers take threads round-robin in
+  /// the order first connected, as TensorFlow's worker cache assigns them (and as gRPC core's pollers keep a
+  /// connection's bytes on one thread at a time).
+  int thread_of(const std::string& peer, bool client);
   /// The pools made so far (server first).
   std::vector<const CpuPool*> pools() const;
   /// Record the pools' busy threads over time (CpuPool::record), for a trace.
@@ -54,7 +56,7 @@ private:
   bool dead_ = false;
   bool fin_on_death_ = true;
   std::unique_ptr<CpuPool> server_pool_, client_pool_;
-  std::map<std::string, int> client_thread_;
+  std::map<std::string, int> client_thread_, server_thread_;
   bool recording_ = false;
   friend class SimStreamConnection;
 };

@@ -66,15 +66,22 @@ std::string human_bytes(uint64_t n)
 
 namespace {
 
-/// Threads of one emulated transfer (two processes' event loop and worker, the wire thread) and the calibration's
-/// measuring thread: pinning each to its own core needs this many.
-constexpr int EMULATION_THREADS = 6;
+/// Threads pinned at most: the calibration's measuring thread, two loops' event loop and worker, and the two software
+/// fabrics it makes one after the other (an emulated transfer pins five: two processes' loop and worker, a fabric).
+/// Pinning each to its own core needs this many.
+constexpr int EMULATION_THREADS = 7;
+
+/// Turns pinning off when it goes out of scope, whichever way the comparison ends.
+struct PinningOff {
+  ~PinningOff() { emu::set_thread_pinning(false); }
+};
 
 /// `repeats` emulated runs of `job` after one warm-up run, each on the same thread placement.
 Result<std::vector<emu::EmuTransferResult>> emulate_repeatedly(const emu::EmuTransferJob& job, int repeats, bool pin,
                                                                std::string& pinning)
 {
   std::vector<emu::EmuTransferResult> runs;
+  PinningOff off;
   for (int k = 0; k <= repeats; ++k) {
     emu::set_thread_pinning(pin, EMULATION_THREADS); // the round-robin starts again: every run places its threads alike
     auto r = emu::run_emulated_transfer(job);
@@ -82,7 +89,6 @@ Result<std::vector<emu::EmuTransferResult>> emulate_repeatedly(const emu::EmuTra
     if (!r.ok()) return r.error();
     if (k > 0) runs.push_back(std::move(r.value())); // the first warms up caches, pools and page tables
   }
-  emu::set_thread_pinning(false);
   return runs;
 }
 
@@ -101,9 +107,12 @@ Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
   SimVsEmuResult res;
   res.noise_limit = o.noise_limit;
   res.pinning = "threads not pinned";
-  emu::set_thread_pinning(o.pin, EMULATION_THREADS);
-  auto cal = emu::measure_soft_host(o.quick_calibration);
-  emu::set_thread_pinning(false);
+  Result<emu::SoftHostCalibration> cal = Error::msg("not measured");
+  {
+    PinningOff off;
+    emu::set_thread_pinning(o.pin, EMULATION_THREADS);
+    cal = emu::measure_soft_host(o.quick_calibration);
+  }
   if (!cal.ok()) return cal.error();
   res.calibration = cal.value();
   if (auto inv = emu::check_calibration(res.calibration); !inv.ok()) {
@@ -187,9 +196,13 @@ std::string sim_vs_emu_report(const SimVsEmuResult& r)
       fmt::format("\nemulated: the median of {} run{} after a warm-up run; spread: (max - min) / median of those runs. "
                   "A point whose spread exceeds {:.0f} % is too noisy to judge the model and is left out below.\n",
                   runs, runs == 1 ? "" : "s", r.noise_limit * 100);
-  s += fmt::format("{} of {} points judged: median |error| {:.1f} % (target <= 5 %), 90th percentile {:.1f} % (target "
-                   "<= 10 %)\n",
-                   r.judged, r.rows.size(), r.median_abs_error * 100, r.p90_abs_error * 100);
+  if (r.judged == 0)
+    s += fmt::format("0 of {} points judged: every point too noisy, nothing to say about the model on this machine\n",
+                     r.rows.size());
+  else
+    s += fmt::format("{} of {} points judged: median |error| {:.1f} % (target <= 5 %), 90th percentile {:.1f} % "
+                     "(target <= 10 %)\n",
+                     r.judged, r.rows.size(), r.median_abs_error * 100, r.p90_abs_error * 100);
   return s;
 }
 

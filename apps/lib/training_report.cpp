@@ -678,7 +678,9 @@ std::string training_table(const TrainingReport& r)
                    s.mode == training::SyncMode::PARAMETER_SERVER ? "parameter servers, variables fetched " + s.fetch
                                                                   : std::string("ring allreduce"));
   o += fmt::format("compute per GPU per step: {:.1f} ms ({})\n", r.compute_seconds * 1e3, r.provenance);
-  if (auto t = models::tf_rpc_threading(s.tf_version); t.ok())
+  const bool uses_grpc = s.mode == training::SyncMode::PARAMETER_SERVER ||
+                         std::find(s.transports.begin(), s.transports.end(), "grpc") != s.transports.end();
+  if (auto t = models::tf_rpc_threading(s.tf_version); t.ok() && uses_grpc)
     o += fmt::format("gRPC threads per process: {} server, {} client (TensorFlow {}{})\n", t->server_threads,
                      t->client_threads, t->version, s.tf_version.empty() ? ", the default" : "");
   if (s.mode == training::SyncMode::ALLREDUCE) {
@@ -843,7 +845,7 @@ std::string chrome_trace(const sim::TrainingResult& r)
   for (const auto& c : r.cpu_tracks) {
     const int p = out.process(host_of_task.count(c.process) ? host_of_task[c.process] : c.process);
     for (const auto& [when, busy] : c.busy)
-      out.counter(p, short_task(c.process) + " gRPC threads busy", c.pool, when, busy);
+      out.counter(p, short_task(c.process) + " " + c.pool + " threads busy", "threads", when, busy);
   }
   // Data movements: one track per link ("link nic0.port.tx", "link gpu1.pcie.up", "link qpi.0to1") under its
   // machine, and one per NIC with every movement that went through it.

@@ -57,6 +57,32 @@ TEST_CASE("pinning: threads take the allowed cores round-robin while on, none wh
   emu::set_thread_pinning(false);
 }
 
+TEST_CASE("pinning: the starting thread chooses the cores, so they follow the start order", "[quick]")
+{
+  const std::vector<int> cores = emu::allowed_cores();
+  emu::set_thread_pinning(true);
+  // Cores reserved in order by the starter; the threads then pin themselves in any order.
+  const int n = 2 * int(cores.size());
+  std::vector<int> reserved;
+  for (int k = 0; k < n; ++k)
+    reserved.push_back(emu::reserve_core());
+  std::vector<std::vector<int>> affinity(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int k = n - 1; k >= 0; --k) // started last-first
+    threads.emplace_back([&, k] {
+      emu::pin_this_thread_to(reserved[size_t(k)]);
+      affinity[size_t(k)] = my_cores();
+    });
+  for (auto& t : threads)
+    t.join();
+  for (int k = 0; k < n; ++k) {
+    CHECK(reserved[size_t(k)] == cores[size_t(k) % cores.size()]);
+    CHECK(affinity[size_t(k)] == std::vector<int>{reserved[size_t(k)]});
+  }
+  emu::set_thread_pinning(false);
+  CHECK(emu::reserve_core() == -1);
+}
+
 TEST_CASE("pinning: asked for more threads than cores, it stays off and says why", "[quick]")
 {
   const int cores = int(emu::allowed_cores().size());
@@ -75,8 +101,13 @@ TEST_CASE("pinning: asked for more threads than cores, it stays off and says why
 
 TEST_CASE("pinning: a scoped pin binds the thread, then gives it its cores back", "[quick]")
 {
+  if (emu::allowed_cores().size() < 2) {
+    WARN("one allowed CPU: a pin cannot be told from no pin here");
+    return;
+  }
   std::thread([] {
     const std::vector<int> before = my_cores();
+    REQUIRE(before.size() > 1);
     emu::set_thread_pinning(true);
     {
       emu::ScopedPin pin;
