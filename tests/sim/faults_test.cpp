@@ -128,6 +128,16 @@ TEST_CASE("link down for good: RC gives up after retry_cnt resends (RETRY_EXC_ER
   CHECK(r.step_seconds.size() == 1); // the warm-up completed, step 2 did not
 }
 
+TEST_CASE("link flap under gRPC: the wait for resends is retry, never CPU, where gRPC's CPU costs nothing", "[faults]")
+{
+  // The test host's tcp profile has no per-byte or per-message CPU: every delay a message meets is the wire's or a
+  // resend's, and messages queued behind a resent one on its connection must not count it as CPU.
+  auto r = run(job("grpc", {link_down(1e-3, 0.3)}));
+  REQUIRE_FALSE(r.failure);
+  CHECK(r.breakdown.retry > 0.25); // of the 0.6 s step-2 delay, averaged over the two measured steps
+  CHECK(r.breakdown.cpu < 1e-3);
+}
+
 TEST_CASE("link flap under gRPC: TCP backs off (RTO 200 ms, then 400 ms) and the step completes", "[faults]")
 {
   auto r = run(job("grpc", {link_down(1e-3, 0.3)}));
