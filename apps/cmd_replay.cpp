@@ -173,7 +173,38 @@ struct ReplayJob {
   Warnings warnings;
   std::map<std::string, double> busy; ///< recorded compute seconds per device
   frontend::ReplayHost host;
+  /// How the collectives are re-simulated: "ring" or "nccl" (--collectives, or chosen from the trace: `auto`), and why.
+  std::string collectives = "ring";
+  std::string collectives_why;
 };
+
+/// --collectives auto (the default): the NCCL model when the trace's collectives are NCCL's (a Kineto `nccl:*` call,
+/// a Chakra or Kineto `ncclKernel_*`/`ncclDevKernel_*`, a Horovod `NCCL_*` activity), whose every kind it times;
+/// else rings. Errors: a word other than auto, ring, nccl.
+Status choose_collectives(const frontend::ParsedArgs& a, ReplayJob& job)
+{
+  const std::string m = a.get("collectives", "auto");
+  if (m != "auto" && m != "ring" && m != "nccl")
+    return Error::at("", "--collectives", "auto, ring or nccl", unknown_name(m, {"auto", "ring", "nccl"}));
+  if (m != "auto") {
+    job.collectives = m;
+    job.collectives_why = "--collectives " + m;
+    return ok_status();
+  }
+  for (const auto& c : job.trace.collectives)
+    if (to_lower(c.name).find("nccl") != std::string::npos) {
+      job.collectives = "nccl";
+      job.collectives_why = "the trace's collectives are NCCL's (\"" + c.name.substr(0, 60) +
+                            "\"); --collectives ring "
+                            "for rings";
+      return ok_status();
+    }
+  job.collectives = "ring";
+  job.collectives_why = job.trace.collectives.empty() ? "no collectives in the trace"
+                                                      : "none of the trace's collectives is named as NCCL's; "
+                                                        "--collectives nccl for the NCCL model";
+  return ok_status();
+}
 
 /// Read the traces the arguments name, merge the ranks' files and work out the job, its warnings and the head's host.
 Result<ReplayJob> read_replay_job(const frontend::ParsedArgs& a)
@@ -248,15 +279,18 @@ void print_head(const frontend::ParsedArgs& a, const ReplayJob& job, size_t warn
               : per_node > 0          ? fmt::format("{} per node (from {})", per_node, shape.per_node_from).c_str()
                                       : "assumed one rank per node (the trace names no hosts; --ranks-per-node N)",
               rank_files > 1 ? fmt::format("; {} rank files", rank_files).c_str() : "");
-  if (per_node > 1 && a.has("hw") && a.get("collectives", "ring") != "nccl")
+  if (per_node > 1 && a.has("hw") && job.collectives != "nccl")
     std::printf("  (the collectives are simulated as rings with one rank per host, so %d ranks per node is reported,\n"
                 "  not used: --collectives nccl puts them on NVLink inside a node and the NICs between nodes)\n",
                 per_node);
-  if (a.has("hw") && a.get("collectives", "ring") == "nccl")
+  if (a.has("hw") && job.collectives == "nccl")
     std::printf("collectives: NCCL's algorithms and tuning model on nodes of %s (models/nccl; its cluster's topology "
                 "if it has one), %d rank(s) per node or the collective's ranks if fewer (algorithm column: nodes x "
-                "ranks per node)\n",
-                a.get("hw").c_str(), per_node > 0 ? per_node : 1);
+                "ranks per node); %s\n",
+                a.get("hw").c_str(), per_node > 0 ? per_node : 1, job.collectives_why.c_str());
+  else if (a.has("hw") && !t.collectives.empty())
+    std::printf("collectives: allreduces as rings on the simulated fabric, one rank per host; %s\n",
+                job.collectives_why.c_str());
   if (job_ranks > 0 && t.world_size > 0 && rank_files > 1 && int(rank_files) < t.world_size)
     std::printf("  (%zu of the job's %d ranks have a file here)\n", rank_files, t.world_size);
   if (warning_count) std::printf("%zu warning(s), listed at the end\n", warning_count);
@@ -289,7 +323,7 @@ public:
   /// `transport`: --transport; --hw and --switch are read from `a`.
   ReplayFabric(std::string transport_name, const frontend::ParsedArgs& a, const ReplayJob& job)
       : transport_(std::move(transport_name)), hw_(a.get("hw")), sw_(a.get("switch")), job_(job),
-        nccl_(a.get("collectives", "ring") == "nccl")
+        nccl_(job.collectives == "nccl")
   {
   }
 
@@ -708,8 +742,9 @@ int run_replay(const frontend::ParsedArgs& a)
   if (a.positional().empty())
     return report_error(Error::at("", "tensorpath replay",
                                   "a trace file (or several ranks' files of one job, or their directory)", "none"));
-  if ((a.has("json") || a.has("chrome")) && !a.has("hw"))
-    return report_error(Error::at("", a.has("json") ? "--json" : "--chrome", "--hw PROFILE to replay on", "none"));
+  for (const char* o : {"json", "chrome", "collectives"})
+    if (a.has(o) && !a.has("hw"))
+      return report_error(Error::at("", std::string("--") + o, "--hw PROFILE to replay on", "none"));
   auto read = read_replay_job(a);
   if (!read.ok()) return report_error(read.error());
   ReplayJob& job = read.value();
@@ -719,8 +754,7 @@ int run_replay(const frontend::ParsedArgs& a)
   if (!transports::find_transport(transport))
     return report_error(Error::at("", "--transport", one_of_names(transport, transports::transport_names()),
                                   unknown_name(transport, transports::transport_names())));
-  if (const std::string m = a.get("collectives", "ring"); m != "ring" && m != "nccl")
-    return report_error(Error::at("", "--collectives", "ring or nccl", unknown_name(m, {"ring", "nccl"})));
+  if (auto st = choose_collectives(a, job); !st.ok()) return report_error(st.error());
   ReplayFabric fabric(transport, a, job);
   if (auto st = describe_host(fabric, job.host); !st.ok()) return report_error(st.error());
   // Estimate every distinct job and refuse the replay before the first starts when they exceed the budget.
@@ -772,8 +806,9 @@ Command replay_command()
        "ranks that share a node (the traces name no hosts: else one per node is assumed)"},
       {"switch", 0, true, "S", "switch profile"},
       {"collectives", 0, true, "M",
-       "ring (default: allreduces as rings on the simulated fabric, one rank per host) or nccl (every NCCL "
-       "collective by the collective model: the ranks as nodes of --hw's host, NVLink inside, NICs between)"},
+       "auto (default: nccl when the trace's collectives are NCCL's, else ring), ring (allreduces as rings on the "
+       "simulated fabric, one rank per host; other kinds kept) or nccl (every NCCL collective by the collective "
+       "model: the ranks as nodes of --hw's host, NVLink inside, NICs between)"},
       {"json", 0, true, "FILE", "with --hw: write the whole report as JSON (docs/formats.md, Replay JSON)"},
       {"chrome", 0, true, "FILE",
        "with --hw: a Chrome/Perfetto trace, the recorded and the replayed trace side by side"},

@@ -172,7 +172,7 @@ TEST_CASE("replay and a large allreduce show their progress lines on a terminal"
 {
   auto [rs, rout] =
       run_on_terminal({"replay", std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/kineto.json", "--hw",
-                       "connectx4-edr-ib"});
+                       "connectx4-edr-ib", "--collectives", "ring"}); // rings: simulations, with progress
   INFO(rout);
   CHECK(rs == 0);
   CHECK(rout.find("\rreplay: event 1/2 (allreduce nccl:all_reduce)") != std::string::npos);

@@ -132,7 +132,7 @@ TEST_CASE("replay --json and the text: one simulation for identical allreduces, 
   const std::string unknown = R"({"Group size": 4})";
   std::ofstream(d / "t.json") << kineto_allreduces({MIB, MIB, big, MIB, MIB, MIB, zero, unknown});
   std::ofstream(d / "one.json") << kineto_allreduces({MIB});
-  auto r = tp::test::run_cli("replay " + (d / "t.json").string() + " --hw connectx4-edr-ib --json " +
+  auto r = tp::test::run_cli("replay " + (d / "t.json").string() + " --hw connectx4-edr-ib --collectives ring --json " +
                              (d / "out.json").string());
   INFO(r.out);
   REQUIRE(r.status == 0);
@@ -193,8 +193,8 @@ TEST_CASE("replay --json and the text: one simulation for identical allreduces, 
     CHECK(has(r.out, "warning: " + w.get<std::string>()));
 
   // Uncached: the same allreduce alone in its trace gives the same time.
-  auto one = tp::test::run_cli("replay " + (d / "one.json").string() + " --hw connectx4-edr-ib --json " +
-                               (d / "one_out.json").string());
+  auto one = tp::test::run_cli("replay " + (d / "one.json").string() +
+                               " --hw connectx4-edr-ib --collectives ring --json " + (d / "one_out.json").string());
   REQUIRE(one.status == 0);
   const json o = json::parse(slurp(d / "one_out.json"));
   CHECK(o["simulations"]["distinct"] == 1);
@@ -272,11 +272,36 @@ TEST_CASE("replay names the NIC's line rate as the bottleneck on 40GbE and PCIe 
   // A 9 MiB allreduce over 4 ranks: 40 Gb/s is 5 GB/s, below the host's PCIe, so the wire limits it; EDR's
   // 100 Gb/s (12.5 GB/s) is above what a PCIe 3.0 x16 link delivers, so PCIe does.
   const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/kineto.json";
-  auto r = tp::test::run_cli("replay " + fx + " --hw connectx3-40gbe-roce");
+  auto r = tp::test::run_cli("replay " + fx + " --hw connectx3-40gbe-roce --collectives ring");
   INFO(r.out);
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "NIC line rate (node0.nic0.port.tx"));
-  r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib");
+  r = tp::test::run_cli("replay " + fx + " --hw connectx4-edr-ib --collectives ring");
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "PCIe (node0.nic0.pcie."));
+}
+
+TEST_CASE("replay --collectives auto: the NCCL model for NCCL's collectives, rings otherwise, and it says why",
+          "[quick]")
+{
+  const std::string fx = std::string(TENSORPATH_SOURCE_DIR) + "/tests/traces/fixtures/";
+  auto r = tp::test::run_cli("replay " + fx + "kineto.json --hw connectx4-edr-ib");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "the trace's collectives are NCCL's (\"nccl:all_reduce\")"));
+  CHECK(has(r.out, "collectives by the NCCL collective model"));
+  // Horovod names the tensor, not the library: rings, and the option that would change it.
+  r = tp::test::run_cli("replay " + fx + "horovod_timeline.json --hw connectx4-edr-ib --ranks 4");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "allreduces as rings on the simulated fabric, one rank per host; none of the trace's collectives "
+                   "is named as NCCL's; --collectives nccl for the NCCL model"));
+  // Asked for by name, either applies whatever the trace.
+  r = tp::test::run_cli("replay " + fx + "kineto.json --hw connectx4-edr-ib --collectives ring");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "; --collectives ring"));
+  CHECK(has(r.out, "allreduces as rings, analytical fabric mode"));
+  r = tp::test::run_cli("replay " + fx + "kineto.json --collectives nccl");
+  CHECK(r.status == 2);
+  CHECK(has(r.out, "--collectives: expected --hw PROFILE to replay on"));
 }

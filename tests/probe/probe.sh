@@ -161,7 +161,7 @@ check "collective: nccl-tests' linear default steps" 0 +"133169160" +"# Avg bus 
 check "collective: an unknown --nic" 2 +"--nic" +"connectx7-ndr-400g-ib" -- "$tp" collective --nodes 2 --nic cx9
 check "collective: a Gen4 PCIe override" 0 +"busbw #wrong" -- "$tp" collective --nodes 2 --pcie gen4-x16
 check "replay: collectives by the NCCL model" 0 +"nccl ring/Simple 1x2" +"NVLink" -- "$tp" replay "$root/tests/traces/fixtures/real/hta_nccl_data_slice.json" --hw hgx-h100-8gpu --collectives nccl --ranks-per-node 2
-check "replay: an unknown collectives model" 2 +"--collectives" +"ring or nccl" -- "$tp" replay "$root/tests/traces/fixtures/real/hta_nccl_data_slice.json" --hw hgx-h100-8gpu --collectives ncl
+check "replay: an unknown collectives model" 2 +"--collectives" +"auto, ring or nccl" -- "$tp" replay "$root/tests/traces/fixtures/real/hta_nccl_data_slice.json" --hw hgx-h100-8gpu --collectives ncl
 check "collective: more leaves than two tiers take" 2 +"max_leaves" +"a third tier" -- "$tp" collective --nodes 1024 --topology superpod-ndr-2tier
 check "collective: an alltoall of too many flows" 2 +"--nodes" +"flows" -- "$tp" collective --op alltoall --nodes 4096 --topology superpod-ndr-3tier
 check "collective: a table nccl-tests users read" 0 +"busbw #wrong" +"# Avg bus bandwidth" -- "$tp" collective -b 8 -e 1M -f 4
