@@ -179,8 +179,8 @@ struct ReplayJob {
 };
 
 /// --collectives auto (the default): the NCCL model when the trace's collectives are NCCL's (a Kineto `nccl:*` call,
-/// a Chakra or Kineto `ncclKernel_*`/`ncclDevKernel_*`, a Horovod `NCCL_*` activity), whose every kind it times;
-/// else rings. Errors: a word other than auto, ring, nccl.
+/// a Chakra or Kineto `ncclKernel_*`/`ncclDevKernel_*`, a Horovod operation with an `NCCL_*` phase), whose every
+/// kind it times; else rings. Errors: a word other than auto, ring, nccl.
 Status choose_collectives(const frontend::ParsedArgs& a, ReplayJob& job)
 {
   const std::string m = a.get("collectives", "auto");
@@ -192,11 +192,10 @@ Status choose_collectives(const frontend::ParsedArgs& a, ReplayJob& job)
     return ok_status();
   }
   for (const auto& c : job.trace.collectives)
-    if (to_lower(c.name).find("nccl") != std::string::npos) {
+    if (c.library == "nccl" || to_lower(c.name).find("nccl") != std::string::npos) {
       job.collectives = "nccl";
-      job.collectives_why = "the trace's collectives are NCCL's (\"" + c.name.substr(0, 60) +
-                            "\"); --collectives ring "
-                            "for rings";
+      job.collectives_why = "the trace's collectives are NCCL's (\"" + c.name.substr(0, 60) + "\"" +
+                            (c.library == "nccl" ? " ran an NCCL phase" : "") + "); --collectives ring for rings";
       return ok_status();
     }
   job.collectives = "ring";

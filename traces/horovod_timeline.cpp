@@ -2,7 +2,8 @@
 // Horovod writes "},\n" after each event and never closes the array; a job killed mid-write leaves half an event,
 // which is dropped with a warning). One "process" per tensor (its name in the process_name metadata); "B"/"E" pairs
 // nest per tensor, the outermost being the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases
-// (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...). Horovod writes the tensor's "dtype"
+// (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...: an NCCL_* or MPI_* phase names the collective's
+// library). Horovod writes the tensor's "dtype"
 // ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
 // "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
 // unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
@@ -131,7 +132,8 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     std::string name;
     double ts;
     json args;
-    std::string at; ///< "[7]": where the B event is
+    std::string at;      ///< "[7]": where the B event is
+    std::string library; ///< the outermost: "nccl" or "mpi" once a phase inside it says so (NCCL_ALLREDUCE, ...)
   };
   std::map<long, std::vector<Open>> open; // per tensor: the B events not yet ended
   std::vector<double> cycles;             // CYCLE_START times, microseconds
@@ -161,7 +163,7 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (!*ts_field) return event_error(file, i, "a numeric \"ts\" (microseconds)", e.dump().substr(0, 80));
     const double ts = **ts_field;
     if (ph == "B") {
-      open[pid].push_back({text(e, "name"), ts, e.value("args", json::object()), at(i)});
+      open[pid].push_back({text(e, "name"), ts, e.value("args", json::object()), at(i), ""});
       continue;
     }
     if (ph == "X") { // instant activities inside an operation: in a NEGOTIATE phase, a rank ready ("name": "3")
@@ -174,13 +176,18 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (stack.empty()) return event_error(file, i, "an \"E\" event closing a \"B\" of the same tensor", "none open");
     Open b = stack.back();
     stack.pop_back();
-    if (!stack.empty()) continue; // a phase inside the collective
+    if (!stack.empty()) { // a phase inside the collective: NCCL_ALLREDUCE, MPI_ALLREDUCE, ... name its library
+      if (b.name.rfind("NCCL_", 0) == 0) stack.front().library = "nccl";
+      if (b.name.rfind("MPI_", 0) == 0 && stack.front().library.empty()) stack.front().library = "mpi";
+      continue;
+    }
     if (b.name.rfind("NEGOTIATE", 0) == 0 || b.name == "WAIT_FOR_DATA" || b.name == "QUEUE" || b.name == "JOIN" ||
         b.name == "ERROR")
       continue; // coordination before the collective (or a rank's join, an error reply), not data movement
     TraceCollective c;
     c.name = tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid);
     c.kind = kind_of(b.name);
+    c.library = b.library;
     c.start = b.ts * 1e-6;
     c.duration = (ts - b.ts) * 1e-6;
     if (c.duration < 0) return event_error(file, i, "an end after its begin", std::to_string(ts));

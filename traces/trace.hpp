@@ -37,6 +37,9 @@ struct TraceTransfer {
 struct TraceCollective {
   std::string name; ///< tensor or call name
   std::string kind; ///< allreduce, allgather, broadcast, reduce_scatter, alltoall, ...
+  /// The communication library that ran it where the trace says so other than by the name: "nccl" or "mpi" from a
+  /// Horovod operation's NCCL_* / MPI_* phase; empty: not said (a Kineto or Chakra name says it itself).
+  std::string library;
   uint64_t bytes = 0;
   bool bytes_known = true;      ///< false: the trace does not say (bytes is 0; a warning says why)
   int ranks = 0;                ///< 0: not recorded

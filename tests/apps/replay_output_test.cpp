@@ -290,12 +290,24 @@ TEST_CASE("replay --collectives auto: the NCCL model for NCCL's collectives, rin
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "the trace's collectives are NCCL's (\"nccl:all_reduce\")"));
   CHECK(has(r.out, "collectives by the NCCL collective model"));
-  // Horovod names the tensor, not the library: rings, and the option that would change it.
+  // Horovod names the tensor; its NCCL_ALLREDUCE phase names the library.
   r = tp::test::run_cli("replay " + fx + "horovod_timeline.json --hw connectx4-edr-ib --ranks 4");
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "ran an NCCL phase); --collectives ring for rings"));
+  // The same timeline with its NCCL phases renamed MPI's: rings, and the option that would change it.
+  const fs::path d = temp_dir("auto");
+  std::ifstream in(fx + "horovod_timeline.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at; (at = text.find("NCCL_")) != std::string::npos;)
+    text.replace(at, 5, "MPI_");
+  std::ofstream(d / "mpi.json") << text;
+  r = tp::test::run_cli("replay " + (d / "mpi.json").string() + " --hw connectx4-edr-ib --ranks 4");
   INFO(r.out);
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "allreduces as rings on the simulated fabric, one rank per host; none of the trace's collectives "
                    "is named as NCCL's; --collectives nccl for the NCCL model"));
+  fs::remove_all(d);
   // Asked for by name, either applies whatever the trace.
   r = tp::test::run_cli("replay " + fx + "kineto.json --hw connectx4-edr-ib --collectives ring");
   REQUIRE(r.status == 0);

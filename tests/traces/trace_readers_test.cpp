@@ -224,8 +224,10 @@ TEST_CASE("Horovod: the size from the end event's dtype and shape, as Horovod wr
   CHECK(t.collectives[0].kind == "allreduce");
   CHECK(t.collectives[0].bytes == 3ull * 3 * 64 * 128 * 4);
   CHECK(t.collectives[0].duration == Approx(80e-6));
+  CHECK(t.collectives[0].library == "nccl"); // its NCCL_ALLREDUCE phase
   CHECK(t.collectives[1].kind == "allgather");
   CHECK(t.collectives[1].bytes == 8 * 1000 * 2);
+  CHECK(t.collectives[1].library.empty()); // no phase says
   // no size anywhere: unknown, with a warning naming the event, not 0 bytes silently
   CHECK(t.collectives[2].kind == "broadcast");
   CHECK_FALSE(t.collectives[2].bytes_known);
