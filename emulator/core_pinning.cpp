@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <atomic>
 #include <mutex>
 
 namespace tp::emu {
@@ -17,17 +16,23 @@ int next = 0;
 int declined = 0;
 std::vector<int> cores;
 
+/// The CPUs in `set`, in order.
+std::vector<int> cpus_in(const cpu_set_t& set)
+{
+  std::vector<int> out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
 } // namespace
 
 std::vector<int> allowed_cores()
 {
   cpu_set_t set;
   CPU_ZERO(&set);
-  std::vector<int> out;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  return out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  return cpus_in(set);
 }
 
 void set_thread_pinning(bool enable, int threads)
@@ -76,8 +81,7 @@ ScopedPin::ScopedPin()
   cpu_set_t set;
   CPU_ZERO(&set);
   if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0) return;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) before_.push_back(c);
+  before_ = cpus_in(set);
   pinned_ = pin_this_thread() >= 0;
 }
 

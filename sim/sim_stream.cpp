@@ -316,11 +316,9 @@ private:
     auto self = shared_from_this();
     c.reactor.at(sent, [self, other, f, done] {
       SimContext& c2 = self->net_.ctx();
-      const Platform& p2 = *c2.platform;
       self->out_.busy = false;
       if (done) done(ok_status());
-      const size_t ma = self->net_.machine(), mb = other->net_.machine();
-      f->latency = p2.machine(ma).tcp.stack_latency + p2.wire_latency(ma, 0, mb, 0);
+      f->latency = self->one_way_latency(*other);
       std::weak_ptr<SimStreamConnection> w = other;
       c2.reactor.after(f->latency, [w, f] {
         f->arrived = true;

@@ -1,5 +1,6 @@
 // Step replay over a recorded trace (see replay.hpp).
 #include "traces/replay.hpp"
+#include "core/common/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -146,14 +147,6 @@ struct Side { ///< one rank's events in one step, recorded or replayed
     return s;
   }
 };
-
-double median(std::vector<double> v)
-{
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 } // namespace
 

@@ -2,6 +2,7 @@
 #include "apps/lib/sim_vs_emu.hpp"
 
 #include "core/common/isolated_run.hpp"
+#include "core/common/median.hpp"
 #include "emulator/core_pinning.hpp"
 #include "emulator/transfer_job.hpp"
 #include "sim/transfer_job.hpp"
@@ -24,7 +25,7 @@ void summarize_errors(SimVsEmuResult& r)
   if (e.empty()) return;
   std::sort(e.begin(), e.end());
   auto rank = [&](double q) { return e[size_t(std::max(0.0, std::ceil(q * double(e.size())) - 1))]; };
-  r.median_abs_error = e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
+  r.median_abs_error = median(e);
   r.p90_abs_error = rank(0.9);
 }
 
@@ -92,12 +93,6 @@ Result<std::vector<emu::EmuTransferResult>> emulate_repeatedly(const emu::EmuTra
   return runs;
 }
 
-double median_of(std::vector<double> v)
-{
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 } // namespace
 
 Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
@@ -153,7 +148,7 @@ Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
         row.bytes_ok = row.bytes_ok && run.points[i].bytes_ok;
       }
       row.runs = int(lat.size());
-      row.emulated = median_of(lat);
+      row.emulated = median(lat);
       const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
       row.spread = row.emulated > 0 ? (*hi - *lo) / row.emulated : 0;
       row.noisy = row.spread > o.noise_limit;
