@@ -26,7 +26,9 @@ int run_train(const frontend::ParsedArgs& a)
   spec.model = a.get("model", "vgg16");
   spec.fabric = a.get("fabric");
   spec.tf_version = a.get("tf");
-  if (auto tv = models::tf_rpc_threading(spec.tf_version, "tensorpath train --tf"); !tv.ok())
+  if (auto tv = a.has("tf") ? models::given_tf_rpc_threading(spec.tf_version, "tensorpath train --tf")
+                            : models::tf_rpc_threading(spec.tf_version);
+      !tv.ok())
     return report_error(tv.error());
   spec.switch_name = a.get("switch");
   // A bad --mode or --collective-mode is reported where run_training refused it before they were enums: after the

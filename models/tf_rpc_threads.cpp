@@ -20,15 +20,23 @@ std::vector<std::string> known_tf_versions()
   return v;
 }
 
+namespace {
+constexpr const char* EXPECTED = "a TensorFlow 1.x release from 1.0 to 1.15 (its gRPC thread counts)";
+} // namespace
+
+Result<RpcThreading> given_tf_rpc_threading(const std::string& version, const std::string& field)
+{
+  if (version.empty()) return Error::at("", field, EXPECTED, "an empty value");
+  return tf_rpc_threading(version, field);
+}
+
 Result<RpcThreading> tf_rpc_threading(const std::string& version, const std::string& field)
 {
   const std::string v = version.empty() ? DEFAULT_TF_VERSION : version;
   int minor = -1;
   for (int m = 0; m <= 15; ++m)
     if (v == "1." + std::to_string(m)) minor = m;
-  if (minor < 0)
-    return Error::at("", field, "a TensorFlow 1.x release from 1.0 to 1.15 (its gRPC thread counts)",
-                     "\"" + version + "\"");
+  if (minor < 0) return Error::at("", field, EXPECTED, "\"" + version + "\"");
   RpcThreading t;
   t.version = v;
   if (minor <= 5) {

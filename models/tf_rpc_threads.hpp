@@ -26,6 +26,8 @@ struct RpcThreading {
 /// The threading of TensorFlow `version` ("1.0" to "1.15"; empty: DEFAULT_TF_VERSION). Errors name `field` and the
 /// releases known.
 Result<RpcThreading> tf_rpc_threading(const std::string& version, const std::string& field = "tf_version");
+/// The same for a value the user gave: an empty one is refused (it is no release), not read as the default.
+Result<RpcThreading> given_tf_rpc_threading(const std::string& version, const std::string& field);
 
 /// The releases tf_rpc_threading() knows, oldest first.
 std::vector<std::string> known_tf_versions();

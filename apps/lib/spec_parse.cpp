@@ -451,7 +451,9 @@ void parse_training_job(Reader& r, JobSpec& j)
   t.steps = int(r.integer("steps", 2, 1000, 3));
   t.fabric = beside(r, r.str("fabric", ""), {"tcp"});
   t.tf_version = r.str("tf_version", "");
-  if (auto tv = models::tf_rpc_threading(t.tf_version); !tv.ok())
+  if (auto tv = r.has("tf_version") ? models::given_tf_rpc_threading(t.tf_version, "tf_version")
+                                    : models::tf_rpc_threading(t.tf_version);
+      !tv.ok())
     fail(r.file(), r.field("tf_version"), tv.error().expected, tv.error().got);
   t.nic = beside(r, r.str("nic", ""), {"nic"});
   t.one_gpu_reference = r.boolean("reference", true);

@@ -32,6 +32,10 @@ TEST_CASE("TF gRPC threads: 1.0-1.5 one server and one client thread, 1.6-1.15 e
 
 TEST_CASE("TF gRPC threads: a release it does not know is refused, naming the field", "[quick]")
 {
+  auto empty = models::given_tf_rpc_threading("", "--tf"); // given empty: no release, not the default
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message().find("--tf") != std::string::npos);
+  CHECK(models::given_tf_rpc_threading("1.3", "--tf")->server_threads == 1);
   for (const char* v : {"1.16", "2.4", "1", "1.3.0", "latest", "1.-1"}) {
     auto t = models::tf_rpc_threading(v, "jobs[0].tf_version");
     REQUIRE_FALSE(t.ok());
