@@ -32,6 +32,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   job.ranks_per_host = int(rph.value());
   job.bytes = double(size.value());
   job.gpu = a.has("gpu");
+  job.fold_alike_hosts = !a.has("every-host");
   job.transport = a.get("transport", "mpi");
   job.options.own<transports::MpiOptions>().optimal_path = true;
   job.options.own<transports::MpiOptions>().nonblocking_recv = true;
@@ -74,6 +75,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
               "wall[s]", "messages/s");
   int status = 0;
   double done_seconds = 0;
+  std::string how; // how the analytical ring was timed
   for (size_t k = 0; k < modes.size(); ++k) {
     const auto mode = modes[k];
     sim::AllreduceJob j = job;
@@ -92,8 +94,8 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
         [&]() -> Result<std::string> {
           auto r = sim::run_allreduce(cl, j);
           if (!r.ok()) return r.error();
-          return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g}", r->seconds, r->messages, r->wall_seconds, r->alpha,
-                             r->beta);
+          return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g} {} {}", r->seconds, r->messages, r->wall_seconds,
+                             r->alpha, r->beta, int(r->closed_form), r->platform_machines);
         },
         0, line.enabled() ? ProgressListener(progress) : ProgressListener());
     done_seconds += mode_seconds[k];
@@ -105,7 +107,18 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     }
     double secs = 0, wall = 0, alpha = 0, beta = 0;
     unsigned long long msgs = 0;
-    std::sscanf(child.value().c_str(), "%lf %llu %lf %lf %lf", &secs, &msgs, &wall, &alpha, &beta);
+    int closed_form = 0, machines = 0;
+    std::sscanf(child.value().c_str(), "%lf %llu %lf %lf %lf %d %d", &secs, &msgs, &wall, &alpha, &beta, &closed_form,
+                &machines);
+    if (closed_form)
+      how = fmt::format("analytical: no two ranks' routes share a link, so the ring was timed by its recurrence "
+                        "(the same result as message by message){}.\n",
+                        machines < int(cl.host_count()) && machines > 0
+                            ? fmt::format(", on routes read from {} of the {} identical hosts", machines,
+                                          (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host)
+                            : std::string());
+    else if (mode == sim::FabricMode::ANALYTICAL)
+      how = "analytical: ranks' routes share links, so the ring was timed message by message on every host.\n";
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
     std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14.0f\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
@@ -114,7 +127,8 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   std::printf(
       "\nbusbw = 2 (N-1)/N x bytes / time; a-b = 2 (N-1) (alpha + bytes/N / beta) with rank 0 -> 1's path:\n"
       "its fixed costs and slowest stage. flow, analytical: the mpi transport's data path, plus the ring's adds.\n"
-      "protocol: the ring through the transport (--transport, default mpi), after one warm-up allreduce.\n");
+      "protocol: the ring through the transport (--transport, default mpi), after one warm-up allreduce.\n%s",
+      how.c_str());
   return status;
 }
 
@@ -137,6 +151,9 @@ Command allreduce_command()
       {"switch", 0, true, "NAME", "switch profile (default back-to-back)"},
       {"gpu", 0, false, "", "tensors in GPU memory (rank k of a host on GPU k)"},
       {"transport", 0, true, "NAME", "protocol mode: the transport (default mpi, optimal path)"},
+      {"every-host", 0, false, "",
+       "analytical mode: build every host's platform even where the routes could be read from three identical "
+       "hosts (the same result, slower: a check of the folding)"},
   };
   s.details = "Example: tensorpath allreduce --ranks 256 --size 1G --mode all\n"
               "A run beyond the budget (memory, TENSORPATH_TIME_LIMIT) is refused with its estimate (docs/cli.md).";

@@ -2,6 +2,7 @@
 #include "sim/fabric_modes.hpp"
 
 #include "core/collectives/ring.hpp"
+#include "core/common/isolated_run.hpp"
 #include "core/common/progress.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
@@ -18,6 +19,8 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
+#include <sstream>
 
 namespace tp::sim {
 
@@ -363,12 +366,131 @@ collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Locatio
   return o;
 }
 
-double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt)
+bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments)
 {
+  const int n = int(ring.ranks());
+  if (n < 2) return true;
+  if (segments <= 0) segments = n;
+  const std::vector<int64_t> off = collectives::ring_segments(int64_t(bytes / 4), segments);
+  std::vector<int> owner(ring.links.size(), -1);
+  for (const double seg :
+       {4.0 * double(off[1] - off[0]), 4.0 * double(off[size_t(segments)] - off[size_t(segments) - 1])})
+    for (int r = 0; r < n; ++r)
+      for (int l : ring.route(r, seg).links) {
+        if (!ring.links[size_t(l)].shared) continue;
+        if (owner[size_t(l)] >= 0 && owner[size_t(l)] != r) return false;
+        owner[size_t(l)] = r;
+      }
+  return true;
+}
+
+collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes)
+{
+  // As AnalyticalFabric::send times a message that finds its links free.
+  const AnalyticalRoute& r = ring.route(rank, bytes);
+  double rate = std::numeric_limits<double>::infinity();
+  for (int l : r.links)
+    rate = std::min(rate, ring.links[size_t(l)].bandwidth);
+  collectives::RingHopTime h;
+  h.busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
+  h.delay = r.latency + (r.delay ? r.delay(bytes) : 0.0);
+  return h;
+}
+
+collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
+                                                const collectives::RingScheduleOptions& opt, bool* closed_form)
+{
+  const bool unshared = ring_links_unshared(ring, bytes);
+  if (closed_form) *closed_form = unshared;
+  if (unshared)
+    return collectives::ring_allreduce_uncontended(
+        int(ring.ranks()), bytes, [&ring](int r, double n) { return ring_hop_time(ring, r, n); }, opt);
   AnalyticalFabric f(ring.links,
                      [&ring](int src, int, double n) -> const AnalyticalRoute& { return ring.route(src, n); });
-  return collectives::run_ring_allreduce(f, int(ring.ranks()), bytes, opt).seconds;
+  CountingFabric counted(f, 2.0 * double(ring.ranks()) * double(ring.ranks() - 1));
+  return collectives::run_ring_allreduce(counted, int(ring.ranks()), bytes, opt);
 }
+
+double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt)
+{
+  return analytical_ring(ring, bytes, opt, nullptr).seconds;
+}
+
+namespace {
+
+/// alpha and beta of rank 0 -> 1 at one segment (for the alpha-beta reference).
+void alpha_beta_of(const RingPaths& paths, double seg, AllreduceResult& out)
+{
+  const Path& p = paths.path(0, seg);
+  double bw = std::numeric_limits<double>::infinity();
+  for (const Leg& l : p.legs)
+    if (p.used(l, seg) && l.seconds(seg) > 0 && seg / l.seconds(seg) < bw) {
+      bw = seg / l.seconds(seg);
+      out.beta_link = "cpu memcpy";
+      if (!l.cpu_copy && !l.links.empty())
+        out.beta_link = (*std::min_element(l.links.begin(), l.links.end(), [](const sg4::Link* x, const sg4::Link* y) {
+                          return x->get_bandwidth() < y->get_bandwidth();
+                        }))->get_name();
+    }
+  out.beta = bw;
+  out.alpha = p.seconds(seg) - (bw < std::numeric_limits<double>::infinity() ? seg / bw : 0.0);
+}
+
+/// The analytical ring on identical hosts behind one switch, with every host full (ranks a multiple of the ranks per
+/// host), read from a platform of three of them: then rank r's route to its right is the same as rank r mod K's
+/// (K ranks per host: r mod K < K - 1 within a host, K - 1 to the next host; every pair of hosts alike through one
+/// switch), and whether two routes share a link shows on three hosts (a host's own routes, the one into it and the one
+/// out of it) as on all of them. Where they share none the ring is timed by its recurrence with those routes: the same
+/// result as building every host (tests/sim/fabric_modes_test.cpp), in memory and time linear in the ranks.
+/// Nothing (the caller builds every host) where the cluster is not like that or a link is shared.
+} // namespace
+
+bool analytical_foldable(const models::ClusterProfile& cluster, const AllreduceJob& job)
+{
+  return cluster.groups.size() == 1 && !(cluster.topology && cluster.topology->tiers > 1) && job.ranks_per_host > 0 &&
+         job.ranks % job.ranks_per_host == 0 && job.ranks / job.ranks_per_host > FOLDED_MACHINES;
+}
+
+namespace {
+
+Result<std::optional<AllreduceResult>> folded_analytical(const models::ClusterProfile& cluster, const AllreduceJob& job,
+                                                         std::chrono::steady_clock::time_point w0)
+{
+  using clock = std::chrono::steady_clock;
+  const int k = job.ranks_per_host;
+  models::ClusterProfile small = cluster;
+  small.groups[0].count = FOLDED_MACHINES;
+  auto simr = Simulation::create(small);
+  if (!simr.ok()) return simr.error();
+  const Platform& pf = simr.value()->platform();
+  AllreduceJob rep = job;
+  rep.ranks = FOLDED_MACHINES * k;
+  std::vector<Endpoint> ep;
+  std::vector<RankEndpoint> eps;
+  for (int r = 0; r < rep.ranks; ++r) {
+    ep.push_back(endpoint_of(small, rep, r));
+    eps.push_back({ep.back().machine, ep.back().loc});
+  }
+  const DataPath dp = mpi_data_path(job.options);
+  const RingRoutes rr = ring_routes(pf, eps, dp);
+  if (!ring_links_unshared(rr, job.bytes, job.ranks)) return std::optional<AllreduceResult>{};
+  AllreduceResult out;
+  alpha_beta_of(ring_paths(pf, ep, dp), job.bytes / job.ranks, out);
+  const collectives::RingScheduleOptions adds =
+      job.local_work ? ring_adds(small.host(0), ep[0].loc) : collectives::RingScheduleOptions{};
+  out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
+  const auto t0 = clock::now();
+  const auto r = collectives::ring_allreduce_uncontended(
+      job.ranks, job.bytes, [&rr, k](int rank, double n) { return ring_hop_time(rr, rank % k, n); }, adds);
+  out.seconds = r.seconds;
+  out.messages = r.messages;
+  out.closed_form = true;
+  out.platform_machines = FOLDED_MACHINES;
+  out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  return std::optional<AllreduceResult>{out};
+}
+
+} // namespace
 
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
 {
@@ -391,6 +513,42 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
                                                                    : "use fewer ranks or the analytical mode");
       !st.ok())
     return st.error();
+  if (job.mode == FabricMode::ANALYTICAL && job.fold_alike_hosts && analytical_foldable(cluster, job)) {
+    // In a child process: SimGrid allows one platform per process, and this one may have to build every host after.
+    auto folded = run_isolated([&]() -> Result<std::string> {
+      auto r = folded_analytical(cluster, job, w0);
+      if (!r.ok()) return r.error();
+      if (!r.value()) return std::string();
+      const AllreduceResult& x = *r.value();
+      std::ostringstream o;
+      o.precision(17);
+      o << x.seconds << ' ' << x.messages << ' ' << x.wall_seconds << ' ' << x.setup_wall_seconds << ' ' << x.alpha
+        << ' ' << x.beta << ' ' << x.platform_machines << ' ' << x.beta_link;
+      return o.str();
+    });
+    if (!folded.ok()) return folded.error();
+    if (!folded.value().empty()) {
+      AllreduceResult out;
+      std::istringstream in(folded.value());
+      std::string f[7]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
+      for (auto& x : f)
+        in >> x;
+      std::getline(in >> std::ws, out.beta_link);
+      try {
+        out.seconds = std::stod(f[0]);
+        out.messages = std::stoull(f[1]);
+        out.wall_seconds = std::stod(f[2]);
+        out.setup_wall_seconds = std::stod(f[3]);
+        out.alpha = std::stod(f[4]);
+        out.beta = std::stod(f[5]);
+        out.platform_machines = std::stoi(f[6]);
+      } catch (const std::exception&) {
+        return Error::msg("folded analytical ring: unreadable result '" + folded.value() + "'");
+      }
+      out.closed_form = true;
+      return out;
+    }
+  }
   auto simr = Simulation::create(cluster);
   if (!simr.ok()) return simr.error();
   Simulation& sim = *simr.value();
@@ -404,24 +562,8 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
       job.local_work ? ring_adds(cluster.host(ep[0].machine), ep[0].loc) : collectives::RingScheduleOptions{};
 
   AllreduceResult out;
-  // alpha and beta of rank 0 -> 1 at one segment (for the alpha-beta reference).
-  if (job.ranks > 1) {
-    const double seg = job.bytes / job.ranks;
-    const Path& p = paths.path(0, seg);
-    double bw = std::numeric_limits<double>::infinity();
-    for (const Leg& l : p.legs)
-      if (p.used(l, seg) && l.seconds(seg) > 0 && seg / l.seconds(seg) < bw) {
-        bw = seg / l.seconds(seg);
-        out.beta_link = "cpu memcpy";
-        if (!l.cpu_copy && !l.links.empty())
-          out.beta_link =
-              (*std::min_element(l.links.begin(), l.links.end(), [](const sg4::Link* x, const sg4::Link* y) {
-                return x->get_bandwidth() < y->get_bandwidth();
-              }))->get_name();
-      }
-    out.beta = bw;
-    out.alpha = p.seconds(seg) - (bw < std::numeric_limits<double>::infinity() ? seg / bw : 0.0);
-  }
+  out.platform_machines = int(cluster.host_count());
+  if (job.ranks > 1) alpha_beta_of(paths, job.bytes / job.ranks, out);
 
   // Time the schedule on a fabric (the set-up until now is reported apart).
   auto schedule_on = [&](collectives::MessageFabric& f) {
@@ -444,8 +586,13 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     for (const auto& e : ep)
       eps.push_back({e.machine, e.loc});
     RingRoutes rr = ring_routes(pf, eps, dp);
-    AnalyticalFabric f(rr.links, [&rr](int src, int, double n) -> const AnalyticalRoute& { return rr.route(src, n); });
-    return schedule_on(f);
+    out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
+    const auto t0 = clock::now();
+    const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form);
+    out.seconds = r.seconds;
+    out.messages = r.messages;
+    out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    return out;
   }
 
   // Protocol mode: one task per rank with its transport; the ring through the rendezvous.

@@ -49,6 +49,10 @@ struct AllreduceJob {
   /// Protocol mode: allreduces run before the timed one, untimed (first use: registrations, staging pools grown,
   /// as a training run's first step). The fabric modes have no first-use costs.
   int warmup = 1;
+  /// Analytical mode on identical hosts behind one switch, every host full: read the routes from three hosts and time
+  /// the ring by its recurrence when no link is shared (the same result in time and memory linear in the ranks);
+  /// false: build every host (tests compare the two).
+  bool fold_alike_hosts = true;
 };
 
 struct AllreduceResult {
@@ -61,7 +65,20 @@ struct AllreduceResult {
   /// What sets beta: the SimGrid link with the lowest rate on that path's slowest stage ("host0.nic0.port.tx": the
   /// NIC's line rate; "....pcie.up": a PCIe link; ...), or "cpu memcpy" for a copy by a CPU core; empty with one rank.
   std::string beta_link;
+  /// Analytical mode: no two ranks' routes share a link, so the ring was timed by its recurrence
+  /// (collectives::ring_allreduce_uncontended) rather than message by message; the result is the same.
+  bool closed_form = false;
+  /// Machines of the SimGrid platform the routes were read from: the cluster's, or three of its identical hosts
+  /// (AllreduceJob::fold_alike_hosts).
+  int platform_machines = 0;
 };
+
+/// Machines a folded analytical ring reads its routes from (AllreduceJob::fold_alike_hosts).
+constexpr int FOLDED_MACHINES = 3;
+/// Whether the analytical ring of `job` on `cluster` can be read from FOLDED_MACHINES hosts: one group of identical
+/// hosts, one switch (no multi-tier topology), every host full, more hosts than that. It is, unless ranks' routes then
+/// turn out to share a link.
+bool analytical_foldable(const models::ClusterProfile& cluster, const AllreduceJob& job);
 
 /// One ring allreduce (one simulation: call it in a child process).
 Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job);
@@ -123,7 +140,16 @@ RingRoutes ring_routes(const Platform& pf, const std::vector<RankEndpoint>& rank
 /// The local work of the protocol ring (core/collectives/ring.cpp) for tensors at `loc` of host `h`, timed as the
 /// runtime times those work items: a reduction and a copy per step (GPU kernels, or one-thread CPU loops).
 collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Location loc);
-/// Simulated seconds of one ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving).
+/// Whether no link that a message holds (a shared one) is on two ranks' routes at either segment size of `bytes`.
+/// `segments`: the ranks of the ring whose segments are timed (default: the routes' own count).
+bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments = 0);
+/// A message of `bytes` from `rank` on its route when its links are free, as the analytical fabric times it.
+collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes);
+/// One ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving): by the ring's recurrence
+/// where ring_links_unshared (`*closed_form` set to true), else message by message on the analytical fabric.
+collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
+                                                const collectives::RingScheduleOptions& opt, bool* closed_form);
+/// Simulated seconds of analytical_ring.
 double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt);
 
 } // namespace tp::sim

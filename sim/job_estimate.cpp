@@ -21,20 +21,24 @@ constexpr double BASE_SECONDS = 0.2;
 constexpr double BASE_BYTES = 35e6;
 
 // ---- the SimGrid platform (sim/platform.cpp) ----
-// Building it costs time as (SimGrid hosts)^2 x machines: SimGrid 3.32 seals each zone by walking every host of the
-// engine, and looks each new link's name up through every zone. `tensorpath transfer --hw C.json --transport
-// verbs_v2 --size 4K --steps 1` on clusters of hkust-k40m-cx3 hosts (18 SimGrid hosts each) from a SimGrid platform
-// file: 250, 500, 1000, 1500, 2000, 3000 machines took 0.54, 2.0, 13.9, 46, 104, 321 s of wall time on the busy
-// machine (28.6 s of CPU for 2000) and 35, 35, 60, 84, 108, 157 MB; perftest-reference hosts (12 SimGrid hosts each,
-// `tensorpath allreduce --ranks 2048 --size 4K`): 16.6 s of CPU. 1.1e-11 to 1.2e-11 s per host^2 x machine;
-// 2.7-3.0 KB per SimGrid host (RSS of the 2048-rank allreduce, 111 MB).
-constexpr double PLATFORM_SECONDS_PER_HOST2_MACHINE = 1.4e-11; // 1.2 x the larger fit (runs varied by 15 %)
-constexpr double PLATFORM_BYTES_PER_SG_HOST = 3e3;
+// Built detached from the engine's root and attached once (sim/platform.cpp), what is left growing faster than the
+// hosts is SimGrid 3.32's StarZone checking each new NIC zone's route by searching the fabric's zones: time as
+// a x SimGrid hosts + b x zones^2 (zones: per machine its local zone and one per NIC). `tensorpath allreduce --mode
+// analytical --every-host --size 1G` on perftest-reference hosts (12 SimGrid hosts and 2 zones each): 1024, 2048,
+// 4096, 8192 machines took 0.24, 0.53, 1.21, 3.62 s of CPU and 59, 109, 209, 409 MB (4.2 KB per SimGrid host); the
+// fit through 4096 and 8192: 1.1e-5 s per host and 9.3e-9 s per zone^2 (before: 1.2e-11 s per host^2 x machine).
+constexpr double PLATFORM_SECONDS_PER_SG_HOST = 1.3e-5; // 1.2 x the fit
+constexpr double PLATFORM_SECONDS_PER_ZONE2 = 1.1e-8;   // 1.2 x the fit
+constexpr double PLATFORM_BYTES_PER_SG_HOST = 4.5e3;
 
 // ---- one ring allreduce (sim/fabric_modes.cpp: `tensorpath allreduce --mode M --ranks N --size 4K`) ----
-// analytical: 2 N (N-1) messages at 2.2-3.0 M per wall second on the busy machine (256-2048 ranks); with the
-// platform's time above, 1024 and 2048 ranks took 2.9 and 20.2 s of CPU: ~0.3 us per message.
+// analytical, message by message (ranks' routes share a link): 2 N (N-1) messages at 2.2-3.0 M per wall second on the
+// busy machine (256-2048 ranks): ~0.3 us per message.
 constexpr double ANALYTICAL_SECONDS_PER_MESSAGE = 0.3e-6;
+// analytical where no link is shared: the ring's recurrence (collectives::ring_allreduce_uncontended), N (N - 1) 2
+// additions and maxima when segments have two sizes (one size and alike hosts: 2 (N - 1) steps of one rank, free).
+// `--size 4*(1000 N + 1)` (two sizes): 16384 and 65536 ranks took 1.33 and 21.1 s of CPU: 2.5 ns per message.
+constexpr double RECURRENCE_SECONDS_PER_MESSAGE = 3e-9; // 1.2 x
 // Per rank and step of the schedule one byte (core/collectives/ring_schedule.cpp RankState::got), per rank its
 // state, route and hop (~300 B).
 constexpr double RING_BYTES_PER_RANK_STEP = 1;
@@ -147,6 +151,12 @@ double sg_hosts(const models::HostProfile& h)
   return places + double(h.nics.size()) * 2 * places;
 }
 
+/// SimGrid zones of one machine: its local zone and one per NIC.
+double sg_zones(const models::HostProfile& h)
+{
+  return 1.0 + double(h.nics.size());
+}
+
 uint64_t ring_collectives_per_step(const training::TrainingModel& model, const TrainingJob& job)
 {
   uint64_t vars = 0;
@@ -161,26 +171,28 @@ uint64_t ring_collectives_per_step(const training::TrainingModel& model, const T
 
 } // namespace
 
-JobEstimate estimate_platform(const models::ClusterProfile& cluster)
+JobEstimate estimate_platform(const models::ClusterProfile& cluster, size_t machines_built)
 {
   JobEstimate e;
   e.job = "simulation";
   e.add("starting a simulating process", "", BASE_BYTES, BASE_SECONDS);
-  const double machines = double(cluster.host_count());
-  double hosts = 0;
-  for (size_t m = 0; m < cluster.host_count(); ++m)
+  const size_t built = std::min(machines_built, cluster.host_count());
+  double hosts = 0, zones = 0;
+  for (size_t m = 0; m < built; ++m) {
     hosts += sg_hosts(cluster.host(m));
-  e.add("a SimGrid platform of " + num(machines) + " machines, " + num(hosts) +
-            " SimGrid hosts (build time grows as "
-            "hosts^2 x machines)",
+    zones += sg_zones(cluster.host(m));
+  }
+  e.add("a SimGrid platform of " + num(double(built)) + " machines, " + num(hosts) + " SimGrid hosts, " + num(zones) +
+            " zones (build time grows as hosts + zones^2)",
         cluster_param(cluster), PLATFORM_BYTES_PER_SG_HOST * hosts,
-        PLATFORM_SECONDS_PER_HOST2_MACHINE * hosts * hosts * machines);
+        PLATFORM_SECONDS_PER_SG_HOST * hosts + PLATFORM_SECONDS_PER_ZONE2 * zones * zones);
   return e;
 }
 
 JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job)
 {
-  JobEstimate e = estimate_platform(cluster);
+  const bool folded = job.mode == FabricMode::ANALYTICAL && job.fold_alike_hosts && analytical_foldable(cluster, job);
+  JobEstimate e = estimate_platform(cluster, folded ? size_t(FOLDED_MACHINES) : cluster.host_count());
   const double n = std::max(job.ranks, 1);
   const std::string ranks = "ranks = " + std::to_string(job.ranks);
   const int hosts = (std::max(job.ranks, 1) + std::max(job.ranks_per_host, 1) - 1) / std::max(job.ranks_per_host, 1);
@@ -191,6 +203,11 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
   const std::string what = num(messages) + " ring messages (2 N (N-1))";
   switch (job.mode) {
   case FabricMode::ANALYTICAL:
+    if (folded) { // read from three hosts, timed by the recurrence (unless routes share a link: then re-estimated)
+      e.add(what + " by the ring's recurrence x " + human_seconds(RECURRENCE_SECONDS_PER_MESSAGE), ranks,
+            RING_BYTES_PER_RANK * n, RECURRENCE_SECONDS_PER_MESSAGE * messages);
+      break;
+    }
     e.add(what + " x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state", ranks,
           RING_BYTES_PER_RANK_STEP * messages + RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * messages);
     break;

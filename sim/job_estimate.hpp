@@ -14,12 +14,14 @@
 #include "sim/training_job.hpp"
 #include "sim/transfer_job.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace tp::sim {
 
-/// One simulating process: its start and the SimGrid platform of every machine of `cluster`.
-JobEstimate estimate_platform(const models::ClusterProfile& cluster);
+/// One simulating process: its start and the SimGrid platform of the first `machines_built` machines of `cluster`
+/// (default: all).
+JobEstimate estimate_platform(const models::ClusterProfile& cluster, size_t machines_built = SIZE_MAX);
 /// One ring allreduce (run_allreduce), platform included.
 JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const AllreduceJob& job);
 /// One transfer job (run_transfer_job), platform included.

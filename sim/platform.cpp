@@ -3,6 +3,7 @@
 #include "models/host_paths.hpp"
 #include "models/latency_model.hpp"
 
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
@@ -74,10 +75,41 @@ Status Platform::check_cluster(const models::ClusterProfile& c)
   return ok_status();
 }
 
+namespace {
+
+/// The engine's root zone: an empty full zone whose one child, attached last, is the fabric (see Platform::Platform).
+sg4::NetZone* create_world()
+{
+  return sg4::create_full_zone("world");
+}
+
+/// A zone that is not (yet) under the engine's root, with the root's models, so that zones and hosts can be built in
+/// it before it is attached.
+void give_models_of(sg4::NetZone* zone, const sg4::NetZone* root)
+{
+  auto* z = zone->get_impl();
+  const auto* r = root->get_impl();
+  z->set_network_model(r->get_network_model());
+  z->set_cpu_pm_model(r->get_cpu_pm_model());
+  z->set_cpu_vm_model(r->get_cpu_vm_model());
+  z->set_disk_model(r->get_disk_model());
+  z->set_host_model(r->get_host_model());
+}
+
+} // namespace
+
+// Linear set-up: in SimGrid 3.32 sealing a zone lists every host under the engine's root (and sorts them by name),
+// and creating a host or a link looks its name up in every zone under the root, so building N machines' zones under
+// the root costs O(N^2) (87 % of a 1024-rank analytical allreduce). The fabric zone is therefore built detached,
+// with the root's models given to it explicitly: its machines' zones are sealed while nothing is under the root,
+// and the fabric is attached to the root ("world") once, at the end (names are unique by construction; hosts are
+// sealed one by one as they are made).
 Platform::Platform(const models::ClusterProfile& cluster) : cluster_(cluster)
 {
   if (multi_tier(cluster_)) topology_ = topology_for(cluster_).value(); // check_cluster accepted it
+  sg4::NetZone* world = create_world();
   sg4::NetZone* root = topology_ ? sg4::create_full_zone("fabric") : sg4::create_star_zone("fabric");
+  give_models_of(root, world);
   auto names = cluster_.host_names();
   machines_.resize(names.size());
   for (size_t m = 0; m < names.size(); ++m) {
@@ -88,7 +120,8 @@ Platform::Platform(const models::ClusterProfile& cluster) : cluster_(cluster)
   for (size_t m = 0; m < machines_.size(); ++m)
     build_machine(root, m);
   if (topology_) build_fabric(root);
-  root->seal();
+  root->set_parent(world);
+  world->seal();
 }
 
 void Platform::build_fabric(sg4::NetZone* root)

@@ -3,6 +3,7 @@
 
 #include "core/collectives/ring.hpp"
 
+#include <algorithm>
 #include <memory>
 
 namespace tp::collectives {
@@ -100,6 +101,82 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
   fabric.run();
   out.seconds = ring.end - t0;
   out.messages = ring.messages;
+  return out;
+}
+
+RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
+                                              const std::function<RingHopTime(int rank, double bytes)>& hop,
+                                              const RingScheduleOptions& options)
+{
+  RingScheduleResult out;
+  if (ranks <= 1) return out;
+  const int n = ranks;
+  const std::vector<int64_t> off = ring_segments(int64_t(bytes / 4), n);
+  auto seg_bytes = [&off](int idx) { return 4.0 * double(off[size_t(idx) + 1] - off[size_t(idx)]); };
+  // Segment sizes: index 0 the larger (count mod N of them), 1 the smaller (ring_segments).
+  const double size[2] = {seg_bytes(0), seg_bytes(n - 1)};
+  const int64_t larger = off[1] - off[0] > off[size_t(n)] - off[size_t(n) - 1] ? (int64_t(bytes / 4) % n) : n;
+  auto size_of = [larger](int idx) { return idx < larger ? 0 : 1; };
+  std::vector<RingHopTime> hops(2 * size_t(n));
+  bool alike = true; // every rank's hops the same
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < 2; ++k) {
+      hops[2 * size_t(r) + size_t(k)] = hop(r, size[k]);
+      const RingHopTime& a = hops[2 * size_t(r) + size_t(k)];
+      const RingHopTime& b = hops[size_t(k)];
+      alike = alike && a.busy == b.busy && a.delay == b.delay;
+    }
+  // The local work after a step, as Ring::progress sums it: t = 0, then += reduce (+= copy on the last reduce step),
+  // or += copy in the allgather; per segment size.
+  auto time_of = [](const std::function<double(double)>& f, double b) { return f && b > 0 ? f(b) : 0.0; };
+  double reduce_work[2], last_reduce_work[2], copy_work[2];
+  for (int k = 0; k < 2; ++k) {
+    double t = 0;
+    t += time_of(options.reduce_time, size[k]);
+    reduce_work[k] = t;
+    t += time_of(options.copy_time, size[k]);
+    last_reduce_work[k] = t;
+    double c = 0;
+    c += time_of(options.copy_time, size[k]);
+    copy_work[k] = c;
+  }
+  auto mod = [n](int a) { return ((a % n) + n) % n; };
+  const int steps = 2 * (n - 1);
+  auto work = [&](int step, int k) {
+    return step < n - 1 ? (step == n - 2 ? last_reduce_work[k] : reduce_work[k]) : copy_work[k];
+  };
+  out.messages = uint64_t(steps) * uint64_t(n);
+  if (alike && larger == n) { // lock step: every rank sends a segment of size 0 at every step
+    double start = 0;
+    for (int step = 0; step < steps; ++step) {
+      const double landed = (start + hops[0].busy) + hops[0].delay;
+      start = std::max(landed, landed) + work(step, 0);
+    }
+    out.seconds = start;
+    return out;
+  }
+  std::vector<double> start(size_t(n), 0.0), landed(size_t(n), 0.0);
+  for (int step = 0; step < steps; ++step) {
+    const bool reduce = step < n - 1;
+    const int i = reduce ? step : step - (n - 1);
+    // Rank r sends segment (r - sent) mod N and works on the one it received, (r - sent - 1) mod N: reduce-scatter
+    // step i sends r - i, the allgather's r - i + 1 (Ring::start_step and Ring::progress).
+    const int sent = reduce ? i : i - 1;
+    int idx = mod(-sent); // rank 0's
+    for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
+      const RingHopTime& h = hops[2 * size_t(r) + size_t(size_of(idx))];
+      landed[size_t(r)] = (start[size_t(r)] + h.busy) + h.delay;
+    }
+    const double work_of[2] = {work(step, 0), work(step, 1)};
+    idx = mod(-sent - 1);
+    double left_landed = landed[size_t(n) - 1];
+    for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
+      const double own = landed[size_t(r)];
+      start[size_t(r)] = std::max(own, left_landed) + work_of[size_of(idx)];
+      left_landed = own;
+    }
+  }
+  out.seconds = *std::max_element(start.begin(), start.end());
   return out;
 }
 

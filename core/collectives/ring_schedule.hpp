@@ -41,6 +41,25 @@ struct RingScheduleResult {
 RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes,
                                       const RingScheduleOptions& options = {});
 
+/// What a message of `bytes` costs on the route of rank r -> r + 1 when nothing else uses its links: the seconds it
+/// holds them (`busy`) and the seconds after that until it has landed (`delay`).
+struct RingHopTime {
+  double busy = 0;
+  double delay = 0;
+};
+
+/// The same ring as run_ring_allreduce, timed without events, for fabrics where no two ranks' messages share a link
+/// (each rank's route to its right is its own; one rank's messages go one after the other): then a message lands at
+/// (its start + busy) + delay whatever else moves, and the schedule is a recurrence over steps. Rank r starts step
+/// s + 1 at max(its own send landed, its left's landed) + its local work, as run_ring_allreduce's events do, with the
+/// same floating-point operations in the same order, so the result equals the event-driven run on such a fabric
+/// exactly (tests/sim/fabric_modes_test.cpp). `hop` is called once per rank and segment size (at most 2N calls).
+/// Cost: N (N - 1) 2 additions and maxima in O(N) memory; when every rank's hops are the same and the segments all
+/// have one size, the ranks move in lock step and one rank's 2 (N - 1) steps are computed (O(N)).
+RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
+                                              const std::function<RingHopTime(int rank, double bytes)>& hop,
+                                              const RingScheduleOptions& options = {});
+
 /// The alpha-beta time of the same ring: 2 (N - 1) steps of (alpha + segment / beta), segment = bytes / N.
 double ring_allreduce_alpha_beta(int ranks, double bytes, double alpha, double beta);
 

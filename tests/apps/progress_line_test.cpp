@@ -176,8 +176,8 @@ TEST_CASE("replay and a large allreduce show their progress lines on a terminal"
   INFO(rout);
   CHECK(rs == 0);
   CHECK(rout.find("\rreplay: event 1/2 (allreduce nccl:all_reduce)") != std::string::npos);
-  // An allreduce estimated at a second or more (800 hosts' platform) shows one; a small one does not.
-  auto [as, aout] = run_on_terminal({"allreduce", "--ranks", "800", "--size", "4K"});
+  // An allreduce estimated at a second or more (every one of 1500 hosts built) shows one; a small one does not.
+  auto [as, aout] = run_on_terminal({"allreduce", "--ranks", "1500", "--size", "4K", "--every-host"});
   INFO(aout);
   CHECK(as == 0);
   CHECK(aout.find("\rallreduce: analytical mode") != std::string::npos);

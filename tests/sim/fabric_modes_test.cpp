@@ -156,3 +156,142 @@ TEST_CASE("a training job's collective mode is protocol or analytical, and a wro
   CHECK(flow.error().expected == "protocol or analytical");
   CHECK(flow.error().got == "\"flow\"");
 }
+
+TEST_CASE("the ring recurrence equals the event-driven ring wherever no link is shared", "[fabric][recurrence]")
+{
+  // Random routes, one link of its own per rank (never shared), random latencies, size-dependent delays and local
+  // work, segment counts that do and do not divide the tensor: the recurrence and the analytical fabric's events give
+  // the same time to the last bit, and the same message count.
+  uint64_t seed = 12345;
+  auto uniform = [&seed](double lo, double hi) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * double(seed >> 11) / double(1ULL << 53);
+  };
+  for (int n : {2, 3, 5, 8, 13}) {
+    for (double bytes : {4.0 * 1024, 4.0 * 1001, 64e6, 4.0 * 3}) {
+      std::vector<sim::AnalyticalLink> links;
+      std::vector<sim::AnalyticalRoute> routes;
+      for (int r = 0; r < n; ++r) {
+        links.push_back({"l" + std::to_string(r), uniform(1e9, 1e10), true});
+        const double per_byte = uniform(0, 1e-10);
+        routes.push_back({{r}, uniform(1e-6, 5e-6), [per_byte](double b) { return per_byte * b; }});
+      }
+      collectives::RingScheduleOptions opt;
+      const double red = uniform(1e-11, 1e-10), cp = uniform(1e-11, 1e-10);
+      opt.reduce_time = [red](double b) { return 1e-6 + red * b; };
+      opt.copy_time = [cp](double b) { return 2e-6 + cp * b; };
+      sim::AnalyticalFabric f(
+          links, [&routes](int src, int, double) -> const sim::AnalyticalRoute& { return routes[size_t(src)]; });
+      const auto events = collectives::run_ring_allreduce(f, n, bytes, opt);
+      sim::RingRoutes rr;
+      rr.links = links;
+      for (auto& k : rr.routes)
+        k = routes;
+      REQUIRE(sim::ring_links_unshared(rr, bytes));
+      const auto closed = collectives::ring_allreduce_uncontended(
+          n, bytes, [&rr](int r, double b) { return sim::ring_hop_time(rr, r, b); }, opt);
+      INFO("ranks " << n << ", bytes " << bytes);
+      CHECK(closed.seconds == events.seconds);
+      CHECK(closed.messages == events.messages);
+    }
+  }
+}
+
+TEST_CASE("a ring whose routes share a link is timed message by message", "[fabric][recurrence]")
+{
+  // Two ranks' routes through one link: not unshared (the analytical fabric then runs message by message), and the
+  // events are slower than the recurrence would say (the link serves one message at a time).
+  std::vector<sim::AnalyticalLink> links{{"own0", 1e9, true}, {"common", 1e9, true}, {"own2", 1e9, true}};
+  std::vector<sim::AnalyticalRoute> routes{{{0, 1}, 1e-6, {}}, {{1}, 1e-6, {}}, {{2}, 1e-6, {}}};
+  sim::RingRoutes rr;
+  rr.links = links;
+  for (auto& k : rr.routes)
+    k = routes;
+  CHECK_FALSE(sim::ring_links_unshared(rr, 3e6));
+  bool closed_form = true;
+  const double shared = sim::analytical_ring(rr, 3e6, {}, &closed_form).seconds;
+  CHECK_FALSE(closed_form);
+  const double unserialized = collectives::ring_allreduce_uncontended(3, 3e6, [&rr](int r, double b) {
+                                return sim::ring_hop_time(rr, r, b);
+                              }).seconds;
+  CHECK(shared > unserialized);
+  // A fat pipe is never held: shared by name only.
+  rr.links[1].shared = false;
+  CHECK(sim::ring_links_unshared(rr, 3e6));
+}
+
+namespace {
+
+/// run_allreduce in a child: seconds, alpha, beta, closed form, machines of the platform.
+std::string allreduce_row(const models::ClusterProfile& cl, const sim::AllreduceJob& job)
+{
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto x = sim::run_allreduce(cl, job);
+    if (!x.ok()) return x.error();
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g %d %d %s", x->seconds, x->alpha, x->beta, int(x->closed_form),
+                  x->platform_machines, x->beta_link.c_str());
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+} // namespace
+
+TEST_CASE("an analytical ring read from three identical hosts equals the ring on every host", "[fabric][fold]")
+{
+  // Host memory, one rank per host (a NIC hop per rank), and GPUs two per host (a GPU-to-GPU hop and a NIC hop):
+  // folded (routes from 3 hosts) and unfolded (every host built) agree to the bit, on tensors whose segments have one
+  // size and two.
+  struct Case {
+    int ranks, per_host;
+    bool gpu;
+    double bytes;
+  };
+  for (const Case c : {Case{7, 1, false, 64e6}, Case{7, 1, false, 4.0 * 1000003}, Case{10, 2, true, 4.0 * 10 * 100000},
+                       Case{10, 2, true, 4.0 * 1000003}}) {
+    sim::AllreduceJob job;
+    job.ranks = c.ranks;
+    job.ranks_per_host = c.per_host;
+    job.gpu = c.gpu;
+    job.bytes = c.bytes;
+    const auto cl = test::test_cluster(c.ranks / c.per_host);
+    const std::string folded = allreduce_row(cl, job);
+    job.fold_alike_hosts = false;
+    const std::string every = allreduce_row(cl, job);
+    INFO(c.ranks << " ranks, " << c.per_host << " per host, bytes " << c.bytes << "\nfolded: " << folded
+                 << "\nevery host: " << every);
+    double fs = 0, es = 0, fa = 0, ea = 0, fb = 0, eb = 0;
+    int fc = 0, ec = 0, fm = 0, em = 0;
+    REQUIRE(std::sscanf(folded.c_str(), "%lf %lf %lf %d %d", &fs, &fa, &fb, &fc, &fm) == 5);
+    REQUIRE(std::sscanf(every.c_str(), "%lf %lf %lf %d %d", &es, &ea, &eb, &ec, &em) == 5);
+    CHECK(fm == 3);
+    CHECK(em == c.ranks / c.per_host);
+    CHECK(fc == 1);
+    CHECK(fs == es);
+    CHECK(fa == ea);
+    CHECK(fb == eb);
+  }
+}
+
+TEST_CASE("a ring whose hops share a link is not folded", "[fabric][fold]")
+{
+  // DGX A100 (GPUs and NICs in pairs behind PCIe switches): on the mpi transport's path some of its ranks' hops cross
+  // the same link (`tensorpath allreduce --hw dgx-a100-8gpu --gpu --ranks-per-host 8` says so). The folded probe sees
+  // the sharing and the ring is run on every host, message by message.
+  sim::AllreduceJob job;
+  job.ranks = 32;
+  job.ranks_per_host = 8;
+  job.gpu = true;
+  job.bytes = 16 << 20;
+  auto host = models::Catalog().host("dgx-a100-8gpu");
+  REQUIRE(host.ok());
+  const std::string row = allreduce_row(test::test_cluster(4, host.value()), job);
+  int closed = -1, machines = -1;
+  double s = 0, a = 0, b = 0;
+  REQUIRE(std::sscanf(row.c_str(), "%lf %lf %lf %d %d", &s, &a, &b, &closed, &machines) == 5);
+  CHECK(closed == 0);
+  CHECK(machines == 4);
+  CHECK(s > 0);
+}

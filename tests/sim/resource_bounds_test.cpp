@@ -1,5 +1,5 @@
 // Jobs beyond the budget are refused before anything is built, with the estimate and the parameter that drives it:
-// a million allreduce ranks, a SimGrid platform of 5,000 hosts, 100,000 tensors x 100 steps, a thousand training
+// a million allreduce ranks, a SimGrid platform of 100,000 hosts, 100,000 tensors x 100 steps, a thousand training
 // steps of a large job, a materialized transfer larger than the machine. Every simulator job kind checks (the class:
 // with a tiny time budget each one refuses), a job under the budget still runs, and estimates grow with what drives
 // them. "Before anything is built": a simulation can still be created in the same process afterwards (SimGrid
@@ -112,18 +112,18 @@ TEST_CASE("a million training ranks are refused up front with the step-graph est
   check_no_simulation_started();
 }
 
-TEST_CASE("a SimGrid platform of 5,000 hosts is refused up front, naming the hosts", "[quick]")
+TEST_CASE("a SimGrid platform of 100,000 hosts is refused up front, naming the hosts", "[quick]")
 {
   transports::register_builtin_transports();
-  const auto cl = platform_cluster(5000);
+  const auto cl = platform_cluster(100000);
   sim::TransferJob j;
   j.transport = "verbs_v2";
   auto r = sim::run_transfer_job(cl, j);
   REQUIRE_FALSE(r.ok());
   const std::string m = r.error().message();
   INFO(m);
-  CHECK(has(m, "time is driven by hosts in the cluster = 5000"));
-  CHECK(has(m, "SimGrid platform of 5,000 machines"));
+  CHECK(has(m, "time is driven by hosts in the cluster = 100000"));
+  CHECK(has(m, "SimGrid platform of 100,000 machines"));
   check_no_simulation_started();
 }
 
@@ -242,9 +242,17 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
 {
   sim::AllreduceJob a;
   a.ranks = 100;
+  a.fold_alike_hosts = false; // message by message on every host: 2 N (N - 1) messages
   const double a100 = sim::estimate_allreduce(test::test_cluster(100), a).seconds;
-  a.ranks = 1000;
-  CHECK(sim::estimate_allreduce(test::test_cluster(1000), a).seconds > 10 * a100);
+  a.ranks = 3000;
+  const double a3000 = sim::estimate_allreduce(test::test_cluster(3000), a).seconds;
+  CHECK(a3000 > 10 * a100);
+  // Three hosts' platform and the recurrence: more for more ranks, and far less than every host message by message.
+  a.fold_alike_hosts = true;
+  const double folded3000 = sim::estimate_allreduce(test::test_cluster(3000), a).seconds;
+  a.ranks = 100;
+  CHECK(folded3000 > sim::estimate_allreduce(test::test_cluster(100), a).seconds);
+  CHECK(folded3000 < 0.1 * a3000);
   CHECK(sim::estimate_platform(test::test_cluster(2000)).seconds >
         sim::estimate_platform(test::test_cluster(1000)).seconds);
   sim::TransferJob t;
