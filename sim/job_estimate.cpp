@@ -204,8 +204,15 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
   switch (job.mode) {
   case FabricMode::ANALYTICAL:
     if (folded) { // read from three hosts, timed by the recurrence (unless routes share a link: then re-estimated)
-      e.add(what + " by the ring's recurrence x " + human_seconds(RECURRENCE_SECONDS_PER_MESSAGE), ranks,
-            RING_BYTES_PER_RANK * n, RECURRENCE_SECONDS_PER_MESSAGE * messages);
+      // One segment size and one rank per host (every route alike): the ranks move in lock step, one rank's steps.
+      const bool lock_step = job.ranks_per_host == 1 && int64_t(job.bytes / 4) % int64_t(n) == 0;
+      if (lock_step)
+        e.add(num(2 * (n - 1)) + " ring steps in lock step (every rank alike) x " +
+                  human_seconds(RECURRENCE_SECONDS_PER_MESSAGE),
+              ranks, RING_BYTES_PER_RANK * n, RECURRENCE_SECONDS_PER_MESSAGE * 2 * (n - 1));
+      else
+        e.add(what + " by the ring's recurrence x " + human_seconds(RECURRENCE_SECONDS_PER_MESSAGE), ranks,
+              RING_BYTES_PER_RANK * n, RECURRENCE_SECONDS_PER_MESSAGE * messages);
       break;
     }
     e.add(what + " x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state", ranks,

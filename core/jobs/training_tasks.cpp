@@ -55,10 +55,9 @@ namespace {
 std::vector<std::string> graph_order_of_allreduces(const training::StepGraph& sg)
 {
   std::vector<std::pair<int, std::string>> ordered;
-  for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
-    if (sg.graph[*vi].kind == training::OpKind::ALLREDUCE &&
-        training::task_of_device(sg.graph[*vi].device) == training::worker_task(0))
-      ordered.emplace_back(sg.graph[*vi].order, sg.graph[*vi].collective);
+  for (const training::OpId id : sg.ops_of(training::worker_task(0)))
+    if (sg.graph[id].kind == training::OpKind::ALLREDUCE)
+      ordered.emplace_back(sg.graph[id].order, sg.graph[id].collective);
   std::sort(ordered.begin(), ordered.end());
   std::vector<std::string> names;
   for (auto& [o, n] : ordered)
@@ -69,8 +68,8 @@ std::vector<std::string> graph_order_of_allreduces(const training::StepGraph& sg
 size_t allreduces_of(const training::StepGraph& sg, const std::string& task)
 {
   size_t n = 0;
-  for (auto [vi, vend] = boost::vertices(sg.graph); vi != vend; ++vi)
-    n += sg.graph[*vi].kind == training::OpKind::ALLREDUCE && training::task_of_device(sg.graph[*vi].device) == task;
+  for (const training::OpId id : sg.ops_of(task))
+    n += sg.graph[id].kind == training::OpKind::ALLREDUCE;
   return n;
 }
 

@@ -85,14 +85,13 @@ struct TaskExecutor::Impl {
   {
     const Graph& g = sg.graph;
     const std::string me = task.spec().task;
-    for (auto [it, end] = boost::vertices(g); it != end; ++it)
-      if (task_of_device(g[*it].device) == me) {
-        local_of[*it] = int(ops.size());
-        LocalOp lo;
-        lo.id = *it;
-        lo.op = &g[*it];
-        ops.push_back(std::move(lo));
-      }
+    for (const OpId id : sg.ops_of(me)) {
+      local_of[id] = int(ops.size());
+      LocalOp lo;
+      lo.id = id;
+      lo.op = &g[id];
+      ops.push_back(std::move(lo));
+    }
     for (auto& lo : ops) {
       auto d = rendezvous::parse_device_name(lo.op->device);
       if (!d.ok()) return d.error();

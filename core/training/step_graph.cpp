@@ -25,6 +25,29 @@ std::string task_of_device(const std::string& device)
   return p == std::string::npos ? device : device.substr(0, p);
 }
 
+const std::vector<OpId>& StepGraph::ops_of(const std::string& task) const
+{
+  static const std::vector<OpId> none;
+  auto it = ops_by_task.find(task);
+  return it == ops_by_task.end() ? none : it->second;
+}
+
+void index_tasks(StepGraph& sg)
+{
+  sg.ops_by_task.clear();
+  // Ops of one device come in runs: cut the task name once per run of the same device.
+  const std::string* last_device = nullptr;
+  std::vector<OpId>* ops = nullptr;
+  for (auto [it, end] = boost::vertices(sg.graph); it != end; ++it) {
+    const std::string& d = sg.graph[*it].device;
+    if (!last_device || d != *last_device) {
+      ops = &sg.ops_by_task[task_of_device(d)];
+      last_device = &d;
+    }
+    ops->push_back(*it);
+  }
+}
+
 namespace {
 
 std::string cpu_of(const std::string& task)
@@ -289,6 +312,7 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
 
   if (layout.mode == SyncMode::ALLREDUCE) {
     add_allreduce_ranks(sg, model, layout, vars);
+    index_tasks(sg);
     return sg;
   }
 
@@ -359,6 +383,7 @@ void partition(StepGraph& sg)
   int order = 0;
   for (auto it = topo.rbegin(); it != topo.rend(); ++it)
     g[*it].order = order++;
+  index_tasks(sg);
 }
 
 } // namespace tp::training

@@ -77,7 +77,15 @@ struct StepGraph {
   size_t sends = 0;               ///< SEND ops after partition (cross-host and local)
   size_t remote_sends = 0;
   uint64_t remote_bytes = 0; ///< bytes crossing tasks per step
+  /// Each task's ops in vertex order (index_tasks; build_step_graph and partition keep it up to date), so that a task
+  /// finds its ops without a scan of every rank's ops and a string cut per op.
+  std::map<std::string, std::vector<OpId>> ops_by_task;
+  /// The ops of `task` in vertex order (none for a task that runs no op).
+  const std::vector<OpId>& ops_of(const std::string& task) const;
 };
+
+/// Fill StepGraph::ops_by_task from the graph's ops.
+void index_tasks(StepGraph& g);
 
 /// Build the unpartitioned step graph. Errors for an empty model or a layout that does not fit.
 Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout);
