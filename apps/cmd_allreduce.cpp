@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <vector>
 
@@ -46,6 +48,9 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     if (!fm.ok()) return report_error(fm.error());
     modes = {fm.value()};
   }
+  if (a.has("every-host") && std::find(modes.begin(), modes.end(), sim::FabricMode::ANALYTICAL) == modes.end())
+    return report_error(
+        Error::at("", "--every-host", "--mode analytical or all (only the analytical ring is folded)", "--mode " + m));
   const int hosts = (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host;
   auto cluster = frontend::cluster_for(cat, a.get("hw", "connectx4-edr-ib"), hosts, a.get("switch"));
   if (!cluster.ok()) return report_error(cluster.error());
@@ -121,8 +126,10 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
       how = "analytical: ranks' routes share links, so the ring was timed message by message on every host.\n";
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
-    std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14.0f\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
-                ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, wall > 0 ? double(msgs) / wall : 0.0);
+    // The recurrence simulates no message one by one: no messages per second.
+    const std::string rate = closed_form || wall <= 0 ? "-" : fmt::format("{:.0f}", double(msgs) / wall);
+    std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14s\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
+                ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, rate.c_str());
   }
   std::printf(
       "\nbusbw = 2 (N-1)/N x bytes / time; a-b = 2 (N-1) (alpha + bytes/N / beta) with rank 0 -> 1's path:\n"

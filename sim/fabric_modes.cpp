@@ -548,6 +548,14 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
       out.closed_form = true;
       return out;
     }
+    // Routes share a link: every host, message by message, under its own estimate.
+    AllreduceJob every = job;
+    every.fold_alike_hosts = false;
+    if (auto st = check_budget(estimate_allreduce(cluster, every),
+                               "use fewer ranks (their routes share links: the ring runs message by message on every "
+                               "host)");
+        !st.ok())
+      return st.error();
   }
   auto simr = Simulation::create(cluster);
   if (!simr.ok()) return simr.error();

@@ -146,11 +146,11 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
     return step < n - 1 ? (step == n - 2 ? last_reduce_work[k] : reduce_work[k]) : copy_work[k];
   };
   out.messages = uint64_t(steps) * uint64_t(n);
-  if (alike && larger == n) { // lock step: every rank sends a segment of size 0 at every step
+  if (alike && larger == n) { // lock step: one segment size (class 0) and every rank's hop the same
     double start = 0;
     for (int step = 0; step < steps; ++step) {
-      const double landed = (start + hops[0].busy) + hops[0].delay;
-      start = std::max(landed, landed) + work(step, 0);
+      const double landed = (start + hops[0].busy) + hops[0].delay; // own send and the left's land together
+      start = landed + work(step, 0);
     }
     out.seconds = start;
     return out;

@@ -323,6 +323,7 @@ Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout&
   for (int w = 0; w < layout.workers; ++w)
     add_ps_worker(sg, model, layout, vars, var_op, w, pushes);
   add_ps_applies(sg, vars, var_op, pushes);
+  index_tasks(sg);
   return sg;
 }
 

@@ -258,6 +258,7 @@ check "hw name: a typo in a scenario" 2 +"jobs[0].hw" +"did you mean \"connectx5
 
 # Budget (docs/resource-bounds.md): runs that would not end, refused up front with what drives them.
 check "a million ranks on every host is refused up front" 2 +"--ranks 1048576" +"TENSORPATH_TIME_LIMIT" -- "$tp" allreduce --ranks 1048576 --mode analytical --every-host
+check "--every-host outside the analytical mode is refused" 2 +"--every-host" +"--mode flow" -- "$tp" allreduce --ranks 4 --mode flow --every-host
 check "a million ranks read from three hosts run" 0 +"read from 3 of the 1048576 identical hosts" -- "$tp" allreduce --ranks 1048576 --mode analytical
 check "100000 tensors x 100 steps is refused up front" 2 +"--tensors" -- "$tp" transfer --transport verbs_v2 --tensors 100000 --steps 100
 check "an unreadable time limit is an error, not no limit" 2 +"TENSORPATH_TIME_LIMIT" -- env TENSORPATH_TIME_LIMIT=soon "$tp" allreduce --ranks 4

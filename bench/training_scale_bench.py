@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Training at scale: CPU time, wall time and peak RSS of `tensorpath train` against the GPU count, with the growth
+exponent of each series (log-log fit) and each run's CPU time per simulated GPU-step as a ratio of the smallest run's
+in the same series (1.0 = linear cost). Series (issue 17's benchmarks):
+
+  resnet50-baidu   ResNet-50, ring allreduce with Baidu's coordinator (5 ms tick, no fusion), analytical collectives,
+                   dgx-a100-8gpu hosts, 2 steps (64 to 4096 GPUs; default 64 128 256 512)
+  resnet50-horovod the same with Horovod's defaults (1 ms cycle, 128 MiB fusion)
+  vgg16-ps         VGG16, parameter servers (as many as workers), one GPU per worker, gRPC, 3 steps (8 to 128
+                   workers; default 8 16 32 64)
+
+Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
+Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
+Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+
+SERIES = {
+    "resnet50-baidu": (
+        "--model resnet50 --mode allreduce --library baidu --collective-mode analytical --hw dgx-a100-8gpu "
+        "--steps 2 --no-reference --transport mpi --mpi-optimal-path --mpi-nonblocking-recv --workers {n}",
+        [64, 128, 256, 512], 2),
+    "resnet50-horovod": (
+        "--model resnet50 --mode allreduce --library horovod --collective-mode analytical --hw dgx-a100-8gpu "
+        "--steps 2 --no-reference --transport mpi --mpi-optimal-path --mpi-nonblocking-recv --workers {n}",
+        [64, 128, 256], 2),
+    "vgg16-ps": (
+        "--model vgg16 --mode ps --hw dgx-a100-8gpu --gpus-per-worker 1 --steps 3 --no-reference --transport grpc "
+        "--workers {n}",
+        [8, 16, 32, 64], 3),
+}
+
+
+def measure(tp, args):
+    """(cpu seconds, wall seconds, peak RSS in MB, exit status) of one run, children included."""
+    cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", tp, "train"] + args
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr.splitlines():
+        if line.startswith("TIME "):
+            u, s, e, m = line.split()[1:]
+            return float(u) + float(s), float(e), float(m) / 1024.0, p.returncode
+    return None, None, None, p.returncode
+
+
+def exponent(points):
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
+    if len(pts) < 2:
+        return float("nan")
+    n = len(pts)
+    sx = sum(x for x, _ in pts)
+    sy = sum(y for _, y in pts)
+    sxx = sum(x * x for x, _ in pts)
+    sxy = sum(x * y for x, y in pts)
+    d = n * sxx - sx * sx
+    return (n * sxy - sx * sy) / d if d > 0 else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tensorpath", default="build/tensorpath")
+    ap.add_argument("--series", choices=sorted(SERIES), action="append")
+    ap.add_argument("--gpus", type=int, nargs="+")
+    o = ap.parse_args()
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")
+    os.environ.setdefault("TENSORPATH_TIME_LIMIT", "60m")
+    failed = False
+    for name in o.series or sorted(SERIES):
+        template, sizes, steps = SERIES[name]
+        print(f"\n{name}: tensorpath train {template.format(n='N')}")
+        print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}")
+        points, first = [], None
+        for n in o.gpus or sizes:
+            cpu, wall, rss, rc = measure(o.tensorpath, template.format(n=n).split())
+            if rc != 0 or cpu is None:
+                print(f"{n:6d} failed or refused (exit {rc})")
+                failed = failed or rc not in (0, 2)
+                continue
+            per = cpu / (n * steps)
+            first = first or per
+            points.append((n, cpu))
+            print(f"{n:6d} {cpu:9.2f} {wall:9.2f} {rss:9.0f} {per * 1e3:11.2f}ms {per / first:8.2f}x")
+        print(f"growth exponent of the CPU time: {exponent(points):.2f} (1.0: linear in the GPUs)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
