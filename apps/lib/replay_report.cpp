@@ -42,7 +42,8 @@ CollectiveTime parse_collective_time(const std::string& text)
   CollectiveTime t;
   std::istringstream in(text);
   std::string alpha, beta;
-  in >> t.seconds >> alpha >> beta >> t.beta_link;
+  in >> t.seconds >> alpha >> beta;
+  std::getline(in >> std::ws, t.beta_link); // the rest of the line: "cpu memcpy" is two words
   t.alpha = alpha.empty() ? 0 : std::stod(alpha);
   t.beta = beta.empty() ? 0 : std::stod(beta); // "inf" when no stage moved bytes
   if (t.beta_link == "-") t.beta_link.clear();

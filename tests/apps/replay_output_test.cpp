@@ -317,3 +317,14 @@ TEST_CASE("replay --collectives auto: the NCCL model for NCCL's collectives, rin
   CHECK(r.status == 2);
   CHECK(has(r.out, "--collectives: expected --hw PROFILE to replay on"));
 }
+
+TEST_CASE("a collective's time keeps a bottleneck named in two words", "[quick]")
+{
+  // A ring whose slowest stage is a CPU copy names it "cpu memcpy": the whole rest of the line, not its first word.
+  const auto t = tp::frontend::parse_collective_time("0.25 1.5e-06 5000000000 cpu memcpy");
+  CHECK(t.seconds == 0.25);
+  CHECK(t.alpha == 1.5e-06);
+  CHECK(t.beta == 5e9);
+  CHECK(t.beta_link == "cpu memcpy");
+  CHECK(tp::frontend::parse_collective_time("0.25 0 inf -").beta_link.empty());
+}
