@@ -99,8 +99,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
         [&]() -> Result<std::string> {
           auto r = sim::run_allreduce(cl, j);
           if (!r.ok()) return r.error();
-          return fmt::format("{:.17g} {} {:.17g} {:.17g} {:.17g} {} {}", r->seconds, r->messages, r->wall_seconds,
-                             r->alpha, r->beta, int(r->closed_form), r->platform_machines);
+          return sim::to_text(r.value());
         },
         0, line.enabled() ? ProgressListener(progress) : ProgressListener());
     done_seconds += mode_seconds[k];
@@ -110,11 +109,16 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
       status = 1;
       continue;
     }
-    double secs = 0, wall = 0, alpha = 0, beta = 0;
-    unsigned long long msgs = 0;
-    int closed_form = 0, machines = 0;
-    std::sscanf(child.value().c_str(), "%lf %llu %lf %lf %lf %d %d", &secs, &msgs, &wall, &alpha, &beta, &closed_form,
-                &machines);
+    auto result = sim::allreduce_result_from_text(child.value());
+    if (!result.ok()) {
+      std::printf("%-11s ERROR %s\n", sim::to_string(mode), result.error().message().c_str());
+      status = 1;
+      continue;
+    }
+    const double secs = result->seconds, wall = result->wall_seconds, alpha = result->alpha, beta = result->beta;
+    const uint64_t msgs = result->messages;
+    const bool closed_form = result->closed_form;
+    const int machines = result->platform_machines;
     if (closed_form)
       how = fmt::format("analytical: no two ranks' routes share a link, so the ring was timed by its recurrence "
                         "(the same result as message by message){}.\n",

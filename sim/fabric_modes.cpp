@@ -371,10 +371,9 @@ bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments)
   const int n = int(ring.ranks());
   if (n < 2) return true;
   if (segments <= 0) segments = n;
-  const std::vector<int64_t> off = collectives::ring_segments(int64_t(bytes / 4), segments);
+  const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, segments);
   std::vector<int> owner(ring.links.size(), -1);
-  for (const double seg :
-       {4.0 * double(off[1] - off[0]), 4.0 * double(off[size_t(segments)] - off[size_t(segments) - 1])})
+  for (const double seg : {sizes.larger, sizes.smaller})
     for (int r = 0; r < n; ++r)
       for (int l : ring.route(r, seg).links) {
         if (!ring.links[size_t(l)].shared) continue;
@@ -436,14 +435,39 @@ void alpha_beta_of(const RingPaths& paths, double seg, AllreduceResult& out)
   out.alpha = p.seconds(seg) - (bw < std::numeric_limits<double>::infinity() ? seg / bw : 0.0);
 }
 
-/// The analytical ring on identical hosts behind one switch, with every host full (ranks a multiple of the ranks per
-/// host), read from a platform of three of them: then rank r's route to its right is the same as rank r mod K's
-/// (K ranks per host: r mod K < K - 1 within a host, K - 1 to the next host; every pair of hosts alike through one
-/// switch), and whether two routes share a link shows on three hosts (a host's own routes, the one into it and the one
-/// out of it) as on all of them. Where they share none the ring is timed by its recurrence with those routes: the same
-/// result as building every host (tests/sim/fabric_modes_test.cpp), in memory and time linear in the ranks.
-/// Nothing (the caller builds every host) where the cluster is not like that or a link is shared.
 } // namespace
+
+std::string to_text(const AllreduceResult& r)
+{
+  std::ostringstream o;
+  o.precision(17);
+  o << r.seconds << ' ' << r.messages << ' ' << r.wall_seconds << ' ' << r.setup_wall_seconds << ' ' << r.alpha << ' '
+    << r.beta << ' ' << int(r.closed_form) << ' ' << r.platform_machines << ' ' << r.beta_link;
+  return o.str();
+}
+
+Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
+{
+  AllreduceResult out;
+  std::istringstream in(text);
+  std::string f[8]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
+  for (auto& x : f)
+    in >> x;
+  std::getline(in >> std::ws, out.beta_link);
+  try {
+    out.seconds = std::stod(f[0]);
+    out.messages = std::stoull(f[1]);
+    out.wall_seconds = std::stod(f[2]);
+    out.setup_wall_seconds = std::stod(f[3]);
+    out.alpha = std::stod(f[4]);
+    out.beta = std::stod(f[5]);
+    out.closed_form = std::stoi(f[6]) != 0;
+    out.platform_machines = std::stoi(f[7]);
+  } catch (const std::exception&) {
+    return Error::msg("allreduce: unreadable result '" + text + "'");
+  }
+  return out;
+}
 
 bool analytical_foldable(const models::ClusterProfile& cluster, const AllreduceJob& job)
 {
@@ -453,6 +477,13 @@ bool analytical_foldable(const models::ClusterProfile& cluster, const AllreduceJ
 
 namespace {
 
+/// The analytical ring on identical hosts behind one switch, with every host full (ranks a multiple of the ranks per
+/// host), read from a platform of three of them: then rank r's route to its right is the same as rank r mod K's
+/// (K ranks per host: r mod K < K - 1 within a host, K - 1 to the next host; every pair of hosts alike through one
+/// switch), and whether two routes share a link shows on three hosts (a host's own routes, the one into it and the one
+/// out of it) as on all of them. Where they share none the ring is timed by its recurrence with those routes: the same
+/// result as building every host (tests/sim/fabric_modes_test.cpp), in memory and time linear in the ranks.
+/// Nothing (the caller builds every host) where the cluster is not like that or a link is shared.
 Result<std::optional<AllreduceResult>> folded_analytical(const models::ClusterProfile& cluster, const AllreduceJob& job,
                                                          std::chrono::steady_clock::time_point w0)
 {
@@ -518,36 +549,10 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     auto folded = run_isolated([&]() -> Result<std::string> {
       auto r = folded_analytical(cluster, job, w0);
       if (!r.ok()) return r.error();
-      if (!r.value()) return std::string();
-      const AllreduceResult& x = *r.value();
-      std::ostringstream o;
-      o.precision(17);
-      o << x.seconds << ' ' << x.messages << ' ' << x.wall_seconds << ' ' << x.setup_wall_seconds << ' ' << x.alpha
-        << ' ' << x.beta << ' ' << x.platform_machines << ' ' << x.beta_link;
-      return o.str();
+      return r.value() ? to_text(*r.value()) : std::string();
     });
     if (!folded.ok()) return folded.error();
-    if (!folded.value().empty()) {
-      AllreduceResult out;
-      std::istringstream in(folded.value());
-      std::string f[7]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
-      for (auto& x : f)
-        in >> x;
-      std::getline(in >> std::ws, out.beta_link);
-      try {
-        out.seconds = std::stod(f[0]);
-        out.messages = std::stoull(f[1]);
-        out.wall_seconds = std::stod(f[2]);
-        out.setup_wall_seconds = std::stod(f[3]);
-        out.alpha = std::stod(f[4]);
-        out.beta = std::stod(f[5]);
-        out.platform_machines = std::stoi(f[6]);
-      } catch (const std::exception&) {
-        return Error::msg("folded analytical ring: unreadable result '" + folded.value() + "'");
-      }
-      out.closed_form = true;
-      return out;
-    }
+    if (!folded.value().empty()) return allreduce_result_from_text(folded.value());
     // Routes share a link: every host, message by message, under its own estimate.
     AllreduceJob every = job;
     every.fold_alike_hosts = false;

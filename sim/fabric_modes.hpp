@@ -73,6 +73,11 @@ struct AllreduceResult {
   int platform_machines = 0;
 };
 
+/// An AllreduceResult as one line of text and back (every field; doubles to 17 digits, "inf" kept), to bring a run
+/// back from a child process. The parse names the text it could not read.
+std::string to_text(const AllreduceResult& r);
+Result<AllreduceResult> allreduce_result_from_text(const std::string& text);
+
 /// Machines a folded analytical ring reads its routes from (AllreduceJob::fold_alike_hosts).
 constexpr int FOLDED_MACHINES = 3;
 /// Whether the analytical ring of `job` on `cluster` can be read from FOLDED_MACHINES hosts: one group of identical

@@ -205,7 +205,8 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
   case FabricMode::ANALYTICAL:
     if (folded) { // read from three hosts, timed by the recurrence (unless routes share a link: then re-estimated)
       // One segment size and one rank per host (every route alike): the ranks move in lock step, one rank's steps.
-      const bool lock_step = job.ranks_per_host == 1 && int64_t(job.bytes / 4) % int64_t(n) == 0;
+      const bool lock_step =
+          job.ranks_per_host == 1 && collectives::ring_segment_sizes(job.bytes, job.ranks).one_size();
       if (lock_step)
         e.add(num(2 * (n - 1)) + " ring steps in lock step (every rank alike) x " +
                   human_seconds(RECURRENCE_SECONDS_PER_MESSAGE),

@@ -10,6 +10,17 @@ namespace tp::collectives {
 
 namespace {
 
+int mod(int a, int n)
+{
+  return ((a % n) + n) % n;
+}
+
+/// Seconds of a step's local work on a segment (none without a cost function or for an empty segment).
+double work_seconds(const std::function<double(double)>& f, double bytes)
+{
+  return f && bytes > 0 ? f(bytes) : 0.0;
+}
+
 struct RankState {
   int step = 0;
   std::vector<uint8_t> got; ///< per step: the left's segment arrived
@@ -28,7 +39,6 @@ struct Ring {
   uint64_t messages = 0;
 
   double seg_bytes(int idx) const { return 4.0 * double(off[size_t(idx) + 1] - off[size_t(idx)]); }
-  static int mod(int a, int n) { return ((a % n) + n) % n; }
 
   void start_step(int r)
   {
@@ -60,14 +70,13 @@ struct Ring {
     if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || !s.got[size_t(s.step)]) return;
     // The local work before the next step, as ring.cpp runs it (none for an empty segment).
     const bool reduce = s.step < n - 1;
-    auto time_of = [](const std::function<double(double)>& f, double bytes) { return f && bytes > 0 ? f(bytes) : 0.0; };
     double t = 0;
     if (reduce) {
       const double got = seg_bytes(mod(r - s.step - 1, n));
-      t += time_of(opt.reduce_time, got);
-      if (s.step == n - 2) t += time_of(opt.copy_time, got); // the fully reduced segment into the result
+      t += work_seconds(opt.reduce_time, got);
+      if (s.step == n - 2) t += work_seconds(opt.copy_time, got); // the fully reduced segment into the result
     } else {
-      t += time_of(opt.copy_time, seg_bytes(mod(r - (s.step - (n - 1)), n)));
+      t += work_seconds(opt.copy_time, seg_bytes(mod(r - (s.step - (n - 1)), n)));
     }
     s.waiting = true;
     auto next = [this, r] {
@@ -104,6 +113,17 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
   return out;
 }
 
+RingSegmentSizes ring_segment_sizes(double bytes, int ranks)
+{
+  const int64_t count = int64_t(bytes / 4);
+  RingSegmentSizes s;
+  if (ranks < 1) return s;
+  s.larger_count = count % ranks == 0 ? ranks : count % ranks; // ring_segments: the first count mod N one longer
+  s.smaller = 4.0 * double(count / ranks);
+  s.larger = count % ranks == 0 ? s.smaller : s.smaller + 4.0;
+  return s;
+}
+
 RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
                                               const std::function<RingHopTime(int rank, double bytes)>& hop,
                                               const RingScheduleOptions& options)
@@ -111,11 +131,9 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
   RingScheduleResult out;
   if (ranks <= 1) return out;
   const int n = ranks;
-  const std::vector<int64_t> off = ring_segments(int64_t(bytes / 4), n);
-  auto seg_bytes = [&off](int idx) { return 4.0 * double(off[size_t(idx) + 1] - off[size_t(idx)]); };
-  // Segment sizes: index 0 the larger (count mod N of them), 1 the smaller (ring_segments).
-  const double size[2] = {seg_bytes(0), seg_bytes(n - 1)};
-  const int64_t larger = off[1] - off[0] > off[size_t(n)] - off[size_t(n) - 1] ? (int64_t(bytes / 4) % n) : n;
+  const RingSegmentSizes sizes = ring_segment_sizes(bytes, n);
+  const double size[2] = {sizes.larger, sizes.smaller};
+  const int64_t larger = sizes.larger_count;
   auto size_of = [larger](int idx) { return idx < larger ? 0 : 1; };
   std::vector<RingHopTime> hops(2 * size_t(n));
   bool alike = true; // every rank's hops the same
@@ -128,19 +146,17 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
     }
   // The local work after a step, as Ring::progress sums it: t = 0, then += reduce (+= copy on the last reduce step),
   // or += copy in the allgather; per segment size.
-  auto time_of = [](const std::function<double(double)>& f, double b) { return f && b > 0 ? f(b) : 0.0; };
   double reduce_work[2], last_reduce_work[2], copy_work[2];
   for (int k = 0; k < 2; ++k) {
     double t = 0;
-    t += time_of(options.reduce_time, size[k]);
+    t += work_seconds(options.reduce_time, size[k]);
     reduce_work[k] = t;
-    t += time_of(options.copy_time, size[k]);
+    t += work_seconds(options.copy_time, size[k]);
     last_reduce_work[k] = t;
     double c = 0;
-    c += time_of(options.copy_time, size[k]);
+    c += work_seconds(options.copy_time, size[k]);
     copy_work[k] = c;
   }
-  auto mod = [n](int a) { return ((a % n) + n) % n; };
   const int steps = 2 * (n - 1);
   auto work = [&](int step, int k) {
     return step < n - 1 ? (step == n - 2 ? last_reduce_work[k] : reduce_work[k]) : copy_work[k];
@@ -162,13 +178,13 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
     // Rank r sends segment (r - sent) mod N and works on the one it received, (r - sent - 1) mod N: reduce-scatter
     // step i sends r - i, the allgather's r - i + 1 (Ring::start_step and Ring::progress).
     const int sent = reduce ? i : i - 1;
-    int idx = mod(-sent); // rank 0's
+    int idx = mod(-sent, n); // rank 0's
     for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
       const RingHopTime& h = hops[2 * size_t(r) + size_t(size_of(idx))];
       landed[size_t(r)] = (start[size_t(r)] + h.busy) + h.delay;
     }
     const double work_of[2] = {work(step, 0), work(step, 1)};
-    idx = mod(-sent - 1);
+    idx = mod(-sent - 1, n);
     double left_landed = landed[size_t(n) - 1];
     for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
       const double own = landed[size_t(r)];

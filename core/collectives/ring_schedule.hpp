@@ -41,6 +41,15 @@ struct RingScheduleResult {
 RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes,
                                       const RingScheduleOptions& options = {});
 
+/// The ring's segment sizes for `bytes` (float32 elements) over `ranks` (core/collectives/ring.cpp's ring_segments):
+/// the first `larger_count` segments have `larger` bytes, the rest `smaller` (all `larger` when they divide evenly).
+struct RingSegmentSizes {
+  double larger = 0, smaller = 0;
+  int64_t larger_count = 0;
+  bool one_size() const { return larger == smaller; }
+};
+RingSegmentSizes ring_segment_sizes(double bytes, int ranks);
+
 /// What a message of `bytes` costs on the route of rank r -> r + 1 when nothing else uses its links: the seconds it
 /// holds them (`busy`) and the seconds after that until it has landed (`delay`).
 struct RingHopTime {
