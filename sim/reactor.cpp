@@ -1,16 +1,48 @@
-// Reactor loop: ready tasks first, then due timers, then block in wait_any_for() until the next
-// activity completes or the next timer is due.
+// Reactor loop: ready tasks first, then due timers, then completed activities; then block on a
+// semaphore until SimGrid reports the next completion or the next timer is due.
+//
+// Why activities are started in kernel context: SimGrid 3.32 reports the end of an activity through
+// Activity::on_completion only when maestro owns it (EngineImpl::handle_ended_actions); an actor's own
+// activities are reported only to a wait/test on them, and wait_any over every activity in flight costs
+// O(activities) per event (the scale issue's first profile item). Started inside simcall_answered(), the
+// activity is maestro's; the callback queues its id and wakes the reactor's actor.
 #include "sim/reactor.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/simix.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 namespace tp::sim {
+
+namespace {
+
+/// The reactors alive in this process (one SimGrid simulation per process: at most one or two).
+std::vector<Reactor*>& live_reactors()
+{
+  static std::vector<Reactor*> reactors;
+  return reactors;
+}
+
+void connect_completion_callback()
+{
+  static std::once_flag once;
+  std::call_once(once, [] {
+    simgrid::s4u::Activity::on_completion_cb([](const simgrid::s4u::Activity& a) {
+      for (Reactor* r : live_reactors())
+        r->on_activity_completion(a);
+    });
+  });
+}
+
+} // namespace
 
 double Reactor::now() const
 {
@@ -43,12 +75,86 @@ bool Reactor::cancel_timer(uint64_t id)
   return true;
 }
 
+uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done)
+{
+  auto comm = simgrid::kernel::actor::simcall_answered(
+      [from, to, bytes] { return simgrid::s4u::ActivityPtr(simgrid::s4u::Comm::sendto_async(from, to, bytes)); });
+  return watch(std::move(comm), std::move(done));
+}
+
+uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done)
+{
+  auto exec = simgrid::kernel::actor::simcall_answered([host, flops, threads] {
+    auto e = simgrid::s4u::Exec::init();
+    e->set_flops_amount(flops);
+    e->set_host(host);
+    if (threads > 1) e->set_thread_count(threads);
+    e->start();
+    return simgrid::s4u::ActivityPtr(e);
+  });
+  return watch(std::move(exec), std::move(done));
+}
+
 uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done)
 {
   const uint64_t id = next_id_++;
+  id_of_[activity.get()] = id;
   activity_index_[id] = activities_.size();
   activities_.push_back(Watched{std::move(activity), std::move(done), id});
   return id;
+}
+
+void Reactor::on_activity_completion(const simgrid::s4u::Activity& activity)
+{
+  if (auto it = id_of_.find(&activity); it != id_of_.end()) {
+    completed_ids_.push_back(it->second);
+    id_of_.erase(it);
+    if (waiting_) {
+      waiting_ = false;
+      wake_->release();
+    }
+    return;
+  }
+  // A cancelled activity: SimGrid says CANCELED from cancel() itself, then FAILED once its kernel has let go.
+  if (activity.get_state() == simgrid::s4u::Activity::State::CANCELED) return;
+  if (auto it = cancelled_.find(&activity); it != cancelled_.end()) {
+    release_later_.push_back(std::move(it->second)); // not here: SimGrid still reads the object after the callback
+    cancelled_.erase(it);
+  }
+}
+
+void Reactor::take_completions()
+{
+  // Completions reported together happened at the same instant: hand them on in the order they were started
+  // (ids grow with each start), not in the order SimGrid's models list them.
+  std::sort(completed_ids_.begin(), completed_ids_.end());
+  while (!completed_ids_.empty()) {
+    const uint64_t id = completed_ids_.front();
+    completed_ids_.pop_front();
+    auto it = activity_index_.find(id);
+    if (it == activity_index_.end()) continue; // cancelled after it completed
+    const size_t i = it->second;
+    Watched w = std::move(activities_[i]);
+    activity_index_.erase(it);
+    if (i != activities_.size() - 1) {
+      activities_[i] = std::move(activities_.back());
+      activity_index_[activities_[i].id] = i;
+    }
+    activities_.pop_back();
+    ++completed_;
+    ready_.push_back(std::move(w.done));
+  }
+}
+
+void Reactor::wait_for_completion(double timeout)
+{
+  if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
+  waiting_ = true;
+  if (timeout < 0)
+    wake_->acquire();
+  else
+    wake_->acquire_timeout(timeout);
+  waiting_ = false;
 }
 
 bool Reactor::cancel_activity(uint64_t id)
@@ -56,19 +162,31 @@ bool Reactor::cancel_activity(uint64_t id)
   auto it = activity_index_.find(id);
   if (it == activity_index_.end()) return false;
   const size_t i = it->second;
-  activities_[i].activity->cancel();
+  simgrid::s4u::ActivityPtr activity = std::move(activities_[i].activity);
   activity_index_.erase(it);
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
   }
   activities_.pop_back();
+  // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
+  if (id_of_.erase(activity.get()) == 0) return true;
+  activity->cancel();
+  cancelled_.emplace(activity.get(), std::move(activity));
   return true;
+}
+
+Reactor::Reactor()
+{
+  connect_completion_callback();
+  live_reactors().push_back(this);
 }
 
 Reactor::~Reactor()
 {
   drop_everything();
+  auto& live = live_reactors();
+  live.erase(std::remove(live.begin(), live.end(), this), live.end());
 }
 
 void Reactor::drop_everything()
@@ -80,12 +198,16 @@ void Reactor::drop_everything()
   auto ready = std::move(ready_);
   activities_.clear();
   activity_index_.clear();
+  completed_ids_.clear();
   timers_.clear();
   timer_when_.clear();
   background_.clear();
   ready_.clear();
-  for (auto& w : activities)
+  for (auto& w : activities) {
+    if (id_of_.erase(w.activity.get()) == 0) continue; // already complete in SimGrid
     w.activity->cancel();
+    cancelled_.emplace(w.activity.get(), std::move(w.activity));
+  }
 }
 
 void Reactor::take_snapshot()
@@ -113,9 +235,9 @@ void Reactor::take_snapshot()
 
 void Reactor::run()
 {
-  std::vector<simgrid::s4u::ActivityPtr> waitset;
   deadline_hit_ = false;
   for (;;) {
+    release_later_.clear();
     while (!ready_.empty() && !stop_requested_) {
       Task t = std::move(ready_.front());
       ready_.pop_front();
@@ -139,6 +261,10 @@ void Reactor::run()
       }
       continue;
     }
+    if (!completed_ids_.empty()) {
+      take_completions();
+      continue;
+    }
     // Nothing left that keeps the loop going: background timers (faults) wait in the calendar for a later run().
     if (activities_.empty() && live_timers() == 0) return;
     if (t_now >= deadline_) {
@@ -152,21 +278,7 @@ void Reactor::run()
       simgrid::s4u::this_actor::sleep_until(next_timer);
       continue;
     }
-    const double timeout = std::isinf(next_timer) ? -1.0 : next_timer - t_now;
-    waitset.clear();
-    for (const auto& w : activities_)
-      waitset.push_back(w.activity);
-    const ssize_t idx = simgrid::s4u::Activity::wait_any_for(waitset, timeout);
-    if (idx < 0 || size_t(idx) >= activities_.size()) continue; // timeout: a timer (or the deadline) is due
-    Watched w = std::move(activities_[size_t(idx)]);
-    activity_index_.erase(w.id);
-    if (size_t(idx) != activities_.size() - 1) {
-      activities_[size_t(idx)] = std::move(activities_.back());
-      activity_index_[activities_[size_t(idx)].id] = size_t(idx);
-    }
-    activities_.pop_back();
-    ++completed_;
-    ready_.push_back(std::move(w.done));
+    wait_for_completion(std::isinf(next_timer) ? -1.0 : next_timer - t_now);
   }
 }
 

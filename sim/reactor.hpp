@@ -1,6 +1,9 @@
 // The simulation's event loop. One SimGrid actor runs every callback of every simulated process:
 // a FIFO of ready tasks, a timer calendar (ordered by time, then by creation for determinism) and the
 // set of SimGrid activities (comms, execs) in flight, each with its completion callback.
+// Activities are started in SimGrid's kernel context (owned by maestro), so that SimGrid reports each
+// completion through Activity::on_completion: the loop pays O(1) per event instead of a wait_any over
+// every activity in flight.
 // Include only from sim/*.cpp: it exposes SimGrid types.
 #pragma once
 
@@ -22,7 +25,7 @@ class Reactor {
 public:
   using Task = std::function<void()>;
 
-  Reactor() = default;
+  Reactor();
   /// Cancels the activities still watched (work a job left in flight when it ended: a failed step, a transport's
   /// shutdown messages after the last run), so that SimGrid does not report each as a comm freed unfinished.
   ~Reactor();
@@ -42,8 +45,10 @@ public:
   /// While on, background timers keep run() going like any other (a step whose tasks have not all finished
   /// waits for its faults: one may end a hang).
   void set_background_keeps_alive(bool on) { background_keeps_alive_ = on; }
-  /// Watch a started activity; `done` runs when it finishes. Returns an id for cancel_activity().
-  uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
+  /// Start a host-to-host comm of `bytes`; `done` runs when it arrives. Returns an id for cancel_activity().
+  uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
+  /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id.
+  uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
   /// Cancel a watched activity (its callback never runs). False if it already completed.
   bool cancel_activity(uint64_t id);
   /// Run until nothing is left to do, stop() is called or the deadline passes. Must be called from inside a
@@ -54,6 +59,9 @@ public:
   /// Absolute simulated time after which run() gives up (a stalled job); infinity by default.
   void set_deadline(double t) { deadline_ = t; }
   bool deadline_hit() const { return deadline_hit_; }
+  /// SimGrid reports a completion (called in kernel context, from Activity::on_completion).
+  void on_activity_completion(const simgrid::s4u::Activity& activity);
+
   /// Number of activities and timers pending (for tests and statistics).
   size_t pending() const { return activities_.size() + timers_.size(); }
   uint64_t activities_completed() const { return completed_; }
@@ -75,6 +83,11 @@ public:
   const DeadlineSnapshot& at_deadline() const { return at_deadline_; }
 
 private:
+  uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
+  /// Hand the completed activities SimGrid reported to the ready queue, in the order they completed.
+  void take_completions();
+  /// Block the reactor's actor until a completion is reported or `timeout` (< 0: none) passes.
+  void wait_for_completion(double timeout);
   void drop_everything();
   void take_snapshot();
   /// Timers that keep run() going: all of them, or all but the background ones.
@@ -92,6 +105,16 @@ private:
   DeadlineSnapshot at_deadline_;
   std::vector<Watched> activities_;
   std::unordered_map<uint64_t, size_t> activity_index_;
+  /// The watched activities by SimGrid object, for the completion callback.
+  std::unordered_map<const simgrid::s4u::Activity*, uint64_t> id_of_;
+  /// Ids SimGrid reported complete, in order, not yet handed to the ready queue.
+  std::deque<uint64_t> completed_ids_;
+  /// Cancelled activities, kept alive until SimGrid's kernel has reported their end (it reads the object then).
+  std::unordered_map<const simgrid::s4u::Activity*, simgrid::s4u::ActivityPtr> cancelled_;
+  /// Activities whose last reference may be released on the reactor's actor (never inside SimGrid's callback).
+  std::vector<simgrid::s4u::ActivityPtr> release_later_;
+  simgrid::s4u::SemaphorePtr wake_;
+  bool waiting_ = false;
   uint64_t next_id_ = 1;
   uint64_t completed_ = 0;
   bool stop_requested_ = false;

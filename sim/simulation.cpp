@@ -80,7 +80,6 @@ private:
 uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Reactor::Task done)
 {
   if (bytes <= 0 || from == to) return reactor.at(reactor.now(), std::move(done));
-  auto comm = sg4::Comm::sendto_async(from, to, uint64_t(bytes + 0.5));
   if (comm_tracer) {
     const double t0 = reactor.now();
     done = [this, t0, from, to, bytes, done = std::move(done)]() mutable {
@@ -88,18 +87,14 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
       done();
     };
   }
-  return reactor.watch(comm, std::move(done));
+  return reactor.start_comm(from, to, uint64_t(bytes + 0.5), std::move(done));
 }
 
 uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done, int threads)
 {
   const double flops = seconds * host->get_speed(); // per thread: SimGrid's thread count multiplies the cores used
   if (flops < 1.0) return reactor.at(reactor.now() + seconds, std::move(done));
-  auto exec = sg4::this_actor::exec_init(flops);
-  exec->set_host(host);
-  if (threads > 1) exec->set_thread_count(threads);
-  exec->start();
-  return reactor.watch(exec, std::move(done));
+  return reactor.start_exec(host, flops, threads, std::move(done));
 }
 
 void SimContext::cancel(uint64_t id)

@@ -2,10 +2,13 @@
 // buffers, 1 to 8 ranks per host, GPUs on the NIC's socket, on the other one or on both, the NIC on either
 // socket): the fabric modes time a ring message on the links and fixed costs of the path the mpi transport takes
 // (sim/fabric_modes.hpp DataPath), so they must agree with the transport within what they leave out. See
-// docs/model.md "Fabric modes" for the bound.
+// docs/model.md "Fabric modes" for the bound. The same holds for training steps whose collectives run in the
+// analytical mode (the last test cases: the scale issue's "agreement between modes").
 #include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
+#include "core/transports/transport.hpp"
 #include "sim/fabric_modes.hpp"
+#include "sim/training_job.hpp"
 #include "test_cluster.hpp"
 
 #include <catch2/catch.hpp>
@@ -164,4 +167,90 @@ TEST_CASE("fabric modes are refused where the mpi transport's receive blocks its
     CHECK(r.error().field == "mpi_nonblocking_recv");
     job.options.own<transports::MpiOptions>().nonblocking_recv = true;
   }
+}
+
+namespace {
+
+/// A model of `count` gradients of `bytes` each, one per layer, with 1 ms of forward and 2 ms of backward per layer.
+training::TrainingModel gradients(int count, uint64_t bytes)
+{
+  training::TrainingModel m;
+  m.name = "gradients";
+  m.batch = 16;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "l" + std::to_string(i);
+    m.layers.push_back({name, 1e-3, 2e-3, {{name + "/w", bytes, true}}});
+  }
+  return m;
+}
+
+double step_seconds(const models::ClusterProfile& cl, const training::TrainingModel& m, sim::TrainingJob j,
+                    sim::FabricMode mode)
+{
+  j.collective_mode = mode;
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto x = sim::run_training_job(cl, m, j);
+    if (!x.ok()) return x.error();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", x->step_time);
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  return std::stod(r.value());
+}
+
+/// Baidu-style training steps (a coordinator, one ring per gradient, no fusion) in analytical collective mode
+/// against protocol mode. Analytical mode times each ring on the fabric and completes it on every rank; it leaves
+/// out (docs/model.md "Training runs in allreduce mode") the mpi transport's handshake of each ring step and the
+/// ring's GPU kernels sharing the GPUs with the backward pass. So per step: analytical is not longer than protocol
+/// (beyond the allreduce bound's 5 %: the scale issue found it 19 % longer when its rings took the cross-socket peer
+/// path), and protocol is longer by at most 5 % plus, for every ring, the handshakes of its 2 (N - 1) steps and its
+/// GPU work (N - 1 reduces and N - 1 copies of a segment).
+void training_agrees(const models::HostProfile& h, int hosts, int ranks_per_host, int count, uint64_t bytes)
+{
+  transports::register_builtin_transports();
+  const auto cl = test::test_cluster(hosts, h);
+  const auto m = gradients(count, bytes);
+  sim::TrainingJob j;
+  j.transport = "mpi";
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.workers = hosts * ranks_per_host;
+  j.layout.ps_tasks = 0;
+  j.layout.ranks_per_host = ranks_per_host;
+  j.steps = 3;
+  j.options.own<transports::MpiOptions>().optimal_path = true;
+  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
+  const int n = j.layout.workers;
+  const double p = step_seconds(cl, m, j, sim::FabricMode::PROTOCOL);
+  const double a = step_seconds(cl, m, j, sim::FabricMode::ANALYTICAL);
+  const auto& g = h.gpus[0].gpu;
+  const double segment = double(bytes) / n;
+  const double ring_gpu_work =
+      (n - 1) * (g.reduce_time(segment) + g.kernel_launch_overhead + 2 * segment / g.memory_bandwidth);
+  const double left_out = count * (2.0 * (n - 1) * handshake(h) + ring_gpu_work);
+  INFO(n << " ranks, " << ranks_per_host << " per host, " << count << " gradients of " << bytes << " bytes: protocol "
+         << p * 1e3 << " ms, analytical " << a * 1e3 << " ms, difference " << (p - a) * 1e3 << " ms, bound "
+         << (RELATIVE * p + left_out) * 1e3 << " ms");
+  CHECK(p - a >= -RELATIVE * p);
+  CHECK(p - a <= RELATIVE * p + left_out);
+}
+
+} // namespace
+
+TEST_CASE("training steps: analytical collectives agree with protocol mode, one GPU per host", "[fabric][training]")
+{
+  training_agrees(host(0), 3, 1, 24, 64 << 10); // eager segments
+  training_agrees(host(0), 3, 1, 4, 8 << 20);   // rendezvous, staging pipelined
+}
+
+TEST_CASE("training steps: analytical collectives agree with protocol mode, four GPUs per host", "[fabric][training]")
+{
+  training_agrees(host(0), 2, 4, 24, 64 << 10);
+  training_agrees(host(1), 2, 4, 4, 8 << 20); // GPUs on the socket away from the NIC
+}
+
+TEST_CASE("training steps: analytical collectives agree with protocol mode, eight GPUs per host", "[fabric][training]")
+{
+  training_agrees(host(0), 2, 8, 24, 64 << 10);
+  training_agrees(host(0), 2, 8, 4, 8 << 20);
 }
