@@ -90,7 +90,7 @@ Result<double> SimRuntime::estimate(const Work& w) const
     }
     if (w.src.location.is_gpu() && w.dst.location.is_gpu() && w.src.location == w.dst.location) {
       const auto& g = hp.gpus[size_t(w.src.location.index)].gpu;
-      return g.kernel_launch_overhead + 2.0 * bytes / g.memory_bandwidth;
+      return (w.queued ? 0.0 : g.kernel_launch_overhead) + 2.0 * bytes / g.memory_bandwidth;
     }
     return Error::at("", "estimate", "a host-only or single-GPU copy", "a copy over PCIe (run it to time it)");
   }

@@ -329,6 +329,13 @@ void CollectiveEngine::run_fused(std::vector<std::string> names, std::function<v
   fuse_copy_in(f, 0);
 }
 
+Work CollectiveEngine::fusion_copy(const Tensor& dst, const Tensor& src, size_t k) const
+{
+  Work w = Work::memcpy(*dst.buffer(), *src.buffer(), dst.total_bytes());
+  w.queued = options_.batched_copies > 0 && dst.location().is_gpu() && k % options_.batched_copies != 0;
+  return w;
+}
+
 void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
 {
   // Copies in one after the other (as on one stream), then one allreduce of the packed buffer.
@@ -336,8 +343,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
     const Tensor& in = requests_.at(f->names[k]).tensor;
     const Tensor dst = Channel::view(f->fused, f->offset[k], in.shape.num_elements());
     if (in.total_bytes() == 0) return fuse_copy_in(f, k + 1);
-    task_.runtime().execute(Work::memcpy(*dst.buffer(), *in.buffer(), in.total_bytes()),
-                            [this, f, k](Status) { fuse_copy_in(f, k + 1); });
+    task_.runtime().execute(fusion_copy(dst, in, k), [this, f, k](Status) { fuse_copy_in(f, k + 1); });
     return;
   }
   run_ring(f->tag, f->fused, [this, f](Result<Tensor> r) {
@@ -346,30 +352,32 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
         finish(n, r.error());
       return f->then();
     }
-    // Copy out into a fresh output per tensor.
-    auto left = std::make_shared<size_t>(f->names.size());
-    for (size_t k = 0; k < f->names.size(); ++k) {
-      const Tensor& in = requests_.at(f->names[k]).tensor;
-      auto out = task_.make_tensor(DataType::FLOAT, in.shape, in.location(), AllocatorAttributes{false, false, true});
-      if (!out.ok() || in.total_bytes() == 0) {
-        if (out.ok())
-          finish(f->names[k], out.value());
-        else
-          finish(f->names[k], out.error());
-        if (--*left == 0) f->then();
-        continue;
-      }
-      const Tensor src = Channel::view(r.value(), f->offset[k], in.shape.num_elements());
-      const Tensor dst = out.value();
-      task_.runtime().execute(Work::memcpy(*dst.buffer(), *src.buffer(), dst.total_bytes()),
-                              [this, f, k, dst, left](Status st) {
-                                if (st.ok())
-                                  finish(f->names[k], dst);
-                                else
-                                  finish(f->names[k], st.error());
-                                if (--*left == 0) f->then();
-                              });
-    }
+    fuse_copy_out(f, r.value(), 0);
+  });
+}
+
+void CollectiveEngine::fuse_copy_out(std::shared_ptr<Fusion> f, Tensor fused, size_t k)
+{
+  // Copies out into a fresh output per tensor, one after the other on the same stream as the copies in (Horovod's
+  // MemcpyOutFusionBuffer); each tensor is done when its copy is.
+  if (k == f->names.size()) return f->then();
+  const Tensor& in = requests_.at(f->names[k]).tensor;
+  auto out = task_.make_tensor(DataType::FLOAT, in.shape, in.location(), AllocatorAttributes{false, false, true});
+  if (!out.ok() || in.total_bytes() == 0) {
+    if (out.ok())
+      finish(f->names[k], out.value());
+    else
+      finish(f->names[k], out.error());
+    return fuse_copy_out(f, std::move(fused), k + 1);
+  }
+  const Tensor src = Channel::view(fused, f->offset[k], in.shape.num_elements());
+  const Tensor dst = out.value();
+  task_.runtime().execute(fusion_copy(dst, src, k), [this, f, fused, k, dst](Status st) mutable {
+    if (st.ok())
+      finish(f->names[k], dst);
+    else
+      finish(f->names[k], st.error());
+    fuse_copy_out(f, std::move(fused), k + 1);
   });
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/collectives/channel.hpp"
+#include "core/runtime/work.hpp"
 #include "core/training/executor.hpp"
 
 #include <deque>
@@ -42,6 +43,9 @@ struct EngineOptions {
   double tick_seconds = 1e-3;    ///< background loop period (TF contrib 1 ms; Baidu's original 5 ms)
   uint64_t fusion_threshold = 0; ///< Horovod tensor fusion: bytes per fused allreduce (0: off)
   bool response_cache = false;   ///< Horovod response cache: requests seen before travel as bits
+  /// Copies in and out of a GPU fusion buffer: 0, one copy (cudaMemcpyAsync) per tensor, one after the other on the
+  /// stream; K > 0, Horovod's batched D2D copy kernel, one launch per K tensors (the rest ride on it).
+  uint32_t batched_copies = 0;
   uint16_t rpc_port = 2300;      ///< the coordinator's RPC port
   uint32_t request_bytes = 64;   ///< serialized size of one request (name, type, dtype, shape)
 };
@@ -102,6 +106,10 @@ private:
   };
   void run_fused(std::vector<std::string> names, std::function<void()> then);
   void fuse_copy_in(std::shared_ptr<Fusion> f, size_t k);
+  void fuse_copy_out(std::shared_ptr<Fusion> f, Tensor fused, size_t k);
+  /// A copy in or out of the fusion buffer, the k-th of its round: with batched copies only the first of each batch
+  /// pays a kernel launch.
+  Work fusion_copy(const Tensor& dst, const Tensor& src, size_t k) const;
   void finish(const std::string& name, Result<Tensor> r);
   void maybe_run_uncoordinated();
   void run_ring(const std::string& tag, Tensor t, std::function<void(Result<Tensor>)> done);

@@ -34,7 +34,8 @@ struct Work {
   ElementType element = ElementType::F32;
   int threads = 1; ///< REDUCE on a host: cores used (0 = all of the socket's, as TF's intra-op pool does)
   /// MEMCPY over PCIe: queued behind another copy on the same stream, so its launch cost (cudaMemcpyAsync) is
-  /// hidden by the previous transfer and the copy engine goes on without a gap.
+  /// hidden by the previous transfer and the copy engine goes on without a gap. MEMCPY within one GPU: a part of
+  /// the kernel launched for an earlier copy (a batched copy kernel), so no launch of its own.
   bool queued = false;
   std::string label; ///< for traces
 

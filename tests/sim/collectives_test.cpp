@@ -1,7 +1,8 @@
 // Collectives over the transports, with real bytes: ring allreduce sums (uneven and empty segments included),
 // ring allgather after the sizing allgather, tree broadcast, and the engine: coordinator rounds with ranks
-// asking in different orders, mismatched sizes, tensor fusion, the uncoordinated (MaTEx) mode.
+// asking in different orders, mismatched sizes, tensor fusion (and its batched copies), the uncoordinated (MaTEx) mode.
 #include "core/collectives/engine.hpp"
+#include "core/common/isolated_run.hpp"
 #include "core/collectives/ring.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
@@ -11,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstring>
 
 using namespace tp;
@@ -307,4 +309,62 @@ TEST_CASE("MPI ranks on one machine copy GPU to GPU without the NIC", "[collecti
   }
   // Two 32 MiB halves each way; through the NIC they could not go faster than 4 GB/s.
   CHECK(elapsed < 2 * (32 << 20) / 4e9);
+}
+
+namespace {
+
+/// Seconds from the first request to the last output of one fused round of `count` GPU tensors on 3 ranks, with
+/// `batched` tensors per copy kernel (0: one copy each); and whether every rank's outputs came back in order.
+std::pair<double, bool> fused_round_seconds(int count, uint32_t batched)
+{
+  auto r = run_isolated([&]() -> Result<std::string> {
+    const int n = 3;
+    collectives::EngineOptions eo;
+    eo.fusion_threshold = 64 << 20;
+    eo.batched_copies = batched;
+    Ring ring(n, "mpi", Location::gpu(0), eo);
+    for (auto& e : ring.engines)
+      e->begin_step(1, size_t(count));
+    const double t0 = ring.sim->now();
+    double last = 0;
+    bool in_order = true;
+    std::vector<int> done(n, 0);
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < count; ++k)
+        ring.engines[size_t(r)]->allreduce(1, "t" + std::to_string(k), ring.tensor(r, 4096, float(k)),
+                                           [&, r, k](Result<Tensor> t) {
+                                             if (!t.ok() || done[size_t(r)]++ != k) in_order = false;
+                                             last = ring.sim->now();
+                                           });
+    ring.sim->run();
+    for (int d : done)
+      if (d != count) return Error::msg("a round did not finish");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g %d", last - t0, in_order ? 1 : 0);
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  double s = 0;
+  int ordered = 0;
+  REQUIRE(std::sscanf(r->c_str(), "%lf %d", &s, &ordered) == 2);
+  return {s, ordered == 1};
+}
+
+} // namespace
+
+TEST_CASE("a GPU fusion round pays one copy kernel launch per batch in and out (Horovod's batched D2D copies)",
+          "[collectives]")
+{
+  // The copies in and out of the fusion buffer run one after the other on one stream; with batching, only the first
+  // of each batch launches a kernel. Nothing else runs on the GPUs, so the rounds differ by exactly the launches.
+  const double launch = test::test_host().gpus[0].gpu.kernel_launch_overhead;
+  REQUIRE(launch > 0);
+  const auto one_each = fused_round_seconds(8, 0);
+  const auto all_in_one = fused_round_seconds(8, 160);
+  const auto by_three = fused_round_seconds(8, 3); // batches of 3, 3 and 2
+  CHECK(one_each.second);
+  CHECK(all_in_one.second);
+  CHECK(by_three.second);
+  CHECK(one_each.first - all_in_one.first == Approx(2 * 7 * launch).epsilon(1e-6));
+  CHECK(one_each.first - by_three.first == Approx(2 * 5 * launch).epsilon(1e-6));
 }
