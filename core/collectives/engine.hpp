@@ -46,8 +46,8 @@ struct EngineOptions {
   /// Copies in and out of a GPU fusion buffer: 0, one copy (cudaMemcpyAsync) per tensor, one after the other on the
   /// stream; K > 0, Horovod's batched D2D copy kernel, one launch per K tensors (the rest ride on it).
   uint32_t batched_copies = 0;
-  uint16_t rpc_port = 2300;      ///< the coordinator's RPC port
-  uint32_t request_bytes = 64;   ///< serialized size of one request (name, type, dtype, shape)
+  uint16_t rpc_port = 2300;    ///< the coordinator's RPC port
+  uint32_t request_bytes = 64; ///< serialized size of one request (name, type, dtype, shape)
 };
 
 struct EngineStats {

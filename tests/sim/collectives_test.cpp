@@ -2,8 +2,8 @@
 // ring allgather after the sizing allgather, tree broadcast, and the engine: coordinator rounds with ranks
 // asking in different orders, mismatched sizes, tensor fusion (and its batched copies), the uncoordinated (MaTEx) mode.
 #include "core/collectives/engine.hpp"
-#include "core/common/isolated_run.hpp"
 #include "core/collectives/ring.hpp"
+#include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/task_runtime.hpp"
 #include "core/transports/transport.hpp"
