@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <cstdio>
 #include <string>
 
@@ -79,11 +80,16 @@ constexpr double BYTES_PER_OP = 2.6e3;
 // per step) 18 MB above the ops and processes: 3.2-6.6 KB per transfer.
 constexpr double BYTES_PER_STEP_TRANSFER = 6.6e3;
 // The executor's work per op and step, and the coordinator (Horovod/Baidu negotiation): a round per tick while the
-// step lasts and per collective, each ~N^2 (every rank's requests through rank 0). ResNet-50 (18,480 ops per step
-// on 16 ranks, ~900 rounds) with analytical rings on 16 and 128 ranks took 0.5 and 14.2 s of CPU for 3 steps:
-// 3 us per op, 0.3 us x N^2 per round.
+// step lasts and per collective, each O(N) (every rank's requests through rank 0) since the reactor's events cost
+// O(1) (before, a wait over every activity in flight made a round O(N^2)). ResNet-50, Baidu (5 ms tick), analytical
+// rings on dgx-a100-8gpu hosts, 2 steps, 64/128/256/512/1024 ranks: 1.7/4.2/9.3/27.6/69.2 s of CPU; fitted as
+// a N + b N^2, a = 0.040 s per rank (3 us per op, the coordinator's rounds: 285 per step) and b N^2 = 28 s at 1024
+// ranks, half of it the rings' messages (22 distinct sizes, message by message: these hosts' routes share PCIe
+// links), the rest allocation that grows with the ranks in flight. Charged to the rounds per rank and
+// round (85 us), so that the estimate is not below the measurement up to 1024 ranks (estimate / measured: 64 ranks 2.3,
+// 256 1.6, 512 1.2, 1024 1.0).
 constexpr double SECONDS_PER_OP_STEP = 3e-6;
-constexpr double SECONDS_PER_COORDINATOR_RANK2 = 0.3e-6;
+constexpr double SECONDS_PER_COORDINATOR_RANK = 85e-6;
 // Parameter-server steps: the F remote transfers of a step (every tower's pulls, every worker's pushes) start
 // together and their cost grows faster than F (SimGrid's max-min sharing over the flows in flight, the transports'
 // queues): per step k x F^2.5 + b x the step's bytes, k and b per transport. CPU seconds per step: ResNet-50 (267
@@ -102,9 +108,12 @@ constexpr TransportStepCost PS_STEP_COSTS[] = {{"grpc", 2.8e-10, 3e-11},    {"ve
                                                {"gdr", 1.1e-9, 3e-11},      {"ar_grpc", 6e-10, 7.1e-10},
                                                {"verbs_v1", 2.1e-8, 3e-11}, {"mpi", 1.9e-8, 3e-11}};
 constexpr double PS_STEP_EXPONENT = 2.5;
-// Allreduce mode, protocol rings: a ring message through the transport: ResNet-50 on 16 ranks through mpi (128 K
-// messages per step) took 42.1 s of CPU for 3 steps, 110 us per message.
-constexpr double TRAINING_SECONDS_PER_RING_MESSAGE = 110e-6;
+// Allreduce mode, protocol rings: a ring message through the transport, dearer with more ranks in flight (SimGrid's
+// max-min over the ranks' comms). ResNet-50 through mpi: Baidu on 16 ranks of hkust-4node (128 K messages per step)
+// 49.5 s of CPU for 3 steps, 130 us per message; Horovod on 64 ranks of dgx-a100-8gpu (4 fused rings, 32 K messages
+// per step) 17.8 s for 2 steps, ~245 us per message: 92 us + 2.4 us x N.
+constexpr double TRAINING_SECONDS_PER_RING_MESSAGE = 92e-6;
+constexpr double TRAINING_SECONDS_PER_RING_MESSAGE_RANK = 2.4e-6;
 
 // ---- microbenchmarks (sim/microbench_jobs.cpp) ----
 // perftest: --lat --iters 200000 took 2.3 s of CPU (11 us per operation; bandwidth tests ran 2-3 times as many per
@@ -167,6 +176,18 @@ uint64_t ring_collectives_per_step(const training::TrainingModel& model, const T
   // Fused batches: at least the bytes over the threshold; the batches also break at each tick, so allow four
   // times as many, never more than one per variable.
   return std::min<uint64_t>(vars, 4 * (model.bytes() / threshold + 1));
+}
+
+/// The rings the analytical collectives time in a job: each distinct size once (sim/analytical_collectives.cpp keeps
+/// the seconds by size for the whole job); fused batches: a step's worth (the same batches form each step).
+uint64_t analytical_rings_per_job(const training::TrainingModel& model, const TrainingJob& job)
+{
+  if (job.collectives.fusion_threshold > 0) return ring_collectives_per_step(model, job);
+  std::set<uint64_t> sizes;
+  for (const auto& l : model.layers)
+    for (const auto& v : l.variables)
+      sizes.insert(v.bytes);
+  return sizes.size();
 }
 
 } // namespace
@@ -333,21 +354,26 @@ JobEstimate estimate_training(const models::ClusterProfile& cluster, const train
     const double collectives = double(ring_collectives_per_step(model, job));
     if (job.collective_mode == FabricMode::PROTOCOL) {
       const double messages = collectives * 2 * n * (n - 1);
+      const double per_message = TRAINING_SECONDS_PER_RING_MESSAGE + TRAINING_SECONDS_PER_RING_MESSAGE_RANK * n;
       e.add(num(messages) + " ring messages per step (" + num(collectives) + " allreduces x 2 N (N-1)) x " +
-                human_seconds(TRAINING_SECONDS_PER_RING_MESSAGE) + ", x " + num(steps) + " steps",
-            tasks_steps, BYTES_PER_STEP_TRANSFER * messages, TRAINING_SECONDS_PER_RING_MESSAGE * messages * steps);
+                human_seconds(per_message) + " (" + human_seconds(TRAINING_SECONDS_PER_RING_MESSAGE) + " + " +
+                human_seconds(TRAINING_SECONDS_PER_RING_MESSAGE_RANK) + " x N), x " + num(steps) + " steps",
+            tasks_steps, BYTES_PER_STEP_TRANSFER * messages, per_message * messages * steps);
     } else {
-      // Analytical rings: the routes once, each collective's ring timed on the analytical fabric (no messages).
-      e.add("the analytical rings (" + num(n) + " routes, " + num(collectives) + " allreduces per step)", tasks_steps,
-            RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * collectives * steps);
+      // Analytical rings: the routes once, each distinct ring timed once on the analytical fabric (no messages),
+      // message by message at worst (where ranks' routes share links).
+      const double rings = double(analytical_rings_per_job(model, job));
+      e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces timed once, 2 N (N-1) " +
+                "messages each x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
+            tasks, RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * rings);
     }
     if (job.collectives.coordinator) {
       // A round per tick while the step lasts (at least the GPU's compute) and per collective.
       const double tick = job.collectives.tick_seconds > 0 ? job.collectives.tick_seconds : 1e-3;
       const double rounds = model.compute_seconds() / tick + collectives;
-      e.add(num(rounds) + " coordinator rounds per step x " + human_seconds(SECONDS_PER_COORDINATOR_RANK2) +
-                " x N^2, x " + num(steps) + " steps",
-            tasks_steps, 0, SECONDS_PER_COORDINATOR_RANK2 * rounds * n * n * steps);
+      e.add(num(rounds) + " coordinator rounds per step x " + human_seconds(SECONDS_PER_COORDINATOR_RANK) +
+                " x N, x " + num(steps) + " steps",
+            tasks_steps, 0, SECONDS_PER_COORDINATOR_RANK * rounds * n * steps);
     }
   }
   return e;

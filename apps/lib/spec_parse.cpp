@@ -389,6 +389,9 @@ void read_allreduce_options(Reader& r, TrainingSpec& t)
           ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
           : r.size("fusion", d.fusion_threshold);
   t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
+  // HOROVOD_BATCH_D2D_MEMCOPIES: the batched copy kernel's 160 tensors per launch, or one copy per tensor.
+  t.collectives.batched_copies =
+      r.boolean("batch_d2d_memcopies", d.batched_copies > 0) ? (d.batched_copies > 0 ? d.batched_copies : 160) : 0;
   t.initial_broadcast = r.boolean("initial_broadcast", false);
   t.allreduce_on_host = r.boolean("allreduce_on_host", false);
   auto collective_mode = sim::parse_collective_mode(r.str("collective_mode", "protocol"));
@@ -400,9 +403,9 @@ void read_allreduce_options(Reader& r, TrainingSpec& t)
 /// Refuse a field of the other synchronisation mode: it would be silently ignored.
 void refuse_other_mode_fields(Reader& r, const TrainingSpec& t)
 {
-  const char* allreduce_only[] = {"library",        "coordinator",       "tick_ms",           "fusion",
-                                  "response_cache", "initial_broadcast", "allreduce_on_host", "collective_mode",
-                                  "ranks_per_host"};
+  const char* allreduce_only[] = {"library",         "coordinator",         "tick_ms",           "fusion",
+                                  "response_cache",  "batch_d2d_memcopies", "initial_broadcast", "allreduce_on_host",
+                                  "collective_mode", "ranks_per_host"};
   const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
   if (t.mode == training::SyncMode::PARAMETER_SERVER)
     for (const char* f : allreduce_only)

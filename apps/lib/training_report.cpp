@@ -688,7 +688,8 @@ std::string training_table(const TrainingReport& r)
         s.collectives.coordinator == collectives::library_defaults(s.library).coordinator &&
         s.collectives.tick_seconds == collectives::library_defaults(s.library).tick_seconds &&
         s.collectives.fusion_threshold == collectives::library_defaults(s.library).fusion_threshold &&
-        s.collectives.response_cache == collectives::library_defaults(s.library).response_cache;
+        s.collectives.response_cache == collectives::library_defaults(s.library).response_cache &&
+        s.collectives.batched_copies == collectives::library_defaults(s.library).batched_copies;
     o += fmt::format("allreduce library {} ({})\n", collectives::describe(s.library, s.collectives),
                      library_defaults ? "its defaults" : "changed from its defaults by the job");
   }
@@ -785,11 +786,10 @@ std::string training_json(const TrainingReport& r)
   j["batch"] = r.spec.batch;
   j["mode"] = training::to_string(r.spec.mode);
   if (r.spec.mode == training::SyncMode::ALLREDUCE)
-    j["allreduce"] = {{"library", collectives::to_string(r.spec.library)},
-                      {"coordinator", r.spec.collectives.coordinator},
-                      {"tick_ms", r.spec.collectives.tick_seconds * 1e3},
-                      {"fusion_bytes", r.spec.collectives.fusion_threshold},
-                      {"response_cache", r.spec.collectives.response_cache}};
+    j["allreduce"] = {
+        {"library", collectives::to_string(r.spec.library)},   {"coordinator", r.spec.collectives.coordinator},
+        {"tick_ms", r.spec.collectives.tick_seconds * 1e3},    {"fusion_bytes", r.spec.collectives.fusion_threshold},
+        {"response_cache", r.spec.collectives.response_cache}, {"batched_copies", r.spec.collectives.batched_copies}};
   j["cluster"] = r.cluster;
   j["gpu"] = r.gpu;
   j["compute_seconds"] = r.compute_seconds;

@@ -108,6 +108,9 @@ std::string describe(AllreduceLibrary lib, const EngineOptions& o)
     s += std::to_string(o.fusion_threshold >> 20) + " MiB";
   else
     s += std::to_string(o.fusion_threshold) + " B";
+  if (o.fusion_threshold > 0)
+    s += o.batched_copies > 0 ? " (GPU copies batched, " + std::to_string(o.batched_copies) + " per kernel)"
+                              : " (a GPU copy per tensor)";
   s += std::string(", response cache ") + (o.response_cache ? "on" : "off");
   return s;
 }
