@@ -115,7 +115,8 @@ void Reactor::on_activity_completion(const simgrid::s4u::Activity& activity)
     }
     return;
   }
-  // A cancelled activity: SimGrid says CANCELED from cancel() itself, then FAILED once its kernel has let go.
+  // A cancelled activity: SimGrid says FAILED once its kernel has let go (from an actor's cancel(), inside its
+  // simcall) and CANCELED from cancel() itself, in that order.
   if (activity.get_state() == simgrid::s4u::Activity::State::CANCELED) return;
   if (auto it = cancelled_.find(&activity); it != cancelled_.end()) {
     release_later_.push_back(std::move(it->second)); // not here: SimGrid still reads the object after the callback
@@ -149,6 +150,8 @@ void Reactor::take_completions()
 void Reactor::wait_for_completion(double timeout)
 {
   if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
+  // SimGrid 3.32 waits for ever on acquire_timeout(0) (no sleep action): never ask for less than the timers' epsilon.
+  if (timeout >= 0) timeout = std::max(timeout, 1e-12);
   waiting_ = true;
   if (timeout < 0)
     wake_->acquire();
@@ -171,8 +174,9 @@ bool Reactor::cancel_activity(uint64_t id)
   activities_.pop_back();
   // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
   if (id_of_.erase(activity.get()) == 0) return true;
+  // Held before cancel(): from an actor, SimGrid reports the kernel's end (FAILED) inside cancel()'s simcall.
+  cancelled_.emplace(activity.get(), activity);
   activity->cancel();
-  cancelled_.emplace(activity.get(), std::move(activity));
   return true;
 }
 
@@ -205,8 +209,8 @@ void Reactor::drop_everything()
   ready_.clear();
   for (auto& w : activities) {
     if (id_of_.erase(w.activity.get()) == 0) continue; // already complete in SimGrid
+    cancelled_.emplace(w.activity.get(), w.activity);  // before cancel(): see cancel_activity()
     w.activity->cancel();
-    cancelled_.emplace(w.activity.get(), std::move(w.activity));
   }
 }
 

@@ -49,7 +49,8 @@ public:
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
-  /// Cancel a watched activity (its callback never runs). False if it already completed.
+  /// Cancel a watched activity (its callback never runs). False if its callback already ran or is in the ready
+  /// queue; an activity SimGrid reported complete but not yet handed on is withdrawn (true).
   bool cancel_activity(uint64_t id);
   /// Run until nothing is left to do, stop() is called or the deadline passes. Must be called from inside a
   /// SimGrid actor. On stop or deadline every pending timer, task and activity is dropped.
@@ -65,6 +66,8 @@ public:
   /// Number of activities and timers pending (for tests and statistics).
   size_t pending() const { return activities_.size() + timers_.size(); }
   uint64_t activities_completed() const { return completed_; }
+  /// Cancelled activities still held until SimGrid reports their end (for tests: 0 once the simulation has moved on).
+  size_t cancelled_held() const { return cancelled_.size(); }
 
   /// What was still in progress when run() reached its deadline (captured before it was dropped), so that a
   /// report can say what was slow rather than "stalled".
@@ -84,7 +87,7 @@ public:
 
 private:
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
-  /// Hand the completed activities SimGrid reported to the ready queue, in the order they completed.
+  /// Hand the completed activities SimGrid reported (all of one instant) to the ready queue, in start order.
   void take_completions();
   /// Block the reactor's actor until a completion is reported or `timeout` (< 0: none) passes.
   void wait_for_completion(double timeout);

@@ -329,10 +329,12 @@ void CollectiveEngine::run_fused(std::vector<std::string> names, std::function<v
   fuse_copy_in(f, 0);
 }
 
-Work CollectiveEngine::fusion_copy(const Tensor& dst, const Tensor& src, size_t k) const
+Work CollectiveEngine::fusion_copy(Fusion& f, const Tensor& dst, const Tensor& src, uint64_t bytes) const
 {
-  Work w = Work::memcpy(*dst.buffer(), *src.buffer(), dst.total_bytes());
-  w.queued = options_.batched_copies > 0 && dst.location().is_gpu() && k % options_.batched_copies != 0;
+  Work w = Work::memcpy(*dst.buffer(), *src.buffer(), bytes);
+  const bool one_gpu = dst.location().is_gpu() && dst.location() == src.location();
+  w.queued = options_.batched_copies > 0 && one_gpu && f.copies % options_.batched_copies != 0;
+  ++f.copies;
   return w;
 }
 
@@ -343,7 +345,14 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
     const Tensor& in = requests_.at(f->names[k]).tensor;
     const Tensor dst = Channel::view(f->fused, f->offset[k], in.shape.num_elements());
     if (in.total_bytes() == 0) return fuse_copy_in(f, k + 1);
-    task_.runtime().execute(fusion_copy(dst, in, k), [this, f, k](Status) { fuse_copy_in(f, k + 1); });
+    task_.runtime().execute(fusion_copy(*f, dst, in, in.total_bytes()), [this, f, k](Status st) {
+      if (!st.ok()) {
+        for (const auto& n : f->names)
+          finish(n, st.error());
+        return f->then();
+      }
+      fuse_copy_in(f, k + 1);
+    });
     return;
   }
   run_ring(f->tag, f->fused, [this, f](Result<Tensor> r) {
@@ -352,6 +361,7 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
         finish(n, r.error());
       return f->then();
     }
+    f->copies = 0;
     fuse_copy_out(f, r.value(), 0);
   });
 }
@@ -359,24 +369,25 @@ void CollectiveEngine::fuse_copy_in(std::shared_ptr<Fusion> f, size_t k)
 void CollectiveEngine::fuse_copy_out(std::shared_ptr<Fusion> f, Tensor fused, size_t k)
 {
   // Copies out into a fresh output per tensor, one after the other on the same stream as the copies in (Horovod's
-  // MemcpyOutFusionBuffer); each tensor is done when its copy is.
-  if (k == f->names.size()) return f->then();
+  // MemcpyOutFusionBuffer); the fused operation, and so every tensor of it, is done when the last copy is.
+  if (k == f->names.size()) {
+    for (size_t i = 0; i < f->names.size(); ++i)
+      finish(f->names[i], std::move(f->results[i]));
+    return f->then();
+  }
   const Tensor& in = requests_.at(f->names[k]).tensor;
   auto out = task_.make_tensor(DataType::FLOAT, in.shape, in.location(), AllocatorAttributes{false, false, true});
   if (!out.ok() || in.total_bytes() == 0) {
-    if (out.ok())
-      finish(f->names[k], out.value());
-    else
-      finish(f->names[k], out.error());
+    f->results.push_back(std::move(out));
     return fuse_copy_out(f, std::move(fused), k + 1);
   }
   const Tensor src = Channel::view(fused, f->offset[k], in.shape.num_elements());
   const Tensor dst = out.value();
-  task_.runtime().execute(fusion_copy(dst, src, k), [this, f, fused, k, dst](Status st) mutable {
+  task_.runtime().execute(fusion_copy(*f, dst, src, dst.total_bytes()), [this, f, fused, k, dst](Status st) mutable {
     if (st.ok())
-      finish(f->names[k], dst);
+      f->results.push_back(dst);
     else
-      finish(f->names[k], st.error());
+      f->results.push_back(st.error());
     fuse_copy_out(f, std::move(fused), k + 1);
   });
 }

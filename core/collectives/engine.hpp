@@ -103,13 +103,15 @@ private:
     Tensor fused;
     std::string tag;
     std::function<void()> then;
+    size_t copies = 0;                   ///< copies issued so far in the current direction (batches count these)
+    std::vector<Result<Tensor>> results; ///< the outputs, handed on together once every copy out is done
   };
   void run_fused(std::vector<std::string> names, std::function<void()> then);
   void fuse_copy_in(std::shared_ptr<Fusion> f, size_t k);
   void fuse_copy_out(std::shared_ptr<Fusion> f, Tensor fused, size_t k);
-  /// A copy in or out of the fusion buffer, the k-th of its round: with batched copies only the first of each batch
-  /// pays a kernel launch.
-  Work fusion_copy(const Tensor& dst, const Tensor& src, size_t k) const;
+  /// A copy of `bytes` in or out of the fusion buffer, the f.copies-th of its direction: with batched copies (source
+  /// and destination on one GPU) only the first of each batch pays a kernel launch.
+  Work fusion_copy(Fusion& f, const Tensor& dst, const Tensor& src, uint64_t bytes) const;
   void finish(const std::string& name, Result<Tensor> r);
   void maybe_run_uncoordinated();
   void run_ring(const std::string& tag, Tensor t, std::function<void(Result<Tensor>)> done);

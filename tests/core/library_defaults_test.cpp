@@ -15,6 +15,8 @@ TEST_CASE("Horovod's defaults are on: 1 ms cycle, 128 MiB fusion, response cache
   const auto old = library_defaults(AllreduceLibrary::HOROVOD_0_20);
   CHECK(old.tick_seconds == Approx(5e-3));
   CHECK(old.fusion_threshold == 64ull * 1024 * 1024);
+  CHECK(o.batched_copies == 160); // the batched D2D copy kernel (PR #2435, v0.21.0)
+  CHECK(old.batched_copies == 0);
 }
 
 TEST_CASE("Libraries without fusion or coordinator say so", "[quick]")
@@ -26,7 +28,9 @@ TEST_CASE("Libraries without fusion or coordinator say so", "[quick]")
   CHECK(describe(AllreduceLibrary::MATEX, library_defaults(AllreduceLibrary::MATEX)).find("no coordinator") !=
         std::string::npos);
   CHECK(describe(AllreduceLibrary::HOROVOD, library_defaults(AllreduceLibrary::HOROVOD)) ==
-        "horovod: coordinator tick 1 ms, fusion 128 MiB, response cache on");
+        "horovod: coordinator tick 1 ms, fusion 128 MiB (GPU copies batched, 160 per kernel), response cache on");
+  CHECK(describe(AllreduceLibrary::HOROVOD_0_20, library_defaults(AllreduceLibrary::HOROVOD_0_20)) ==
+        "horovod-0.20: coordinator tick 5 ms, fusion 64 MiB (a GPU copy per tensor), response cache on");
 }
 
 TEST_CASE("Library names round-trip and an unknown one lists them with a suggestion", "[quick]")
