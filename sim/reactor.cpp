@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 namespace tp::sim {
 
@@ -132,18 +133,10 @@ void Reactor::take_completions()
   while (!completed_ids_.empty()) {
     const uint64_t id = completed_ids_.front();
     completed_ids_.pop_front();
-    auto it = activity_index_.find(id);
-    if (it == activity_index_.end()) continue; // cancelled after it completed
-    const size_t i = it->second;
-    Watched w = std::move(activities_[i]);
-    activity_index_.erase(it);
-    if (i != activities_.size() - 1) {
-      activities_[i] = std::move(activities_.back());
-      activity_index_[activities_[i].id] = i;
-    }
-    activities_.pop_back();
+    std::optional<Watched> w = unwatch(id);
+    if (!w) continue; // cancelled after it completed
     ++completed_;
-    ready_.push_back(std::move(w.done));
+    ready_.push_back(std::move(w->done));
   }
 }
 
@@ -160,23 +153,35 @@ void Reactor::wait_for_completion(double timeout)
   waiting_ = false;
 }
 
-bool Reactor::cancel_activity(uint64_t id)
+std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
 {
   auto it = activity_index_.find(id);
-  if (it == activity_index_.end()) return false;
+  if (it == activity_index_.end()) return std::nullopt;
   const size_t i = it->second;
-  simgrid::s4u::ActivityPtr activity = std::move(activities_[i].activity);
+  Watched w = std::move(activities_[i]);
   activity_index_.erase(it);
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
   }
   activities_.pop_back();
+  return w;
+}
+
+void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
+{
   // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
-  if (id_of_.erase(activity.get()) == 0) return true;
+  if (id_of_.erase(activity.get()) == 0) return;
   // Held before cancel(): from an actor, SimGrid reports the kernel's end (FAILED) inside cancel()'s simcall.
   cancelled_.emplace(activity.get(), activity);
   activity->cancel();
+}
+
+bool Reactor::cancel_activity(uint64_t id)
+{
+  std::optional<Watched> w = unwatch(id);
+  if (!w) return false;
+  cancel_in_simgrid(w->activity);
   return true;
 }
 
@@ -207,11 +212,8 @@ void Reactor::drop_everything()
   timer_when_.clear();
   background_.clear();
   ready_.clear();
-  for (auto& w : activities) {
-    if (id_of_.erase(w.activity.get()) == 0) continue; // already complete in SimGrid
-    cancelled_.emplace(w.activity.get(), w.activity);  // before cancel(): see cancel_activity()
-    w.activity->cancel();
-  }
+  for (auto& w : activities)
+    cancel_in_simgrid(w.activity);
 }
 
 void Reactor::take_snapshot()

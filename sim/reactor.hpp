@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -100,6 +101,10 @@ private:
     Task done;
     uint64_t id;
   };
+  /// Stop watching `id` and return what was watched (none: not watched).
+  std::optional<Watched> unwatch(uint64_t id);
+  /// Cancel an unwatched activity in SimGrid, unless SimGrid already reported it, holding it until SimGrid lets go.
+  void cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity);
   std::deque<Task> ready_;
   std::map<std::pair<double, uint64_t>, Task> timers_;
   std::unordered_map<uint64_t, double> timer_when_;

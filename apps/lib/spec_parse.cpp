@@ -389,9 +389,11 @@ void read_allreduce_options(Reader& r, TrainingSpec& t)
           ? 0 // "fusion": 0 turns it off, as HOROVOD_FUSION_THRESHOLD=0 does
           : r.size("fusion", d.fusion_threshold);
   t.collectives.response_cache = r.boolean("response_cache", d.response_cache);
-  // HOROVOD_BATCH_D2D_MEMCOPIES: the batched copy kernel's 160 tensors per launch, or one copy per tensor.
+  // HOROVOD_BATCH_D2D_MEMCOPIES: the batched copy kernel's tensors per launch, or one copy per tensor.
   t.collectives.batched_copies =
-      r.boolean("batch_d2d_memcopies", d.batched_copies > 0) ? (d.batched_copies > 0 ? d.batched_copies : 160) : 0;
+      r.boolean("batch_d2d_memcopies", d.batched_copies > 0)
+          ? (d.batched_copies > 0 ? d.batched_copies : collectives::HOROVOD_BATCHED_D2D_CAPACITY)
+          : 0;
   t.initial_broadcast = r.boolean("initial_broadcast", false);
   t.allreduce_on_host = r.boolean("allreduce_on_host", false);
   auto collective_mode = sim::parse_collective_mode(r.str("collective_mode", "protocol"));

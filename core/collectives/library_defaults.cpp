@@ -14,13 +14,12 @@ EngineOptions library_defaults(AllreduceLibrary lib)
     // horovod/common/operations.cc since v0.21.0 (PR #2468, "Changed default cycle time from 5ms to 1ms and fusion
     // threshold from 64MB to 128MB"): SetCycleTimeMs(1), SetTensorFusionThresholdBytes(128 * 1024 * 1024),
     // SetCacheEnabled(true) with global_state.h cache_capacity = 1024. Copies in and out of a GPU fusion buffer by
-    // the batched D2D copy kernel since v0.21.0 (PR #2435; global_state.h batch_d2d_memcopies = true,
-    // ops/cuda/cuda_kernels.h BATCHED_D2D_CAPACITY 160 tensors per launch).
+    // the batched D2D copy kernel since v0.21.0 (PR #2435; global_state.h batch_d2d_memcopies = true).
     o.coordinator = true;
     o.tick_seconds = 1e-3;
     o.fusion_threshold = 128ull << 20;
     o.response_cache = true;
-    o.batched_copies = 160;
+    o.batched_copies = HOROVOD_BATCHED_D2D_CAPACITY;
     break;
   case AllreduceLibrary::HOROVOD_0_20:
     // horovod/common/operations.cc v0.16.2 .. v0.20.x: cycle_time_ms = 5 (SetCycleTimeMs(5) from v0.16.0), the

@@ -20,6 +20,10 @@ enum class AllreduceLibrary {
   MATEX,          ///< MaTEx: no coordinator, one blocking allreduce per gradient in graph order
 };
 
+/// Horovod's batched D2D copy kernel: tensors per launch (horovod/common/ops/cuda/cuda_kernels.h BATCHED_D2D_CAPACITY),
+/// what HOROVOD_BATCH_D2D_MEMCOPIES=1 (the default since v0.21.0) gives.
+inline constexpr uint32_t HOROVOD_BATCHED_D2D_CAPACITY = 160;
+
 /// The options a library runs with by default.
 EngineOptions library_defaults(AllreduceLibrary lib);
 /// "horovod", "horovod-0.20", "baidu", "tf-contrib-mpi", "matex".

@@ -4,9 +4,9 @@
 // (sim/fabric_modes.hpp DataPath), so they must agree with the transport within what they leave out. See
 // docs/model.md "Fabric modes" for the bound. The same holds for training steps whose collectives run in the
 // analytical mode (the last test cases: the scale issue's "agreement between modes").
-#include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
+#include "number_in_child.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/training_job.hpp"
 #include "test_cluster.hpp"
@@ -14,7 +14,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdio>
 
 using namespace tp;
 
@@ -39,15 +38,11 @@ models::HostProfile host(int nic_socket, bool alternate_gpus = false)
 double seconds(const models::ClusterProfile& cl, sim::AllreduceJob job, sim::FabricMode mode)
 {
   job.mode = mode;
-  auto r = run_isolated([&]() -> Result<std::string> {
+  return test::number_in_child([&]() -> Result<double> {
     auto x = sim::run_allreduce(cl, job);
     if (!x.ok()) return x.error();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x->seconds);
-    return std::string(buf);
+    return x->seconds;
   });
-  REQUIRE(r.ok());
-  return std::stod(r.value());
 }
 
 /// What the fabric modes leave out of one ring message: the mpi transport's handshake (optimal path,
@@ -188,15 +183,11 @@ double step_seconds(const models::ClusterProfile& cl, const training::TrainingMo
                     sim::FabricMode mode)
 {
   j.collective_mode = mode;
-  auto r = run_isolated([&]() -> Result<std::string> {
+  return test::number_in_child([&]() -> Result<double> {
     auto x = sim::run_training_job(cl, m, j);
     if (!x.ok()) return x.error();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x->step_time);
-    return std::string(buf);
+    return x->step_time;
   });
-  REQUIRE(r.ok());
-  return std::stod(r.value());
 }
 
 /// Baidu-style training steps (a coordinator, one ring per gradient, no fusion) in analytical collective mode

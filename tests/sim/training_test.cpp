@@ -2,16 +2,15 @@
 // says, the critical path adds up to the step, the physics points the right way (a shared PS, a faster NIC),
 // failures surface as errors, and the Chrome trace parses as trace-event JSON.
 #include "apps/lib/training_report.hpp"
-#include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
+#include "number_in_child.hpp"
 #include "sim/training_job.hpp"
 #include "test_cluster.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <set>
 
 using namespace tp;
@@ -44,15 +43,11 @@ sim::TrainingJob ps_job(const std::string& transport, int workers, int ps)
 
 double step_time_in_child(const models::ClusterProfile& cl, const training::TrainingModel& m, const sim::TrainingJob& j)
 {
-  auto r = run_isolated([&]() -> Result<std::string> {
+  return test::number_in_child([&]() -> Result<double> {
     auto res = sim::run_training_job(cl, m, j);
     if (!res.ok()) return res.error();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", res->step_time);
-    return std::string(buf);
+    return res->step_time;
   });
-  REQUIRE(r.ok());
-  return std::stod(r.value());
 }
 
 void check_ps_step(const std::string& transport)
@@ -286,13 +281,7 @@ double analytical_step_with_gpu_p2p(double gpu_p2p_bandwidth)
   j.options.own<transports::MpiOptions>().optimal_path = true;
   j.options.own<transports::MpiOptions>().nonblocking_recv = true;
   j.collective_mode = sim::FabricMode::ANALYTICAL;
-  auto r = run_isolated([&]() -> Result<std::string> {
-    auto x = sim::run_training_job(test::test_cluster(2, h), toy(), j);
-    if (!x.ok()) return x.error();
-    return std::to_string(x->step_time);
-  });
-  REQUIRE(r.ok());
-  return std::stod(r.value());
+  return step_time_in_child(test::test_cluster(2, h), toy(), j);
 }
 
 TEST_CASE("analytical collective mode: no ring message takes the cross-socket GPU peer path", "[training]")
