@@ -43,13 +43,16 @@ int run_scenario(const frontend::ParsedArgs& a)
     nlohmann::json jj;
     jj["label"] = job.label;
     jj["hw"] = job.hw;
+    jj["network_model"] = job.network_model;
+    // Where the job ran: its hardware profile (an incast job has none) and its network model.
+    const std::string where = (job.hw.empty() ? "" : job.hw + ", ") + "network model " + job.network_model;
     Result<frontend::JobOutcome> o =
         child.ok() ? frontend::decode_outcome(child.value()) : Result<frontend::JobOutcome>(child.error());
     if (!o.ok()) {
       ++failures;
       jj["error"] = o.error().message();
       if (!json)
-        std::printf("[%zu] %s (%s): ERROR %s\n\n", i + 1, job.label.c_str(), job.hw.c_str(),
+        std::printf("[%zu] %s (%s): ERROR %s\n\n", i + 1, job.label.c_str(), where.c_str(),
                     o.error().message().c_str());
     } else {
       jj["metrics"] = o->metrics;
@@ -63,7 +66,7 @@ int run_scenario(const frontend::ParsedArgs& a)
         jj["failed"] = o->failed;
       }
       if (!json) {
-        std::printf("[%zu] %s (%s)\n%s", i + 1, job.label.c_str(), job.hw.c_str(), o->report.c_str());
+        std::printf("[%zu] %s (%s)\n%s", i + 1, job.label.c_str(), where.c_str(), o->report.c_str());
         if (!o->failed.empty()) std::printf("[%zu] FAILED: %zu transport run(s) failed\n", i + 1, o->failed.size());
         std::printf("\n");
       }

@@ -26,6 +26,7 @@ Command emulate_command();
 Command sweep_command();
 Command plan_command();
 Command replay_command();
+Command incast_command();
 
 /// The exit codes of every subcommand (docs/cli.md#exit-codes).
 namespace exit_code {

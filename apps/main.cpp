@@ -42,10 +42,11 @@ const tp::frontend::OptionSpec COMMON_OPTIONS[] = {
 std::vector<tp::cli::Command> commands()
 {
   std::vector<tp::cli::Command> all = {
-      tp::cli::run_command(),      tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
-      tp::cli::transfer_command(), tp::cli::train_command(),    tp::cli::allreduce_command(), tp::cli::collective_command(),
-      tp::cli::emulate_command(),  tp::cli::sweep_command(),    tp::cli::plan_command(),
-      tp::cli::replay_command(),   tp::cli::validate_command(), tp::cli::profiles_command()};
+      tp::cli::run_command(),        tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
+      tp::cli::transfer_command(),   tp::cli::train_command(),    tp::cli::allreduce_command(),
+      tp::cli::collective_command(), tp::cli::incast_command(),   tp::cli::emulate_command(),
+      tp::cli::sweep_command(),      tp::cli::plan_command(),     tp::cli::replay_command(),
+      tp::cli::validate_command(),   tp::cli::profiles_command()};
   for (auto& c : all)
     c.spec.options.insert(c.spec.options.end(), std::begin(COMMON_OPTIONS), std::end(COMMON_OPTIONS));
   return all;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 #ifndef TENSORPATH_SOURCE_DIR
@@ -140,6 +141,38 @@ Result<JobOutcome> run_data_parallel_job(const models::Catalog& cat, const JobSp
 
 } // namespace
 
+/// An incast job on its network model: "flow" (max-min, closed form) or "tcp-incast".
+Result<JobOutcome> run_incast_job(const JobSpec& job)
+{
+  models::IncastResult r;
+  if (job.network_model == "flow") {
+    r = models::max_min_incast(job.incast);
+  } else {
+    auto v = models::simulate_tcp_incast(job.incast);
+    if (!v.ok()) return v.error();
+    r = std::move(v.value());
+  }
+  const auto& c = job.incast;
+  const double payload_rate = c.link_rate * c.mss / double(c.mss + c.header_bytes + c.framing_bytes);
+  if (!(r.completion > 0) || !std::isfinite(r.goodput) || r.goodput > payload_rate * (1 + 1e-9))
+    return Error::msg("incast (" + job.network_model + "): completion " + std::to_string(r.completion) +
+                      " s, goodput " + std::to_string(r.goodput * 8e-9) +
+                      " Gb/s: not a positive time within the port's payload rate (a model error; please report it)");
+  JobOutcome out;
+  out.metrics["completion_ms"] = r.completion * 1e3;
+  out.metrics["first_ms"] = r.first * 1e3;
+  out.metrics["goodput_gbps"] = r.goodput * 8e-9;
+  out.metrics["drops"] = double(r.drops);
+  out.metrics["timeouts"] = double(r.timeouts);
+  out.metrics["fast_retransmits"] = double(r.fast_retransmits);
+  out.metrics["peak_queue_bytes"] = double(r.peak_queue_bytes);
+  out.report = fmt::format(" incast ({}): {} senders x {} bytes through a {}-byte port at {:.4g} Gb/s: {:.3f} ms, "
+                           "goodput {:.3f} Gb/s, {} drops, {} time-outs, {} fast retransmits\n",
+                           job.network_model, c.senders, c.bytes_per_sender, c.buffer_bytes, c.link_rate * 8e-9,
+                           r.completion * 1e3, r.goodput * 8e-9, r.drops, r.timeouts, r.fast_retransmits);
+  return out;
+}
+
 Result<JobOutcome> run_job(const JobSpec& job)
 {
   models::Catalog cat;
@@ -158,6 +191,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
     out.failed = failed_runs(rep.value());
     return out;
   }
+  if (job.kind == JobSpec::Kind::INCAST) return run_incast_job(job);
   if (job.kind == JobSpec::Kind::COLLECTIVE) return run_collective_job(cat, job);
   if (job.kind == JobSpec::Kind::DATA_PARALLEL) return run_data_parallel_job(cat, job);
   if (job.kind == JobSpec::Kind::TRANSFER) {

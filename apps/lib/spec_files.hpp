@@ -6,6 +6,7 @@
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
+#include "models/congestion/tcp_incast.hpp"
 #include "models/nccl/collective_model.hpp"
 #include "models/nccl/data_parallel.hpp"
 #include "sim/microbench_jobs.hpp"
@@ -36,7 +37,7 @@ struct DataParallelJob {
 };
 
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE, DATA_PARALLEL } kind = Kind::PERFTEST;
+  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE, DATA_PARALLEL, INCAST } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
@@ -50,8 +51,12 @@ struct JobSpec {
   bool has_baseline = false;
   sim::TransferJob baseline;
   std::string baseline_fabric;
-  TrainingSpec training;  ///< training: the runs (one per transport) and the 1-GPU reference
-  std::string trace_file; ///< training: write a Chrome trace of the first transport's last step here
+  TrainingSpec training;       ///< training: the runs (one per transport) and the 1-GPU reference
+  std::string trace_file;      ///< training: write a Chrome trace of the first transport's last step here
+  models::IncastConfig incast; ///< incast: N senders to one receiver through one switch port
+  /// The network model the job runs on (models/network_models.hpp): the field `network_model`, checked against
+  /// what the job's kind can run; its default is what the kind has always run on.
+  std::string network_model;
 };
 
 /// Metrics of a finished job, by name (e.g. "bw_average_gbps", "h2d_GBps"), plus a human-readable report.

@@ -13,6 +13,7 @@
 #include "models/json_reader.hpp"
 #include "models/nccl/collective_model.hpp"
 #include "models/nccl/data_parallel.hpp"
+#include "models/network_models.hpp"
 #include "models/tf_rpc_threads.hpp"
 #include "models/workload/language_model.hpp"
 #include "models/workload/workload.hpp"
@@ -476,11 +477,63 @@ void parse_training_job(Reader& r, JobSpec& j)
          short_number(t.stall_timeout));
 }
 
+/// An N-to-1 TCP incast through one switch port (models/congestion/tcp_incast.hpp); fields as `tensorpath incast`.
+void parse_incast_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::INCAST;
+  auto& c = j.incast;
+  c.senders = int(r.integer("senders", 1, 65536, 8));
+  c.bytes_per_sender = r.size("size", 1000000);
+  c.buffer_bytes = r.size("buffer", 131072);
+  c.link_rate = r.number("rate_gbps", 1e-6, 1e6, 10) * 1e9 / 8;
+  c.link_delay = r.number("delay_us", 0, 1e7, 1) * 1e-6;
+  c.min_rto = r.number("min_rto_ms", 1e-3, 1e6, 200) * 1e-3;
+  c.initial_window = int(r.integer("init_cwnd", 1, 1000000, 10));
+  c.mss = int(r.integer("mss", 64, 65000, 1448));
+  if (auto st = models::check_incast(c); !st.ok()) {
+    const std::map<std::string, std::string> in_file = {
+        {"rate", "rate_gbps"}, {"delay", "delay_us"}, {"min_rto", "min_rto_ms"}};
+    const auto it = in_file.find(st.error().field);
+    fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
+  }
+}
+
+/// The kind's own network model when the file names none; otherwise the named one, if it honours the kind.
+void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
+{
+  std::string fallback = "flow";
+  if (j.kind == JobSpec::Kind::COLLECTIVE || j.kind == JobSpec::Kind::DATA_PARALLEL) fallback = "nccl";
+  if (j.kind == JobSpec::Kind::INCAST) fallback = "tcp-incast";
+  if (j.kind == JobSpec::Kind::TRAINING && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
+    fallback = "analytical";
+  const bool named = r.has("network_model");
+  j.network_model = r.str("network_model", fallback);
+  auto m = models::network_model_for(j.network_model, kind);
+  if (!m.ok()) fail(r.file(), r.field("network_model"), m.error().expected, m.error().got);
+  if (named && j.kind == JobSpec::Kind::TRAINING) {
+    // A training job's collectives choose between the two: "analytical" is collective_mode "analytical".
+    const bool analytical = j.network_model == "analytical";
+    if (analytical && r.has("collective_mode") && j.training.collective_mode != sim::FabricMode::ANALYTICAL)
+      fail(r.file(), r.field("network_model"), "\"flow\", as collective_mode \"" + r.str("collective_mode") + "\" says",
+           "\"analytical\"");
+    if (!analytical && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
+      fail(r.file(), r.field("network_model"), "\"analytical\", as collective_mode \"analytical\" says",
+           "\"" + j.network_model + "\"");
+    if (analytical) j.training.collective_mode = sim::FabricMode::ANALYTICAL;
+  }
+}
+
 JobSpec parse_job(Reader r, const std::string& default_hw)
 {
   JobSpec j;
   j.label = r.str("label", "");
   const std::string kind = r.str("kind");
+  if (kind == "incast") { // no host profile: the incast's links and port are its own fields
+    parse_incast_job(r, j);
+    parse_network_model(r, j, kind);
+    r.finish();
+    return j;
+  }
   // Profiles named by the file are looked for beside it first (models::profile_beside), then on the search path.
   j.hw =
       beside(r, r.str("hw", default_hw.empty() ? std::optional<std::string>() : std::optional<std::string>(default_hw)),
@@ -499,9 +552,10 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
   } else if (kind == "data_parallel") {
     parse_data_parallel_job(r, j);
   } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training, collective or data_parallel",
+    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training, collective, data_parallel or incast",
          "\"" + kind + "\"");
   }
+  parse_network_model(r, j, kind);
   r.finish();
   check_profiles(j, r);
   return j;
@@ -716,6 +770,9 @@ std::vector<std::string> metric_names(const JobSpec& job)
         out.push_back(std::move(m));
     break;
   }
+  case JobSpec::Kind::INCAST:
+    out = {"completion_ms", "first_ms", "goodput_gbps", "drops", "timeouts", "fast_retransmits", "peak_queue_bytes"};
+    break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};
     if (!job.copies.empty() && job.copies[0].config.peer_gpu >= 0) out.push_back("p2p_GBps");

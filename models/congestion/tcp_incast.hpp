@@ -1,0 +1,68 @@
+// TCP incast through one drop-tail switch port (issue 19): N senders, each on its own link to one switch, send S bytes
+// each to one receiver at the same instant. The model follows every segment through the one port that can
+// overflow (the switch's port toward the receiver) and nothing else: the senders' links and the acknowledgements'
+// path are delays, the port is a FIFO of `buffer_bytes` with drop-tail, and each sender runs TCP NewReno with SACK
+// loss detection (three segments above a hole), fast recovery, and the retransmission time-out (RFC 6298: SRTT,
+// RTTVAR, a minimum, doubling on each expiry). That is what decides incast: which segments the full port drops,
+// whether the sender learns of the loss from later segments or only from its timer, and how long the timer is.
+//
+// Checked against a packet-level ns-3 program on the same topology (validation/ns3/incast_reference.cc,
+// docs/network-models.md). Pure computation: no SimGrid; one run costs O(segments log senders).
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::models {
+
+struct IncastConfig {
+  int senders = 8;
+  uint64_t bytes_per_sender = 1000000;
+  double link_rate = 10e9 / 8;     ///< bytes/s of every link (the senders', the receiver's)
+  double link_delay = 1e-6;        ///< one-way propagation delay of each link, s
+  uint64_t buffer_bytes = 131072;  ///< the receiver's switch port: bytes of IP packets it holds, drop-tail
+  int mss = 1448;                  ///< TCP payload per segment (Linux, 1500-byte MTU with timestamps)
+  int header_bytes = 52;           ///< IPv4 20 + TCP 20 + timestamps 12: the packet the port's buffer counts
+  int framing_bytes = 2;           ///< link framing on the wire beyond the IP packet (PPP, as ns-3's point-to-point)
+  int syn_bytes = 60;              ///< a SYN's IP packet: headers and the MSS, SACK, window-scale, timestamp options
+  int initial_window = 10;         ///< segments (RFC 6928; Linux since 2.6.39)
+  double min_rto = 0.2;            ///< s (Linux TCP_RTO_MIN)
+  double initial_rto = 1.0;        ///< s, before the first RTT sample (RFC 6298)
+  double max_rto = 60.0;           ///< s, the back-off's ceiling (ns-3 MaxRto; Linux TCP_RTO_MAX is 120 s)
+  double clock_granularity = 1e-3; ///< s, G of RFC 6298's RTO = SRTT + max(G, 4 RTTVAR) (ns-3's default)
+  int dupack_threshold = 3;        ///< segments above a hole that mark it lost (RFC 6675 DupThresh)
+};
+
+struct IncastSender {
+  double completion = 0; ///< s, when the receiver held every byte of this sender
+  uint64_t timeouts = 0;
+  uint64_t fast_retransmits = 0; ///< recoveries entered on SACK evidence
+  uint64_t retransmitted_segments = 0;
+};
+
+struct IncastResult {
+  double completion = 0; ///< s, the last sender's completion
+  double first = 0;      ///< s, the first sender's
+  double goodput = 0;    ///< bytes/s of payload over the completion time
+  uint64_t drops = 0;    ///< packets the port dropped
+  uint64_t timeouts = 0;
+  uint64_t fast_retransmits = 0;
+  uint64_t peak_queue_bytes = 0; ///< the port's buffer at its fullest (excluding the packet on the wire)
+  uint64_t segments_sent = 0;    ///< first transmissions and retransmissions
+  std::vector<IncastSender> per_sender;
+};
+
+/// Every field of the configuration in its range; the error names the field.
+Status check_incast(const IncastConfig& c);
+
+/// Checks the configuration (check_incast) and runs the model.
+Result<IncastResult> simulate_tcp_incast(const IncastConfig& c);
+
+/// The flow model's answer on the same star (max-min: each sender gets 1/N of the port, every byte on the wire
+/// once): what `flow` predicts without drops or time-outs, for side-by-side tables.
+IncastResult max_min_incast(const IncastConfig& c);
+
+} // namespace tp::models

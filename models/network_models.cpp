@@ -1,0 +1,103 @@
+// The registry of network models (see network_models.hpp).
+#include "models/network_models.hpp"
+
+#include "core/common/suggest.hpp"
+
+#include <algorithm>
+
+namespace tp::models {
+
+const std::vector<NetworkModelInfo>& network_models()
+{
+  static const std::vector<NetworkModelInfo> all = {
+      {"flow",
+       "SimGrid's max-min flow model (CM02, latency and bandwidth factors 1): every transfer a flow, links shared "
+       "fairly",
+       "bandwidth sharing on every link of the route (NIC, PCIe, QPI, switch ports), latency, the transports' own "
+       "protocol costs",
+       "switch buffers, drops, retransmission time-outs, PFC pauses, ECN and DCQCN: a port never overflows",
+       {"perftest", "pcie_copy", "transfer", "training", "allreduce", "incast"},
+       "all: link flaps, packet loss (the simulated TCP's resends), node failures",
+       ""},
+      {"analytical",
+       "the ring allreduce as a calendar of messages (closed form where no two ranks' routes share a link)",
+       "each message's latency and bandwidth on its route; contention only where routes share links",
+       "everything the flow model misses, and the transports' protocol steps (handshakes, GPU kernels)",
+       {"allreduce", "training"},
+       "none: faults need the protocol mode (the analytical rings have no messages to drop)",
+       ""},
+      {"nccl",
+       "NCCL's collectives in closed form (models/nccl): its tuning model's algorithm and protocol, each step's "
+       "latency, and the busiest link of the fabric (rails, leaves, spines) bounding the bandwidth",
+       "NVLink and NIC rates, NCCL's protocols and channels, multi-tier fabrics' oversubscription and ECMP placement",
+       "every dynamic effect: flows are placed, not simulated (no queueing, no congestion control)",
+       {"collective", "data_parallel"},
+       "none: a closed form has no messages to drop",
+       ""},
+      {"tcp-incast",
+       "TCP incast through one drop-tail switch port: every segment at the port, TCP NewReno + SACK at each sender "
+       "(models/congestion/tcp_incast)",
+       "the port's buffer and drop-tail losses, SACK loss detection and fast recovery, the retransmission time-out "
+       "(minimum, back-off), slow start's overshoot",
+       "every other link (the senders' and the ACKs' paths are delays), ECN, PFC; it runs the N-to-1 incast job "
+       "only",
+       {"incast"},
+       "none yet (its losses are the port's)",
+       ""},
+      {"ns3",
+       "packet-level TCP through ns-3",
+       "every packet on every link, ns-3's TCP",
+       "",
+       {},
+       "",
+       "SimGrid 3.32's ns-3 binding (Debian's libsimgrid, linked with ns-3 3.37) aborts on concurrent TCP flows in "
+       "this build (\"total_bytes is not sent_bytes\", segmentation faults), and takes routes of one link only; "
+       "the packet-level reference is the standalone program validation/ns3/incast_reference "
+       "(docs/network-models.md)"},
+  };
+  return all;
+}
+
+std::string network_model_names()
+{
+  std::string s;
+  for (const auto& m : network_models())
+    s += (s.empty() ? "" : ", ") + m.name;
+  return s;
+}
+
+Result<const NetworkModelInfo*> network_model_for(const std::string& name, const std::string& job,
+                                                  const std::string& field)
+{
+  std::vector<std::string> names;
+  const NetworkModelInfo* found = nullptr;
+  for (const auto& m : network_models()) {
+    names.push_back(m.name);
+    if (m.name == name) found = &m;
+  }
+  if (!found) return Error::at("", field, one_of_names(name, names), unknown_name(name, names));
+  if (!found->unavailable.empty())
+    return Error::at("", field, "a network model that runs in this build", "\"" + name + "\": " + found->unavailable);
+  if (std::find(found->jobs.begin(), found->jobs.end(), job) == found->jobs.end()) {
+    std::vector<std::string> fit;
+    for (const auto& m : network_models())
+      if (m.unavailable.empty() && std::find(m.jobs.begin(), m.jobs.end(), job) != m.jobs.end()) fit.push_back(m.name);
+    std::string list;
+    for (const auto& f : fit)
+      list += (list.empty() ? "" : ", ") + f;
+    return Error::at("", field, "a network model that honours a job of kind " + job + " (" + list + ")",
+                     "\"" + name + "\", which runs " +
+                         (found->jobs.empty() ? std::string("no job")
+                                              : "only " +
+                                                    [&] {
+                                                      std::string j;
+                                                      for (const auto& k : found->jobs)
+                                                        j += (j.empty() ? "" : ", ") + k;
+                                                      return j;
+                                                    }()) +
+                         ": it misses " + found->misses);
+  }
+  return found;
+}
+
+} // namespace tp::models

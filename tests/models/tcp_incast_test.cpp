@@ -1,0 +1,193 @@
+// The TCP incast model (models/congestion/tcp_incast.hpp): exact timing where nothing is lost (checked against
+// closed forms written here, not taken from the model), drops and time-outs where the port overflows, the
+// mechanisms' direction (a longer minimum RTO, a deeper buffer), determinism, and its refusals. Its agreement with
+// packet-level ns-3 is the ctest entry `ns3:incast-agreement` and validation/cases/n1_tcp_incast.json.
+#include "models/congestion/tcp_incast.hpp"
+#include "models/network_models.hpp"
+
+#include <catch2/catch.hpp>
+
+using tp::models::IncastConfig;
+using tp::models::simulate_tcp_incast;
+
+namespace {
+
+/// When the sender's first data segment leaves: the handshake's SYN and SYN-ACK over two links each way (the SYN
+/// behind `k` other senders' SYNs at the port).
+double handshake(const IncastConfig& c, int k)
+{
+  const double ack_wire = double(c.header_bytes + c.framing_bytes) / c.link_rate;
+  const double syn_wire = double(c.syn_bytes + c.framing_bytes) / c.link_rate;
+  return 2 * (2 * c.link_delay + ack_wire) + 2 * syn_wire + k * syn_wire;
+}
+
+double wire(const IncastConfig& c, uint64_t payload)
+{
+  return double(payload + uint64_t(c.header_bytes + c.framing_bytes)) / c.link_rate;
+}
+
+} // namespace
+
+TEST_CASE("incast: one sender whose window holds every segment takes the store-and-forward time, to the bit")
+{
+  IncastConfig c;
+  c.senders = 1;
+  c.bytes_per_sender = 100 * 1448 + 100; // 100 full segments and a short one
+  c.initial_window = 1000;
+  c.buffer_bytes = 1 << 20;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  // The sender's link serializes the 101 packets back to back; the port stores and forwards each: the 100th full
+  // packet arrives one delay after the sender sent it and occupies the port for one more packet time, the short one
+  // arrives meanwhile and follows it; one more delay to the receiver.
+  const double expected = handshake(c, 0) + 101 * wire(c, 1448) + wire(c, 100) + 2 * c.link_delay;
+  CHECK(r->completion == Approx(expected).epsilon(1e-12));
+  CHECK(r->drops == 0);
+  CHECK(r->timeouts == 0);
+  CHECK(r->segments_sent == 101);
+  CHECK(r->peak_queue_bytes == 0);
+}
+
+TEST_CASE("incast: senders whose windows fit the port share it exactly: the port is never idle")
+{
+  IncastConfig c;
+  c.senders = 4;
+  c.bytes_per_sender = 40 * 1448;
+  c.initial_window = 40;
+  c.buffer_bytes = 4 << 20;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops == 0);
+  CHECK(r->timeouts == 0);
+  // The first packet reaches the port after the first sender's handshake, its serialization and a delay; from then
+  // on the port sends 160 packets without a gap (each later sender's SYN stagger is far below a packet time).
+  const double first_arrival = handshake(c, 0) + wire(c, 1448) + c.link_delay;
+  CHECK(r->completion == Approx(first_arrival + 160 * wire(c, 1448) + c.link_delay).epsilon(1e-9));
+  const double payload_rate = c.link_rate * 1448 / double(1448 + c.header_bytes + c.framing_bytes);
+  CHECK(r->goodput < payload_rate);
+  CHECK(r->goodput > 0.9 * payload_rate);
+  // The buffer held all but the packet on the wire and the one in the transmitter's queue at its fullest.
+  CHECK(r->peak_queue_bytes > 100 * 1500);
+  CHECK(r->peak_queue_bytes <= 160 * 1500);
+}
+
+TEST_CASE("incast: a shallow port drops, and a sender that cannot learn of its loss waits for the minimum RTO")
+{
+  IncastConfig c;
+  c.senders = 32;
+  c.bytes_per_sender = 1000000;
+  c.buffer_bytes = 32768;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops > 0);
+  CHECK(r->timeouts > 0);
+  CHECK(r->completion >= c.min_rto);
+  CHECK(r->peak_queue_bytes <= c.buffer_bytes);
+  // Goodput collapses far below the flow model's (which shares the port without loss).
+  const auto flow = tp::models::max_min_incast(c);
+  CHECK(r->goodput < 0.2 * flow.goodput);
+
+  SECTION("a longer minimum RTO makes the collapse longer")
+  {
+    IncastConfig slow = c;
+    slow.min_rto = 1.0;
+    auto s = simulate_tcp_incast(slow);
+    REQUIRE(s.ok());
+    CHECK(s->completion >= 1.0);
+    CHECK(s->completion > r->completion);
+  }
+  SECTION("a port deep enough for every initial window loses nothing")
+  {
+    IncastConfig deep = c;
+    deep.buffer_bytes = 64ull << 20;
+    auto d = simulate_tcp_incast(deep);
+    REQUIRE(d.ok());
+    CHECK(d->drops == 0);
+    CHECK(d->timeouts == 0);
+    CHECK(d->completion < 0.05);
+  }
+}
+
+TEST_CASE("incast: losses that later segments reveal are repaired by fast retransmit, without a time-out")
+{
+  // 4 senders of 1 MB into 256 KiB: slow start overshoots the port, the senders see SACKs above their holes.
+  IncastConfig c;
+  c.senders = 4;
+  c.bytes_per_sender = 1000000;
+  c.buffer_bytes = 262144;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops > 0);
+  CHECK(r->fast_retransmits > 0);
+  CHECK(r->timeouts == 0);
+  CHECK(r->completion < c.min_rto);
+  uint64_t resent = 0;
+  for (const auto& s : r->per_sender)
+    resent += s.retransmitted_segments;
+  CHECK(resent >= r->drops); // every drop was sent again (some resends may be lost again)
+}
+
+TEST_CASE("incast: the same configuration gives the same answer")
+{
+  IncastConfig c;
+  c.senders = 16;
+  c.bytes_per_sender = 65536;
+  c.buffer_bytes = 32768;
+  auto a = simulate_tcp_incast(c);
+  auto b = simulate_tcp_incast(c);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->completion == b->completion);
+  CHECK(a->drops == b->drops);
+  CHECK(a->timeouts == b->timeouts);
+}
+
+TEST_CASE("incast: configurations that cannot run are refused, naming the field")
+{
+  auto refused = [](IncastConfig c, const std::string& field) {
+    auto r = simulate_tcp_incast(c);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == field);
+  };
+  IncastConfig c;
+  c.senders = 0;
+  refused(c, "senders");
+  c = IncastConfig{};
+  c.buffer_bytes = 1000; // less than one packet
+  refused(c, "buffer");
+  c = IncastConfig{};
+  c.bytes_per_sender = 0;
+  refused(c, "size");
+  c = IncastConfig{};
+  c.link_rate = 0;
+  refused(c, "rate");
+  c = IncastConfig{};
+  c.initial_window = 0;
+  refused(c, "init_cwnd");
+}
+
+TEST_CASE("network models: the registry names each model's jobs and refuses the others with a reason")
+{
+  auto flow = tp::models::network_model_for("flow", "transfer");
+  REQUIRE(flow.ok());
+  CHECK(flow.value()->name == "flow");
+  CHECK(tp::models::network_model_for("tcp-incast", "incast").ok());
+  CHECK(tp::models::network_model_for("nccl", "collective").ok());
+
+  auto wrong_job = tp::models::network_model_for("tcp-incast", "training");
+  REQUIRE_FALSE(wrong_job.ok());
+  CHECK(wrong_job.error().got.find("only incast") != std::string::npos);
+
+  auto typo = tp::models::network_model_for("flwo", "transfer");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().got.find("did you mean \"flow\"") != std::string::npos);
+
+  auto ns3 = tp::models::network_model_for("ns3", "transfer");
+  REQUIRE_FALSE(ns3.ok());
+  CHECK(ns3.error().got.find("ns-3 binding") != std::string::npos);
+
+  for (const auto& m : tp::models::network_models()) {
+    CHECK_FALSE(m.summary.empty());
+    CHECK((m.unavailable.empty() == !m.jobs.empty()));
+  }
+}
