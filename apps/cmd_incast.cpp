@@ -2,6 +2,7 @@
 // network models that can run it (models/network_models.hpp), side by side; or, with --reference, the tcp-incast
 // model against the packet-level ns-3 rows of validation/ns3/incast_reference (docs/network-models.md).
 #include "apps/commands.hpp"
+#include "core/common/median.hpp"
 #include "core/common/suggest.hpp"
 #include "models/congestion/tcp_incast.hpp"
 #include "models/network_models.hpp"
@@ -26,6 +27,7 @@ struct Row {
   models::IncastConfig config;
   models::IncastResult result;
   double cpu_s = 0;
+  int seeds = 1; ///< runs the row is the median of
 };
 
 Result<std::vector<int>> parse_senders(const std::string& text)
@@ -42,26 +44,6 @@ Result<std::vector<int>> parse_senders(const std::string& text)
   return out;
 }
 
-/// The payload rate no incast can beat: the port's rate times the share of payload in each packet on the wire.
-double payload_line_rate(const models::IncastConfig& c)
-{
-  return c.link_rate * double(c.mss) / double(c.mss + c.header_bytes + c.framing_bytes);
-}
-
-/// A result that cannot be right (goodput above the port's payload rate, a NaN, nothing delivered) is an error.
-Status check_result(const Row& r)
-{
-  const auto& v = r.result;
-  if (!std::isfinite(v.completion) || !(v.completion > 0) || !std::isfinite(v.goodput))
-    return Error::msg("incast, model " + r.model + ": completion " + std::to_string(v.completion) +
-                      " s: not a positive, finite time (a model error; please report it)");
-  if (v.goodput > payload_line_rate(r.config) * (1 + 1e-9))
-    return Error::msg("incast, model " + r.model + ": goodput " + std::to_string(v.goodput * 8e-9) +
-                      " Gb/s above the port's payload rate " + std::to_string(payload_line_rate(r.config) * 8e-9) +
-                      " Gb/s (a model error; please report it)");
-  return ok_status();
-}
-
 Result<Row> run_model(const std::string& name, const models::IncastConfig& c)
 {
   Row r;
@@ -76,8 +58,32 @@ Result<Row> run_model(const std::string& name, const models::IncastConfig& c)
     r.result = std::move(v.value());
   }
   r.cpu_s = double(std::clock() - t0) / CLOCKS_PER_SEC;
-  if (auto st = check_result(r); !st.ok()) return st.error();
+  if (auto st = models::check_incast_result(c, r.result, name); !st.ok()) return st.error();
   return r;
+}
+
+/// Several seeds' runs of one configuration as one row: the median of each figure, the CPU time of all.
+Row median_row(const std::vector<Row>& runs)
+{
+  Row out = runs.front();
+  auto med = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& r : runs)
+      v.push_back(double(field(r.result)));
+    return tp::median(v);
+  };
+  out.result.completion = med([](const models::IncastResult& r) { return r.completion; });
+  out.result.first = med([](const models::IncastResult& r) { return r.first; });
+  out.result.goodput = med([](const models::IncastResult& r) { return r.goodput; });
+  out.result.drops = uint64_t(med([](const models::IncastResult& r) { return r.drops; }));
+  out.result.timeouts = uint64_t(med([](const models::IncastResult& r) { return r.timeouts; }));
+  out.result.fast_retransmits = uint64_t(med([](const models::IncastResult& r) { return r.fast_retransmits; }));
+  out.result.peak_queue_bytes = uint64_t(med([](const models::IncastResult& r) { return r.peak_queue_bytes; }));
+  out.cpu_s = 0;
+  for (const auto& r : runs)
+    out.cpu_s += r.cpu_s;
+  out.seeds = int(runs.size());
+  return out;
 }
 
 json row_json(const Row& r)
@@ -100,11 +106,16 @@ json row_json(const Row& r)
           {"timeouts", v.timeouts},
           {"fast_retransmits", v.fast_retransmits},
           {"peak_queue_bytes", v.peak_queue_bytes},
+          {"jitter_ns", c.start_jitter * 1e9},
+          {"seeds", r.seeds},
           {"cpu_s", r.cpu_s}};
 }
 
-void print_head(const models::IncastConfig& c)
+void print_head(const models::IncastConfig& c, long seeds)
 {
+  if (seeds > 1 || c.start_jitter > 0)
+    std::printf("Each row: the median of %ld run(s), senders starting at offsets drawn from [0, %g) ns\n", seeds,
+                c.start_jitter * 1e9);
   std::printf("TCP incast: senders -> one switch port of %llu bytes (drop-tail) -> receiver; every link %.4g Gb/s, "
               "%.4g us; TCP NewReno + SACK, MSS %d, initial window %d, minimum RTO %.4g ms\n",
               (unsigned long long)c.buffer_bytes, c.link_rate * 8e-9, c.link_delay * 1e6, c.mss, c.initial_window,
@@ -122,16 +133,55 @@ void print_row(const Row& r)
               (unsigned long long)v.peak_queue_bytes, r.cpu_s * 1e3);
 }
 
-/// --reference FILE: every row of the ns-3 program, against the tcp-incast model on the same configuration.
+/// One configuration of the reference file: ns-3's runs of it (one per seed), and the model's on the same seeds.
+struct ReferencePoint {
+  models::IncastConfig config;
+  std::vector<uint64_t> seeds;
+  std::vector<double> ns3_completion, ns3_wall, ns3_timeouts;
+  std::string where; ///< file:line of its first row
+};
+
+/// One row of incast_reference's output as a configuration (seed and jitter included), or the error naming it.
+Result<models::IncastConfig> reference_config(const json& j, const std::string& where)
+{
+  models::IncastConfig c;
+  try {
+    c.senders = j.at("senders").get<int>();
+    c.bytes_per_sender = j.at("size").get<uint64_t>();
+    c.buffer_bytes = j.at("buffer").get<uint64_t>();
+    const std::string rate = j.at("rate").get<std::string>();
+    if (rate.size() < 5 || rate.substr(rate.size() - 4) != "Gbps")
+      return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\"");
+    c.link_rate = std::stod(rate.substr(0, rate.size() - 4)) * 1e9 / 8;
+    c.link_delay = j.at("delay_us").get<double>() * 1e-6;
+    c.min_rto = j.at("min_rto_ms").get<double>() * 1e-3;
+    c.initial_window = j.at("init_cwnd").get<int>();
+    c.mss = j.at("mss").get<int>();
+    c.start_jitter = j.value("jitter_ns", 0.0) * 1e-9;
+    c.seed = j.value("seed", uint64_t(1));
+  } catch (const std::exception& e) {
+    return Error::at(where, "",
+                     "the fields senders, size, buffer, rate, delay_us, min_rto_ms, init_cwnd, mss, completion_s, "
+                     "timeouts, wall_s (and jitter_ns, seed)",
+                     e.what());
+  }
+  if (auto st = models::check_incast(c); !st.ok())
+    return Error::at(where, st.error().field, st.error().expected, st.error().got);
+  return c;
+}
+
+/// --reference FILE: the rows of the ns-3 program grouped by configuration (their seeds: runs with start jitter),
+/// against the tcp-incast model run on as many seeds of its own. Medians are compared: one run of an incast is
+/// chaotic at the nanosecond (whether a retransmission finds the port's last slot), the median of several is not.
 int run_reference(const std::string& path, bool as_json, double tolerance)
 {
   std::ifstream in(path);
   if (!in)
     return report_error(
         Error::at(path, "--reference", "a readable file of JSON rows (incast_reference's output)", "cannot open it"));
+  std::vector<ReferencePoint> points;
   std::string line;
-  int line_no = 0, within = 0, rows = 0;
-  double ref_wall = 0, model_cpu = 0;
+  int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -140,61 +190,101 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
     if (j.is_discarded() || !j.is_object())
       return report_error(Error::at(where, "", "one JSON object per line (incast_reference's output)",
                                     "\"" + line.substr(0, 60) + "\""));
-    models::IncastConfig c;
-    try {
-      c.senders = j.at("senders").get<int>();
-      c.bytes_per_sender = j.at("size").get<uint64_t>();
-      c.buffer_bytes = j.at("buffer").get<uint64_t>();
-      const std::string rate = j.at("rate").get<std::string>();
-      if (rate.size() < 5 || rate.substr(rate.size() - 4) != "Gbps")
-        return report_error(Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\""));
-      c.link_rate = std::stod(rate.substr(0, rate.size() - 4)) * 1e9 / 8;
-      c.link_delay = j.at("delay_us").get<double>() * 1e-6;
-      c.min_rto = j.at("min_rto_ms").get<double>() * 1e-3;
-      c.initial_window = j.at("init_cwnd").get<int>();
-      c.mss = j.at("mss").get<int>();
-    } catch (const std::exception& e) {
-      return report_error(Error::at(where, "",
-                                    "the fields senders, size, buffer, rate, delay_us, min_rto_ms, "
-                                    "init_cwnd, mss, completion_s, timeouts, wall_s",
-                                    e.what()));
-    }
+    auto c = reference_config(j, where);
+    if (!c.ok()) return report_error(c.error());
     const double ref = j.value("completion_s", -1.0);
-    const double ref_w = j.value("wall_s", 0.0);
     if (!(ref > 0)) return report_error(Error::at(where, "completion_s", "a positive time", std::to_string(ref)));
-    auto r = run_model("tcp-incast", c);
-    if (!r.ok()) {
-      Error e = r.error();
-      e.file = where;
-      return report_error(e);
+    auto same = [&](const ReferencePoint& p) {
+      const auto &a = p.config, &b = c.value();
+      return a.senders == b.senders && a.bytes_per_sender == b.bytes_per_sender && a.buffer_bytes == b.buffer_bytes &&
+             a.link_rate == b.link_rate && a.link_delay == b.link_delay && a.min_rto == b.min_rto &&
+             a.initial_window == b.initial_window && a.mss == b.mss && a.start_jitter == b.start_jitter;
+    };
+    auto it = std::find_if(points.begin(), points.end(), same);
+    if (it == points.end()) {
+      points.push_back({c.value(), {}, {}, {}, {}, where});
+      it = points.end() - 1;
     }
-    const double err = r->result.completion / ref - 1;
-    if (rows == 0 && !as_json)
-      std::printf(" %8s %8s %10s | %14s %14s %8s | %8s %8s | %9s %9s\n", "senders", "buffer", "bytes", "ns-3[ms]",
-                  "model[ms]", "error", "ns-3 TO", "model TO", "ns-3 wall", "model cpu");
-    ++rows;
-    within += std::abs(err) <= tolerance;
-    ref_wall += ref_w;
-    model_cpu += r->cpu_s;
+    if (std::find(it->seeds.begin(), it->seeds.end(), c->seed) != it->seeds.end())
+      return report_error(Error::at(where, "seed", "one row per seed of a configuration",
+                                    std::to_string(c->seed) + " again (first at " + it->where + ")"));
+    it->seeds.push_back(c->seed);
+    it->ns3_completion.push_back(ref);
+    it->ns3_wall.push_back(j.value("wall_s", 0.0));
+    it->ns3_timeouts.push_back(j.value("timeouts", 0.0));
+  }
+  if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
+
+  if (!as_json)
+    std::printf(" %8s %8s %10s %6s | %12s %12s %8s | %23s | %8s %8s | %9s %9s\n", "senders", "buffer", "bytes", "seeds",
+                "ns-3[ms]", "model[ms]", "error", "ns-3 range[ms]", "ns-3 TO", "model TO", "ns-3 wall", "model cpu");
+  int within = 0, inside_range = 0;
+  double ref_wall = 0, model_cpu = 0;
+  for (const auto& p : points) {
+    std::vector<double> model_completion, model_timeouts;
+    double cpu = 0;
+    for (const uint64_t seed : p.seeds) {
+      auto c = p.config;
+      c.seed = seed;
+      auto r = run_model("tcp-incast", c);
+      if (!r.ok()) {
+        Error e = r.error();
+        e.file = p.where;
+        return report_error(e);
+      }
+      model_completion.push_back(r->result.completion);
+      model_timeouts.push_back(double(r->result.timeouts));
+      cpu += r->cpu_s;
+    }
+    const double ns3 = tp::median(p.ns3_completion), model = tp::median(model_completion);
+    const double lo = *std::min_element(p.ns3_completion.begin(), p.ns3_completion.end());
+    const double hi = *std::max_element(p.ns3_completion.begin(), p.ns3_completion.end());
+    const double err = model / ns3 - 1;
+    const bool ok = std::abs(err) <= tolerance;
+    const bool in_range = model >= lo * (1 - tolerance) && model <= hi * (1 + tolerance);
+    within += ok;
+    inside_range += !ok && in_range;
+    double wall = 0;
+    for (const double w : p.ns3_wall)
+      wall += w;
+    ref_wall += wall;
+    model_cpu += cpu;
     if (as_json) {
-      json o = row_json(r.value());
-      o["ns3_completion_s"] = ref;
-      o["ns3_timeouts"] = j.value("timeouts", 0);
-      o["ns3_wall_s"] = ref_w;
-      o["error"] = err;
+      json o = {{"senders", p.config.senders},
+                {"size", p.config.bytes_per_sender},
+                {"buffer", p.config.buffer_bytes},
+                {"jitter_ns", p.config.start_jitter * 1e9},
+                {"seeds", p.seeds},
+                {"ns3_completion_s", p.ns3_completion},
+                {"model_completion_s", model_completion},
+                {"ns3_median_s", ns3},
+                {"model_median_s", model},
+                {"error", err},
+                {"within_tolerance", ok},
+                {"inside_ns3_range", in_range},
+                {"ns3_timeouts_median", tp::median(p.ns3_timeouts)},
+                {"model_timeouts_median", tp::median(model_timeouts)},
+                {"ns3_wall_s", wall},
+                {"model_cpu_s", cpu}};
       std::printf("%s\n", o.dump().c_str());
     } else {
-      std::printf(" %8d %8llu %10llu | %14.4f %14.4f %+7.1f%% | %8llu %8llu | %8.3fs %8.4fs\n", c.senders,
-                  (unsigned long long)c.buffer_bytes, (unsigned long long)c.bytes_per_sender, ref * 1e3,
-                  r->result.completion * 1e3, err * 100, (unsigned long long)j.value("timeouts", 0ull),
-                  (unsigned long long)r->result.timeouts, ref_w, r->cpu_s);
+      char range[64];
+      std::snprintf(range, sizeof range, "%.4g .. %.4g", lo * 1e3, hi * 1e3);
+      std::printf(" %8d %8llu %10llu %6zu | %12.4f %12.4f %+7.1f%% | %23s | %8.1f %8.1f | %8.3fs %8.4fs%s\n",
+                  p.config.senders, (unsigned long long)p.config.buffer_bytes,
+                  (unsigned long long)p.config.bytes_per_sender, p.seeds.size(), ns3 * 1e3, model * 1e3, err * 100,
+                  range, tp::median(p.ns3_timeouts), tp::median(model_timeouts), wall, cpu,
+                  ok         ? ""
+                  : in_range ? "  miss (inside ns-3's own range)"
+                             : "  MISS");
     }
   }
-  if (rows == 0) return report_error(Error::at(path, "", "at least one row", "none"));
   if (!as_json)
-    std::printf("%d of %d within %.0f %% of ns-3; ns-3 %.2f s of wall time, the model %.4f s of CPU (%.0fx)\n", within,
-                rows, tolerance * 100, ref_wall, model_cpu, model_cpu > 0 ? ref_wall / model_cpu : 0.0);
-  return within == rows ? exit_code::OK : exit_code::FAILED;
+    std::printf("%d of %zu medians within %.0f %% of ns-3's (%d more inside ns-3's seed-to-seed range); ns-3 %.2f s "
+                "of wall time, the model %.4f s of CPU (%.0fx)\n",
+                within, points.size(), tolerance * 100, inside_range, ref_wall, model_cpu,
+                model_cpu > 0 ? ref_wall / model_cpu : 0.0);
+  return within == int(points.size()) ? exit_code::OK : exit_code::FAILED;
 }
 
 int run_incast(const frontend::ParsedArgs& a)
@@ -212,7 +302,12 @@ int run_incast(const frontend::ParsedArgs& a)
   auto min_rto = a.get_number("min-rto", 200, 1e-3, 1e6);
   auto init = a.get_int("init-cwnd", 10, 1, 1000000);
   auto mss = a.get_int("mss", 1448, 64, 65000);
+  auto jitter = a.get_number("jitter", 0, 0, 1e9);
+  auto seeds = a.get_int("seeds", 1, 1, 1000);
   if (!senders.ok()) return report_error(senders.error());
+  for (auto* r : {&jitter})
+    if (!r->ok()) return report_error(r->error());
+  if (!seeds.ok()) return report_error(seeds.error());
   for (auto* r : {&size, &buffer})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&rate, &delay, &min_rto})
@@ -226,6 +321,7 @@ int run_incast(const frontend::ParsedArgs& a)
   c.min_rto = min_rto.value() * 1e-3;
   c.initial_window = int(init.value());
   c.mss = int(mss.value());
+  c.start_jitter = jitter.value() * 1e-9;
 
   std::vector<std::string> names;
   {
@@ -250,16 +346,23 @@ int run_incast(const frontend::ParsedArgs& a)
     }
   }
   const bool as_json = a.has("json");
-  if (!as_json) print_head(c);
+  if (!as_json) print_head(c, seeds.value());
   for (const int n : senders.value()) {
     c.senders = n;
     for (const auto& name : names) {
-      auto r = run_model(name, c);
-      if (!r.ok()) return report_error(r.error());
+      std::vector<Row> runs;
+      for (long k = 0; k < seeds.value(); ++k) {
+        auto ck = c;
+        ck.seed = uint64_t(k + 1);
+        auto r = run_model(name, ck);
+        if (!r.ok()) return report_error(r.error());
+        runs.push_back(std::move(r.value()));
+      }
+      const Row row = median_row(runs);
       if (as_json) {
-        std::printf("%s\n", row_json(r.value()).dump().c_str());
+        std::printf("%s\n", row_json(row).dump().c_str());
       } else {
-        print_row(r.value());
+        print_row(row);
       }
     }
   }
@@ -275,7 +378,8 @@ Command incast_command()
   s.name = "incast";
   s.summary = "TCP incast: N senders to one receiver through one switch port, per network model side by side";
   s.usage = "[--senders N,N,...] [--size BYTES] [--buffer BYTES] [--rate GBPS] [--delay US] [--min-rto MS] "
-            "[--init-cwnd SEGMENTS] [--mss BYTES] [--network-model flow,tcp-incast] [--json] | --reference FILE";
+            "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--network-model flow,tcp-incast] [--json] | "
+            "--reference FILE";
   s.options = {
       {"senders", 'n', true, "N,...", "senders (default 8); a list runs each"},
       {"size", 's', true, "BYTES", "bytes each sender sends (default 1000000)"},
@@ -291,6 +395,9 @@ Command incast_command()
        "compare the tcp-incast model with the ns-3 rows in FILE (validation/ns3/incast_reference's output), row by "
        "row, with the speed ratio; exits 1 when a row is off by more than --tolerance"},
       {"tolerance", 0, true, "FRACTION", "with --reference: the relative error a row may have (default 0.10)"},
+      {"jitter", 0, true, "NS",
+       "each sender starts at an offset drawn from [0, NS) nanoseconds (default 0: all at once)"},
+      {"seeds", 0, true, "N", "run N seeds of the jitter (1..N) and print the median of each figure (default 1)"},
       {"json", 0, false, "", "one JSON object per row"},
   };
   s.details = "The flow model shares the port max-min: no drops, every sender done at N x S / rate. The tcp-incast\n"

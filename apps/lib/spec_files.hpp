@@ -54,6 +54,7 @@ struct JobSpec {
   TrainingSpec training;       ///< training: the runs (one per transport) and the 1-GPU reference
   std::string trace_file;      ///< training: write a Chrome trace of the first transport's last step here
   models::IncastConfig incast; ///< incast: N senders to one receiver through one switch port
+  int incast_seeds = 1;        ///< incast: seeds of start jitter to run (incast.seed onwards); metrics are medians
   /// The network model the job runs on (models/network_models.hpp): the field `network_model`, checked against
   /// what the job's kind can run; its default is what the kind has always run on.
   std::string network_model;

@@ -490,9 +490,12 @@ void parse_incast_job(Reader& r, JobSpec& j)
   c.min_rto = r.number("min_rto_ms", 1e-3, 1e6, 200) * 1e-3;
   c.initial_window = int(r.integer("init_cwnd", 1, 1000000, 10));
   c.mss = int(r.integer("mss", 64, 65000, 1448));
+  c.start_jitter = r.number("jitter_ns", 0, 1e9, 0) * 1e-9;
+  c.seed = uint64_t(r.integer("seed", 0, 1L << 40, 1));
+  j.incast_seeds = int(r.integer("seeds", 1, 1000, 1));
   if (auto st = models::check_incast(c); !st.ok()) {
     const std::map<std::string, std::string> in_file = {
-        {"rate", "rate_gbps"}, {"delay", "delay_us"}, {"min_rto", "min_rto_ms"}};
+        {"rate", "rate_gbps"}, {"delay", "delay_us"}, {"min_rto", "min_rto_ms"}, {"jitter", "jitter_ns"}};
     const auto it = in_file.find(st.error().field);
     fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
   }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <queue>
+#include <random>
 #include <set>
 
 namespace tp::models {
@@ -52,6 +53,7 @@ struct Sender {
   uint64_t sacked_n = 0; ///< SACKed segments at or above snd_una
   double cwnd = 0, ssthresh = std::numeric_limits<double>::infinity();
   bool in_recovery = false, in_loss = false;
+  bool first_partial_ack = true; ///< no partial ACK yet in this recovery
   // Proportional rate reduction (RFC 6937, ns-3's and Linux's default recovery): segments delivered and sent since
   // recovery began, and what was outstanding when it began.
   uint64_t prr_delivered = 0, prr_out = 0, recover_fs = 0;
@@ -62,7 +64,9 @@ struct Sender {
   double timer_deadline = -1;   ///< < 0: not armed
   double timer_event_time = -1; ///< the one timer event that counts (earlier ones are stale); < 0: none
 
-  double link_free = 0; ///< when this sender's own link has serialized its last packet
+  double link_free = 0;  ///< when this sender's own link has serialized its last packet
+  double syn_sent = 0;   ///< when its SYN left (its start offset)
+  double data_start = 0; ///< when the SYN-ACK came back and its first data segment may leave
 
   size_t rcv_nxt = 0; ///< the receiver's side: next in-order segment
   std::vector<uint8_t> received;
@@ -100,11 +104,25 @@ public:
     for (int i = 0; i < c.senders; ++i)
       senders_.emplace_back(n);
     ack_wire_ = double(c.header_bytes + c.framing_bytes) / c.link_rate;
-    // The handshake before the first data segment: SYN and SYN-ACK over both links each way. The senders' SYNs
-    // reach the port together and leave it one after the other, so sender k starts k SYN times after the first:
-    // the stagger decides which senders' later segments find room in the port (and so get SACKed) first.
     syn_wire_ = double(c.syn_bytes + c.framing_bytes) / c.link_rate;
-    start_ = 2 * (2 * c.link_delay + ack_wire_) + syn_wire_ + double(c.syn_bytes + c.framing_bytes) / c.link_rate;
+    // The handshake before the first data segment. Sender i sends its SYN at its start offset (0, or drawn in
+    // [0, start_jitter)); the SYNs leave the port in the order they reach it, one SYN time apart when they arrive
+    // together, and the SYN-ACK crosses both links back. The stagger decides which senders' later segments find
+    // room in the port (and so get SACKed) first. (SYNs do not meet data at the port: the first data segment
+    // arrives a handshake later, longer than any jitter this is run with: validation/ns3 uses 1 us.)
+    std::mt19937_64 draw(c.seed);
+    std::uniform_real_distribution<double> jitter(0.0, c.start_jitter);
+    std::vector<std::pair<double, uint32_t>> syn_arrival;
+    for (uint32_t i = 0; i < senders_.size(); ++i) {
+      senders_[i].syn_sent = c.start_jitter > 0 ? jitter(draw) : 0.0;
+      syn_arrival.emplace_back(senders_[i].syn_sent + syn_wire_ + c.link_delay, i);
+    }
+    std::sort(syn_arrival.begin(), syn_arrival.end());
+    double port_free = 0;
+    for (const auto& [arrival, i] : syn_arrival) {
+      port_free = std::max(arrival, port_free) + syn_wire_;
+      senders_[i].data_start = port_free + c.link_delay + 2 * (ack_wire_ + c.link_delay);
+    }
   }
 
   IncastResult run()
@@ -115,8 +133,8 @@ public:
       s.rto = c_.initial_rto;
       // The SYN and SYN-ACK give the first RTT sample (RFC 6298 2.2; ns-3 and Linux take it), so the time-out is
       // the minimum from the first data segment on, not the initial 1 s.
-      sample_rtt(s, start_ + i * syn_wire_);
-      s.link_free = start_ + i * syn_wire_;
+      sample_rtt(s, s.data_start - s.syn_sent);
+      s.link_free = s.data_start;
       now_ = s.link_free;
       send_what_window_allows(i);
     }
@@ -195,6 +213,18 @@ private:
         transmit(i, s.snd_nxt++);
       }
     }
+  }
+
+  /// Send segment `seg` again now, outside the window (a partial ACK's retransmission).
+  void resend_now(uint32_t i, size_t seg)
+  {
+    auto& s = senders_[i];
+    if (s.state[seg] == SegState::LOST) s.to_resend.erase(seg);
+    if (s.state[seg] == SegState::IN_FLIGHT) --s.pipe; // believed lost now: its resend takes its place in the pipe
+    s.retransmitted[seg] = 1;
+    ++s.out.retransmitted_segments;
+    ++s.prr_out;
+    transmit(i, seg);
   }
 
   double current_rto(const Sender& s) const
@@ -299,15 +329,21 @@ private:
       }
       s.snd_una = cum;
       s.loss_scan = std::max(s.loss_scan, s.snd_una);
-      s.backoff_shift = 0;
+      // The timer restarts on every ACK that moves the cumulative point, except in fast recovery, where only the
+      // first partial ACK restarts it (RFC 6582's "impatient" variant, as ns-3 does): a long recovery can time out.
+      bool restart_timer = true;
       if (s.in_recovery && s.snd_una > s.recover) {
         s.in_recovery = false;
         s.cwnd = s.ssthresh;
+      } else if (s.in_recovery) {
+        restart_timer = s.first_partial_ack;
+        s.first_partial_ack = false;
       }
       if (s.in_loss && s.snd_una > s.recover) s.in_loss = false;
       if (s.snd_una >= s.segments) {
         s.timer_deadline = -1;
-      } else {
+      } else if (restart_timer) {
+        s.backoff_shift = 0;
         arm_timer(e.sender);
       }
     }
@@ -319,6 +355,11 @@ private:
     if (s.in_recovery) {
       if (was_in_recovery) s.prr_delivered += delivered;
       proportional_rate_reduction(s, delivered);
+      // A partial ACK (RFC 6582, NewReno; ns-3 does it with SACK too): the first unacknowledged segment is taken
+      // as lost and sent again at once, whatever the window, unless it was sent again in this recovery already.
+      if (was_in_recovery && cum_moved && s.snd_una < s.segments && !s.retransmitted[s.snd_una] &&
+          s.state[s.snd_una] != SegState::SACKED)
+        resend_now(e.sender, s.snd_una);
     }
     send_what_window_allows(e.sender);
   }
@@ -361,6 +402,7 @@ private:
     }
     if (marked && !s.in_recovery && !s.in_loss) {
       s.in_recovery = true;
+      s.first_partial_ack = true;
       s.recover = s.snd_nxt - 1;
       // ns-3's NewReno: half the pipe once the losses are marked (Linux halves the window instead).
       s.ssthresh = std::max(2.0, double(s.pipe) / 2);
@@ -405,7 +447,7 @@ private:
   std::vector<Sender> senders_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t order_ = 0;
-  double now_ = 0, start_ = 0, ack_wire_ = 0, syn_wire_ = 0;
+  double now_ = 0, ack_wire_ = 0, syn_wire_ = 0;
   int last_payload_ = 0;
   std::deque<std::pair<double, double>> port_; ///< accepted packets not yet on the wire: start time, IP bytes
   double queued_bytes_ = 0, port_free_ = 0;
@@ -435,6 +477,8 @@ Status check_incast(const IncastConfig& c)
   if (!(c.min_rto > 0) || !(c.min_rto <= c.max_rto) || !(c.initial_rto > 0))
     return bad("min_rto", "0 < min RTO <= max RTO, initial RTO > 0", std::to_string(c.min_rto));
   if (c.dupack_threshold < 1) return bad("dupack_threshold", ">= 1", std::to_string(c.dupack_threshold));
+  if (!(c.start_jitter >= 0) || !(c.start_jitter <= 1))
+    return bad("jitter", "0 to 1 s of start jitter", std::to_string(c.start_jitter));
   return {};
 }
 
@@ -442,6 +486,19 @@ Result<IncastResult> simulate_tcp_incast(const IncastConfig& c)
 {
   if (auto st = check_incast(c); !st.ok()) return st.error();
   return IncastRun(c).run();
+}
+
+Status check_incast_result(const IncastConfig& c, const IncastResult& r, const std::string& model)
+{
+  const double payload_rate = c.link_rate * c.mss / double(c.mss + c.header_bytes + c.framing_bytes);
+  if (!std::isfinite(r.completion) || !(r.completion > 0) || !std::isfinite(r.goodput))
+    return Error::msg("incast (" + model + "): completion " + std::to_string(r.completion) +
+                      " s: not a positive, finite time (a model error; please report it)");
+  if (r.goodput > payload_rate * (1 + 1e-9))
+    return Error::msg("incast (" + model + "): goodput " + std::to_string(r.goodput * 8e-9) +
+                      " Gb/s above the port's payload rate " + std::to_string(payload_rate * 8e-9) +
+                      " Gb/s (a model error; please report it)");
+  return {};
 }
 
 IncastResult max_min_incast(const IncastConfig& c)

@@ -34,6 +34,11 @@ struct IncastConfig {
   double max_rto = 60.0;           ///< s, the back-off's ceiling (ns-3 MaxRto; Linux TCP_RTO_MAX is 120 s)
   double clock_granularity = 1e-3; ///< s, G of RFC 6298's RTO = SRTT + max(G, 4 RTTVAR) (ns-3's default)
   int dupack_threshold = 3;        ///< segments above a hole that mark it lost (RFC 6675 DupThresh)
+  /// Each sender starts (sends its SYN) at an offset drawn uniformly from [0, start_jitter) s with this seed; 0:
+  /// all at once. Incast at one nanosecond is chaotic (whether a retransmission finds the port's last slot), so
+  /// comparisons run several seeds and compare medians (docs/network-models.md).
+  double start_jitter = 0;
+  uint64_t seed = 1;
 };
 
 struct IncastSender {
@@ -60,6 +65,10 @@ Status check_incast(const IncastConfig& c);
 
 /// Checks the configuration (check_incast) and runs the model.
 Result<IncastResult> simulate_tcp_incast(const IncastConfig& c);
+
+/// A result that cannot be right (not a positive, finite time; goodput above the port's payload rate) is an error
+/// naming `model`, never a number in a table.
+Status check_incast_result(const IncastConfig& c, const IncastResult& r, const std::string& model);
 
 /// The flow model's answer on the same star (max-min: each sender gets 1/N of the port, every byte on the wire
 /// once): what `flow` predicts without drops or time-outs, for side-by-side tables.

@@ -191,3 +191,28 @@ TEST_CASE("network models: the registry names each model's jobs and refuses the 
     CHECK((m.unavailable.empty() == !m.jobs.empty()));
   }
 }
+
+TEST_CASE("incast: start jitter delays each sender by its drawn offset, the same for the same seed")
+{
+  IncastConfig c;
+  c.senders = 1;
+  c.bytes_per_sender = 100000;
+  c.buffer_bytes = 1 << 20;
+  auto at_once = simulate_tcp_incast(c);
+  REQUIRE(at_once.ok());
+  c.start_jitter = 1e-6;
+  c.seed = 7;
+  auto a = simulate_tcp_incast(c);
+  auto b = simulate_tcp_incast(c);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->completion == b->completion);
+  // One sender alone: the whole run shifts by its offset, which lies in [0, 1 us).
+  CHECK(a->completion >= at_once->completion);
+  CHECK(a->completion < at_once->completion + 1e-6);
+
+  c.start_jitter = 2; // more than the model allows
+  auto refused = simulate_tcp_incast(c);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().field == "jitter");
+}

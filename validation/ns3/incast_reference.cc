@@ -87,6 +87,7 @@ int main(int argc, char** argv)
   uint32_t initial_cwnd = 10;
   uint32_t mss = 1448;
   uint32_t seed = 1;
+  double jitter_ns = 0;
 
   CommandLine cmd;
   cmd.Usage("TCP incast, packet level: N senders push S bytes each through one switch port of B bytes.");
@@ -99,10 +100,13 @@ int main(int argc, char** argv)
   cmd.AddValue("init-cwnd", "TCP initial window, segments (Linux: 10)", initial_cwnd);
   cmd.AddValue("mss", "TCP segment payload, bytes", mss);
   cmd.AddValue("seed", "ns-3 random seed (start jitter)", seed);
+  cmd.AddValue("jitter", "each sender starts at an offset drawn uniformly from [0, jitter) ns (0: all at once)",
+               jitter_ns);
   cmd.Parse(argc, argv);
-  if (senders < 1 || senders > 4096 || size < 1 || buffer < 1500 || mss < 100 || mss > 9000 || initial_cwnd < 1) {
+  if (senders < 1 || senders > 4096 || size < 1 || buffer < 1500 || mss < 100 || mss > 9000 || initial_cwnd < 1 ||
+      !(jitter_ns >= 0) || jitter_ns > 1e9) {
     std::fprintf(stderr, "incast_reference: senders in 1..4096, size >= 1, buffer >= 1500, mss in 100..9000, "
-                         "init-cwnd >= 1\n");
+                         "init-cwnd >= 1, jitter in 0..1e9 ns\n");
     return 2;
   }
   RngSeedManager::SetSeed(seed);
@@ -164,14 +168,16 @@ int main(int argc, char** argv)
   sink_app.Start(Seconds(0));
   DynamicCast<PacketSink>(sink_app.Get(0))->TraceConnectWithoutContext("Rx", MakeCallback(&on_rx));
 
+  Ptr<UniformRandomVariable> offset = CreateObject<UniformRandomVariable>();
   for (uint32_t i = 1; i <= senders; ++i) {
     BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(receiver_address, port));
     bulk.SetAttribute("MaxBytes", UintegerValue(size));
     bulk.SetAttribute("SendSize", UintegerValue(mss));
     ApplicationContainer app = bulk.Install(hosts.Get(i));
-    app.Start(Seconds(0.001)); // every sender at the same instant (after the sink listens)
-    Simulator::Schedule(Seconds(0.001) + NanoSeconds(1), &watch_socket, DynamicCast<BulkSendApplication>(app.Get(0)),
-                        i);
+    // Every sender at the same instant (after the sink listens), or at an offset in [0, jitter).
+    const Time start = Seconds(0.001) + NanoSeconds(int64_t(jitter_ns > 0 ? offset->GetValue(0, jitter_ns) : 0));
+    app.Start(start);
+    Simulator::Schedule(start + NanoSeconds(1), &watch_socket, DynamicCast<BulkSendApplication>(app.Get(0)), i);
   }
 
   const auto wall0 = std::chrono::steady_clock::now();
@@ -193,13 +199,13 @@ int main(int argc, char** argv)
     return 1;
   }
   std::printf("{\"model\": \"ns3\", \"senders\": %u, \"size\": %llu, \"buffer\": %u, \"rate\": \"%s\", "
-              "\"delay_us\": %g, \"min_rto_ms\": %g, \"init_cwnd\": %u, \"mss\": %u, "
+              "\"delay_us\": %g, \"min_rto_ms\": %g, \"init_cwnd\": %u, \"mss\": %u, \"jitter_ns\": %g, \"seed\": %u, "
               "\"completion_s\": %.9g, \"first_s\": %.9g, \"goodput_gbps\": %.6g, \"drops\": %llu, "
               "\"timeouts\": %llu, \"fast_retransmits\": %llu, \"peak_queue_bytes\": %u, \"wall_s\": %.6g, ",
               senders, (unsigned long long)size, buffer, rate.c_str(), link_delay_us, min_rto_ms, initial_cwnd, mss,
-              last, first, double(senders) * double(size) * 8 / last / 1e9, (unsigned long long)counters.drops,
-              (unsigned long long)counters.timeouts, (unsigned long long)counters.fast_retransmits,
-              counters.peak_queue_bytes, wall);
+              jitter_ns, seed, last, first, double(senders) * double(size) * 8 / last / 1e9,
+              (unsigned long long)counters.drops, (unsigned long long)counters.timeouts,
+              (unsigned long long)counters.fast_retransmits, counters.peak_queue_bytes, wall);
   std::printf("\"per_sender\": [");
   for (uint32_t i = 1; i <= senders; ++i)
     std::printf("%s{\"completion_s\": %.9g, \"timeouts\": %llu}", i > 1 ? ", " : "", counters.finished[i] - 0.001,
