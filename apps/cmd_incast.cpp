@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace tp::cli {
@@ -35,6 +37,8 @@ Result<std::vector<int>> parse_senders(const std::string& text)
   std::vector<int> out;
   std::stringstream ss(text);
   std::string item;
+  if (!text.empty() && text.back() == ',')
+    return Error::at("", "--senders", "a comma-separated list of sender counts (1 to 65536)", "\"" + text + "\"");
   while (std::getline(ss, item, ',')) {
     auto n = frontend::parse_integer(item, "--senders", 1, 65536);
     if (!n.ok()) return n.error();
@@ -144,27 +148,60 @@ struct ReferencePoint {
 /// One row of incast_reference's output as a configuration (seed and jitter included), or the error naming it.
 Result<models::IncastConfig> reference_config(const json& j, const std::string& where)
 {
+  // Integers must be integers in range (4.7 senders or 2^32 + 1 are not read as 4 or 1).
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, std::optional<int64_t> def) -> Result<int64_t> {
+    if (!j.contains(key)) {
+      if (def) return *def;
+      return Error::at(where, key, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "no such field");
+    }
+    const json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)))
+      return Error::at(where, key, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), v.dump());
+    return v.get<int64_t>();
+  };
+  auto number = [&](const char* key, std::optional<double> def) -> Result<double> {
+    if (!j.contains(key)) {
+      if (def) return *def;
+      return Error::at(where, key, "a number", "no such field");
+    }
+    const json& v = j.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+      return Error::at(where, key, "a finite number >= 0", v.dump());
+    return v.get<double>();
+  };
   models::IncastConfig c;
-  try {
-    c.senders = j.at("senders").get<int>();
-    c.bytes_per_sender = j.at("size").get<uint64_t>();
-    c.buffer_bytes = j.at("buffer").get<uint64_t>();
-    const std::string rate = j.at("rate").get<std::string>();
-    if (rate.size() < 5 || rate.substr(rate.size() - 4) != "Gbps")
-      return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\"");
-    c.link_rate = std::stod(rate.substr(0, rate.size() - 4)) * 1e9 / 8;
-    c.link_delay = j.at("delay_us").get<double>() * 1e-6;
-    c.min_rto = j.at("min_rto_ms").get<double>() * 1e-3;
-    c.initial_window = j.at("init_cwnd").get<int>();
-    c.mss = j.at("mss").get<int>();
-    c.start_jitter = j.value("jitter_ns", 0.0) * 1e-9;
-    c.seed = j.value("seed", uint64_t(1));
-  } catch (const std::exception& e) {
-    return Error::at(where, "",
-                     "the fields senders, size, buffer, rate, delay_us, min_rto_ms, init_cwnd, mss, completion_s, "
-                     "timeouts, wall_s (and jitter_ns, seed)",
-                     e.what());
-  }
+  auto senders = integer("senders", 1, 65536, std::nullopt);
+  auto size = integer("size", 1, int64_t(1) << 50, std::nullopt);
+  auto buffer = integer("buffer", 1, int64_t(1) << 50, std::nullopt);
+  auto init = integer("init_cwnd", 1, 1000000, std::nullopt);
+  auto mss = integer("mss", 64, 65000, std::nullopt);
+  auto seed = integer("seed", 0, int64_t(1) << 40, 1);
+  for (auto* r : {&senders, &size, &buffer, &init, &mss, &seed})
+    if (!r->ok()) return r->error();
+  auto delay = number("delay_us", std::nullopt);
+  auto min_rto = number("min_rto_ms", std::nullopt);
+  auto jitter = number("jitter_ns", 0.0);
+  for (auto* r : {&delay, &min_rto, &jitter})
+    if (!r->ok()) return r->error();
+  if (!j.contains("rate") || !j.at("rate").is_string())
+    return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form",
+                     j.contains("rate") ? j.at("rate").dump() : "no such field");
+  const std::string rate = j.at("rate").get<std::string>();
+  char* end = nullptr;
+  const double gbps = rate.size() > 4 ? std::strtod(rate.c_str(), &end) : 0;
+  if (rate.size() < 5 || rate.substr(rate.size() - 4) != "Gbps" || end != rate.c_str() + rate.size() - 4 || !(gbps > 0))
+    return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\"");
+  c.senders = int(senders.value());
+  c.bytes_per_sender = uint64_t(size.value());
+  c.buffer_bytes = uint64_t(buffer.value());
+  c.link_rate = gbps * 1e9 / 8;
+  c.link_delay = delay.value() * 1e-6;
+  c.min_rto = min_rto.value() * 1e-3;
+  c.initial_window = int(init.value());
+  c.mss = int(mss.value());
+  c.start_jitter = jitter.value() * 1e-9;
+  c.seed = uint64_t(seed.value());
   if (auto st = models::check_incast(c); !st.ok())
     return Error::at(where, st.error().field, st.error().expected, st.error().got);
   return c;
@@ -192,7 +229,21 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
                                     "\"" + line.substr(0, 60) + "\""));
     auto c = reference_config(j, where);
     if (!c.ok()) return report_error(c.error());
-    const double ref = j.value("completion_s", -1.0);
+    auto field = [&](const char* key, bool required) -> Result<double> {
+      if (!j.contains(key)) {
+        if (required) return Error::at(where, key, "a number", "no such field");
+        return 0.0;
+      }
+      if (!j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) || j.at(key).get<double>() < 0)
+        return Error::at(where, key, "a finite number >= 0", j.at(key).dump());
+      return j.at(key).get<double>();
+    };
+    auto completion = field("completion_s", true);
+    auto wall = field("wall_s", false);
+    auto timeouts = field("timeouts", false);
+    for (auto* r : {&completion, &wall, &timeouts})
+      if (!r->ok()) return report_error(r->error());
+    const double ref = completion.value();
     if (!(ref > 0)) return report_error(Error::at(where, "completion_s", "a positive time", std::to_string(ref)));
     auto same = [&](const ReferencePoint& p) {
       const auto &a = p.config, &b = c.value();
@@ -210,8 +261,8 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
                                     std::to_string(c->seed) + " again (first at " + it->where + ")"));
     it->seeds.push_back(c->seed);
     it->ns3_completion.push_back(ref);
-    it->ns3_wall.push_back(j.value("wall_s", 0.0));
-    it->ns3_timeouts.push_back(j.value("timeouts", 0.0));
+    it->ns3_wall.push_back(wall.value());
+    it->ns3_timeouts.push_back(timeouts.value());
   }
   if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
 
@@ -291,6 +342,9 @@ int run_incast(const frontend::ParsedArgs& a)
 {
   auto tolerance = a.get_number("tolerance", 0.10, 0, 10);
   if (!tolerance.ok()) return report_error(tolerance.error());
+  if (a.has("tolerance") && !a.has("reference"))
+    return report_error(
+        Error::at("", "--tolerance", "--reference FILE with it (it bounds the comparison)", "no --reference"));
   if (a.has("reference")) return run_reference(a.get("reference", ""), a.has("json"), tolerance.value());
 
   models::IncastConfig c;
@@ -299,7 +353,7 @@ int run_incast(const frontend::ParsedArgs& a)
   auto buffer = a.get_size("buffer", 131072);
   auto rate = a.get_number("rate", 10, 1e-6, 1e6);
   auto delay = a.get_number("delay", 1, 0, 1e7);
-  auto min_rto = a.get_number("min-rto", 200, 1e-3, 1e6);
+  auto min_rto = a.get_number("min-rto", 200, 1e-3, 60000); // at most the 60 s maximum RTO
   auto init = a.get_int("init-cwnd", 10, 1, 1000000);
   auto mss = a.get_int("mss", 1448, 64, 65000);
   auto jitter = a.get_number("jitter", 0, 0, 1e9);
@@ -308,6 +362,9 @@ int run_incast(const frontend::ParsedArgs& a)
   for (auto* r : {&jitter})
     if (!r->ok()) return report_error(r->error());
   if (!seeds.ok()) return report_error(seeds.error());
+  if (seeds.value() > 1 && jitter.value() == 0)
+    return report_error(Error::at("", "--seeds", "1 without --jitter (every seed would run the same incast)",
+                                  std::to_string(seeds.value())));
   for (auto* r : {&size, &buffer})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&rate, &delay, &min_rto})
@@ -325,7 +382,11 @@ int run_incast(const frontend::ParsedArgs& a)
 
   std::vector<std::string> names;
   {
-    std::stringstream ss(a.get("network-model", "flow,tcp-incast"));
+    const std::string list = a.get("network-model", "flow,tcp-incast");
+    if (!list.empty() && list.back() == ',')
+      return report_error(
+          Error::at("", "--network-model", "a comma-separated list of network models", "\"" + list + "\""));
+    std::stringstream ss(list);
     std::string item;
     while (std::getline(ss, item, ',')) {
       auto m = models::network_model_for(item, "incast", "--network-model");
@@ -392,8 +453,9 @@ Command incast_command()
       {"network-model", 'm', true, "NAME,...",
        "network models, side by side (default flow,tcp-incast; known: " + models::network_model_names() + ")"},
       {"reference", 0, true, "FILE",
-       "compare the tcp-incast model with the ns-3 rows in FILE (validation/ns3/incast_reference's output), row by "
-       "row, with the speed ratio; exits 1 when a row is off by more than --tolerance"},
+       "compare the tcp-incast model with the ns-3 rows in FILE (validation/ns3/incast_reference's output): rows "
+       "grouped by configuration, the model run on the same seeds, medians compared, with ns-3's range and the "
+       "speed ratio; exits 1 when a median is off by more than --tolerance (the other options do not apply)"},
       {"tolerance", 0, true, "FRACTION", "with --reference: the relative error a row may have (default 0.10)"},
       {"jitter", 0, true, "NS",
        "each sender starts at an offset drawn from [0, NS) nanoseconds (default 0: all at once)"},

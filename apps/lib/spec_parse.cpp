@@ -487,12 +487,15 @@ void parse_incast_job(Reader& r, JobSpec& j)
   c.buffer_bytes = r.size("buffer", 131072);
   c.link_rate = r.number("rate_gbps", 1e-6, 1e6, 10) * 1e9 / 8;
   c.link_delay = r.number("delay_us", 0, 1e7, 1) * 1e-6;
-  c.min_rto = r.number("min_rto_ms", 1e-3, 1e6, 200) * 1e-3;
+  c.min_rto = r.number("min_rto_ms", 1e-3, 60000, 200) * 1e-3; // at most the 60 s maximum RTO
   c.initial_window = int(r.integer("init_cwnd", 1, 1000000, 10));
   c.mss = int(r.integer("mss", 64, 65000, 1448));
   c.start_jitter = r.number("jitter_ns", 0, 1e9, 0) * 1e-9;
   c.seed = uint64_t(r.integer("seed", 0, 1L << 40, 1));
   j.incast_seeds = int(r.integer("seeds", 1, 1000, 1));
+  if (j.incast_seeds > 1 && c.start_jitter == 0)
+    fail(r.file(), r.field("seeds"), "1 without jitter_ns (every seed would run the same incast)",
+         std::to_string(j.incast_seeds));
   if (auto st = models::check_incast(c); !st.ok()) {
     const std::map<std::string, std::string> in_file = {
         {"rate", "rate_gbps"}, {"delay", "delay_us"}, {"min_rto", "min_rto_ms"}, {"jitter", "jitter_ns"}};
@@ -522,7 +525,15 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
     if (!analytical && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
       fail(r.file(), r.field("network_model"), "\"analytical\", as collective_mode \"analytical\" says",
            "\"" + j.network_model + "\"");
-    if (analytical) j.training.collective_mode = sim::FabricMode::ANALYTICAL;
+    if (analytical && j.training.mode != training::SyncMode::ALLREDUCE)
+      fail(r.file(), r.field("network_model"),
+           "\"flow\" for a parameter-server job (the analytical model times ring allreduces only)", "\"analytical\"");
+    if (analytical) {
+      j.training.collective_mode = sim::FabricMode::ANALYTICAL;
+      // The same checks as collective_mode "analytical" (parse_training_job ran them before the mode was set).
+      if (auto st = check_collective_mode(j.training); !st.ok())
+        fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);
+    }
   }
 }
 

@@ -43,8 +43,7 @@ private:
 struct Sender {
   size_t segments = 0;
   std::vector<SegState> state;
-  std::vector<uint8_t> retransmitted; ///< sent more than once since the last time-out (Karn; no SACK loss marking)
-  std::vector<double> sent_at;
+  std::vector<uint8_t> retransmitted; ///< sent again since the last time-out (SACK never marks it lost again)
   SackCounter sacked;
   std::set<size_t> to_resend; ///< marked lost, awaiting retransmission
 
@@ -73,10 +72,7 @@ struct Sender {
 
   IncastSender out;
 
-  explicit Sender(size_t n)
-      : segments(n), state(n, SegState::UNSENT), retransmitted(n, 0), sent_at(n, 0), sacked(n), received(n, 0)
-  {
-  }
+  explicit Sender(size_t n) : segments(n), state(n, SegState::UNSENT), retransmitted(n, 0), sacked(n), received(n, 0) {}
   uint64_t flight() const { return uint64_t(snd_nxt - snd_una) - sacked_n; }
 };
 
@@ -89,6 +85,7 @@ struct Event {
   uint32_t sender;
   uint32_t segment;
   uint32_t cumulative; ///< ACK_ARRIVAL: the receiver's next expected segment when it sent the ACK
+  double sent;         ///< when this copy of the segment left its sender: the timestamp the ACK echoes
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : order > o.order; }
 };
 
@@ -111,7 +108,9 @@ public:
     // room in the port (and so get SACKed) first. (SYNs do not meet data at the port: the first data segment
     // arrives a handshake later, longer than any jitter this is run with: validation/ns3 uses 1 us.)
     std::mt19937_64 draw(c.seed);
-    std::uniform_real_distribution<double> jitter(0.0, c.start_jitter);
+    // mt19937_64's output is fixed by the standard; uniform_real_distribution's is not: draw by hand, so that a
+    // seed gives the same offsets with any standard library.
+    auto jitter = [&](std::mt19937_64& g) { return double(g() >> 11) * 0x1.0p-53 * c.start_jitter; };
     std::vector<std::pair<double, uint32_t>> syn_arrival;
     for (uint32_t i = 0; i < senders_.size(); ++i) {
       senders_[i].syn_sent = c.start_jitter > 0 ? jitter(draw) : 0.0;
@@ -178,9 +177,9 @@ private:
   double ip_bytes(const Sender& s, size_t seg) const { return payload(s, seg) + c_.header_bytes; }
   double wire(const Sender& s, size_t seg) const { return (ip_bytes(s, seg) + c_.framing_bytes) / c_.link_rate; }
 
-  void schedule(double t, EventKind k, uint32_t sender, uint32_t seg = 0, uint32_t cum = 0)
+  void schedule(double t, EventKind k, uint32_t sender, uint32_t seg = 0, uint32_t cum = 0, double sent = 0)
   {
-    events_.push(Event{t, order_++, k, sender, seg, cum});
+    events_.push(Event{t, order_++, k, sender, seg, cum, sent});
   }
 
   void transmit(uint32_t i, size_t seg)
@@ -189,11 +188,10 @@ private:
     const double start = std::max(now_, s.link_free);
     const double tx = wire(s, seg);
     s.link_free = start + tx;
-    s.sent_at[seg] = start;
     s.state[seg] = SegState::IN_FLIGHT;
     ++s.pipe;
     ++sent_;
-    schedule(start + tx + c_.link_delay, EventKind::PORT_ARRIVAL, i, uint32_t(seg));
+    schedule(start + tx + c_.link_delay, EventKind::PORT_ARRIVAL, i, uint32_t(seg), 0, start);
     if (s.timer_deadline < 0) arm_timer(i);
   }
 
@@ -267,7 +265,7 @@ private:
       const double buffered = queued_bytes_ - port_.front().second;
       peak_queue_ = std::max(peak_queue_, uint64_t(buffered));
     }
-    schedule(port_free_ + c_.link_delay, EventKind::RECEIVER_ARRIVAL, e.sender, e.segment);
+    schedule(port_free_ + c_.link_delay, EventKind::RECEIVER_ARRIVAL, e.sender, e.segment, 0, e.sent);
   }
 
   void on_receiver_arrival(const Event& e)
@@ -280,7 +278,8 @@ private:
       if (s.rcv_nxt == s.segments && s.out.completion == 0) s.out.completion = now_;
     }
     // Every segment is acknowledged at once (delayed ACKs off), over two uncongested links.
-    schedule(now_ + 2 * (c_.link_delay + ack_wire_), EventKind::ACK_ARRIVAL, e.sender, e.segment, uint32_t(s.rcv_nxt));
+    schedule(now_ + 2 * (c_.link_delay + ack_wire_), EventKind::ACK_ARRIVAL, e.sender, e.segment, uint32_t(s.rcv_nxt),
+             e.sent);
   }
 
   void sample_rtt(Sender& s, double r)
@@ -310,7 +309,7 @@ private:
       s.state[seg] = SegState::SACKED;
       s.sacked.add(seg);
       ++s.sacked_n;
-      sample_rtt(s, now_ - s.sent_at[seg]); // timestamps (RFC 7323): the echo names the transmission
+      sample_rtt(s, now_ - e.sent); // timestamps (RFC 7323): the echo names the copy that arrived
     }
     const size_t cum = e.cumulative;
     const bool cum_moved = cum > s.snd_una;
@@ -477,8 +476,20 @@ Status check_incast(const IncastConfig& c)
   if (!(c.min_rto > 0) || !(c.min_rto <= c.max_rto) || !(c.initial_rto > 0))
     return bad("min_rto", "0 < min RTO <= max RTO, initial RTO > 0", std::to_string(c.min_rto));
   if (c.dupack_threshold < 1) return bad("dupack_threshold", ">= 1", std::to_string(c.dupack_threshold));
-  if (!(c.start_jitter >= 0) || !(c.start_jitter <= 1))
-    return bad("jitter", "0 to 1 s of start jitter", std::to_string(c.start_jitter));
+  // SYNs are queued at the port apart from data: the first data segment must reach the port after the last SYN.
+  if (!(c.start_jitter >= 0) || !(c.start_jitter <= 2 * c.link_delay))
+    return bad("jitter",
+               "at most twice the link delay (" + std::to_string(2 * c.link_delay * 1e9) +
+                   " ns): the model keeps the handshakes apart from data at the port",
+               std::to_string(c.start_jitter * 1e9) + " ns");
+  if (c.syn_bytes < 0 || !(c.clock_granularity >= 0) || !(c.max_rto <= 3600))
+    return bad("syn_bytes", "syn_bytes >= 0, clock granularity >= 0, max RTO <= 3600 s", "out of range");
+  // Memory: about 16 bytes per segment of every sender.
+  const double total_segments =
+      double(c.senders) * double((c.bytes_per_sender + uint64_t(c.mss) - 1) / uint64_t(c.mss));
+  if (total_segments > 1e8)
+    return bad("size", "at most 1e8 segments over all senders (about 1.6 GB of model state)",
+               std::to_string(c.senders) + " senders x " + std::to_string(c.bytes_per_sender) + " bytes");
   return {};
 }
 
@@ -491,9 +502,10 @@ Result<IncastResult> simulate_tcp_incast(const IncastConfig& c)
 Status check_incast_result(const IncastConfig& c, const IncastResult& r, const std::string& model)
 {
   const double payload_rate = c.link_rate * c.mss / double(c.mss + c.header_bytes + c.framing_bytes);
-  if (!std::isfinite(r.completion) || !(r.completion > 0) || !std::isfinite(r.goodput))
-    return Error::msg("incast (" + model + "): completion " + std::to_string(r.completion) +
-                      " s: not a positive, finite time (a model error; please report it)");
+  if (!std::isfinite(r.completion) || !(r.completion > 0) || !(r.first > 0) || !std::isfinite(r.goodput))
+    return Error::msg("incast (" + model + "): completion " + std::to_string(r.completion) + " s (first sender " +
+                      std::to_string(r.first) +
+                      " s): not a positive, finite time for every sender (a model error; please report it)");
   if (r.goodput > payload_rate * (1 + 1e-9))
     return Error::msg("incast (" + model + "): goodput " + std::to_string(r.goodput * 8e-9) +
                       " Gb/s above the port's payload rate " + std::to_string(payload_rate * 8e-9) +

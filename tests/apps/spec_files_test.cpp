@@ -585,3 +585,35 @@ TEST_CASE("A synthetic job takes a named model's variable list, and PS tasks may
   REQUIRE_FALSE(no_counts.ok());
   CHECK(no_counts.error().message().find("ps_own_hosts") != std::string::npos);
 }
+
+TEST_CASE("Network models: each job's default, a named one checked against the kind, incast jobs", "[quick]")
+{
+  auto load = [](const std::string& job) { return load_scenario_text(R"({"jobs": [)" + job + "]}", "nm.json"); };
+  auto ok = load(R"({"kind": "incast", "senders": 4, "jitter_ns": 1000, "seeds": 3},
+                    {"kind": "transfer", "hw": "hkust-4node", "transport": "grpc"})");
+  REQUIRE(ok.ok());
+  CHECK(ok->jobs[0].network_model == "tcp-incast");
+  CHECK(ok->jobs[0].incast.senders == 4);
+  CHECK(ok->jobs[0].incast_seeds == 3);
+  CHECK(ok->jobs[1].network_model == "flow");
+
+  auto refused = [&](const std::string& job, const std::string& field, const std::string& words) {
+    auto r = load(job);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == field);
+    CHECK(r.error().message().find(words) != std::string::npos);
+  };
+  refused(R"({"kind": "transfer", "hw": "hkust-4node", "transport": "grpc", "network_model": "tcp-incast"})",
+          "jobs[0].network_model", "only incast");
+  refused(R"({"kind": "incast", "network_model": "ns3"})", "jobs[0].network_model", "ns-3 binding");
+  refused(R"({"kind": "incast", "seeds": 3})", "jobs[0].seeds", "without jitter_ns");
+  refused(R"({"kind": "incast", "jitter_ns": 5000})", "jobs[0].jitter_ns", "twice the link delay");
+  refused(R"({"kind": "incast", "buffer": 100})", "jobs[0].buffer", "one full packet");
+  // "analytical" on a training job is collective_mode "analytical", with the same checks.
+  refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce", "transport": "grpc",
+              "network_model": "analytical"})",
+          "jobs[0].network_model", "transport mpi");
+  refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "ps", "transport": "grpc",
+              "network_model": "analytical"})",
+          "jobs[0].network_model", "parameter-server");
+}
