@@ -5,6 +5,7 @@
 #include "core/common/median.hpp"
 #include "core/common/suggest.hpp"
 #include "models/congestion/tcp_incast.hpp"
+#include "models/json_reader.hpp"
 #include "models/network_models.hpp"
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <sstream>
 
 namespace tp::cli {
@@ -48,46 +48,25 @@ Result<std::vector<int>> parse_senders(const std::string& text)
   return out;
 }
 
-Result<Row> run_model(const std::string& name, const models::IncastConfig& c)
+/// `name` on `c` over `seeds` seeds (c.seed onwards) as one row: each figure's median, the CPU time of all runs.
+Result<Row> run_model(const std::string& name, const models::IncastConfig& c, int seeds = 1)
 {
   Row r;
   r.model = name;
   r.config = c;
+  r.seeds = seeds;
   const auto t0 = std::clock();
-  if (name == "flow") {
-    r.result = models::max_min_incast(c);
-  } else {
-    auto v = models::simulate_tcp_incast(c);
-    if (!v.ok()) return v.error();
-    r.result = std::move(v.value());
-  }
+  auto m = models::run_incast_model_median(name, c, seeds);
   r.cpu_s = double(std::clock() - t0) / CLOCKS_PER_SEC;
-  if (auto st = models::check_incast_result(c, r.result, name); !st.ok()) return st.error();
+  if (!m.ok()) return m.error();
+  r.result.completion = m->completion;
+  r.result.first = m->first;
+  r.result.goodput = m->goodput;
+  r.result.drops = uint64_t(m->drops);
+  r.result.timeouts = uint64_t(m->timeouts);
+  r.result.fast_retransmits = uint64_t(m->fast_retransmits);
+  r.result.peak_queue_bytes = uint64_t(m->peak_queue_bytes);
   return r;
-}
-
-/// Several seeds' runs of one configuration as one row: the median of each figure, the CPU time of all.
-Row median_row(const std::vector<Row>& runs)
-{
-  Row out = runs.front();
-  auto med = [&](auto field) {
-    std::vector<double> v;
-    for (const auto& r : runs)
-      v.push_back(double(field(r.result)));
-    return tp::median(v);
-  };
-  out.result.completion = med([](const models::IncastResult& r) { return r.completion; });
-  out.result.first = med([](const models::IncastResult& r) { return r.first; });
-  out.result.goodput = med([](const models::IncastResult& r) { return r.goodput; });
-  out.result.drops = uint64_t(med([](const models::IncastResult& r) { return r.drops; }));
-  out.result.timeouts = uint64_t(med([](const models::IncastResult& r) { return r.timeouts; }));
-  out.result.fast_retransmits = uint64_t(med([](const models::IncastResult& r) { return r.fast_retransmits; }));
-  out.result.peak_queue_bytes = uint64_t(med([](const models::IncastResult& r) { return r.peak_queue_bytes; }));
-  out.cpu_s = 0;
-  for (const auto& r : runs)
-    out.cpu_s += r.cpu_s;
-  out.seeds = int(runs.size());
-  return out;
 }
 
 json row_json(const Row& r)
@@ -145,66 +124,40 @@ struct ReferencePoint {
   std::string where; ///< file:line of its first row
 };
 
-/// One row of incast_reference's output as a configuration (seed and jitter included), or the error naming it.
-Result<models::IncastConfig> reference_config(const json& j, const std::string& where)
+/// One row of incast_reference's output, read strictly (json_input::Object: integers as integers in range, no
+/// conversion): its configuration (seed and jitter included) and ns-3's figures; a LoadError names the field.
+struct ReferenceRow {
+  models::IncastConfig config;
+  double completion = 0, wall = 0, timeouts = 0;
+};
+
+ReferenceRow reference_row(const json& j, const std::string& where)
 {
-  // Integers must be integers in range (4.7 senders or 2^32 + 1 are not read as 4 or 1).
-  auto integer = [&](const char* key, int64_t lo, int64_t hi, std::optional<int64_t> def) -> Result<int64_t> {
-    if (!j.contains(key)) {
-      if (def) return *def;
-      return Error::at(where, key, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), "no such field");
-    }
-    const json& v = j.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi ||
-        (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)))
-      return Error::at(where, key, "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), v.dump());
-    return v.get<int64_t>();
-  };
-  auto number = [&](const char* key, std::optional<double> def) -> Result<double> {
-    if (!j.contains(key)) {
-      if (def) return *def;
-      return Error::at(where, key, "a number", "no such field");
-    }
-    const json& v = j.at(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-      return Error::at(where, key, "a finite number >= 0", v.dump());
-    return v.get<double>();
-  };
-  models::IncastConfig c;
-  auto senders = integer("senders", 1, 65536, std::nullopt);
-  auto size = integer("size", 1, int64_t(1) << 50, std::nullopt);
-  auto buffer = integer("buffer", 1, int64_t(1) << 50, std::nullopt);
-  auto init = integer("init_cwnd", 1, 1000000, std::nullopt);
-  auto mss = integer("mss", 64, 65000, std::nullopt);
-  auto seed = integer("seed", 0, int64_t(1) << 40, 1);
-  for (auto* r : {&senders, &size, &buffer, &init, &mss, &seed})
-    if (!r->ok()) return r->error();
-  auto delay = number("delay_us", std::nullopt);
-  auto min_rto = number("min_rto_ms", std::nullopt);
-  auto jitter = number("jitter_ns", 0.0);
-  for (auto* r : {&delay, &min_rto, &jitter})
-    if (!r->ok()) return r->error();
-  if (!j.contains("rate") || !j.at("rate").is_string())
-    return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form",
-                     j.contains("rate") ? j.at("rate").dump() : "no such field");
-  const std::string rate = j.at("rate").get<std::string>();
+  json_input::Object o(j, where, "");
+  ReferenceRow row;
+  auto& c = row.config;
+  c.senders = int(o.integer("senders", 1, 65536));
+  c.bytes_per_sender = uint64_t(o.integer("size", 1, long(1) << 50));
+  c.buffer_bytes = uint64_t(o.integer("buffer", 1, long(1) << 50));
+  c.initial_window = int(o.integer("init_cwnd", 1, 1000000));
+  c.mss = int(o.integer("mss", 64, 65000));
+  c.seed = uint64_t(o.integer("seed", 0, long(1) << 40, 1));
+  c.link_delay = o.number("delay_us", 0, 1e7) * 1e-6;
+  c.min_rto = o.number("min_rto_ms", 0, 1e9) * 1e-3;
+  c.start_jitter = o.number("jitter_ns", 0, 1e12, 0) * 1e-9;
+  const std::string rate = o.str("rate");
   char* end = nullptr;
   const double gbps = rate.size() > 4 ? std::strtod(rate.c_str(), &end) : 0;
   if (rate.size() < 5 || rate.substr(rate.size() - 4) != "Gbps" || end != rate.c_str() + rate.size() - 4 || !(gbps > 0))
-    return Error::at(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\"");
-  c.senders = int(senders.value());
-  c.bytes_per_sender = uint64_t(size.value());
-  c.buffer_bytes = uint64_t(buffer.value());
+    json_input::fail(where, "rate", "a rate in ns-3's \"<N>Gbps\" form", "\"" + rate + "\"");
   c.link_rate = gbps * 1e9 / 8;
-  c.link_delay = delay.value() * 1e-6;
-  c.min_rto = min_rto.value() * 1e-3;
-  c.initial_window = int(init.value());
-  c.mss = int(mss.value());
-  c.start_jitter = jitter.value() * 1e-9;
-  c.seed = uint64_t(seed.value());
   if (auto st = models::check_incast(c); !st.ok())
-    return Error::at(where, st.error().field, st.error().expected, st.error().got);
-  return c;
+    json_input::fail(where, st.error().field, st.error().expected, st.error().got);
+  row.completion = o.number("completion_s", 0, 1e12);
+  if (!(row.completion > 0)) json_input::fail(where, "completion_s", "a positive time", std::to_string(row.completion));
+  row.wall = o.number("wall_s", 0, 1e12, 0);
+  row.timeouts = o.number("timeouts", 0, 1e18, 0);
+  return row;
 }
 
 /// --reference FILE: the rows of the ns-3 program grouped by configuration (their seeds: runs with start jitter),
@@ -227,42 +180,32 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
     if (j.is_discarded() || !j.is_object())
       return report_error(Error::at(where, "", "one JSON object per line (incast_reference's output)",
                                     "\"" + line.substr(0, 60) + "\""));
-    auto c = reference_config(j, where);
-    if (!c.ok()) return report_error(c.error());
-    auto field = [&](const char* key, bool required) -> Result<double> {
-      if (!j.contains(key)) {
-        if (required) return Error::at(where, key, "a number", "no such field");
-        return 0.0;
-      }
-      if (!j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) || j.at(key).get<double>() < 0)
-        return Error::at(where, key, "a finite number >= 0", j.at(key).dump());
-      return j.at(key).get<double>();
-    };
-    auto completion = field("completion_s", true);
-    auto wall = field("wall_s", false);
-    auto timeouts = field("timeouts", false);
-    for (auto* r : {&completion, &wall, &timeouts})
-      if (!r->ok()) return report_error(r->error());
-    const double ref = completion.value();
-    if (!(ref > 0)) return report_error(Error::at(where, "completion_s", "a positive time", std::to_string(ref)));
+    ReferenceRow row;
+    try {
+      row = reference_row(j, where);
+    } catch (const json_input::LoadError& e) {
+      return report_error(e.error);
+    }
+    const auto& c = row.config;
+    const double ref = row.completion;
     auto same = [&](const ReferencePoint& p) {
-      const auto &a = p.config, &b = c.value();
+      const auto &a = p.config, &b = c;
       return a.senders == b.senders && a.bytes_per_sender == b.bytes_per_sender && a.buffer_bytes == b.buffer_bytes &&
              a.link_rate == b.link_rate && a.link_delay == b.link_delay && a.min_rto == b.min_rto &&
              a.initial_window == b.initial_window && a.mss == b.mss && a.start_jitter == b.start_jitter;
     };
     auto it = std::find_if(points.begin(), points.end(), same);
     if (it == points.end()) {
-      points.push_back({c.value(), {}, {}, {}, {}, where});
+      points.push_back({c, {}, {}, {}, {}, where});
       it = points.end() - 1;
     }
-    if (std::find(it->seeds.begin(), it->seeds.end(), c->seed) != it->seeds.end())
+    if (std::find(it->seeds.begin(), it->seeds.end(), c.seed) != it->seeds.end())
       return report_error(Error::at(where, "seed", "one row per seed of a configuration",
-                                    std::to_string(c->seed) + " again (first at " + it->where + ")"));
-    it->seeds.push_back(c->seed);
+                                    std::to_string(c.seed) + " again (first at " + it->where + ")"));
+    it->seeds.push_back(c.seed);
     it->ns3_completion.push_back(ref);
-    it->ns3_wall.push_back(wall.value());
-    it->ns3_timeouts.push_back(timeouts.value());
+    it->ns3_wall.push_back(row.wall);
+    it->ns3_timeouts.push_back(row.timeouts);
   }
   if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
 
@@ -411,15 +354,9 @@ int run_incast(const frontend::ParsedArgs& a)
   for (const int n : senders.value()) {
     c.senders = n;
     for (const auto& name : names) {
-      std::vector<Row> runs;
-      for (long k = 0; k < seeds.value(); ++k) {
-        auto ck = c;
-        ck.seed = uint64_t(k + 1);
-        auto r = run_model(name, ck);
-        if (!r.ok()) return report_error(r.error());
-        runs.push_back(std::move(r.value()));
-      }
-      const Row row = median_row(runs);
+      auto r = run_model(name, c, int(seeds.value()));
+      if (!r.ok()) return report_error(r.error());
+      const Row& row = r.value();
       if (as_json) {
         std::printf("%s\n", row_json(row).dump().c_str());
       } else {

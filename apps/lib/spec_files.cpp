@@ -7,15 +7,12 @@
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 
-#include "core/common/median.hpp"
 #include "models/json_reader.hpp"
 #include "models/workload/workload.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdio>
 
 #ifndef TENSORPATH_SOURCE_DIR
@@ -148,37 +145,21 @@ Result<JobOutcome> run_data_parallel_job(const models::Catalog& cat, const JobSp
 Result<JobOutcome> run_incast_job(const JobSpec& job)
 {
   const auto& c = job.incast;
-  std::map<std::string, std::vector<double>> runs;
-  for (int k = 0; k < job.incast_seeds; ++k) {
-    models::IncastConfig ck = c;
-    ck.seed = c.seed + uint64_t(k);
-    models::IncastResult r;
-    if (job.network_model == "flow") {
-      r = models::max_min_incast(ck);
-    } else {
-      auto v = models::simulate_tcp_incast(ck);
-      if (!v.ok()) return v.error();
-      r = std::move(v.value());
-    }
-    if (auto st = models::check_incast_result(ck, r, job.network_model); !st.ok()) return st.error();
-    runs["completion_ms"].push_back(r.completion * 1e3);
-    runs["first_ms"].push_back(r.first * 1e3);
-    runs["goodput_gbps"].push_back(r.goodput * 8e-9);
-    runs["drops"].push_back(double(r.drops));
-    runs["timeouts"].push_back(double(r.timeouts));
-    runs["fast_retransmits"].push_back(double(r.fast_retransmits));
-    runs["peak_queue_bytes"].push_back(double(r.peak_queue_bytes));
-  }
+  auto r = models::run_incast_model_median(job.network_model, c, job.incast_seeds);
+  if (!r.ok()) return r.error();
   JobOutcome out;
-  for (const auto& [name, values] : runs)
-    out.metrics[name] = median(values);
-  const auto& m = out.metrics;
+  out.metrics["completion_ms"] = r->completion * 1e3;
+  out.metrics["first_ms"] = r->first * 1e3;
+  out.metrics["goodput_gbps"] = r->goodput * 8e-9;
+  out.metrics["drops"] = r->drops;
+  out.metrics["timeouts"] = r->timeouts;
+  out.metrics["fast_retransmits"] = r->fast_retransmits;
+  out.metrics["peak_queue_bytes"] = r->peak_queue_bytes;
   out.report = fmt::format(" incast ({}): {} senders x {} bytes through a {}-byte port at {:.4g} Gb/s{}: {:.3f} ms, "
                            "goodput {:.3f} Gb/s, {} drops, {} time-outs, {} fast retransmits\n",
                            job.network_model, c.senders, c.bytes_per_sender, c.buffer_bytes, c.link_rate * 8e-9,
                            job.incast_seeds > 1 ? fmt::format(" (median of {} seeds)", job.incast_seeds) : "",
-                           m.at("completion_ms"), m.at("goodput_gbps"), m.at("drops"), m.at("timeouts"),
-                           m.at("fast_retransmits"));
+                           r->completion * 1e3, r->goodput * 8e-9, r->drops, r->timeouts, r->fast_retransmits);
   return out;
 }
 

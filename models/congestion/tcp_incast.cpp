@@ -2,6 +2,8 @@
 // (see tcp_incast.hpp).
 #include "models/congestion/tcp_incast.hpp"
 
+#include "core/common/median.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -129,7 +131,6 @@ public:
     for (uint32_t i = 0; i < senders_.size(); ++i) {
       auto& s = senders_[i];
       s.cwnd = c_.initial_window;
-      s.rto = c_.initial_rto;
       // The SYN and SYN-ACK give the first RTT sample (RFC 6298 2.2; ns-3 and Linux take it), so the time-out is
       // the minimum from the first data segment on, not the initial 1 s.
       sample_rtt(s, s.data_start - s.syn_sent);
@@ -473,8 +474,8 @@ Status check_incast(const IncastConfig& c)
                std::to_string(c.buffer_bytes));
   if (c.header_bytes < 0 || c.framing_bytes < 0) return bad("header_bytes", ">= 0", "negative");
   if (c.initial_window < 1) return bad("init_cwnd", "at least 1 segment", std::to_string(c.initial_window));
-  if (!(c.min_rto > 0) || !(c.min_rto <= c.max_rto) || !(c.initial_rto > 0))
-    return bad("min_rto", "0 < min RTO <= max RTO, initial RTO > 0", std::to_string(c.min_rto));
+  if (!(c.min_rto > 0) || !(c.min_rto <= c.max_rto))
+    return bad("min_rto", "0 < min RTO <= max RTO", std::to_string(c.min_rto));
   if (c.dupack_threshold < 1) return bad("dupack_threshold", ">= 1", std::to_string(c.dupack_threshold));
   // SYNs are queued at the port apart from data: the first data segment must reach the port after the last SYN.
   if (!(c.start_jitter >= 0) || !(c.start_jitter <= 2 * c.link_delay))
@@ -511,6 +512,48 @@ Status check_incast_result(const IncastConfig& c, const IncastResult& r, const s
                       " Gb/s above the port's payload rate " + std::to_string(payload_rate * 8e-9) +
                       " Gb/s (a model error; please report it)");
   return {};
+}
+
+Result<IncastResult> run_incast_model(const std::string& model, const IncastConfig& c)
+{
+  IncastResult r;
+  if (model == "flow") {
+    if (auto st = check_incast(c); !st.ok()) return st.error();
+    r = max_min_incast(c);
+  } else {
+    auto v = simulate_tcp_incast(c);
+    if (!v.ok()) return v.error();
+    r = std::move(v.value());
+  }
+  if (auto st = check_incast_result(c, r, model); !st.ok()) return st.error();
+  return r;
+}
+
+Result<IncastMedian> run_incast_model_median(const std::string& model, IncastConfig c, int seeds)
+{
+  std::vector<IncastResult> runs;
+  const uint64_t first_seed = c.seed;
+  for (int k = 0; k < seeds; ++k) {
+    c.seed = first_seed + uint64_t(k);
+    auto r = run_incast_model(model, c);
+    if (!r.ok()) return r.error();
+    runs.push_back(std::move(r.value()));
+  }
+  auto med = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& r : runs)
+      v.push_back(double(field(r)));
+    return median(v);
+  };
+  IncastMedian out;
+  out.completion = med([](const IncastResult& r) { return r.completion; });
+  out.first = med([](const IncastResult& r) { return r.first; });
+  out.goodput = med([](const IncastResult& r) { return r.goodput; });
+  out.drops = med([](const IncastResult& r) { return r.drops; });
+  out.timeouts = med([](const IncastResult& r) { return r.timeouts; });
+  out.fast_retransmits = med([](const IncastResult& r) { return r.fast_retransmits; });
+  out.peak_queue_bytes = med([](const IncastResult& r) { return r.peak_queue_bytes; });
+  return out;
 }
 
 IncastResult max_min_incast(const IncastConfig& c)

@@ -30,7 +30,6 @@ struct IncastConfig {
   int syn_bytes = 60;              ///< a SYN's IP packet: headers and the MSS, SACK, window-scale, timestamp options
   int initial_window = 10;         ///< segments (RFC 6928; Linux since 2.6.39)
   double min_rto = 0.2;            ///< s (Linux TCP_RTO_MIN)
-  double initial_rto = 1.0;        ///< s, before the first RTT sample (RFC 6298)
   double max_rto = 60.0;           ///< s, the back-off's ceiling (ns-3 MaxRto; Linux TCP_RTO_MAX is 120 s)
   double clock_granularity = 1e-3; ///< s, G of RFC 6298's RTO = SRTT + max(G, 4 RTTVAR) (ns-3's default)
   int dupack_threshold = 3;        ///< segments above a hole that mark it lost (RFC 6675 DupThresh)
@@ -69,6 +68,18 @@ Result<IncastResult> simulate_tcp_incast(const IncastConfig& c);
 /// A result that cannot be right (not a positive, finite time; goodput above the port's payload rate) is an error
 /// naming `model`, never a number in a table.
 Status check_incast_result(const IncastConfig& c, const IncastResult& r, const std::string& model);
+
+/// `model` ("flow": max_min_incast, "tcp-incast": simulate_tcp_incast) on `c`, its result checked.
+Result<IncastResult> run_incast_model(const std::string& model, const IncastConfig& c);
+
+/// The median of each figure over several seeds' runs (a count may end in .5 for an even number of runs).
+struct IncastMedian {
+  double completion = 0, first = 0, goodput = 0;
+  double drops = 0, timeouts = 0, fast_retransmits = 0, peak_queue_bytes = 0;
+};
+
+/// `model` on seeds c.seed .. c.seed + seeds - 1, each figure's median over the runs.
+Result<IncastMedian> run_incast_model_median(const std::string& model, IncastConfig c, int seeds);
 
 /// The flow model's answer on the same star (max-min: each sender gets 1/N of the port, every byte on the wire
 /// once): what `flow` predicts without drops or time-outs, for side-by-side tables.
