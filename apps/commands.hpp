@@ -27,6 +27,7 @@ Command sweep_command();
 Command plan_command();
 Command replay_command();
 Command incast_command();
+Command roce_command();
 
 /// The exit codes of every subcommand (docs/cli.md#exit-codes).
 namespace exit_code {

@@ -44,7 +44,7 @@ std::vector<tp::cli::Command> commands()
   std::vector<tp::cli::Command> all = {
       tp::cli::run_command(),        tp::cli::perftest_command(), tp::cli::pcie_copy_command(),
       tp::cli::transfer_command(),   tp::cli::train_command(),    tp::cli::allreduce_command(),
-      tp::cli::collective_command(), tp::cli::incast_command(),   tp::cli::emulate_command(),
+      tp::cli::collective_command(), tp::cli::incast_command(), tp::cli::roce_command(), tp::cli::emulate_command(),
       tp::cli::sweep_command(),      tp::cli::plan_command(),     tp::cli::replay_command(),
       tp::cli::validate_command(),   tp::cli::profiles_command()};
   for (auto& c : all)

@@ -16,7 +16,7 @@ const std::vector<NetworkModelInfo>& network_models()
        "bandwidth sharing on every link of the route (NIC, PCIe, QPI, switch ports), latency, the transports' own "
        "protocol costs",
        "switch buffers, drops, retransmission time-outs, PFC pauses, ECN and DCQCN: a port never overflows",
-       {"perftest", "pcie_copy", "transfer", "training", "allreduce", "incast"},
+       {"perftest", "pcie_copy", "transfer", "training", "allreduce", "incast", "roce"},
        "all: link flaps, packet loss (the simulated TCP's resends), node failures",
        ""},
       {"analytical",
@@ -43,6 +43,18 @@ const std::vector<NetworkModelInfo>& network_models()
        "only",
        {"incast"},
        "none yet (its losses are the port's)",
+       ""},
+      {"roce",
+       "RoCE congestion as a fluid model stepped at one frame time: switch buffers with PFC (the HPCC switch MMU's "
+       "per-ingress accounting, dynamic threshold, headroom), ECN marking by RED at egress, DCQCN at every sender "
+       "(models/congestion/roce_fabric)",
+       "queues at every switch port, PAUSE/RESUME spreading upstream hop by hop (head-of-line blocking of flows that "
+       "do not cross the hot port), ECN marks, CNPs and DCQCN's rate decreases, fast recovery, additive and hyper "
+       "increase",
+       "packets: a port's FIFO is fluid (each flow served in proportion to its backlog), a frame never splits a pause; "
+       "losses (no go-back-N: a drop is an error); it runs the roce job's four fabrics only",
+       {"roce"},
+       "none (PFC keeps it lossless; a drop ends the run with an error)",
        ""},
       {"ns3",
        "packet-level TCP through ns-3",

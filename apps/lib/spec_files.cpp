@@ -163,6 +163,46 @@ Result<JobOutcome> run_incast_job(const JobSpec& job)
   return out;
 }
 
+/// A roce job on its network model: "flow" (max-min over the same flows) or "roce" (models/congestion/roce_fabric).
+Result<JobOutcome> run_roce_job(const JobSpec& job)
+{
+  const auto& c = job.roce;
+  models::RoceResult r;
+  if (job.network_model == "flow") {
+    r = models::max_min_roce(c);
+  } else {
+    auto res = models::simulate_roce(c);
+    if (!res.ok()) return res.error();
+    r = res.value();
+  }
+  if (auto st = models::check_roce_result(c, r, job.network_model); !st.ok()) return st.error();
+  double frames = 0, longest = 0;
+  for (const auto& p : r.pauses) {
+    frames += double(p.frames);
+    longest = std::max(longest, p.paused);
+  }
+  JobOutcome out;
+  out.metrics["completion_ms"] = r.completion * 1e3;
+  out.metrics["first_ms"] = r.first * 1e3;
+  out.metrics["goodput_gbps"] = r.goodput_bps * 1e-9;
+  out.metrics["peak_queue_bytes"] = r.peak_queue;
+  out.metrics["mean_queue_bytes"] = r.mean_queue;
+  out.metrics["pause_frames"] = frames;
+  out.metrics["longest_pause_us"] = longest * 1e6;
+  out.metrics["cnps"] = r.cnps;
+  out.metrics["victim_gbps"] = r.victim_bps * 1e-9;
+  out.metrics["window_gbps"] = r.window_bps * 1e-9;
+  out.report = fmt::format(
+      " roce {} ({}): {} senders x {} bytes at {:.4g} Gb/s, buffer {} bytes, DCQCN {}: {:.3f} ms, "
+      "goodput {:.3f} Gb/s, hot port {} peak {:.0f} KB, mean {:.0f} KB, {:.0f} PAUSE frames "
+      "(longest paused {:.1f} us), {:.0f} CNPs{}\n",
+      models::roce_scenario_name(c.scenario), job.network_model, c.senders, c.size, c.rate * 1e-9, c.buffer,
+      c.dcqcn.enabled ? "on" : "off", r.completion * 1e3, r.goodput_bps * 1e-9, r.hot_port, r.peak_queue / 1e3,
+      r.mean_queue / 1e3, frames, longest * 1e6, r.cnps,
+      c.scenario == models::RoceScenario::VICTIM ? fmt::format(", victim {:.3f} Gb/s", r.victim_bps * 1e-9) : "");
+  return out;
+}
+
 Result<JobOutcome> run_job(const JobSpec& job)
 {
   models::Catalog cat;
@@ -182,6 +222,7 @@ Result<JobOutcome> run_job(const JobSpec& job)
     return out;
   }
   if (job.kind == JobSpec::Kind::INCAST) return run_incast_job(job);
+  if (job.kind == JobSpec::Kind::ROCE) return run_roce_job(job);
   if (job.kind == JobSpec::Kind::COLLECTIVE) return run_collective_job(cat, job);
   if (job.kind == JobSpec::Kind::DATA_PARALLEL) return run_data_parallel_job(cat, job);
   if (job.kind == JobSpec::Kind::TRANSFER) {

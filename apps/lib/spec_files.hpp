@@ -6,6 +6,7 @@
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/training_report.hpp"
 #include "core/common/result.hpp"
+#include "models/congestion/roce_fabric.hpp"
 #include "models/congestion/tcp_incast.hpp"
 #include "models/nccl/collective_model.hpp"
 #include "models/nccl/data_parallel.hpp"
@@ -37,7 +38,16 @@ struct DataParallelJob {
 };
 
 struct JobSpec {
-  enum class Kind { PERFTEST, PCIE_COPY, TRANSFER, TRAINING, COLLECTIVE, DATA_PARALLEL, INCAST } kind = Kind::PERFTEST;
+  enum class Kind {
+    PERFTEST,
+    PCIE_COPY,
+    TRANSFER,
+    TRAINING,
+    COLLECTIVE,
+    DATA_PARALLEL,
+    INCAST,
+    ROCE
+  } kind = Kind::PERFTEST;
   std::string label;
   std::string hw;          ///< NIC, host or cluster profile
   std::string switch_name; ///< optional switch override
@@ -55,6 +65,7 @@ struct JobSpec {
   std::string trace_file;      ///< training: write a Chrome trace of the first transport's last step here
   models::IncastConfig incast; ///< incast: N senders to one receiver through one switch port
   int incast_seeds = 1;        ///< incast: seeds of start jitter to run (incast.seed onwards); metrics are medians
+  models::RoceConfig roce;     ///< roce: PFC, ECN and DCQCN on one of the roce fabrics (models/congestion/roce_fabric)
   /// The network model the job runs on (models/network_models.hpp): the field `network_model`, checked against
   /// what the job's kind can run; its default is what the kind has always run on.
   std::string network_model;

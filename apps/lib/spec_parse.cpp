@@ -504,12 +504,70 @@ void parse_incast_job(Reader& r, JobSpec& j)
   }
 }
 
+/// RoCE congestion on one of the roce fabrics (models/congestion/roce_fabric.hpp); fields as `tensorpath roce`, with
+/// units in their names.
+void parse_roce_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::ROCE;
+  const double rate = r.number("rate_gbps", 1e-3, 1e4, 100) * 1e9;
+  auto& c = j.roce = models::roce_hpcc_defaults(rate);
+  const std::string profile = r.str("profile", "hpcc");
+  if (profile == "paper") {
+    c.dcqcn = models::dcqcn_paper_profile();
+    c.ecn = models::ecn_paper_profile();
+  } else if (profile != "hpcc") {
+    fail(r.file(), r.field("profile"), "hpcc or paper", "\"" + profile + "\"");
+  }
+  auto scenario = models::parse_roce_scenario(r.str("scenario", "incast"));
+  if (!scenario.ok()) fail(r.file(), r.field("scenario"), scenario.error().expected, scenario.error().got);
+  c.scenario = scenario.value();
+  c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
+  c.local = int(r.integer("local", 0, 1024, 0));
+  c.size = r.size("size", c.size);
+  c.delay = r.number("delay_us", 0, 1e4, 1) * 1e-6;
+  c.buffer = r.size("buffer", c.buffer);
+  c.dcqcn.enabled = r.boolean("dcqcn", true);
+  c.ecn.enabled = r.boolean("ecn", true);
+  c.pfc.enabled = r.boolean("pfc", true);
+  c.ecn.kmin = r.size("kmin", c.ecn.kmin);
+  c.ecn.kmax = r.size("kmax", c.ecn.kmax);
+  c.ecn.pmax = r.number("pmax", 0, 1, c.ecn.pmax);
+  c.dcqcn.t_alpha = r.number("t_alpha_us", 1e-3, 1e6, c.dcqcn.t_alpha * 1e6) * 1e-6;
+  c.dcqcn.t_dec = r.number("t_dec_us", 1e-3, 1e6, c.dcqcn.t_dec * 1e6) * 1e-6;
+  c.dcqcn.t_inc = r.number("t_inc_us", 1e-3, 1e6, c.dcqcn.t_inc * 1e6) * 1e-6;
+  c.dcqcn.g = r.number("g", 1e-9, 1, c.dcqcn.g);
+  c.dcqcn.fast_recovery = int(r.integer("fast_recovery", 0, 1000, c.dcqcn.fast_recovery));
+  c.dcqcn.ai = r.number("ai_mbps", 0, 1e7, c.dcqcn.ai * 1e-6) * 1e6;
+  c.dcqcn.hai = r.number("hai_mbps", 0, 1e7, c.dcqcn.hai * 1e-6) * 1e6;
+  c.dcqcn.min_rate = r.number("min_rate_gbps", 1e-6, 1e4, c.dcqcn.min_rate * 1e-9) * 1e9;
+  c.dcqcn.cnp_interval = r.number("cnp_interval_us", 0, 1e6, c.dcqcn.cnp_interval * 1e6) * 1e-6;
+  c.dcqcn.byte_counter = r.size("byte_counter", c.dcqcn.byte_counter);
+  c.start2 = r.number("start2_us", 0, 1e7, c.start2 * 1e6) * 1e-6;
+  c.duration = r.number("duration_ms", 1e-6, 1e4, c.duration * 1e3) * 1e-3;
+  c.warmup = r.number("warmup_ms", 0, 1e4, c.warmup * 1e3) * 1e-3;
+  c.start_jitter = r.number("jitter_ns", 0, 1e9, 0) * 1e-9;
+  c.seed = uint64_t(r.integer("seed", 0, 1L << 40, 1));
+  c.step = r.number("step_ns", 0, 1e6, 0) * 1e-9;
+  c.stop = r.number("stop_s", 1e-9, 100, c.stop);
+  if (auto st = models::check_roce(c); !st.ok()) {
+    const std::map<std::string, std::string> in_file = {
+        {"rate", "rate_gbps"},   {"delay", "delay_us"},         {"t_alpha", "t_alpha_us"},
+        {"t_dec", "t_dec_us"},   {"t_inc", "t_inc_us"},         {"ai", "ai_mbps"},
+        {"hai", "hai_mbps"},     {"min_rate", "min_rate_gbps"}, {"cnp_interval", "cnp_interval_us"},
+        {"start2", "start2_us"}, {"duration", "duration_ms"},   {"warmup", "warmup_ms"},
+        {"jitter", "jitter_ns"}, {"step", "step_ns"},           {"stop", "stop_s"}};
+    const auto it = in_file.find(st.error().field);
+    fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
+  }
+}
+
 /// The kind's own network model when the file names none; otherwise the named one, if it honours the kind.
 void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
 {
   std::string fallback = "flow";
   if (j.kind == JobSpec::Kind::COLLECTIVE || j.kind == JobSpec::Kind::DATA_PARALLEL) fallback = "nccl";
   if (j.kind == JobSpec::Kind::INCAST) fallback = "tcp-incast";
+  if (j.kind == JobSpec::Kind::ROCE) fallback = "roce";
   if (j.kind == JobSpec::Kind::TRAINING && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
     fallback = "analytical";
   const bool named = r.has("network_model");
@@ -542,8 +600,11 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
   JobSpec j;
   j.label = r.str("label", "");
   const std::string kind = r.str("kind");
-  if (kind == "incast") { // no host profile: the incast's links and port are its own fields
-    parse_incast_job(r, j);
+  if (kind == "incast" || kind == "roce") { // no host profile: the links and switches are the job's own fields
+    if (kind == "incast")
+      parse_incast_job(r, j);
+    else
+      parse_roce_job(r, j);
     parse_network_model(r, j, kind);
     r.finish();
     return j;
@@ -566,8 +627,8 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
   } else if (kind == "data_parallel") {
     parse_data_parallel_job(r, j);
   } else {
-    fail(r.file(), r.field("kind"), "perftest, pcie_copy, transfer, training, collective, data_parallel or incast",
-         "\"" + kind + "\"");
+    fail(r.file(), r.field("kind"),
+         "perftest, pcie_copy, transfer, training, collective, data_parallel, incast or roce", "\"" + kind + "\"");
   }
   parse_network_model(r, j, kind);
   r.finish();
@@ -786,6 +847,10 @@ std::vector<std::string> metric_names(const JobSpec& job)
   }
   case JobSpec::Kind::INCAST:
     out = {"completion_ms", "first_ms", "goodput_gbps", "drops", "timeouts", "fast_retransmits", "peak_queue_bytes"};
+    break;
+  case JobSpec::Kind::ROCE:
+    out = {"completion_ms", "first_ms",         "goodput_gbps", "peak_queue_bytes", "mean_queue_bytes",
+           "pause_frames",  "longest_pause_us", "cnps",         "victim_gbps",      "window_gbps"};
     break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};

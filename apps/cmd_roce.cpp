@@ -1,0 +1,607 @@
+// `tensorpath roce`: RoCE congestion (PFC, ECN, DCQCN) on the small fabrics of issue 19 (incast, a victim flow
+// behind a paused port, two flows converging, long-lived flows), on the network models that can run them side by
+// side; with --fixed-point, the DCQCN fluid model's fixed point beside the longflows run; with --reference, the roce
+// model against the packet-level ns-3 rows of validation/ns3/roce_reference (docs/network-models.md).
+#include "apps/commands.hpp"
+#include "models/congestion/dcqcn_fluid.hpp"
+#include "models/congestion/roce_fabric.hpp"
+#include "models/json_reader.hpp"
+#include "models/network_models.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace tp::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct Row {
+  std::string model;
+  models::RoceConfig config;
+  models::RoceResult result;
+  double cpu_s = 0;
+};
+
+Result<Row> run_model(const std::string& name, const models::RoceConfig& c)
+{
+  Row r;
+  r.model = name;
+  r.config = c;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (name == "flow") {
+    r.result = models::max_min_roce(c);
+  } else {
+    auto res = models::simulate_roce(c);
+    if (!res.ok()) return res.error();
+    r.result = res.value();
+  }
+  r.cpu_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (auto st = models::check_roce_result(c, r.result, name); !st.ok()) return st.error();
+  return r;
+}
+
+double total_pause_frames(const models::RoceResult& r)
+{
+  double n = 0;
+  for (const auto& p : r.pauses)
+    n += double(p.frames);
+  return n;
+}
+
+double longest_pause(const models::RoceResult& r)
+{
+  double t = 0;
+  for (const auto& p : r.pauses)
+    t = std::max(t, p.paused);
+  return t;
+}
+
+json row_json(const Row& row)
+{
+  const auto& c = row.config;
+  const auto& r = row.result;
+  json pauses = json::object();
+  for (const auto& p : r.pauses)
+    pauses[p.port] = {{"frames", p.frames}, {"paused_s", p.paused}};
+  json flows = json::array();
+  for (const auto& f : r.flows)
+    flows.push_back({{"src", f.src},
+                     {"dst", f.dst},
+                     {"bytes", f.bytes},
+                     {"start_s", f.start},
+                     {"completion_s", f.completion},
+                     {"mean_gbps", f.mean_bps * 1e-9},
+                     {"window_gbps", f.window_bps * 1e-9},
+                     {"final_rate_gbps", f.final_rate * 1e-9}});
+  return {{"model", row.model},
+          {"scenario", models::roce_scenario_name(c.scenario)},
+          {"senders", c.senders},
+          {"local", c.local},
+          {"size", c.size},
+          {"rate_gbps", c.rate * 1e-9},
+          {"delay_us", c.delay * 1e6},
+          {"buffer", c.buffer},
+          {"dcqcn", c.dcqcn.enabled},
+          {"ecn", c.ecn.enabled},
+          {"pfc", c.pfc.enabled},
+          {"kmin", c.ecn.kmin},
+          {"kmax", c.ecn.kmax},
+          {"pmax", c.ecn.pmax},
+          {"t_alpha_us", c.dcqcn.t_alpha * 1e6},
+          {"t_dec_us", c.dcqcn.t_dec * 1e6},
+          {"t_inc_us", c.dcqcn.t_inc * 1e6},
+          {"g", c.dcqcn.g},
+          {"fast_recovery", c.dcqcn.fast_recovery},
+          {"ai_mbps", c.dcqcn.ai * 1e-6},
+          {"hai_mbps", c.dcqcn.hai * 1e-6},
+          {"min_rate_gbps", c.dcqcn.min_rate * 1e-9},
+          {"cnp_interval_us", c.dcqcn.cnp_interval * 1e6},
+          {"byte_counter", c.dcqcn.byte_counter},
+          {"seed", c.seed},
+          {"jitter_ns", c.start_jitter * 1e9},
+          {"completion_s", r.completion},
+          {"first_s", r.first},
+          {"goodput_gbps", r.goodput_bps * 1e-9},
+          {"hot_port", r.hot_port},
+          {"peak_queue_bytes", r.peak_queue},
+          {"mean_queue_bytes", r.mean_queue},
+          {"marked", r.marked},
+          {"cnps", r.cnps},
+          {"drops", r.drops},
+          {"pauses", pauses},
+          {"victim_completion_s", r.victim_completion},
+          {"victim_gbps", r.victim_bps * 1e-9},
+          {"window_rate_gbps", r.window_bps * 1e-9},
+          {"window_queue_bytes", c.scenario == models::RoceScenario::LONGFLOWS ? r.mean_queue : 0.0},
+          {"flows", flows},
+          {"steps", r.steps},
+          {"cpu_s", row.cpu_s}};
+}
+
+void print_head(const models::RoceConfig& c)
+{
+  std::printf("RoCE %s: every link %.4g Gb/s, %.4g us; switch buffer %llu bytes; PFC %s, ECN %s (Kmin %llu, Kmax "
+              "%llu, Pmax %.3g), DCQCN %s (timers %.4g/%.4g/%.4g us, F %d, AI %.4g Mb/s, HAI %.4g Mb/s, CNP "
+              "interval %.4g us, byte counter %llu)\n",
+              models::roce_scenario_name(c.scenario), c.rate * 1e-9, c.delay * 1e6, (unsigned long long)c.buffer,
+              c.pfc.enabled ? "on" : "off", c.ecn.enabled ? "on" : "off", (unsigned long long)c.ecn.kmin,
+              (unsigned long long)c.ecn.kmax, c.ecn.pmax, c.dcqcn.enabled ? "on" : "off", c.dcqcn.t_alpha * 1e6,
+              c.dcqcn.t_dec * 1e6, c.dcqcn.t_inc * 1e6, c.dcqcn.fast_recovery, c.dcqcn.ai * 1e-6, c.dcqcn.hai * 1e-6,
+              c.dcqcn.cnp_interval * 1e6, (unsigned long long)c.dcqcn.byte_counter);
+  std::printf(" %-6s %7s %11s %14s %13s %12s %12s %7s %11s %10s %11s %9s\n", "model", "senders", "bytes each",
+              c.scenario == models::RoceScenario::LONGFLOWS ? "window[ms]" : "completion[ms]",
+              c.scenario == models::RoceScenario::LONGFLOWS ? "flow[Gb/s]" : "goodput[Gb/s]", "peak q[KB]",
+              "mean q[KB]", "pauses", "paused[us]", "CNPs",
+              c.scenario == models::RoceScenario::VICTIM ? "victim[Gb/s]" : "", "cpu[ms]");
+}
+
+void print_row(const Row& row)
+{
+  const auto& c = row.config;
+  const auto& r = row.result;
+  const bool longflows = c.scenario == models::RoceScenario::LONGFLOWS;
+  const bool flow_model = row.model == "flow";
+  char victim[32] = "";
+  if (c.scenario == models::RoceScenario::VICTIM) std::snprintf(victim, sizeof victim, "%.3f", r.victim_bps * 1e-9);
+  std::printf(" %-6s %7d %11llu %14.4f %13.3f %12s %12s %7s %11s %10s %11s %9.2f\n", row.model.c_str(), c.senders,
+              (unsigned long long)c.size, (longflows ? c.duration - c.warmup : r.completion) * 1e3,
+              (longflows ? r.window_bps : r.goodput_bps) * 1e-9,
+              flow_model ? "-" : std::to_string(int(std::lround(r.peak_queue / 1e3))).c_str(),
+              flow_model ? "-" : std::to_string(int(std::lround(r.mean_queue / 1e3))).c_str(),
+              flow_model ? "-" : std::to_string(int(total_pause_frames(r))).c_str(),
+              flow_model ? "-" : std::to_string(int(std::lround(longest_pause(r) * 1e6))).c_str(),
+              flow_model ? "-" : std::to_string(int(std::lround(r.cnps))).c_str(), victim, row.cpu_s * 1e3);
+}
+
+/// The DCQCN fluid model's input for a longflows configuration (the same timers, RED and increase step).
+models::DcqcnFluidInput fluid_input(const models::RoceConfig& c)
+{
+  models::DcqcnFluidInput in;
+  in.flows = c.senders;
+  in.capacity = c.rate;
+  in.frame_bytes = c.frame_bytes;
+  // The fluid model's CNP window: the receiver's CNP interval where it has one, else the rate-decrease period
+  // (the Mellanox variant decreases at most once per period, on any CNP of the period).
+  in.tau = std::max(c.dcqcn.cnp_interval, c.dcqcn.t_dec);
+  in.tau_alpha = c.dcqcn.t_alpha;
+  in.timer = c.dcqcn.t_inc;
+  in.byte_counter = double(c.dcqcn.byte_counter);
+  in.fast_recovery = c.dcqcn.fast_recovery;
+  in.ai = c.dcqcn.ai;
+  in.kmin = double(c.ecn.kmin);
+  in.kmax = double(c.ecn.kmax);
+  in.pmax = c.ecn.pmax;
+  return in;
+}
+
+/// One row of roce_reference's output: its configuration and ns-3's figures (a LoadError names the field).
+struct ReferenceRow {
+  models::RoceConfig config;
+  double completion = -1, victim_completion = -1, window_bps = 0, mean_queue = 0, peak_queue = 0, pause_frames = 0,
+         paused = 0, cnps = 0, wall = 0;
+};
+
+bool flag_of(json_input::Object& o, const std::string& key)
+{
+  const json& v = o.get(key);
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer() && (v.get<long>() == 0 || v.get<long>() == 1)) return v.get<long>() == 1;
+  json_input::fail(o.file(), o.field(key), "true/false or 0/1", v.dump());
+}
+
+ReferenceRow reference_row(const json& j, const std::string& where)
+{
+  json_input::Object o(j, where, "");
+  ReferenceRow row;
+  auto scenario = models::parse_roce_scenario(o.str("scenario"));
+  if (!scenario.ok()) json_input::fail(where, "scenario", scenario.error().expected, scenario.error().got);
+  const double rate = o.number("rate_gbps", 1e-3, 1e4) * 1e9;
+  auto& c = row.config = models::roce_hpcc_defaults(rate);
+  c.scenario = scenario.value();
+  c.senders = int(o.integer("senders", 1, 1024));
+  c.local = int(o.integer("local", 0, 1024, 0));
+  c.size = uint64_t(o.integer("size", 1, long(1) << 40));
+  c.delay = o.number("delay_us", 0, 1e4) * 1e-6;
+  c.buffer = uint64_t(o.integer("buffer", 1, long(1) << 36));
+  c.dcqcn.enabled = flag_of(o, "dcqcn");
+  c.ecn.enabled = flag_of(o, "ecn");
+  c.pfc.enabled = flag_of(o, "pfc");
+  c.ecn.kmin = uint64_t(o.integer("kmin", 0, long(1) << 36));
+  c.ecn.kmax = uint64_t(o.integer("kmax", 0, long(1) << 36));
+  c.ecn.pmax = o.number("pmax", 0, 1);
+  c.dcqcn.t_alpha = o.number("t_alpha_us", 1e-3, 1e6) * 1e-6;
+  c.dcqcn.t_dec = o.number("t_dec_us", 1e-3, 1e6) * 1e-6;
+  c.dcqcn.t_inc = o.number("t_inc_us", 1e-3, 1e6) * 1e-6;
+  c.dcqcn.g = o.number("g", 1e-9, 1);
+  c.dcqcn.fast_recovery = int(o.integer("fast_recovery", 0, 1000));
+  c.dcqcn.ai = o.number("ai_mbps", 0, 1e7) * 1e6;
+  c.dcqcn.hai = o.number("hai_mbps", 0, 1e7) * 1e6;
+  c.dcqcn.min_rate = o.number("min_rate_gbps", 1e-6, 1e4) * 1e9;
+  c.dcqcn.cnp_interval = o.number("cnp_interval_us", 0, 1e6, 0) * 1e-6;
+  c.dcqcn.byte_counter = uint64_t(o.integer("byte_counter", 0, long(1) << 40, 0));
+  c.seed = uint64_t(o.integer("seed", 0, long(1) << 40, 1));
+  c.start_jitter = o.number("jitter_ns", 0, 1e9, 0) * 1e-9;
+  if (c.scenario == models::RoceScenario::CONVERGE) c.start2 = o.number("start2", 0, 10);
+  if (c.scenario == models::RoceScenario::LONGFLOWS) {
+    c.duration = o.number("duration", 1e-9, 10);
+    c.warmup = o.number("warmup", 0, 10);
+  }
+  if (auto st = models::check_roce(c); !st.ok())
+    json_input::fail(where, st.error().field, st.error().expected, st.error().got);
+  auto number_or = [&](const char* key, double def) {
+    if (!o.has(key) || o.get(key).is_null()) return def;
+    return o.number(key, 0, 1e18);
+  };
+  row.completion = number_or("completion_s", -1);
+  row.victim_completion = number_or("victim_completion_s", -1);
+  row.window_bps = number_or("window_rate_gbps", 0) * 1e9;
+  row.mean_queue = c.scenario == models::RoceScenario::LONGFLOWS ? number_or("window_queue_bytes", 0)
+                                                                 : number_or("mean_queue_bytes", 0);
+  row.peak_queue = number_or("peak_queue_bytes", 0);
+  row.cnps = number_or("cnps", 0);
+  row.wall = number_or("wall_s", 0);
+  if (o.has("pauses") && o.get("pauses").is_object())
+    for (const auto& [port, p] : o.get("pauses").items()) {
+      if (!p.is_object() || !p.contains("frames") || !p["frames"].is_number() || !p.contains("paused_s") ||
+          !p["paused_s"].is_number())
+        json_input::fail(where, "pauses." + port, "{\"frames\": n, \"paused_s\": s}", p.dump());
+      row.pause_frames += p["frames"].get<double>();
+      row.paused = std::max(row.paused, p["paused_s"].get<double>());
+    }
+  if (c.scenario != models::RoceScenario::LONGFLOWS && !(row.completion > 0))
+    json_input::fail(where, "completion_s", "a positive time (every flow finished in ns-3)",
+                     std::to_string(row.completion));
+  if (c.scenario == models::RoceScenario::VICTIM && !(row.victim_completion > 0))
+    json_input::fail(where, "victim_completion_s", "a positive time", std::to_string(row.victim_completion));
+  if (c.scenario == models::RoceScenario::LONGFLOWS && !(row.window_bps > 0))
+    json_input::fail(where, "window_rate_gbps", "a positive rate", std::to_string(row.window_bps));
+  return row;
+}
+
+/// The figure a scenario is judged on: incast and converge the last completion, victim the victim flow's completion
+/// (its rate behind the paused port), longflows the hot port's mean queue over the window (each flow's rate is C/N
+/// in both by construction).
+struct Judged {
+  const char* name;
+  double ns3, model;
+};
+
+Judged judged(const ReferenceRow& ref, const models::RoceResult& m)
+{
+  switch (ref.config.scenario) {
+  case models::RoceScenario::VICTIM:
+    return {"victim[ms]", ref.victim_completion * 1e3, m.victim_completion * 1e3};
+  case models::RoceScenario::LONGFLOWS:
+    return {"queue[KB]", ref.mean_queue / 1e3, m.mean_queue / 1e3};
+  default:
+    return {"completion[ms]", ref.completion * 1e3, m.completion * 1e3};
+  }
+}
+
+int run_reference(const std::string& path, bool as_json, double tolerance)
+{
+  std::ifstream in(path);
+  if (!in)
+    return report_error(
+        Error::at(path, "--reference", "a readable file of JSON rows (roce_reference's output)", "cannot open it"));
+  std::vector<std::pair<ReferenceRow, std::string>> rows;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return report_error(
+          Error::at(where, "", "one JSON object per line (roce_reference's output)", "\"" + line.substr(0, 60) + "\""));
+    try {
+      rows.emplace_back(reference_row(j, where), where);
+    } catch (const json_input::LoadError& e) {
+      return report_error(e.error);
+    }
+  }
+  if (rows.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
+  if (!as_json)
+    std::printf(" %-9s %5s %3s %9s %9s %6s | %-14s %10s %10s %7s | %9s %9s | %9s %9s | %7s %7s | %8s %8s\n", "scenario",
+                "N", "M", "bytes", "buffer", "dcqcn", "judged on", "ns-3", "model", "error", "ns-3 q", "model q",
+                "ns-3 PFC", "model PFC", "ns3 CNP", "mdl CNP", "ns-3 s", "model s");
+  int within = 0;
+  double wall = 0, cpu = 0;
+  for (const auto& [ref, where] : rows) {
+    auto m = run_model("roce", ref.config);
+    if (!m.ok()) {
+      Error e = m.error();
+      e.file = where;
+      return report_error(e);
+    }
+    const auto& r = m->result;
+    const Judged jd = judged(ref, r);
+    const double ns3_value = jd.ns3;
+    const double err = ns3_value > 0 ? jd.model / ns3_value - 1 : std::numeric_limits<double>::infinity();
+    const bool ok = std::abs(err) <= tolerance;
+    within += ok;
+    wall += ref.wall;
+    cpu += m->cpu_s;
+    const auto& c = ref.config;
+    if (as_json) {
+      json o = row_json(m.value());
+      o["judged_on"] = jd.name;
+      o["ns3_value"] = ns3_value;
+      o["model_value"] = jd.model;
+      o["error"] = err;
+      o["within_tolerance"] = ok;
+      o["ns3_mean_queue_bytes"] = ref.mean_queue;
+      o["ns3_peak_queue_bytes"] = ref.peak_queue;
+      o["ns3_pause_frames"] = ref.pause_frames;
+      o["ns3_longest_paused_s"] = ref.paused;
+      o["ns3_cnps"] = ref.cnps;
+      o["ns3_wall_s"] = ref.wall;
+      o["where"] = where;
+      std::printf("%s\n", o.dump().c_str());
+    } else {
+      std::printf(" %-9s %5d %3d %9llu %9llu %6s | %-14s %10.4g %10.4g %+6.1f%% | %9.0f %9.0f | %9.0f %9.0f | %7.0f "
+                  "%7.0f | %8.3f %8.4f%s\n",
+                  models::roce_scenario_name(c.scenario), c.senders, c.local, (unsigned long long)c.size,
+                  (unsigned long long)c.buffer, c.dcqcn.enabled ? "on" : "off", jd.name, ns3_value, jd.model, err * 100,
+                  ref.mean_queue / 1e3, r.mean_queue / 1e3, ref.pause_frames, total_pause_frames(r), ref.cnps, r.cnps,
+                  ref.wall, m->cpu_s, ok ? "" : "  MISS");
+    }
+  }
+  if (!as_json)
+    std::printf("%d of %zu rows within %.0f %% of ns-3 on the judged figure; ns-3 %.2f s of wall time, the model "
+                "%.4f s (%.0fx)\n",
+                within, rows.size(), tolerance * 100, wall, cpu, cpu > 0 ? wall / cpu : 0.0);
+  return within == int(rows.size()) ? exit_code::OK : exit_code::FAILED;
+}
+
+Result<bool> on_off(const frontend::ParsedArgs& a, const std::string& name, bool def)
+{
+  if (!a.has(name)) return def;
+  const std::string v = a.get(name, "");
+  if (v == "on") return true;
+  if (v == "off") return false;
+  return Error::at("", "--" + name, "on or off", "\"" + v + "\"");
+}
+
+int run_roce(const frontend::ParsedArgs& a)
+{
+  auto tolerance = a.get_number("tolerance", 0.10, 0, 10);
+  if (!tolerance.ok()) return report_error(tolerance.error());
+  if (a.has("tolerance") && !a.has("reference"))
+    return report_error(
+        Error::at("", "--tolerance", "--reference FILE with it (it bounds the comparison)", "no --reference"));
+  if (a.has("reference")) return run_reference(a.get("reference", ""), a.has("json"), tolerance.value());
+
+  auto scenario = models::parse_roce_scenario(a.get("scenario", "incast"));
+  if (!scenario.ok()) {
+    Error e = scenario.error();
+    e.field = "--scenario";
+    return report_error(e);
+  }
+  auto rate = a.get_number("rate", 100, 1e-3, 1e4);
+  if (!rate.ok()) return report_error(rate.error());
+  const std::string profile = a.get("profile", "hpcc");
+  if (profile != "hpcc" && profile != "paper")
+    return report_error(Error::at("", "--profile", "hpcc or paper", "\"" + profile + "\""));
+  models::RoceConfig c = models::roce_hpcc_defaults(rate.value() * 1e9);
+  if (profile == "paper") {
+    c.dcqcn = models::dcqcn_paper_profile();
+    c.ecn = models::ecn_paper_profile();
+  }
+  c.scenario = scenario.value();
+  if (c.scenario == models::RoceScenario::CONVERGE) c.senders = 2;
+
+  std::vector<int> senders;
+  {
+    const std::string text = a.get("senders", std::to_string(c.senders));
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      auto n = frontend::parse_integer(item, "--senders", 1, 1024);
+      if (!n.ok()) return report_error(n.error());
+      senders.push_back(int(n.value()));
+    }
+    if (senders.empty() || text.back() == ',')
+      return report_error(Error::at("", "--senders", "a comma-separated list of sender counts (1 to 1024)", text));
+  }
+  auto local = a.get_int("local", 0, 0, 1024);
+  auto size = a.get_size("size", c.size);
+  auto buffer = a.get_size("buffer", c.buffer);
+  auto delay = a.get_number("delay", 1, 0, 1e4);
+  auto kmin = a.get_size("kmin", c.ecn.kmin);
+  auto kmax = a.get_size("kmax", c.ecn.kmax);
+  auto pmax = a.get_number("pmax", c.ecn.pmax, 0, 1);
+  auto t_alpha = a.get_number("t-alpha", c.dcqcn.t_alpha * 1e6, 1e-3, 1e6);
+  auto t_dec = a.get_number("t-dec", c.dcqcn.t_dec * 1e6, 1e-3, 1e6);
+  auto t_inc = a.get_number("t-inc", c.dcqcn.t_inc * 1e6, 1e-3, 1e6);
+  auto g = a.get_number("g", c.dcqcn.g, 1e-9, 1);
+  auto fr = a.get_int("fast-recovery", c.dcqcn.fast_recovery, 0, 1000);
+  auto ai = a.get_number("ai", c.dcqcn.ai * 1e-6, 0, 1e7);
+  auto hai = a.get_number("hai", c.dcqcn.hai * 1e-6, 0, 1e7);
+  auto min_rate = a.get_number("min-rate", c.dcqcn.min_rate * 1e-9, 1e-6, 1e4);
+  auto cnp = a.get_number("cnp-interval", c.dcqcn.cnp_interval * 1e6, 0, 1e6);
+  auto bc = a.get_size("byte-counter", c.dcqcn.byte_counter);
+  auto start2 = a.get_number("start2", c.start2 * 1e6, 0, 1e7);
+  auto duration = a.get_number("duration", c.duration * 1e3, 1e-6, 1e4);
+  auto warmup = a.get_number("warmup", c.warmup * 1e3, 0, 1e4);
+  auto jitter = a.get_number("jitter", 0, 0, 1e9);
+  auto seed = a.get_int("seed", 1, 0, long(1) << 40);
+  auto step = a.get_number("step", 0, 0, 1e6);
+  auto stop = a.get_number("stop", c.stop, 1e-9, 100);
+  auto dcqcn = on_off(a, "dcqcn", true);
+  auto ecn = on_off(a, "ecn", true);
+  auto pfc = on_off(a, "pfc", true);
+  for (auto* r : {&local, &fr, &seed})
+    if (!r->ok()) return report_error(r->error());
+  for (auto* r : {&size, &buffer, &kmin, &kmax, &bc})
+    if (!r->ok()) return report_error(r->error());
+  for (auto* r : {&delay, &pmax, &t_alpha, &t_dec, &t_inc, &g, &ai, &hai, &min_rate, &cnp, &start2, &duration, &warmup,
+                  &jitter, &step, &stop})
+    if (!r->ok()) return report_error(r->error());
+  for (auto* r : {&dcqcn, &ecn, &pfc})
+    if (!r->ok()) return report_error(r->error());
+  c.local = int(local.value());
+  c.size = size.value();
+  c.buffer = buffer.value();
+  c.delay = delay.value() * 1e-6;
+  c.ecn.kmin = kmin.value();
+  c.ecn.kmax = kmax.value();
+  c.ecn.pmax = pmax.value();
+  c.ecn.enabled = ecn.value();
+  c.pfc.enabled = pfc.value();
+  c.dcqcn.enabled = dcqcn.value();
+  c.dcqcn.t_alpha = t_alpha.value() * 1e-6;
+  c.dcqcn.t_dec = t_dec.value() * 1e-6;
+  c.dcqcn.t_inc = t_inc.value() * 1e-6;
+  c.dcqcn.g = g.value();
+  c.dcqcn.fast_recovery = int(fr.value());
+  c.dcqcn.ai = ai.value() * 1e6;
+  c.dcqcn.hai = hai.value() * 1e6;
+  c.dcqcn.min_rate = min_rate.value() * 1e9;
+  c.dcqcn.cnp_interval = cnp.value() * 1e-6;
+  c.dcqcn.byte_counter = bc.value();
+  c.start2 = start2.value() * 1e-6;
+  c.duration = duration.value() * 1e-3;
+  c.warmup = warmup.value() * 1e-3;
+  c.start_jitter = jitter.value() * 1e-9;
+  c.seed = uint64_t(seed.value());
+  c.step = step.value() * 1e-9;
+  c.stop = stop.value();
+
+  std::vector<std::string> names;
+  {
+    const std::string list = a.get("network-model", "flow,roce");
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      auto m = models::network_model_for(item, "roce", "--network-model");
+      if (!m.ok()) return report_error(m.error());
+      names.push_back(item);
+    }
+    if (names.empty() || list.back() == ',')
+      return report_error(Error::at("", "--network-model", "a comma-separated list of network models", list));
+  }
+  const bool fixed_point = a.has("fixed-point");
+  if (fixed_point && c.scenario != models::RoceScenario::LONGFLOWS)
+    return report_error(Error::at("", "--fixed-point",
+                                  "--scenario longflows (the fluid model's fixed point is for "
+                                  "long-lived flows)",
+                                  std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
+  for (const int n : senders) { // refuse before printing anything
+    c.senders = n;
+    if (auto st = models::check_roce(c); !st.ok()) {
+      Error e = st.error();
+      std::replace(e.field.begin(), e.field.end(), '_', '-');
+      e.field = "--" + e.field;
+      return report_error(e);
+    }
+  }
+  const bool as_json = a.has("json");
+  if (!as_json) print_head(c);
+  for (const int n : senders) {
+    c.senders = n;
+    for (const auto& name : names) {
+      auto r = run_model(name, c);
+      if (!r.ok()) return report_error(r.error());
+      if (as_json)
+        std::printf("%s\n", row_json(r.value()).dump().c_str());
+      else
+        print_row(r.value());
+    }
+    if (fixed_point) {
+      auto fp = models::dcqcn_fixed_point(fluid_input(c));
+      if (!fp.ok()) return report_error(fp.error());
+      if (as_json)
+        std::printf("%s\n", json{{"model", "dcqcn-fluid-fixed-point"},
+                                 {"senders", n},
+                                 {"p", fp->p},
+                                 {"rate_gbps", fp->rate * 1e-9},
+                                 {"target_gbps", fp->target * 1e-9},
+                                 {"alpha", fp->alpha},
+                                 {"queue_bytes", fp->queue},
+                                 {"on_red_slope", fp->on_slope}}
+                                .dump()
+                                .c_str());
+      else
+        std::printf(" %-6s %7d %11s %14s %13.3f %12s %12.0f   (p* %.3g, alpha* %.3g, R_T* %.3f Gb/s%s)\n", "fluid", n,
+                    "-", "-", fp->rate * 1e-9, "-", fp->queue / 1e3, fp->p, fp->alpha, fp->target * 1e-9,
+                    fp->on_slope ? "" : "; p* above Pmax: off RED's slope");
+    }
+  }
+  if (std::fflush(stdout) != 0) return report_io_error(Error::msg("standard output: write failed"));
+  return exit_code::OK;
+}
+
+} // namespace
+
+Command roce_command()
+{
+  frontend::CommandSpec s;
+  s.name = "roce";
+  s.summary = "RoCE congestion: PFC, ECN and DCQCN on incast, victim, converging and long-lived flows";
+  s.usage = "[--scenario incast|victim|converge|longflows] [--senders N,...] [--size BYTES] [--rate GBPS] "
+            "[--buffer BYTES] [--profile hpcc|paper] [--dcqcn on|off] [--pfc on|off] [--ecn on|off] [DCQCN and "
+            "ECN options] [--fixed-point] [--network-model flow,roce] [--json] | --reference FILE";
+  s.options = {
+      {"scenario", 0, true, "NAME",
+       "incast (h0..h{N-1} -> s0 -> r), victim (a0..a{N-1} and v on s1, r and w on s2: every a -> r, v -> w), "
+       "converge (two flows, the second starting --start2 later), longflows (N endless flows, averaged over a "
+       "window); default incast"},
+      {"senders", 'n', true, "N,...", "senders (default 8; converge: 2); a list runs each"},
+      {"local", 0, true, "M", "victim: senders on s2 beside r, also sending to r (default 0)"},
+      {"size", 's', true, "BYTES", "payload bytes per flow (default 1000000)"},
+      {"rate", 0, true, "GBPS", "every link's rate in Gb/s (default 100)"},
+      {"delay", 0, true, "US", "every link's propagation delay in microseconds (default 1)"},
+      {"buffer", 'b', true, "BYTES", "each switch's shared buffer (default HPCC's 16 MB per 50 Gb/s: 32 MB at 100G)"},
+      {"profile", 0, true, "NAME",
+       "hpcc (default: the HPCC repository's DCQCN and ECN settings at this rate) or paper (the DCQCN paper's)"},
+      {"dcqcn", 0, true, "on|off", "DCQCN at the senders (default on); off: line rate, PFC alone"},
+      {"ecn", 0, true, "on|off", "ECN marking at switch egress (default on)"},
+      {"pfc", 0, true, "on|off", "PFC (default on); off: drops end the run with an error (no loss recovery)"},
+      {"kmin", 0, true, "BYTES", "RED's Kmin (hpcc: 100 KB per 25 Gb/s; paper: 5 KB)"},
+      {"kmax", 0, true, "BYTES", "RED's Kmax (hpcc: 400 KB per 25 Gb/s; paper: 200 KB)"},
+      {"pmax", 0, true, "P", "marking probability at Kmax (hpcc 0.2; paper 0.01)"},
+      {"t-alpha", 0, true, "US", "DCQCN's alpha update period (hpcc 1; paper 55)"},
+      {"t-dec", 0, true, "US", "DCQCN's rate-decrease period (hpcc 4; paper 50)"},
+      {"t-inc", 0, true, "US", "DCQCN's rate-increase timer (hpcc 300; paper 55)"},
+      {"g", 0, true, "G", "alpha's gain (1/256)"},
+      {"fast-recovery", 0, true, "F", "fast-recovery steps (hpcc 1; paper 5)"},
+      {"ai", 0, true, "MBPS", "additive increase (hpcc 5 per 25 Gb/s; paper 40)"},
+      {"hai", 0, true, "MBPS", "hyper increase (hpcc 50 per 25 Gb/s; paper 400)"},
+      {"min-rate", 0, true, "GBPS", "DCQCN's minimum rate (1)"},
+      {"cnp-interval", 0, true, "US", "at most one CNP per flow per interval (hpcc 0: one per marked frame; paper 50)"},
+      {"byte-counter", 0, true, "BYTES", "the DCQCN paper's byte counter (hpcc 0: off; paper 10 MB)"},
+      {"start2", 0, true, "US", "converge: the second flow's start (default 500)"},
+      {"duration", 0, true, "MS", "longflows: simulated time (default 50)"},
+      {"warmup", 0, true, "MS", "longflows: the window starts here (default 20)"},
+      {"jitter", 0, true, "NS", "each flow starts at an offset drawn from [0, NS) (default 0)"},
+      {"seed", 0, true, "N", "the seed of the start offsets and of ECN's marking draws (default 1)"},
+      {"step", 0, true, "NS", "the model's time step (default 0: one data frame's time on a link)"},
+      {"stop", 0, true, "S", "an unfinished run past this simulated time is an error (default 1)"},
+      {"fixed-point", 0, false, "", "longflows: print the DCQCN fluid model's fixed point (queue, p) beside each run"},
+      {"network-model", 'm', true, "NAME,...",
+       "network models, side by side (default flow,roce; known: " + models::network_model_names() + ")"},
+      {"reference", 0, true, "FILE",
+       "compare the roce model with the ns-3 rows in FILE (validation/ns3/roce_reference's output), each on its "
+       "judged figure, with queues, pauses, CNPs and the speed ratio; exits 1 when one is off by more than "
+       "--tolerance (the other options do not apply)"},
+      {"tolerance", 0, true, "FRACTION", "with --reference: the relative error a row may have (default 0.10)"},
+      {"json", 0, false, "", "one JSON object per row"},
+  };
+  s.details = "The flow model shares links max-min: no queue, no pause, no CNP. The roce model steps a fluid model\n"
+              "of the fabric at one frame time: switch buffers with the HPCC switch MMU's PFC accounting, RED/ECN at\n"
+              "egress, DCQCN at every sender (docs/network-models.md). A rate above the line's payload rate, a flow\n"
+              "that moved nothing, or a drop (the model has no loss recovery) is an error.";
+  return {s, &run_roce};
+}
+
+} // namespace tp::cli

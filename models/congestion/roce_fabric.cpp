@@ -1,0 +1,860 @@
+// RoCE congestion at flow level: a fluid model of PFC, ECN and DCQCN stepped at one frame time (see roce_fabric.hpp).
+#include "models/congestion/roce_fabric.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <random>
+
+namespace tp::models {
+
+DcqcnParams dcqcn_hpcc_profile(double bps)
+{
+  DcqcnParams d;
+  d.ai = 5e6 * bps / 25e9;
+  d.hai = 50e6 * bps / 25e9;
+  return d;
+}
+
+DcqcnParams dcqcn_paper_profile()
+{
+  DcqcnParams d;
+  d.t_alpha = 55e-6;
+  d.t_dec = 50e-6;
+  d.t_inc = 55e-6;
+  d.fast_recovery = 5;
+  d.ai = 40e6;
+  d.hai = 400e6;
+  d.cnp_interval = 50e-6;
+  d.byte_counter = 10000000;
+  return d;
+}
+
+EcnParams ecn_hpcc_profile(double bps)
+{
+  EcnParams e;
+  e.kmin = uint64_t(std::llround(100000 * bps / 25e9));
+  e.kmax = uint64_t(std::llround(400000 * bps / 25e9));
+  e.pmax = 0.2;
+  return e;
+}
+
+EcnParams ecn_paper_profile()
+{
+  EcnParams e;
+  e.kmin = 5000;
+  e.kmax = 200000;
+  e.pmax = 0.01;
+  return e;
+}
+
+RoceConfig roce_hpcc_defaults(double bps)
+{
+  RoceConfig c;
+  c.rate = bps;
+  c.dcqcn = dcqcn_hpcc_profile(bps);
+  c.ecn = ecn_hpcc_profile(bps);
+  c.buffer = uint64_t(std::llround(16e6 * bps / 50e9));
+  return c;
+}
+
+const char* roce_scenario_name(RoceScenario s)
+{
+  switch (s) {
+  case RoceScenario::INCAST:
+    return "incast";
+  case RoceScenario::VICTIM:
+    return "victim";
+  case RoceScenario::CONVERGE:
+    return "converge";
+  case RoceScenario::LONGFLOWS:
+    return "longflows";
+  }
+  return "?";
+}
+
+Result<RoceScenario> parse_roce_scenario(const std::string& name)
+{
+  for (auto s : {RoceScenario::INCAST, RoceScenario::VICTIM, RoceScenario::CONVERGE, RoceScenario::LONGFLOWS})
+    if (name == roce_scenario_name(s)) return s;
+  return Error::at("", "scenario", "one of incast, victim, converge, longflows", "\"" + name + "\"");
+}
+
+Status check_roce(const RoceConfig& c)
+{
+  auto bad = [](const std::string& field, const std::string& expected, double got) -> Status {
+    return Error::at("", field, expected, std::to_string(got));
+  };
+  const bool finite = std::isfinite(c.rate) && std::isfinite(c.delay) && std::isfinite(c.start2) &&
+                      std::isfinite(c.duration) && std::isfinite(c.warmup) && std::isfinite(c.start_jitter) &&
+                      std::isfinite(c.step) && std::isfinite(c.stop);
+  if (!finite) return Error::at("", "config", "finite numbers", "a NaN or infinity");
+  const int max_senders = c.scenario == RoceScenario::CONVERGE ? 2 : 1024;
+  if (c.scenario == RoceScenario::CONVERGE && c.senders != 2)
+    return bad("senders", "2 (the converge scenario has two flows)", c.senders);
+  if (c.senders < 1 || c.senders > max_senders) return bad("senders", "1..1024", c.senders);
+  if (c.local < 0 || c.local > 1024 || (c.local > 0 && c.scenario != RoceScenario::VICTIM))
+    return bad("local", "0..1024, and 0 outside the victim scenario", c.local);
+  if (c.size < 1 || c.size > (uint64_t(1) << 40)) return bad("size", "1 byte .. 1 TiB", double(c.size));
+  if (!(c.rate >= 1e6 && c.rate <= 1e13)) return bad("rate", "1 Mb/s .. 10 Tb/s", c.rate);
+  if (!(c.delay >= 0 && c.delay <= 1e-2)) return bad("delay", "0 .. 10 ms", c.delay);
+  if (c.payload_bytes < 1 || c.frame_bytes <= c.payload_bytes || c.frame_bytes > 65536)
+    return bad("frame_bytes", "more than payload_bytes, at most 65536", c.frame_bytes);
+  if (c.control_bytes < 1 || c.control_bytes > 65536) return bad("control_bytes", "1..65536", c.control_bytes);
+  if (c.buffer < uint64_t(c.frame_bytes) * 2 || c.buffer > (uint64_t(1) << 36))
+    return bad("buffer", "two frames .. 64 GiB", double(c.buffer));
+  const auto& d = c.dcqcn;
+  if (!(d.t_alpha > 0 && d.t_alpha <= 1)) return bad("t_alpha", "0 < t <= 1 s", d.t_alpha);
+  if (!(d.t_dec > 0 && d.t_dec <= 1)) return bad("t_dec", "0 < t <= 1 s", d.t_dec);
+  if (!(d.t_inc > 0 && d.t_inc <= 1)) return bad("t_inc", "0 < t <= 1 s", d.t_inc);
+  if (!(d.g > 0 && d.g <= 1)) return bad("g", "0 < g <= 1", d.g);
+  if (d.fast_recovery < 0 || d.fast_recovery > 1000) return bad("fast_recovery", "0..1000", d.fast_recovery);
+  if (!(d.ai >= 0 && d.ai <= c.rate)) return bad("ai", "0 .. the line rate (bits/s)", d.ai);
+  if (!(d.hai >= 0 && d.hai <= c.rate)) return bad("hai", "0 .. the line rate (bits/s)", d.hai);
+  if (!(d.min_rate > 0 && d.min_rate <= c.rate)) return bad("min_rate", "0 < rate <= the line rate", d.min_rate);
+  if (!(d.rate_on_first_cnp > 0 && d.rate_on_first_cnp <= 1))
+    return bad("rate_on_first_cnp", "0 < f <= 1", d.rate_on_first_cnp);
+  if (!(d.cnp_interval >= 0 && d.cnp_interval <= 1)) return bad("cnp_interval", "0 .. 1 s", d.cnp_interval);
+  if (!std::isfinite(d.t_alpha + d.t_dec + d.t_inc + d.g + d.ai + d.hai + d.min_rate + d.cnp_interval))
+    return Error::at("", "dcqcn", "finite numbers", "a NaN or infinity");
+  const auto& e = c.ecn;
+  if (e.kmax < e.kmin) return bad("kmax", "at least kmin", double(e.kmax));
+  if (!(e.pmax >= 0 && e.pmax <= 1)) return bad("pmax", "0..1", e.pmax);
+  if (c.pfc.threshold_shift < 0 || c.pfc.threshold_shift > 16)
+    return bad("threshold_shift", "0..16", c.pfc.threshold_shift);
+  if (!(c.pfc.headroom_bdps >= 0 && c.pfc.headroom_bdps <= 1000))
+    return bad("headroom_bdps", "0..1000", c.pfc.headroom_bdps);
+  if (c.scenario == RoceScenario::CONVERGE && !(c.start2 >= 0 && c.start2 <= 10))
+    return bad("start2", "0..10 s", c.start2);
+  if (c.scenario == RoceScenario::LONGFLOWS) {
+    if (!(c.duration > 0 && c.duration <= 10)) return bad("duration", "0 < d <= 10 s", c.duration);
+    if (!(c.warmup >= 0 && c.warmup < c.duration)) return bad("warmup", "0 <= w < duration", c.warmup);
+  }
+  if (!(c.start_jitter >= 0 && c.start_jitter <= 1)) return bad("jitter", "0 .. 1 s", c.start_jitter);
+  const double frame_time = c.frame_bytes * 8.0 / c.rate;
+  if (!(c.step >= 0 && c.step <= 1e-3)) return bad("step", "0 (one frame time) .. 1 ms", c.step);
+  if (c.step > 0 && c.step < frame_time / 100) return bad("step", "at least 1/100 of a frame time", c.step);
+  if (!(c.stop > 0 && c.stop <= 100)) return bad("stop", "0 < stop <= 100 s", c.stop);
+  const double step = c.step > 0 ? c.step : frame_time;
+  const double horizon = c.scenario == RoceScenario::LONGFLOWS ? c.duration : c.stop;
+  if (horizon / step > 2e9) return bad("stop", "at most 2e9 steps of the model", horizon / step);
+  return {};
+}
+
+namespace {
+
+constexpr double EPS = 1e-9; // bytes: fluid below this is nothing
+
+struct Node {
+  std::string name;
+  bool is_switch = false;
+};
+
+struct Port {
+  int from = 0, to = 0;
+  double delay = 0; ///< s
+  int slots = 1;    ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
+  // Egress FIFO (switch ports): fluid backlog per flow crossing this port
+  std::vector<int> flows;      ///< flows crossing this port
+  std::vector<double> backlog; ///< bytes per entry of `flows`
+  std::vector<int> hop_of;     ///< the index of this port in each flow's path
+  double queue = 0;            ///< bytes
+  bool paused = false;         ///< a PAUSE from `to` is in force
+  uint64_t pause_frames = 0;
+  double paused_time = 0;
+  std::vector<std::vector<std::pair<int, double>>> line; ///< delay line: (flow, bytes) per slot
+  // Ingress accounting at `to` (a switch) for what came through this port (HPCC switch-mmu.cc)
+  double ingress_bytes = 0, hdrm_bytes = 0;
+  bool pause_sent = false;
+};
+
+struct Switch {
+  double shared_used = 0;
+  double total_headroom = 0, total_reserve = 0;
+};
+
+struct Flow {
+  int src = 0, dst = 0;
+  std::vector<int> path; ///< ports, from the sender's NIC to the receiver's link
+  double start = 0;
+  double to_send = 0;   ///< wire bytes not yet sent (infinite for LONGFLOWS)
+  double delivered = 0; ///< wire bytes at the receiver
+  double wire_total = 0;
+  double completion = -1;
+  double window_bytes = 0;
+  // DCQCN reaction point
+  double rc = 0, rt = 0, alpha = 1;
+  bool alpha_cnp = false, dec_cnp = false, first_cnp = true;
+  int stage = 0, bc_stage = 0;
+  double bc_bytes = 0;
+  double next_alpha = -1, next_dec = -1, next_inc = -1;
+  // notification point
+  double last_cnp = -1e9;
+  double feedback_delay = 0;       ///< receiver -> sender, s (the CNP's path)
+  std::vector<double> to_receiver; ///< per hop: s from leaving that port's queue to reaching the receiver
+};
+
+enum class EvKind : uint8_t { MARK_AT_RECEIVER, CNP_AT_SENDER, PAUSE_AT_PORT, RESUME_AT_PORT };
+
+struct Event {
+  double t;
+  uint64_t seq;
+  EvKind kind;
+  int who; ///< flow or port
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+class Fabric {
+public:
+  explicit Fabric(const RoceConfig& c) : c_(c), rng_(c.seed)
+  {
+    frame_time_ = c.frame_bytes * 8.0 / c.rate;
+    dt_ = c.step > 0 ? c.step : frame_time_;
+    line_bytes_per_step_ = c.rate / 8 * dt_;
+    build();
+  }
+
+  Result<RoceResult> run();
+
+private:
+  int add_node(const std::string& name, bool sw)
+  {
+    nodes_.push_back({name, sw});
+    return int(nodes_.size()) - 1;
+  }
+  void link(int a, int b)
+  {
+    for (int k = 0; k < 2; ++k) {
+      Port p;
+      p.from = k == 0 ? a : b;
+      p.to = k == 0 ? b : a;
+      p.delay = c_.delay;
+      p.slots = std::max(1, int(std::lround((c_.delay + frame_time_) / dt_)));
+      p.line.resize(size_t(p.slots));
+      ports_.push_back(std::move(p));
+    }
+  }
+  int port_between(int a, int b) const
+  {
+    for (size_t i = 0; i < ports_.size(); ++i)
+      if (ports_[i].from == a && ports_[i].to == b) return int(i);
+    return -1;
+  }
+  void add_flow(int src, int dst, const std::vector<int>& hops, double start, bool endless)
+  {
+    Flow f;
+    f.src = src;
+    f.dst = dst;
+    for (size_t i = 0; i + 1 < hops.size(); ++i)
+      f.path.push_back(port_between(hops[i], hops[i + 1]));
+    f.start = start;
+    f.wire_total = double(c_.size) / c_.payload_bytes * c_.frame_bytes;
+    f.to_send = endless ? std::numeric_limits<double>::infinity() : f.wire_total;
+    f.rc = f.rt = c_.rate;
+    const double ctl_time = c_.control_bytes * 8.0 / c_.rate;
+    f.feedback_delay = double(f.path.size()) * (c_.delay + ctl_time);
+    f.to_receiver.assign(f.path.size(), 0);
+    double after = 0;
+    for (size_t h = f.path.size(); h-- > 0;) {
+      after += c_.delay + frame_time_;
+      f.to_receiver[h] = after;
+    }
+    flows_.push_back(std::move(f));
+  }
+
+  void build();
+  double threshold(const Switch& s) const
+  {
+    return std::max(0.0, (double(c_.buffer) - s.total_headroom - s.total_reserve - s.shared_used) /
+                             double(1u << c_.pfc.threshold_shift));
+  }
+  double shared_of(const Port& in) const { return std::max(0.0, in.ingress_bytes - double(c_.pfc.reserve)); }
+  bool admit(Port& in, double s);
+  void release(Port& in, double s);
+  void maybe_pause(int in_port, double now);
+  void maybe_resume(int in_port, double now);
+  void push_event(double t, EvKind k, int who) { events_.push(Event{t, seq_++, k, who}); }
+  void on_cnp(Flow& f, double now);
+  void run_timers(Flow& f, double until);
+  void increase(Flow& f);
+  double mark_probability(double q) const
+  {
+    if (!c_.ecn.enabled || q <= double(c_.ecn.kmin)) return 0;
+    if (q > double(c_.ecn.kmax)) return 1;
+    return c_.ecn.pmax * (q - double(c_.ecn.kmin)) / double(c_.ecn.kmax - c_.ecn.kmin);
+  }
+  double uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
+
+  const RoceConfig& c_;
+  std::mt19937_64 rng_;
+  double frame_time_ = 0, dt_ = 0, line_bytes_per_step_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<Port> ports_;
+  std::map<int, Switch> switches_;
+  std::vector<Flow> flows_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  int hot_port_ = -1, victim_ = -1;
+  double marked_ = 0, cnps_ = 0, drops_ = 0;
+};
+
+void Fabric::build()
+{
+  const bool endless = c_.scenario == RoceScenario::LONGFLOWS;
+  std::vector<double> offsets;
+  auto start_of = [&](size_t i) {
+    while (offsets.size() <= i)
+      offsets.push_back(c_.start_jitter > 0 ? uniform() * c_.start_jitter : 0.0);
+    return offsets[i];
+  };
+  if (c_.scenario == RoceScenario::VICTIM) {
+    const int s1 = add_node("s1", true), s2 = add_node("s2", true);
+    link(s1, s2);
+    const int r = add_node("r", false), w = add_node("w", false), v = add_node("v", false);
+    link(s2, r);
+    link(s2, w);
+    link(v, s1);
+    std::vector<int> a, l;
+    for (int i = 0; i < c_.senders; ++i) {
+      a.push_back(add_node("a" + std::to_string(i), false));
+      link(a.back(), s1);
+    }
+    for (int i = 0; i < c_.local; ++i) {
+      l.push_back(add_node("l" + std::to_string(i), false));
+      link(l.back(), s2);
+    }
+    size_t k = 0;
+    for (int h : a)
+      add_flow(h, r, {h, s1, s2, r}, start_of(k++), false);
+    for (int h : l)
+      add_flow(h, r, {h, s2, r}, start_of(k++), false);
+    victim_ = int(flows_.size());
+    add_flow(v, w, {v, s1, s2, w}, start_of(k++), false);
+    hot_port_ = port_between(s2, r);
+  } else {
+    const int s0 = add_node("s0", true), r = add_node("r", false);
+    link(s0, r);
+    for (int i = 0; i < c_.senders; ++i) {
+      const int h = add_node("h" + std::to_string(i), false);
+      link(h, s0);
+      double start = start_of(size_t(i));
+      if (c_.scenario == RoceScenario::CONVERGE && i == 1) start += c_.start2;
+      add_flow(h, r, {h, s0, r}, start, endless);
+    }
+    hot_port_ = port_between(s0, r);
+  }
+  // Switch accounting: headroom per ingress port (three one-way BDPs), a reserve per port.
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    if (nodes_[n].is_switch) switches_[int(n)] = Switch{};
+  const double headroom = c_.pfc.headroom_bdps * c_.rate / 8 * c_.delay;
+  for (auto& p : ports_)
+    if (nodes_[size_t(p.to)].is_switch) {
+      auto& s = switches_[p.to];
+      s.total_headroom += headroom;
+      s.total_reserve += double(c_.pfc.reserve);
+    }
+  for (size_t f = 0; f < flows_.size(); ++f)
+    for (size_t h = 0; h < flows_[f].path.size(); ++h) {
+      auto& p = ports_[size_t(flows_[f].path[h])];
+      p.flows.push_back(int(f));
+      p.backlog.push_back(0);
+      p.hop_of.push_back(int(h));
+    }
+}
+
+bool Fabric::admit(Port& in, double s)
+{
+  auto& sw = switches_[in.to];
+  const double headroom = c_.pfc.headroom_bdps * c_.rate / 8 * c_.delay;
+  const double thr = threshold(sw);
+  if (c_.pfc.enabled) {
+    if (s + in.hdrm_bytes > headroom + EPS && s + shared_of(in) > thr + EPS) return false;
+  } else if (sw.shared_used + s > double(c_.buffer) - sw.total_headroom - sw.total_reserve + EPS &&
+             in.ingress_bytes + s > double(c_.pfc.reserve)) {
+    return false; // no PFC: drop-tail on the shared buffer
+  }
+  const double reserve = double(c_.pfc.reserve);
+  const double now_bytes = in.ingress_bytes + s;
+  if (now_bytes <= reserve) {
+    in.ingress_bytes += s;
+  } else if (c_.pfc.enabled && now_bytes - reserve > thr) {
+    // The part that still fits under the threshold goes to the shared pool, the rest to headroom (the switch admits
+    // packets whole; a fluid chunk is split where the packet boundary would fall on average).
+    const double fits = std::max(0.0, thr - shared_of(in));
+    const double to_shared = std::min(s, fits);
+    in.ingress_bytes += to_shared;
+    sw.shared_used += to_shared;
+    in.hdrm_bytes += s - to_shared;
+  } else {
+    in.ingress_bytes += s;
+    sw.shared_used += std::min(s, now_bytes - reserve);
+  }
+  return true;
+}
+
+void Fabric::release(Port& in, double s)
+{
+  auto& sw = switches_[in.to];
+  const double from_hdrm = std::min(in.hdrm_bytes, s);
+  const double from_shared = std::min(s - from_hdrm, shared_of(in));
+  in.hdrm_bytes -= from_hdrm;
+  in.ingress_bytes = std::max(0.0, in.ingress_bytes - (s - from_hdrm));
+  sw.shared_used = std::max(0.0, sw.shared_used - from_shared);
+  if (in.hdrm_bytes < EPS) in.hdrm_bytes = 0;
+}
+
+void Fabric::maybe_pause(int in_port, double now)
+{
+  if (!c_.pfc.enabled) return;
+  auto& in = ports_[size_t(in_port)];
+  if (in.pause_sent) return;
+  if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[in.to]) - EPS) {
+    in.pause_sent = true;
+    push_event(now + c_.delay + c_.control_bytes * 8.0 / c_.rate, EvKind::PAUSE_AT_PORT, in_port);
+  }
+}
+
+void Fabric::maybe_resume(int in_port, double now)
+{
+  auto& in = ports_[size_t(in_port)];
+  if (!in.pause_sent || in.hdrm_bytes > EPS) return;
+  const double shared = shared_of(in);
+  if (shared < EPS || shared + double(c_.pfc.resume_offset) <= threshold(switches_[in.to]) + EPS) {
+    in.pause_sent = false;
+    push_event(now + c_.delay + c_.control_bytes * 8.0 / c_.rate, EvKind::RESUME_AT_PORT, in_port);
+  }
+}
+
+void Fabric::on_cnp(Flow& f, double now)
+{
+  f.alpha_cnp = f.dec_cnp = true;
+  if (!f.first_cnp) return;
+  f.alpha = 1;
+  f.alpha_cnp = false;
+  f.next_alpha = now + c_.dcqcn.t_alpha;
+  f.next_dec = now + c_.dcqcn.t_dec + 1e-9; // after the alpha update of the same instant (HPCC rdma-hw.cc)
+  f.rt = f.rc = c_.dcqcn.rate_on_first_cnp * f.rc;
+  f.first_cnp = false;
+}
+
+void Fabric::increase(Flow& f)
+{
+  const auto& d = c_.dcqcn;
+  const int F = d.fast_recovery;
+  bool fast, hyper;
+  if (d.byte_counter > 0) { // the DCQCN paper: both counters decide
+    fast = std::max(f.stage, f.bc_stage) < F;
+    hyper = std::min(f.stage, f.bc_stage) > F;
+  } else { // the Mellanox variant: the timer's stage alone
+    fast = f.stage < F;
+    hyper = f.stage > F;
+  }
+  if (!fast) f.rt = std::min(c_.rate, f.rt + (hyper ? d.hai : d.ai));
+  f.rc = (f.rc + f.rt) / 2;
+}
+
+void Fabric::run_timers(Flow& f, double until)
+{
+  const auto& d = c_.dcqcn;
+  for (;;) {
+    double t = std::numeric_limits<double>::infinity();
+    int which = -1;
+    if (f.next_alpha >= 0 && f.next_alpha < t) t = f.next_alpha, which = 0;
+    if (f.next_dec >= 0 && f.next_dec < t) t = f.next_dec, which = 1;
+    if (f.next_inc >= 0 && f.next_inc < t) t = f.next_inc, which = 2;
+    if (which < 0 || t > until) return;
+    if (which == 0) {
+      f.alpha = (1 - d.g) * f.alpha + (f.alpha_cnp ? d.g : 0);
+      f.alpha_cnp = false;
+      f.next_alpha = t + d.t_alpha;
+    } else if (which == 1) {
+      f.next_dec = t + d.t_dec;
+      if (f.dec_cnp) {
+        if (f.stage != 0) f.rt = f.rc; // ClampTargetRate off: keep the target on a decrease right after one
+        f.rc = std::max(d.min_rate, f.rc * (1 - f.alpha / 2));
+        f.stage = 0;
+        f.bc_stage = 0;
+        f.bc_bytes = 0;
+        f.dec_cnp = false;
+        f.next_inc = t + d.t_inc;
+      }
+    } else {
+      f.next_inc = t + d.t_inc;
+      increase(f);
+      ++f.stage;
+    }
+  }
+}
+
+Result<RoceResult> Fabric::run()
+{
+  const bool endless = c_.scenario == RoceScenario::LONGFLOWS;
+  const double horizon = endless ? c_.duration : c_.stop;
+  const uint64_t max_steps = uint64_t(std::ceil(horizon / dt_)) + 1;
+  RoceResult out;
+  out.hot_port =
+      nodes_[size_t(ports_[size_t(hot_port_)].from)].name + "->" + nodes_[size_t(ports_[size_t(hot_port_)].to)].name;
+  double queue_integral = 0, window_queue_integral = 0;
+  size_t finished = 0;
+  uint64_t step = 0;
+  std::vector<double> host_offer(flows_.size(), 0);
+  for (; step < max_steps; ++step) {
+    const double t0 = double(step) * dt_, t1 = t0 + dt_;
+    const size_t slot = size_t(step);
+    // 1. Feedback that arrives during this step: marks at receivers (CNPs), CNPs at senders, PAUSE/RESUME at ports.
+    while (!events_.empty() && events_.top().t < t1) {
+      const Event e = events_.top();
+      events_.pop();
+      if (e.kind == EvKind::MARK_AT_RECEIVER) {
+        auto& f = flows_[size_t(e.who)];
+        if (c_.dcqcn.cnp_interval <= 0 || e.t - f.last_cnp >= c_.dcqcn.cnp_interval - 1e-12) {
+          f.last_cnp = e.t;
+          if (c_.dcqcn.cnp_interval > 0) cnps_ += 1;
+          push_event(e.t + f.feedback_delay, EvKind::CNP_AT_SENDER, e.who);
+        }
+      } else if (e.kind == EvKind::CNP_AT_SENDER) {
+        auto& f = flows_[size_t(e.who)];
+        run_timers(f, e.t);
+        if (c_.dcqcn.enabled && f.completion < 0) on_cnp(f, e.t);
+      } else if (e.kind == EvKind::PAUSE_AT_PORT) {
+        auto& p = ports_[size_t(e.who)];
+        p.paused = true;
+        ++p.pause_frames;
+      } else {
+        ports_[size_t(e.who)].paused = false;
+      }
+    }
+    for (auto& f : flows_)
+      if (c_.dcqcn.enabled && f.completion < 0) run_timers(f, t1);
+    // 2. Arrivals from every link's delay line: into the next switch's egress queue, or at the receiver.
+    for (size_t pi = 0; pi < ports_.size(); ++pi) {
+      auto& p = ports_[pi];
+      auto& arriving = p.line[slot % size_t(p.slots)];
+      if (arriving.empty()) continue;
+      const bool to_switch = nodes_[size_t(p.to)].is_switch;
+      for (auto [fi, bytes] : arriving) {
+        auto& f = flows_[size_t(fi)];
+        if (!to_switch) {
+          const double before = f.delivered;
+          f.delivered += bytes;
+          if (endless && t1 > c_.warmup) f.window_bytes += bytes * std::min(1.0, (t1 - c_.warmup) / dt_);
+          if (!endless && f.completion < 0 && f.delivered >= f.wire_total * (1 - 1e-12) - 1e-3) {
+            const double need = f.wire_total - before;
+            f.completion = t0 + dt_ * std::clamp(need / bytes, 0.0, 1.0);
+            ++finished;
+          }
+          continue;
+        }
+        if (!admit(p, bytes)) {
+          drops_ += bytes;
+          continue;
+        }
+        // the flow's next hop
+        int hop = -1;
+        for (size_t h = 0; h < f.path.size(); ++h)
+          if (f.path[h] == int(pi)) hop = int(h);
+        auto& out_port = ports_[size_t(f.path[size_t(hop) + 1])];
+        for (size_t k = 0; k < out_port.flows.size(); ++k)
+          if (out_port.flows[k] == fi) {
+            out_port.backlog[k] += bytes;
+            break;
+          }
+        out_port.queue += bytes;
+      }
+      arriving.clear();
+      if (to_switch) maybe_pause(int(pi), t0);
+    }
+    // 3. Senders: each started flow offers its DCQCN rate; the NIC shares its line among them (max-min).
+    for (size_t pi = 0; pi < ports_.size(); ++pi) {
+      auto& p = ports_[pi];
+      if (nodes_[size_t(p.from)].is_switch) continue;
+      if (p.paused) continue;
+      double want_total = 0;
+      int active = 0;
+      for (size_t k = 0; k < p.flows.size(); ++k) {
+        auto& f = flows_[size_t(p.flows[k])];
+        if (p.hop_of[k] != 0 || f.to_send <= EPS || t1 <= f.start) {
+          host_offer[size_t(p.flows[k])] = 0;
+          continue;
+        }
+        const double live = std::min(1.0, (t1 - f.start) / dt_);
+        const double rate = c_.dcqcn.enabled ? f.rc : c_.rate;
+        const double want = std::min(f.to_send, rate / 8 * dt_ * live);
+        host_offer[size_t(p.flows[k])] = want;
+        want_total += want;
+        ++active;
+      }
+      if (active == 0) continue;
+      const double scale = want_total > line_bytes_per_step_ ? line_bytes_per_step_ / want_total : 1.0;
+      auto& line = p.line[slot % size_t(p.slots)];
+      for (size_t k = 0; k < p.flows.size(); ++k) {
+        const int fi = p.flows[k];
+        const double send = host_offer[size_t(fi)] * scale;
+        if (send <= 0) continue;
+        auto& f = flows_[size_t(fi)];
+        f.to_send -= send;
+        if (f.to_send < 1e-6) f.to_send = 0;
+        line.emplace_back(fi, send);
+        if (c_.dcqcn.byte_counter > 0 && !f.first_cnp) {
+          f.bc_bytes += send;
+          while (f.bc_bytes >= double(c_.dcqcn.byte_counter)) {
+            f.bc_bytes -= double(c_.dcqcn.byte_counter);
+            increase(f);
+            ++f.bc_stage;
+          }
+        }
+      }
+    }
+    // 4. Switch egress ports serve their FIFO at line rate unless paused; ECN marks at dequeue.
+    for (size_t pi = 0; pi < ports_.size(); ++pi) {
+      auto& p = ports_[pi];
+      if (!nodes_[size_t(p.from)].is_switch) continue;
+      if (p.paused) p.paused_time += dt_;
+      if (p.paused || p.queue <= EPS) continue;
+      const double served = std::min(p.queue, line_bytes_per_step_);
+      const double share = served / p.queue;
+      const double q_after = p.queue - served;
+      const double mark_p = mark_probability(q_after);
+      auto& line = p.line[slot % size_t(p.slots)];
+      for (size_t k = 0; k < p.flows.size(); ++k) {
+        const double y = p.backlog[k] * share;
+        if (y <= 0) continue;
+        p.backlog[k] -= y;
+        const int fi = p.flows[k];
+        auto& f = flows_[size_t(fi)];
+        line.emplace_back(fi, y);
+        auto& in = ports_[size_t(f.path[size_t(p.hop_of[k]) - 1])];
+        release(in, y);
+        maybe_resume(f.path[size_t(p.hop_of[k]) - 1], t0);
+        if (mark_p > 0) {
+          const double frames = y / c_.frame_bytes;
+          marked_ += frames * mark_p;
+          if (c_.dcqcn.cnp_interval <= 0) cnps_ += frames * mark_p;
+          if (uniform() < 1 - std::pow(1 - mark_p, frames))
+            push_event(t0 + f.to_receiver[size_t(p.hop_of[k])], EvKind::MARK_AT_RECEIVER, fi);
+        }
+      }
+      p.queue = q_after < EPS ? 0 : q_after;
+    }
+    for (auto& p : ports_)
+      if (!nodes_[size_t(p.from)].is_switch && p.paused) p.paused_time += dt_;
+    const auto& hot = ports_[size_t(hot_port_)];
+    out.peak_queue = std::max(out.peak_queue, hot.queue);
+    queue_integral += hot.queue * dt_;
+    if (endless && t1 > c_.warmup) window_queue_integral += hot.queue * std::min(dt_, t1 - c_.warmup);
+    if (drops_ > 0) {
+      return Error::at("", c_.pfc.enabled ? "buffer" : "pfc",
+                       "a lossless run (the model has no loss recovery: RoCE's go-back-N is not modelled)",
+                       "a switch dropped " + std::to_string(drops_) + " bytes by " + std::to_string(t1) + " s");
+    }
+    if (!endless && finished == flows_.size()) {
+      ++step;
+      break;
+    }
+  }
+  out.steps = step;
+  if (!endless && finished < flows_.size())
+    return Error::at("", "stop", "every flow finished within " + std::to_string(c_.stop) + " s of simulated time",
+                     std::to_string(flows_.size() - finished) + " of " + std::to_string(flows_.size()) +
+                         " flows unfinished");
+  const double ratio = double(c_.payload_bytes) / c_.frame_bytes;
+  double first = std::numeric_limits<double>::infinity(), last = 0, window_sum = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const auto& f = flows_[i];
+    RoceFlowResult fr;
+    fr.src = nodes_[size_t(f.src)].name;
+    fr.dst = nodes_[size_t(f.dst)].name;
+    fr.bytes = endless ? uint64_t(f.delivered * ratio) : c_.size;
+    fr.start = f.start;
+    fr.final_rate = c_.dcqcn.enabled ? f.rc : c_.rate;
+    if (!endless) {
+      fr.completion = f.completion;
+      fr.mean_bps = double(c_.size) * 8 / std::max(1e-12, f.completion - f.start);
+      first = std::min(first, f.completion);
+      last = std::max(last, f.completion);
+    } else {
+      fr.window_bps = f.window_bytes * ratio * 8 / (c_.duration - c_.warmup);
+      window_sum += fr.window_bps;
+    }
+    out.flows.push_back(fr);
+  }
+  if (!endless) {
+    out.completion = last;
+    out.first = first;
+    out.goodput_bps = double(c_.size) * double(flows_.size()) * 8 / last;
+    out.mean_queue = queue_integral / last;
+  } else {
+    out.completion = c_.duration;
+    out.first = c_.duration;
+    out.window_bps = window_sum / double(flows_.size());
+    out.mean_queue = window_queue_integral / (c_.duration - c_.warmup);
+  }
+  if (victim_ >= 0) {
+    out.victim_completion = out.flows[size_t(victim_)].completion;
+    out.victim_bps = out.flows[size_t(victim_)].mean_bps;
+  }
+  out.marked = marked_;
+  out.cnps = cnps_;
+  out.drops = drops_;
+  for (const auto& p : ports_)
+    if (p.pause_frames > 0)
+      out.pauses.push_back(
+          {nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name, p.pause_frames, p.paused_time});
+  return out;
+}
+
+} // namespace
+
+Result<RoceResult> simulate_roce(const RoceConfig& c)
+{
+  if (auto s = check_roce(c); !s) return s.error();
+  Fabric fabric(c);
+  return fabric.run();
+}
+
+Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::string& model)
+{
+  const double payload_line = c.rate * c.payload_bytes / c.frame_bytes;
+  auto wrong = [&](const std::string& what) -> Status {
+    return Error::at("", model, "a result that can be right", what);
+  };
+  if (!(std::isfinite(r.completion) && r.completion > 0)) return wrong("completion " + std::to_string(r.completion));
+  for (const auto& f : r.flows) {
+    const double rate = c.scenario == RoceScenario::LONGFLOWS ? f.window_bps : f.mean_bps;
+    if (!(std::isfinite(rate) && rate > 0))
+      return wrong("flow " + f.src + "->" + f.dst + " moved nothing (rate " + std::to_string(rate) + ")");
+    if (rate > payload_line * (1 + 1e-6))
+      return wrong("flow " + f.src + "->" + f.dst + " at " + std::to_string(rate / 1e9) +
+                   " Gb/s, above the line's payload rate " + std::to_string(payload_line / 1e9));
+  }
+  if (c.scenario != RoceScenario::LONGFLOWS && c.scenario != RoceScenario::VICTIM &&
+      r.goodput_bps > payload_line * (1 + 1e-6))
+    return wrong("goodput " + std::to_string(r.goodput_bps / 1e9) + " Gb/s above the hot port's payload rate");
+  if (!(std::isfinite(r.mean_queue) && r.mean_queue >= 0 && r.peak_queue >= r.mean_queue - 1e-6))
+    return wrong("queue figures (mean " + std::to_string(r.mean_queue) + ", peak " + std::to_string(r.peak_queue) +
+                 ")");
+  return {};
+}
+
+RoceResult max_min_roce(const RoceConfig& c)
+{
+  // Progressive max-min filling over the same flows: each flow's route is its set of links; flows start and end.
+  struct F {
+    std::vector<int> links;
+    double start, left, done = -1;
+    std::string src, dst;
+  };
+  std::vector<F> flows;
+  RoceResult r;
+  r.hot_port = c.scenario == RoceScenario::VICTIM ? "s2->r" : "s0->r";
+  const double payload_line = c.rate * c.payload_bytes / c.frame_bytes / 8; // payload bytes/s
+  const double path_delay_per_hop = c.delay + c.frame_bytes * 8.0 / c.rate;
+  std::vector<int> hops;
+  if (c.scenario == RoceScenario::VICTIM) {
+    // links: 0 = s1->s2, 1 = s2->r, 2 = s2->w; each sender's own link never binds (one flow per NIC)
+    for (int i = 0; i < c.senders; ++i)
+      flows.push_back({{0, 1}, 0, double(c.size), -1, "a" + std::to_string(i), "r"});
+    for (int i = 0; i < c.local; ++i)
+      flows.push_back({{1}, 0, double(c.size), -1, "l" + std::to_string(i), "r"});
+    flows.push_back({{0, 2}, 0, double(c.size), -1, "v", "w"});
+    for (int i = 0; i < c.senders; ++i)
+      hops.push_back(3);
+    for (int i = 0; i < c.local; ++i)
+      hops.push_back(2);
+    hops.push_back(3);
+  } else {
+    for (int i = 0; i < c.senders; ++i) {
+      const double start = (c.scenario == RoceScenario::CONVERGE && i == 1) ? c.start2 : 0.0;
+      flows.push_back({{0}, start, double(c.size), -1, "h" + std::to_string(i), "r"});
+      hops.push_back(2);
+    }
+  }
+  if (c.scenario == RoceScenario::LONGFLOWS) { // each flow its 1/N of the port, no queue
+    r.completion = r.first = c.duration;
+    r.window_bps = payload_line * 8 / c.senders;
+    for (const auto& f : flows)
+      r.flows.push_back({f.src, f.dst, 0, 0, -1, 0, r.window_bps, r.window_bps});
+    return r;
+  }
+  const int n_links = 3;
+  double now = 0;
+  for (int guard = 0; guard < 100000; ++guard) {
+    std::vector<int> active;
+    for (size_t i = 0; i < flows.size(); ++i)
+      if (flows[i].done < 0 && flows[i].start <= now + 1e-15) active.push_back(int(i));
+    double next_start = std::numeric_limits<double>::infinity();
+    for (const auto& f : flows)
+      if (f.done < 0 && f.start > now + 1e-15) next_start = std::min(next_start, f.start);
+    if (active.empty()) {
+      if (!std::isfinite(next_start)) break;
+      now = next_start;
+      continue;
+    }
+    // water-filling
+    std::vector<double> rate(flows.size(), 0), cap(size_t(n_links), payload_line);
+    std::vector<bool> frozen(flows.size(), false);
+    size_t left = active.size();
+    while (left > 0) {
+      double inc = std::numeric_limits<double>::infinity();
+      for (int l = 0; l < n_links; ++l) {
+        int users = 0;
+        for (int i : active)
+          if (!frozen[size_t(i)] && std::count(flows[size_t(i)].links.begin(), flows[size_t(i)].links.end(), l))
+            ++users;
+        if (users > 0) inc = std::min(inc, cap[size_t(l)] / users);
+      }
+      for (int i : active)
+        if (!frozen[size_t(i)]) inc = std::min(inc, payload_line - rate[size_t(i)]);
+      for (int i : active)
+        if (!frozen[size_t(i)]) rate[size_t(i)] += inc;
+      for (int l = 0; l < n_links; ++l) {
+        int users = 0;
+        for (int i : active)
+          if (!frozen[size_t(i)] && std::count(flows[size_t(i)].links.begin(), flows[size_t(i)].links.end(), l))
+            ++users;
+        cap[size_t(l)] -= inc * users;
+      }
+      for (int i : active) {
+        if (frozen[size_t(i)]) continue;
+        bool tight = rate[size_t(i)] >= payload_line * (1 - 1e-12);
+        for (int l : flows[size_t(i)].links)
+          if (cap[size_t(l)] <= payload_line * 1e-12) tight = true;
+        if (tight) frozen[size_t(i)] = true, --left;
+      }
+    }
+    double dt = next_start - now;
+    for (int i : active)
+      dt = std::min(dt, flows[size_t(i)].left / rate[size_t(i)]);
+    for (int i : active) {
+      auto& f = flows[size_t(i)];
+      f.left -= rate[size_t(i)] * dt;
+      if (f.left <= 1e-6 * double(c.size)) f.done = now + dt;
+    }
+    now += dt;
+  }
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    RoceFlowResult fr;
+    fr.src = flows[i].src;
+    fr.dst = flows[i].dst;
+    fr.bytes = c.size;
+    fr.start = flows[i].start;
+    fr.completion = flows[i].done + hops[i] * path_delay_per_hop;
+    fr.mean_bps = double(c.size) * 8 / (fr.completion - fr.start);
+    first = std::min(first, fr.completion);
+    last = std::max(last, fr.completion);
+    r.flows.push_back(fr);
+  }
+  r.completion = last;
+  r.first = first;
+  r.goodput_bps = double(c.size) * double(flows.size()) * 8 / last;
+  if (c.scenario == RoceScenario::VICTIM) {
+    r.victim_completion = r.flows.back().completion;
+    r.victim_bps = r.flows.back().mean_bps;
+  }
+  return r;
+}
+
+} // namespace tp::models

@@ -1,0 +1,148 @@
+// RoCE congestion at flow level (issue 19): PFC, ECN and DCQCN on a small switched fabric, as a fluid model stepped
+// at one frame time. Every flow is a fluid rate; every switch egress port is a FIFO of fluid (each flow served in
+// proportion to its backlog); every link is a delay line. The switches account their shared buffer per ingress port
+// the way the HPCC ns-3 repository's switch MMU does (a reserve per port, a dynamic PFC threshold of 1/8 of the
+// free buffer, headroom of three one-way link BDPs), send PAUSE and RESUME upstream with the link's delay, and mark
+// ECN at dequeue with RED's Kmin/Kmax/Pmax on the instantaneous queue. Each sender runs DCQCN's reaction point (the
+// Mellanox variant of that repository: alpha, rate-decrease and rate-increase timers, fast recovery, additive and
+// hyper increase, a minimum rate; optionally the DCQCN paper's byte counter), each receiver its notification point.
+//
+// Checked against the DCQCN fluid model's fixed point (dcqcn_fluid.hpp) and against a packet-level ns-3 program on
+// the same topologies (validation/ns3/roce_reference.cc); docs/network-models.md has the tables. Pure computation:
+// no SimGrid; a run costs O(steps x (ports + flows)).
+#pragma once
+
+#include "core/common/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tp::models {
+
+/// DCQCN's reaction point (sender) and notification point (receiver). Rates are bits/s; times are seconds.
+struct DcqcnParams {
+  bool enabled = true;
+  double t_alpha = 1e-6;        ///< alpha update period
+  double t_dec = 4e-6;          ///< rate-decrease check period (decreases at most once per period)
+  double t_inc = 300e-6;        ///< rate-increase timer
+  double g = 1.0 / 256;         ///< alpha's gain
+  int fast_recovery = 1;        ///< F: increase events of fast recovery before additive increase
+  double ai = 20e6;             ///< additive increase, bits/s
+  double hai = 200e6;           ///< hyper increase, bits/s
+  double min_rate = 1e9;        ///< bits/s
+  double rate_on_first_cnp = 1; ///< fraction of the rate kept on the first CNP
+  double cnp_interval = 0;      ///< the receiver sends at most one CNP per flow per interval; 0: one per marked packet
+  uint64_t byte_counter = 0;    ///< the DCQCN paper's byte counter (an increase event every B bytes); 0: off
+};
+
+/// The HPCC repository's "dcqcn" settings (run.py) at a line rate of `bps`: timers 1/4/300 us, g = 1/256, F = 1,
+/// AI 5 Mb/s and HAI 50 Mb/s per 25 Gb/s of line rate, minimum 1 Gb/s.
+DcqcnParams dcqcn_hpcc_profile(double bps);
+/// The DCQCN paper's settings (Zhu et al., SIGCOMM 2015, as HPCC's "dcqcn_paper" and the fluid model of Zhu et al.,
+/// CoNEXT 2016): timers 55/50/55 us, a 50 us CNP interval, F = 5, byte counter 10 MB, AI 40 Mb/s, HAI 400 Mb/s.
+DcqcnParams dcqcn_paper_profile();
+
+struct EcnParams {
+  bool enabled = true;
+  uint64_t kmin = 400000; ///< bytes in the egress queue below which nothing is marked
+  uint64_t kmax = 1600000;
+  double pmax = 0.2; ///< marking probability at kmax (1 above it)
+};
+/// HPCC run.py's marking at `bps`: Kmin 100 KB and Kmax 400 KB per 25 Gb/s, Pmax 0.2.
+EcnParams ecn_hpcc_profile(double bps);
+/// The DCQCN paper's: Kmin 5 KB, Kmax 200 KB, Pmax 1 %.
+EcnParams ecn_paper_profile();
+
+struct PfcParams {
+  bool enabled = true;
+  uint64_t reserve = 4096;       ///< bytes per ingress port outside the shared pool (HPCC switch-mmu.cc)
+  uint64_t resume_offset = 3072; ///< RESUME when the port's shared use is this far below the threshold
+  int threshold_shift = 3;       ///< dynamic threshold: free shared buffer >> shift (alpha = 1/8, HPCC third.cc)
+  double headroom_bdps = 3;      ///< headroom per port in one-way link BDPs (HPCC third.cc)
+};
+
+/// The topologies the model and the ns-3 reference share (node names as in their output).
+enum class RoceScenario {
+  INCAST,   ///< h0..h{N-1} -> s0 -> r, `size` bytes each
+  VICTIM,   ///< a0..a{N-1}, v on s1; r, w, l0..l{M-1} on s2; every a and l -> r, v -> w across s1->s2
+  CONVERGE, ///< h0, h1 -> s0 -> r; flow 1 starts at `start2`
+  LONGFLOWS ///< as INCAST, flows never end; rates and queue averaged over [warmup, duration]
+};
+const char* roce_scenario_name(RoceScenario s);
+Result<RoceScenario> parse_roce_scenario(const std::string& name);
+
+struct RoceConfig {
+  RoceScenario scenario = RoceScenario::INCAST;
+  int senders = 8;
+  int local = 0;              ///< VICTIM: senders on s2 beside r
+  uint64_t size = 1000000;    ///< payload bytes per flow
+  double rate = 100e9;        ///< bits/s of every link
+  double delay = 1e-6;        ///< one-way propagation delay of every link, s
+  uint64_t buffer = 32000000; ///< each switch's shared buffer, bytes (HPCC: 16 MB per 50 Gb/s)
+  int payload_bytes = 1000;   ///< per data frame
+  int frame_bytes = 1062;     ///< on the wire: payload + Eth 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+  int control_bytes = 64;     ///< a CNP or a PAUSE frame
+  DcqcnParams dcqcn;
+  EcnParams ecn;
+  PfcParams pfc;
+  double start2 = 500e-6;  ///< CONVERGE
+  double duration = 0.05;  ///< LONGFLOWS
+  double warmup = 0.02;    ///< LONGFLOWS
+  double start_jitter = 0; ///< each flow starts at an offset uniform in [0, jitter) s
+  uint64_t seed = 1;       ///< start offsets and ECN marking draws
+  double step = 0;         ///< s; 0: one data frame's time on a link
+  double stop = 1.0;       ///< s of simulated time after which an unfinished run is an error
+};
+
+/// The defaults above with the HPCC profile at `bps` (DCQCN, ECN) and its buffer (16 MB per 50 Gb/s).
+RoceConfig roce_hpcc_defaults(double bps);
+
+struct RoceFlowResult {
+  std::string src, dst;
+  uint64_t bytes = 0;
+  double start = 0;
+  double completion = -1; ///< s; < 0: did not finish (LONGFLOWS)
+  double mean_bps = 0;    ///< payload bits over (completion - start)
+  double window_bps = 0;  ///< LONGFLOWS: payload bits per second over the window
+  double final_rate = 0;  ///< DCQCN's current rate at the end, bits/s
+};
+
+struct RocePortPause {
+  std::string port; ///< "<node>-><node>": the egress port that was paused
+  uint64_t frames = 0;
+  double paused = 0; ///< s
+};
+
+struct RoceResult {
+  double completion = 0; ///< s, the last flow's (not LONGFLOWS)
+  double first = 0;
+  double goodput_bps = 0; ///< payload bits of every flow over the completion time
+  std::vector<RoceFlowResult> flows;
+  std::string hot_port;
+  double peak_queue = 0; ///< bytes in the hot port's egress queue at its fullest
+  double mean_queue = 0; ///< time average over the run (LONGFLOWS: over the window)
+  double marked = 0;     ///< data frames marked CE (expected count)
+  double cnps = 0;
+  double drops = 0; ///< bytes a switch refused (never with PFC and a sane buffer)
+  std::vector<RocePortPause> pauses;
+  double victim_completion = -1, victim_bps = 0; ///< VICTIM: v -> w
+  double window_bps = 0;                         ///< LONGFLOWS: mean per-flow payload rate over the window
+  uint64_t steps = 0;
+};
+
+/// Every field in its range; the error names the field.
+Status check_roce(const RoceConfig& c);
+
+/// Checks the configuration and runs the model. A run that drops bytes (PFC off, or a buffer too small for the
+/// headroom), or does not finish by `stop`, is an error: the model has no loss recovery (RoCE's go-back-N).
+Result<RoceResult> simulate_roce(const RoceConfig& c);
+
+/// A result that cannot be right (a rate above the line's payload rate, a flow that moved nothing, not a finite
+/// time) is an error naming `model`.
+Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::string& model);
+
+/// Max-min's answer on the same flows (the `flow` model): no queue, no pause; for side-by-side tables.
+RoceResult max_min_roce(const RoceConfig& c);
+
+} // namespace tp::models
