@@ -3,6 +3,7 @@
 // side; with --fixed-point, the DCQCN fluid model's fixed point beside the longflows run; with --reference, the roce
 // model against the packet-level ns-3 rows of validation/ns3/roce_reference (docs/network-models.md).
 #include "apps/commands.hpp"
+#include "core/common/median.hpp"
 #include "models/congestion/dcqcn_fluid.hpp"
 #include "models/congestion/roce_fabric.hpp"
 #include "models/json_reader.hpp"
@@ -286,13 +287,35 @@ Judged judged(const ReferenceRow& ref, const models::RoceResult& m)
   }
 }
 
-int run_reference(const std::string& path, bool as_json, double tolerance)
+/// Two rows of the same point: every setting but the seed equal.
+bool same_point(const models::RoceConfig& a, const models::RoceConfig& b)
+{
+  const auto &d = a.dcqcn, &e = b.dcqcn;
+  return a.scenario == b.scenario && a.senders == b.senders && a.local == b.local && a.size == b.size &&
+         a.rate == b.rate && a.delay == b.delay && a.buffer == b.buffer && a.ecn.enabled == b.ecn.enabled &&
+         a.ecn.kmin == b.ecn.kmin && a.ecn.kmax == b.ecn.kmax && a.ecn.pmax == b.ecn.pmax &&
+         a.pfc.enabled == b.pfc.enabled && d.enabled == e.enabled && d.t_alpha == e.t_alpha && d.t_dec == e.t_dec &&
+         d.t_inc == e.t_inc && d.g == e.g && d.fast_recovery == e.fast_recovery && d.ai == e.ai && d.hai == e.hai &&
+         d.min_rate == e.min_rate && d.cnp_interval == e.cnp_interval && d.byte_counter == e.byte_counter &&
+         a.start2 == b.start2 && a.duration == b.duration && a.warmup == b.warmup && a.start_jitter == b.start_jitter;
+}
+
+/// One point of the reference file: ns-3's runs of it (one per seed) and where its first row is.
+struct ReferencePoint {
+  std::vector<ReferenceRow> runs;
+  std::string where;
+};
+
+/// --reference FILE: the rows of roce_reference grouped by point (their seeds: ECN's marking draws), the roce model
+/// run on the same seeds, and the medians compared on the scenario's judged figure, with queues, pauses and CNPs
+/// side by side. `step` (s, 0: the model's default) overrides the model's time step.
+int run_reference(const std::string& path, bool as_json, double tolerance, double step)
 {
   std::ifstream in(path);
   if (!in)
     return report_error(
         Error::at(path, "--reference", "a readable file of JSON rows (roce_reference's output)", "cannot open it"));
-  std::vector<std::pair<ReferenceRow, std::string>> rows;
+  std::vector<ReferencePoint> points;
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
@@ -303,64 +326,106 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
     if (j.is_discarded() || !j.is_object())
       return report_error(
           Error::at(where, "", "one JSON object per line (roce_reference's output)", "\"" + line.substr(0, 60) + "\""));
+    ReferenceRow row;
     try {
-      rows.emplace_back(reference_row(j, where), where);
+      row = reference_row(j, where);
     } catch (const json_input::LoadError& e) {
       return report_error(e.error);
     }
+    row.config.step = step;
+    auto it = std::find_if(points.begin(), points.end(),
+                           [&](const ReferencePoint& p) { return same_point(p.runs[0].config, row.config); });
+    if (it == points.end()) {
+      points.push_back({{}, where});
+      it = points.end() - 1;
+    }
+    for (const auto& r : it->runs)
+      if (r.config.seed == row.config.seed)
+        return report_error(Error::at(where, "seed", "one row per seed of a point",
+                                      std::to_string(row.config.seed) + " again (first at " + it->where + ")"));
+    it->runs.push_back(row);
   }
-  if (rows.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
+  if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
   if (!as_json)
-    std::printf(" %-9s %5s %3s %9s %9s %6s | %-14s %10s %10s %7s | %9s %9s | %9s %9s | %7s %7s | %8s %8s\n", "scenario",
-                "N", "M", "bytes", "buffer", "dcqcn", "judged on", "ns-3", "model", "error", "ns-3 q", "model q",
-                "ns-3 PFC", "model PFC", "ns3 CNP", "mdl CNP", "ns-3 s", "model s");
+    std::printf(" %-9s %4s %2s %9s %9s %5s %5s | %-14s %9s %9s %7s | %8s %8s | %8s %8s | %7s %7s | %8s %8s\n",
+                "scenario", "N", "M", "bytes", "buffer", "dcqcn", "seeds", "judged on", "ns-3", "model", "error",
+                "ns-3 q", "model q", "ns-3 PFC", "mdl PFC", "ns3 CNP", "mdl CNP", "ns-3 s", "model s");
   int within = 0;
   double wall = 0, cpu = 0;
-  for (const auto& [ref, where] : rows) {
-    auto m = run_model("roce", ref.config);
-    if (!m.ok()) {
-      Error e = m.error();
-      e.file = where;
-      return report_error(e);
+  for (const auto& point : points) {
+    std::vector<double> ns3_v, model_v, ns3_q, model_q, ns3_pfc, model_pfc, ns3_cnp, model_cnp, model_steps;
+    double point_wall = 0, point_cpu = 0;
+    const char* judged_name = "";
+    for (const auto& ref : point.runs) {
+      auto m = run_model("roce", ref.config);
+      if (!m.ok()) {
+        Error e = m.error();
+        e.file = point.where;
+        return report_error(e);
+      }
+      const Judged jd = judged(ref, m->result);
+      judged_name = jd.name;
+      ns3_v.push_back(jd.ns3);
+      model_v.push_back(jd.model);
+      ns3_q.push_back(ref.mean_queue);
+      model_q.push_back(m->result.mean_queue);
+      ns3_pfc.push_back(ref.pause_frames);
+      model_pfc.push_back(total_pause_frames(m->result));
+      ns3_cnp.push_back(ref.cnps);
+      model_cnp.push_back(m->result.cnps);
+      model_steps.push_back(double(m->result.steps));
+      point_wall += ref.wall;
+      point_cpu += m->cpu_s;
     }
-    const auto& r = m->result;
-    const Judged jd = judged(ref, r);
-    const double ns3_value = jd.ns3;
-    const double err = ns3_value > 0 ? jd.model / ns3_value - 1 : std::numeric_limits<double>::infinity();
+    const double ns3 = tp::median(ns3_v), model = tp::median(model_v);
+    const double err = ns3 > 0 ? model / ns3 - 1 : std::numeric_limits<double>::infinity();
     const bool ok = std::abs(err) <= tolerance;
     within += ok;
-    wall += ref.wall;
-    cpu += m->cpu_s;
-    const auto& c = ref.config;
+    wall += point_wall;
+    cpu += point_cpu;
+    const auto& c = point.runs[0].config;
     if (as_json) {
-      json o = row_json(m.value());
-      o["judged_on"] = jd.name;
-      o["ns3_value"] = ns3_value;
-      o["model_value"] = jd.model;
-      o["error"] = err;
-      o["within_tolerance"] = ok;
-      o["ns3_mean_queue_bytes"] = ref.mean_queue;
-      o["ns3_peak_queue_bytes"] = ref.peak_queue;
-      o["ns3_pause_frames"] = ref.pause_frames;
-      o["ns3_longest_paused_s"] = ref.paused;
-      o["ns3_cnps"] = ref.cnps;
-      o["ns3_wall_s"] = ref.wall;
-      o["where"] = where;
+      json o = {{"scenario", models::roce_scenario_name(c.scenario)},
+                {"senders", c.senders},
+                {"local", c.local},
+                {"size", c.size},
+                {"buffer", c.buffer},
+                {"rate_gbps", c.rate * 1e-9},
+                {"dcqcn", c.dcqcn.enabled},
+                {"seeds", point.runs.size()},
+                {"judged_on", judged_name},
+                {"ns3", ns3_v},
+                {"model", model_v},
+                {"ns3_median", ns3},
+                {"model_median", model},
+                {"error", err},
+                {"within_tolerance", ok},
+                {"ns3_mean_queue_bytes", tp::median(ns3_q)},
+                {"model_mean_queue_bytes", tp::median(model_q)},
+                {"ns3_pause_frames", tp::median(ns3_pfc)},
+                {"model_pause_frames", tp::median(model_pfc)},
+                {"ns3_cnps", tp::median(ns3_cnp)},
+                {"model_cnps", tp::median(model_cnp)},
+                {"model_steps", tp::median(model_steps)},
+                {"ns3_wall_s", point_wall},
+                {"model_cpu_s", point_cpu},
+                {"where", point.where}};
       std::printf("%s\n", o.dump().c_str());
     } else {
-      std::printf(" %-9s %5d %3d %9llu %9llu %6s | %-14s %10.4g %10.4g %+6.1f%% | %9.0f %9.0f | %9.0f %9.0f | %7.0f "
+      std::printf(" %-9s %4d %2d %9llu %9llu %5s %5zu | %-14s %9.4g %9.4g %+6.1f%% | %8.0f %8.0f | %8.0f %8.0f | %7.0f "
                   "%7.0f | %8.3f %8.4f%s\n",
                   models::roce_scenario_name(c.scenario), c.senders, c.local, (unsigned long long)c.size,
-                  (unsigned long long)c.buffer, c.dcqcn.enabled ? "on" : "off", jd.name, ns3_value, jd.model, err * 100,
-                  ref.mean_queue / 1e3, r.mean_queue / 1e3, ref.pause_frames, total_pause_frames(r), ref.cnps, r.cnps,
-                  ref.wall, m->cpu_s, ok ? "" : "  MISS");
+                  (unsigned long long)c.buffer, c.dcqcn.enabled ? "on" : "off", point.runs.size(), judged_name, ns3,
+                  model, err * 100, tp::median(ns3_q) / 1e3, tp::median(model_q) / 1e3, tp::median(ns3_pfc),
+                  tp::median(model_pfc), tp::median(ns3_cnp), tp::median(model_cnp), point_wall, point_cpu,
+                  ok ? "" : "  MISS");
     }
   }
   if (!as_json)
-    std::printf("%d of %zu rows within %.0f %% of ns-3 on the judged figure; ns-3 %.2f s of wall time, the model "
+    std::printf("%d of %zu medians within %.0f %% of ns-3's on the judged figure; ns-3 %.2f s of wall time, the model "
                 "%.4f s (%.0fx)\n",
-                within, rows.size(), tolerance * 100, wall, cpu, cpu > 0 ? wall / cpu : 0.0);
-  return within == int(rows.size()) ? exit_code::OK : exit_code::FAILED;
+                within, points.size(), tolerance * 100, wall, cpu, cpu > 0 ? wall / cpu : 0.0);
+  return within == int(points.size()) ? exit_code::OK : exit_code::FAILED;
 }
 
 Result<bool> on_off(const frontend::ParsedArgs& a, const std::string& name, bool def)
@@ -379,7 +444,11 @@ int run_roce(const frontend::ParsedArgs& a)
   if (a.has("tolerance") && !a.has("reference"))
     return report_error(
         Error::at("", "--tolerance", "--reference FILE with it (it bounds the comparison)", "no --reference"));
-  if (a.has("reference")) return run_reference(a.get("reference", ""), a.has("json"), tolerance.value());
+  if (a.has("reference")) {
+    auto ref_step = a.get_number("step", 0, 0, 1e6);
+    if (!ref_step.ok()) return report_error(ref_step.error());
+    return run_reference(a.get("reference", ""), a.has("json"), tolerance.value(), ref_step.value() * 1e-9);
+  }
 
   auto scenario = models::parse_roce_scenario(a.get("scenario", "incast"));
   if (!scenario.ok()) {
@@ -525,6 +594,7 @@ int run_roce(const frontend::ParsedArgs& a)
                                  {"senders", n},
                                  {"p", fp->p},
                                  {"rate_gbps", fp->rate * 1e-9},
+                                 {"payload_rate_gbps", fp->rate * c.payload_bytes / c.frame_bytes * 1e-9},
                                  {"target_gbps", fp->target * 1e-9},
                                  {"alpha", fp->alpha},
                                  {"queue_bytes", fp->queue},
@@ -533,8 +603,8 @@ int run_roce(const frontend::ParsedArgs& a)
                                 .c_str());
       else
         std::printf(" %-6s %7d %11s %14s %13.3f %12s %12.0f   (p* %.3g, alpha* %.3g, R_T* %.3f Gb/s%s)\n", "fluid", n,
-                    "-", "-", fp->rate * 1e-9, "-", fp->queue / 1e3, fp->p, fp->alpha, fp->target * 1e-9,
-                    fp->on_slope ? "" : "; p* above Pmax: off RED's slope");
+                    "-", "-", fp->rate * c.payload_bytes / c.frame_bytes * 1e-9, "-", fp->queue / 1e3, fp->p, fp->alpha,
+                    fp->target * 1e-9, fp->on_slope ? "" : "; p* above Pmax: off RED's slope");
     }
   }
   if (std::fflush(stdout) != 0) return report_io_error(Error::msg("standard output: write failed"));
@@ -585,14 +655,17 @@ Command roce_command()
       {"warmup", 0, true, "MS", "longflows: the window starts here (default 20)"},
       {"jitter", 0, true, "NS", "each flow starts at an offset drawn from [0, NS) (default 0)"},
       {"seed", 0, true, "N", "the seed of the start offsets and of ECN's marking draws (default 1)"},
-      {"step", 0, true, "NS", "the model's time step (default 0: one data frame's time on a link)"},
+      {"step", 0, true, "NS",
+       "the model's time step (default 0: half the fastest of 1 us, DCQCN's alpha and decrease periods and the link "
+       "delay, at least one frame time; also applies with --reference)"},
       {"stop", 0, true, "S", "an unfinished run past this simulated time is an error (default 1)"},
       {"fixed-point", 0, false, "", "longflows: print the DCQCN fluid model's fixed point (queue, p) beside each run"},
       {"network-model", 'm', true, "NAME,...",
        "network models, side by side (default flow,roce; known: " + models::network_model_names() + ")"},
       {"reference", 0, true, "FILE",
        "compare the roce model with the ns-3 rows in FILE (validation/ns3/roce_reference's output), each on its "
-       "judged figure, with queues, pauses, CNPs and the speed ratio; exits 1 when one is off by more than "
+       "judged figure (medians over the seeds of each point), with queues, pauses, CNPs and the speed ratio; "
+       "exits 1 when a median is off by more than "
        "--tolerance (the other options do not apply)"},
       {"tolerance", 0, true, "FRACTION", "with --reference: the relative error a row may have (default 0.10)"},
       {"json", 0, false, "", "one JSON object per row"},

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <queue>
@@ -82,6 +83,14 @@ Result<RoceScenario> parse_roce_scenario(const std::string& name)
   return Error::at("", "scenario", "one of incast, victim, converge, longflows", "\"" + name + "\"");
 }
 
+double roce_step(const RoceConfig& c)
+{
+  if (c.step > 0) return c.step;
+  double fastest = std::min({1e-6, c.dcqcn.t_alpha, c.dcqcn.t_dec});
+  if (c.delay > 0) fastest = std::min(fastest, c.delay);
+  return std::max(c.frame_bytes * 8.0 / c.rate, fastest / 2);
+}
+
 Status check_roce(const RoceConfig& c)
 {
   auto bad = [](const std::string& field, const std::string& expected, double got) -> Status {
@@ -137,7 +146,7 @@ Status check_roce(const RoceConfig& c)
   if (!(c.step >= 0 && c.step <= 1e-3)) return bad("step", "0 (one frame time) .. 1 ms", c.step);
   if (c.step > 0 && c.step < frame_time / 100) return bad("step", "at least 1/100 of a frame time", c.step);
   if (!(c.stop > 0 && c.stop <= 100)) return bad("stop", "0 < stop <= 100 s", c.stop);
-  const double step = c.step > 0 ? c.step : frame_time;
+  const double step = roce_step(c);
   const double horizon = c.scenario == RoceScenario::LONGFLOWS ? c.duration : c.stop;
   if (horizon / step > 2e9) return bad("stop", "at most 2e9 steps of the model", horizon / step);
   return {};
@@ -156,15 +165,21 @@ struct Port {
   int from = 0, to = 0;
   double delay = 0; ///< s
   int slots = 1;    ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
-  // Egress FIFO (switch ports): fluid backlog per flow crossing this port
-  std::vector<int> flows;      ///< flows crossing this port
-  std::vector<double> backlog; ///< bytes per entry of `flows`
-  std::vector<int> hop_of;     ///< the index of this port in each flow's path
-  double queue = 0;            ///< bytes
-  bool paused = false;         ///< a PAUSE from `to` is in force
+  // Egress FIFO (switch ports): fluid in arrival order, one chunk per flow per step it arrived in
+  std::vector<int> flows; ///< flows crossing this port
+  struct Chunk {
+    int k; ///< entry of `flows`
+    double bytes;
+    uint64_t step; ///< when it arrived (chunks of one flow and step merge)
+  };
+  std::deque<Chunk> fifo;
+  std::vector<int> hop_of; ///< the index of this port in each flow's path
+  std::vector<int> next_k; ///< each flow's entry in its next port's `flows` (-1: the receiver's link)
+  double queue = 0;        ///< bytes
+  bool paused = false;     ///< a PAUSE from `to` is in force
   uint64_t pause_frames = 0;
   double paused_time = 0;
-  std::vector<std::vector<std::pair<int, double>>> line; ///< delay line: (flow, bytes) per slot
+  std::vector<std::vector<std::pair<int, double>>> line; ///< delay line: (entry of `flows`, bytes) per slot
   // Ingress accounting at `to` (a switch) for what came through this port (HPCC switch-mmu.cc)
   double ingress_bytes = 0, hdrm_bytes = 0;
   bool pause_sent = false;
@@ -192,6 +207,9 @@ struct Flow {
   double next_alpha = -1, next_dec = -1, next_inc = -1;
   // notification point
   double last_cnp = -1e9;
+  /// ECN marks as a Bernoulli process per frame with the port's probability, drawn as a hazard: the flow is marked
+  /// when the sum of -log(1 - p) over its frames crosses this Exp(1) draw (exact for a probability that varies).
+  double mark_budget = 0;
   double feedback_delay = 0;       ///< receiver -> sender, s (the CNP's path)
   std::vector<double> to_receiver; ///< per hop: s from leaving that port's queue to reaching the receiver
 };
@@ -211,7 +229,7 @@ public:
   explicit Fabric(const RoceConfig& c) : c_(c), rng_(c.seed)
   {
     frame_time_ = c.frame_bytes * 8.0 / c.rate;
-    dt_ = c.step > 0 ? c.step : frame_time_;
+    dt_ = roce_step(c);
     line_bytes_per_step_ = c.rate / 8 * dt_;
     build();
   }
@@ -296,6 +314,7 @@ private:
   std::vector<Flow> flows_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
+  std::vector<int> host_ports_, switch_ports_, used_ports_;
   int hot_port_ = -1, victim_ = -1;
   double marked_ = 0, cnps_ = 0, drops_ = 0;
 };
@@ -359,9 +378,24 @@ void Fabric::build()
     for (size_t h = 0; h < flows_[f].path.size(); ++h) {
       auto& p = ports_[size_t(flows_[f].path[h])];
       p.flows.push_back(int(f));
-      p.backlog.push_back(0);
       p.hop_of.push_back(int(h));
     }
+  for (auto& p : ports_) {
+    p.next_k.assign(p.flows.size(), -1);
+    for (size_t k = 0; k < p.flows.size(); ++k) {
+      const auto& f = flows_[size_t(p.flows[k])];
+      const size_t h = size_t(p.hop_of[k]);
+      if (h + 1 >= f.path.size()) continue;
+      const auto& next = ports_[size_t(f.path[h + 1])];
+      for (size_t m = 0; m < next.flows.size(); ++m)
+        if (next.flows[m] == p.flows[k]) p.next_k[k] = int(m);
+    }
+    if (p.flows.empty()) continue; // a port no flow crosses (the reverse paths: CNPs and PAUSEs are events)
+    used_ports_.push_back(int(&p - ports_.data()));
+    (nodes_[size_t(p.from)].is_switch ? switch_ports_ : host_ports_).push_back(int(&p - ports_.data()));
+  }
+  for (auto& f : flows_)
+    f.mark_budget = -std::log(1 - uniform());
 }
 
 bool Fabric::admit(Port& in, double s)
@@ -511,7 +545,7 @@ Result<RoceResult> Fabric::run()
         auto& f = flows_[size_t(e.who)];
         if (c_.dcqcn.cnp_interval <= 0 || e.t - f.last_cnp >= c_.dcqcn.cnp_interval - 1e-12) {
           f.last_cnp = e.t;
-          if (c_.dcqcn.cnp_interval > 0) cnps_ += 1;
+          if (c_.dcqcn.cnp_interval > 0 && c_.dcqcn.enabled) cnps_ += 1;
           push_event(e.t + f.feedback_delay, EvKind::CNP_AT_SENDER, e.who);
         }
       } else if (e.kind == EvKind::CNP_AT_SENDER) {
@@ -529,12 +563,13 @@ Result<RoceResult> Fabric::run()
     for (auto& f : flows_)
       if (c_.dcqcn.enabled && f.completion < 0) run_timers(f, t1);
     // 2. Arrivals from every link's delay line: into the next switch's egress queue, or at the receiver.
-    for (size_t pi = 0; pi < ports_.size(); ++pi) {
-      auto& p = ports_[pi];
+    for (const int pi : used_ports_) {
+      auto& p = ports_[size_t(pi)];
       auto& arriving = p.line[slot % size_t(p.slots)];
       if (arriving.empty()) continue;
       const bool to_switch = nodes_[size_t(p.to)].is_switch;
-      for (auto [fi, bytes] : arriving) {
+      for (auto [k, bytes] : arriving) {
+        const int fi = p.flows[size_t(k)];
         auto& f = flows_[size_t(fi)];
         if (!to_switch) {
           const double before = f.delivered;
@@ -551,25 +586,20 @@ Result<RoceResult> Fabric::run()
           drops_ += bytes;
           continue;
         }
-        // the flow's next hop
-        int hop = -1;
-        for (size_t h = 0; h < f.path.size(); ++h)
-          if (f.path[h] == int(pi)) hop = int(h);
-        auto& out_port = ports_[size_t(f.path[size_t(hop) + 1])];
-        for (size_t k = 0; k < out_port.flows.size(); ++k)
-          if (out_port.flows[k] == fi) {
-            out_port.backlog[k] += bytes;
-            break;
-          }
+        auto& out_port = ports_[size_t(f.path[size_t(p.hop_of[size_t(k)]) + 1])];
+        const int next_k = p.next_k[size_t(k)];
+        if (!out_port.fifo.empty() && out_port.fifo.back().k == next_k && out_port.fifo.back().step == step)
+          out_port.fifo.back().bytes += bytes;
+        else
+          out_port.fifo.push_back({next_k, bytes, step});
         out_port.queue += bytes;
       }
       arriving.clear();
-      if (to_switch) maybe_pause(int(pi), t0);
+      if (to_switch) maybe_pause(pi, t0);
     }
     // 3. Senders: each started flow offers its DCQCN rate; the NIC shares its line among them (max-min).
-    for (size_t pi = 0; pi < ports_.size(); ++pi) {
-      auto& p = ports_[pi];
-      if (nodes_[size_t(p.from)].is_switch) continue;
+    for (const int pi : host_ports_) {
+      auto& p = ports_[size_t(pi)];
       if (p.paused) continue;
       double want_total = 0;
       int active = 0;
@@ -596,7 +626,7 @@ Result<RoceResult> Fabric::run()
         auto& f = flows_[size_t(fi)];
         f.to_send -= send;
         if (f.to_send < 1e-6) f.to_send = 0;
-        line.emplace_back(fi, send);
+        line.emplace_back(int(k), send);
         if (c_.dcqcn.byte_counter > 0 && !f.first_cnp) {
           f.bc_bytes += send;
           while (f.bc_bytes >= double(c_.dcqcn.byte_counter)) {
@@ -608,38 +638,47 @@ Result<RoceResult> Fabric::run()
       }
     }
     // 4. Switch egress ports serve their FIFO at line rate unless paused; ECN marks at dequeue.
-    for (size_t pi = 0; pi < ports_.size(); ++pi) {
-      auto& p = ports_[pi];
-      if (!nodes_[size_t(p.from)].is_switch) continue;
+    for (const int pi : switch_ports_) {
+      auto& p = ports_[size_t(pi)];
       if (p.paused) p.paused_time += dt_;
       if (p.paused || p.queue <= EPS) continue;
-      const double served = std::min(p.queue, line_bytes_per_step_);
-      const double share = served / p.queue;
-      const double q_after = p.queue - served;
-      const double mark_p = mark_probability(q_after);
+      // Serve the head of the FIFO: a FIFO delays every byte, and the marks it carries, by the queue ahead of it
+      // (serving each flow in proportion to its backlog would feed congestion back a queueing delay too early).
+      double budget = std::min(p.queue, line_bytes_per_step_);
+      double q_now = p.queue;
       auto& line = p.line[slot % size_t(p.slots)];
-      for (size_t k = 0; k < p.flows.size(); ++k) {
-        const double y = p.backlog[k] * share;
-        if (y <= 0) continue;
-        p.backlog[k] -= y;
+      while (budget > EPS && !p.fifo.empty()) {
+        auto& head = p.fifo.front();
+        const double y = std::min(head.bytes, budget);
+        const size_t k = size_t(head.k);
+        head.bytes -= y;
+        budget -= y;
+        q_now -= y;
+        if (head.bytes <= EPS) p.fifo.pop_front();
         const int fi = p.flows[k];
         auto& f = flows_[size_t(fi)];
-        line.emplace_back(fi, y);
-        auto& in = ports_[size_t(f.path[size_t(p.hop_of[k]) - 1])];
-        release(in, y);
-        maybe_resume(f.path[size_t(p.hop_of[k]) - 1], t0);
+        line.emplace_back(int(k), y);
+        const int in_port = f.path[size_t(p.hop_of[k]) - 1];
+        release(ports_[size_t(in_port)], y);
+        maybe_resume(in_port, t0);
+        const double mark_p = mark_probability(std::max(0.0, q_now));
         if (mark_p > 0) {
+          const double hazard = mark_p >= 1 ? std::numeric_limits<double>::infinity() : -std::log1p(-mark_p);
           const double frames = y / c_.frame_bytes;
           marked_ += frames * mark_p;
-          if (c_.dcqcn.cnp_interval <= 0) cnps_ += frames * mark_p;
-          if (uniform() < 1 - std::pow(1 - mark_p, frames))
+          if (c_.dcqcn.enabled && c_.dcqcn.cnp_interval <= 0) cnps_ += frames * mark_p;
+          f.mark_budget -= frames * hazard;
+          if (f.mark_budget <= 0) {
+            f.mark_budget = -std::log(1 - uniform());
             push_event(t0 + f.to_receiver[size_t(p.hop_of[k])], EvKind::MARK_AT_RECEIVER, fi);
+          }
         }
       }
+      const double q_after = p.fifo.empty() ? 0.0 : std::max(0.0, q_now);
       p.queue = q_after < EPS ? 0 : q_after;
     }
-    for (auto& p : ports_)
-      if (!nodes_[size_t(p.from)].is_switch && p.paused) p.paused_time += dt_;
+    for (const int pi : host_ports_)
+      if (ports_[size_t(pi)].paused) ports_[size_t(pi)].paused_time += dt_;
     const auto& hot = ports_[size_t(hot_port_)];
     out.peak_queue = std::max(out.peak_queue, hot.queue);
     queue_integral += hot.queue * dt_;
