@@ -122,6 +122,11 @@ json row_json(const Row& row)
           {"victim_gbps", r.victim_bps * 1e-9},
           {"window_rate_gbps", r.window_bps * 1e-9},
           {"window_queue_bytes", c.scenario == models::RoceScenario::LONGFLOWS ? r.mean_queue : 0.0},
+          {"algbw_gbps", r.algbw_bps * 1e-9},
+          {"busbw_gbps", r.busbw_bps * 1e-9},
+          {"leaves", c.leaves},
+          {"oversubscription", c.oversubscription},
+          {"placement", c.interleaved ? "interleaved" : "leaf-major"},
           {"flows", flows},
           {"steps", r.steps},
           {"cpu_s", row.cpu_s}};
@@ -139,8 +144,10 @@ void print_head(const models::RoceConfig& c)
               c.dcqcn.cnp_interval * 1e6, (unsigned long long)c.dcqcn.byte_counter);
   std::printf(" %-6s %7s %11s %14s %13s %12s %12s %7s %11s %10s %11s %9s\n", "model", "senders", "bytes each",
               c.scenario == models::RoceScenario::LONGFLOWS ? "window[ms]" : "completion[ms]",
-              c.scenario == models::RoceScenario::LONGFLOWS ? "flow[Gb/s]" : "goodput[Gb/s]", "peak q[KB]",
-              "mean q[KB]", "pauses", "paused[us]", "CNPs",
+              c.scenario == models::RoceScenario::LONGFLOWS   ? "flow[Gb/s]"
+              : c.scenario == models::RoceScenario::ALLREDUCE ? "busbw[Gb/s]"
+                                                              : "goodput[Gb/s]",
+              "peak q[KB]", "mean q[KB]", "pauses", "paused[us]", "CNPs",
               c.scenario == models::RoceScenario::VICTIM ? "victim[Gb/s]" : "", "cpu[ms]");
 }
 
@@ -483,6 +490,11 @@ int run_roce(const frontend::ParsedArgs& a)
       return report_error(Error::at("", "--senders", "a comma-separated list of sender counts (1 to 1024)", text));
   }
   auto local = a.get_int("local", 0, 0, 1024);
+  auto leaves = a.get_int("leaves", c.leaves, 1, 1024);
+  auto oversub = a.get_number("oversubscription", c.oversubscription, 1, 64);
+  const std::string placement = a.get("placement", "interleaved");
+  if (placement != "interleaved" && placement != "leaf-major")
+    return report_error(Error::at("", "--placement", "interleaved or leaf-major", "\"" + placement + "\""));
   auto size = a.get_size("size", c.size);
   auto buffer = a.get_size("buffer", c.buffer);
   auto delay = a.get_number("delay", 1, 0, 1e4);
@@ -509,16 +521,19 @@ int run_roce(const frontend::ParsedArgs& a)
   auto dcqcn = on_off(a, "dcqcn", true);
   auto ecn = on_off(a, "ecn", true);
   auto pfc = on_off(a, "pfc", true);
-  for (auto* r : {&local, &fr, &seed})
+  for (auto* r : {&local, &fr, &seed, &leaves})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&size, &buffer, &kmin, &kmax, &bc})
     if (!r->ok()) return report_error(r->error());
-  for (auto* r : {&delay, &pmax, &t_alpha, &t_dec, &t_inc, &g, &ai, &hai, &min_rate, &cnp, &start2, &duration, &warmup,
-                  &jitter, &step, &stop})
+  for (auto* r : {&oversub, &delay, &pmax, &t_alpha, &t_dec, &t_inc, &g, &ai, &hai, &min_rate, &cnp, &start2, &duration,
+                  &warmup, &jitter, &step, &stop})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&dcqcn, &ecn, &pfc})
     if (!r->ok()) return report_error(r->error());
   c.local = int(local.value());
+  c.leaves = int(leaves.value());
+  c.oversubscription = oversub.value();
+  c.interleaved = placement == "interleaved";
   c.size = size.value();
   c.buffer = buffer.value();
   c.delay = delay.value() * 1e-6;
@@ -625,9 +640,15 @@ Command roce_command()
       {"scenario", 0, true, "NAME",
        "incast (h0..h{N-1} -> s0 -> r), victim (a0..a{N-1} and v on s1, r and w on s2: every a -> r, v -> w), "
        "converge (two flows, the second starting --start2 later), longflows (N endless flows, averaged over a "
-       "window); default incast"},
+       "window), allreduce (a ring allreduce of --size bytes over --senders ranks on a leaf-spine fabric: every rank "
+       "streams 2(n-1)/n of it to its successor); default incast"},
       {"senders", 'n', true, "N,...", "senders (default 8; converge: 2); a list runs each"},
       {"local", 0, true, "M", "victim: senders on s2 beside r, also sending to r (default 0)"},
+      {"leaves", 0, true, "L", "allreduce: leaf switches under one spine, senders / L ranks each (default 2)"},
+      {"oversubscription", 0, true, "X",
+       "allreduce: a leaf's host bandwidth over its uplink's (default 2: a 2:1 oversubscribed fabric)"},
+      {"placement", 0, true, "NAME",
+       "allreduce: interleaved (default: rank i on leaf i mod L, every ring hop crosses the spine) or leaf-major"},
       {"size", 's', true, "BYTES", "payload bytes per flow (default 1000000)"},
       {"rate", 0, true, "GBPS", "every link's rate in Gb/s (default 100)"},
       {"delay", 0, true, "US", "every link's propagation delay in microseconds (default 1)"},

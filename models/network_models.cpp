@@ -17,14 +17,20 @@ const std::vector<NetworkModelInfo>& network_models()
        "protocol costs",
        "switch buffers, drops, retransmission time-outs, PFC pauses, ECN and DCQCN: a port never overflows",
        {"perftest", "pcie_copy", "transfer", "training", "allreduce", "incast", "roce"},
-       "all: link flaps, packet loss (the simulated TCP's resends), node failures",
+       {"link_down", "packet_loss", "no_receive", "qp_error", "process_death", "host_death"},
+       "into training jobs: the transports run on the simulated NICs, links and processes, so a port goes down or "
+       "drops packets and RC and the simulated TCP resend, a receiver posts no WRs, QPs fail, processes and hosts die "
+       "(docs/faults.md)",
        ""},
       {"analytical",
        "the ring allreduce as a calendar of messages (closed form where no two ranks' routes share a link)",
        "each message's latency and bandwidth on its route; contention only where routes share links",
        "everything the flow model misses, and the transports' protocol steps (handshakes, GPU kernels)",
        {"allreduce", "training"},
-       "none: faults need the protocol mode (the analytical rings have no messages to drop)",
+       {},
+       "its rings are a calendar of messages that bypasses the simulated NICs, links and QPs, so a fault has nothing "
+       "to act on; with faults, a training job's collectives run on network model flow: collective_mode \"protocol\", "
+       "the default",
        ""},
       {"nccl",
        "NCCL's collectives in closed form (models/nccl): its tuning model's algorithm and protocol, each step's "
@@ -32,7 +38,8 @@ const std::vector<NetworkModelInfo>& network_models()
        "NVLink and NIC rates, NCCL's protocols and channels, multi-tier fabrics' oversubscription and ECMP placement",
        "every dynamic effect: flows are placed, not simulated (no queueing, no congestion control)",
        {"collective", "data_parallel"},
-       "none: a closed form has no messages to drop",
+       {},
+       "a closed form has no messages to drop, no port to take down and no process to kill",
        ""},
       {"tcp-incast",
        "TCP incast through one drop-tail switch port: every segment at the port, TCP NewReno + SACK at each sender "
@@ -42,7 +49,8 @@ const std::vector<NetworkModelInfo>& network_models()
        "every other link (the senders' and the ACKs' paths are delays), ECN, PFC; it runs the N-to-1 incast job "
        "only",
        {"incast"},
-       "none yet (its losses are the port's)",
+       {},
+       "not yet: its only losses are the switch port's own drop-tail losses",
        ""},
       {"roce",
        "RoCE congestion as a fluid model stepped at one frame time: switch buffers with PFC (the HPCC switch MMU's "
@@ -54,20 +62,78 @@ const std::vector<NetworkModelInfo>& network_models()
        "packets: a port's FIFO is fluid (each flow served in proportion to its backlog), a frame never splits a pause; "
        "losses (no go-back-N: a drop is an error); it runs the roce job's four fabrics only",
        {"roce"},
-       "none (PFC keeps it lossless; a drop ends the run with an error)",
+       {},
+       "PFC keeps its fabric lossless (a drop ends the run with an error), and it has no link to take down or "
+       "process to kill",
        ""},
       {"ns3",
        "packet-level TCP through ns-3",
        "every packet on every link, ns-3's TCP",
        "",
        {},
-       "",
+       {},
+       "it does not run in this build",
        "SimGrid 3.32's ns-3 binding (Debian's libsimgrid, linked with ns-3 3.37) aborts on concurrent TCP flows in "
        "this build (\"total_bytes is not sent_bytes\", segmentation faults), and takes routes of one link only; "
        "the packet-level reference is the standalone program validation/ns3/incast_reference "
        "(docs/network-models.md)"},
   };
   return all;
+}
+
+const std::vector<std::string>& fault_type_names()
+{
+  static const std::vector<std::string> all = {"link_down", "packet_loss",   "no_receive",
+                                               "qp_error",  "process_death", "host_death"};
+  return all;
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v, const std::string& quote = "")
+{
+  std::string s;
+  for (const auto& x : v)
+    s += (s.empty() ? "" : ", ") + quote + x + quote;
+  return s;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x)
+{
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+} // namespace
+
+std::string injected_faults_text(const NetworkModelInfo& m)
+{
+  return (m.fault_types.empty() ? std::string("none") : joined(m.fault_types)) +
+         (m.faults.empty() ? "" : " (" + m.faults + ")");
+}
+
+Status check_faults_supported(const std::string& model, const std::string& job, const std::vector<std::string>& types)
+{
+  const NetworkModelInfo* found = nullptr;
+  for (const auto& m : network_models())
+    if (m.name == model) found = &m;
+  if (!found)
+    return Error::at("", "network_model", "a registered network model (" + network_model_names() + ")",
+                     "\"" + model + "\"");
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (has(found->fault_types, types[i])) continue;
+    // The models that would inject it into this kind of job.
+    std::vector<std::string> fit;
+    for (const auto& m : network_models())
+      if (m.unavailable.empty() && has(m.jobs, job) && has(m.fault_types, types[i])) fit.push_back(m.name);
+    const std::string instead =
+        fit.empty() ? "no registered network model injects " + types[i] + " into a " + job + " job"
+                    : "network model " + joined(fit, "\"") + " injects " + types[i] + " into a " + job + " job";
+    return Error::at("", "faults[" + std::to_string(i) + "].type",
+                     "a fault that network model \"" + model + "\" injects: it injects " +
+                         injected_faults_text(*found) + "; " + instead,
+                     "\"" + types[i] + "\" on network model \"" + model + "\"");
+  }
+  return ok_status();
 }
 
 std::string network_model_names()

@@ -17,9 +17,17 @@ struct NetworkModelInfo {
   std::string captures;          ///< the mechanisms it has
   std::string misses;            ///< the mechanisms it lacks (said next to its results)
   std::vector<std::string> jobs; ///< job kinds it honours ("transfer", "training", "allreduce", "incast", ...)
-  std::string faults;            ///< which fault kinds it injects, or why none
-  std::string unavailable;       ///< non-empty: the model is listed but cannot run in this build, and why
+  /// The fault types (fault_type_names()) it injects, in that order; empty: none. check_faults_supported reads it.
+  std::vector<std::string> fault_types;
+  /// In words: how it injects them, or why it injects none and what to use instead (said in the refusal). It names
+  /// no fault type itself: injected_faults_text puts the list from `fault_types` in front of it.
+  std::string faults;
+  std::string unavailable; ///< non-empty: the model is listed but cannot run in this build, and why
 };
+
+/// The fault types a job's `faults[i].type` may name (docs/faults.md), in the order the docs list them: link_down,
+/// packet_loss, no_receive, qp_error, process_death, host_death.
+const std::vector<std::string>& fault_type_names();
 
 /// Every registered model, in the order `--help` lists them.
 const std::vector<NetworkModelInfo>& network_models();
@@ -28,6 +36,15 @@ const std::vector<NetworkModelInfo>& network_models();
 /// name is unknown, and saying why when the model cannot honour that job or cannot run in this build.
 Result<const NetworkModelInfo*> network_model_for(const std::string& name, const std::string& job,
                                                   const std::string& field = "network_model");
+
+/// Whether model `model` injects every fault of `types` (a job's faults[i].type, in order) into a job of kind `job`:
+/// ok, or an error at field "faults[i].type" (the first it cannot inject; the caller puts the job's path in front)
+/// naming the model, the fault type, why the model injects none of it, and the models that would inject it into
+/// that kind of job. A job never runs without a fault it names.
+Status check_faults_supported(const std::string& model, const std::string& job, const std::vector<std::string>& types);
+
+/// The model's faults in words, from the data: "link_down, packet_loss, ... (how)" or "none (why)".
+std::string injected_faults_text(const NetworkModelInfo& m);
 
 /// "flow, analytical, tcp-incast, ns3": the names, for help texts.
 std::string network_model_names();

@@ -3,6 +3,7 @@
 
 #include "core/common/number_rule.hpp"
 #include "models/json_reader.hpp"
+#include "models/network_models.hpp"
 
 #include <cfloat>
 #include <cmath>
@@ -41,7 +42,28 @@ double read_time(json_input::Object& o, const std::string& key, double def, bool
        v.dump());
 }
 
+/// The fault types of a scenario (models::fault_type_names(), in that order) and what each is.
+const std::pair<const char*, sim::FaultKind> KINDS[] = {
+    {"link_down", sim::FaultKind::LINK_DOWN},         {"packet_loss", sim::FaultKind::PACKET_LOSS},
+    {"no_receive", sim::FaultKind::NO_RECEIVE},       {"qp_error", sim::FaultKind::QP_ERROR},
+    {"process_death", sim::FaultKind::PROCESS_DEATH}, {"host_death", sim::FaultKind::HOST_DEATH}};
+
 } // namespace
+
+std::string fault_type_name(sim::FaultKind kind)
+{
+  for (const auto& [name, k] : KINDS)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::vector<std::string> fault_type_names(const sim::FaultPlan& plan)
+{
+  std::vector<std::string> out;
+  for (const auto& f : plan.faults)
+    out.push_back(fault_type_name(f.kind));
+  return out;
+}
 
 sim::FaultPlan read_fault_plan(json_input::Object& job)
 {
@@ -58,19 +80,19 @@ sim::FaultPlan read_fault_plan(json_input::Object& job)
     sim::Fault x;
     x.where = path;
     const std::string type = f.str("type");
-    static const std::pair<const char*, sim::FaultKind> kinds[] = {
-        {"link_down", sim::FaultKind::LINK_DOWN},         {"packet_loss", sim::FaultKind::PACKET_LOSS},
-        {"no_receive", sim::FaultKind::NO_RECEIVE},       {"qp_error", sim::FaultKind::QP_ERROR},
-        {"process_death", sim::FaultKind::PROCESS_DEATH}, {"host_death", sim::FaultKind::HOST_DEATH}};
     bool known = false;
-    for (const auto& [name, kind] : kinds)
+    for (const auto& [name, kind] : KINDS)
       if (type == name) {
         x.kind = kind;
         known = true;
       }
-    if (!known)
-      fail(f.file(), f.field("type"), "link_down, packet_loss, no_receive, qp_error, process_death or host_death",
-           "\"" + type + "\"");
+    if (!known) {
+      const auto& names = models::fault_type_names();
+      std::string one_of;
+      for (size_t k = 0; k < names.size(); ++k)
+        one_of += (k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + names[k];
+      fail(f.file(), f.field("type"), one_of, "\"" + type + "\"");
+    }
     x.step = int(f.integer("step", 1, 1000000, 1));
     x.at = read_time(f, "at", 0, false);
     switch (x.kind) {

@@ -4,6 +4,7 @@
 #include "apps/lib/hw_resolve.hpp"
 #include "apps/lib/perftest_report.hpp"
 #include "core/common/isolated_run.hpp"
+#include "core/common/median.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 
@@ -163,43 +164,66 @@ Result<JobOutcome> run_incast_job(const JobSpec& job)
   return out;
 }
 
-/// A roce job on its network model: "flow" (max-min over the same flows) or "roce" (models/congestion/roce_fabric).
+/// A roce job on its network model: "flow" (max-min over the same flows) or "roce" (models/congestion/roce_fabric),
+/// on `roce_seeds` seeds (seed .. seed + n - 1: ECN's marking draws); each metric is the median over them.
 Result<JobOutcome> run_roce_job(const JobSpec& job)
 {
-  const auto& c = job.roce;
-  models::RoceResult r;
-  if (job.network_model == "flow") {
-    r = models::max_min_roce(c);
-  } else {
-    auto res = models::simulate_roce(c);
-    if (!res.ok()) return res.error();
-    r = res.value();
-  }
-  if (auto st = models::check_roce_result(c, r, job.network_model); !st.ok()) return st.error();
-  double frames = 0, longest = 0;
-  for (const auto& p : r.pauses) {
-    frames += double(p.frames);
-    longest = std::max(longest, p.paused);
+  std::map<std::string, std::vector<double>> runs;
+  models::RoceResult last;
+  for (int s = 0; s < job.roce_seeds; ++s) {
+    auto c = job.roce;
+    c.seed += uint64_t(s);
+    models::RoceResult r;
+    if (job.network_model == "flow") {
+      r = models::max_min_roce(c);
+    } else {
+      auto res = models::simulate_roce(c);
+      if (!res.ok()) return res.error();
+      r = res.value();
+    }
+    if (auto st = models::check_roce_result(c, r, job.network_model); !st.ok()) return st.error();
+    double frames = 0, longest = 0;
+    for (const auto& p : r.pauses) {
+      frames += double(p.frames);
+      longest = std::max(longest, p.paused);
+    }
+    runs["completion_ms"].push_back(r.completion * 1e3);
+    runs["first_ms"].push_back(r.first * 1e3);
+    runs["goodput_gbps"].push_back(r.goodput_bps * 1e-9);
+    runs["peak_queue_bytes"].push_back(r.peak_queue);
+    runs["mean_queue_bytes"].push_back(r.mean_queue);
+    runs["pause_frames"].push_back(frames);
+    runs["longest_pause_us"].push_back(longest * 1e6);
+    runs["cnps"].push_back(r.cnps);
+    runs["victim_gbps"].push_back(r.victim_bps * 1e-9);
+    runs["victim_completion_ms"].push_back(r.victim_completion * 1e3);
+    runs["window_gbps"].push_back(r.window_bps * 1e-9);
+    runs["algbw_gbps"].push_back(r.algbw_bps * 1e-9);
+    runs["busbw_gbps"].push_back(r.busbw_bps * 1e-9);
+    last = r;
   }
   JobOutcome out;
-  out.metrics["completion_ms"] = r.completion * 1e3;
-  out.metrics["first_ms"] = r.first * 1e3;
-  out.metrics["goodput_gbps"] = r.goodput_bps * 1e-9;
-  out.metrics["peak_queue_bytes"] = r.peak_queue;
-  out.metrics["mean_queue_bytes"] = r.mean_queue;
-  out.metrics["pause_frames"] = frames;
-  out.metrics["longest_pause_us"] = longest * 1e6;
-  out.metrics["cnps"] = r.cnps;
-  out.metrics["victim_gbps"] = r.victim_bps * 1e-9;
-  out.metrics["window_gbps"] = r.window_bps * 1e-9;
-  out.report = fmt::format(
-      " roce {} ({}): {} senders x {} bytes at {:.4g} Gb/s, buffer {} bytes, DCQCN {}: {:.3f} ms, "
-      "goodput {:.3f} Gb/s, hot port {} peak {:.0f} KB, mean {:.0f} KB, {:.0f} PAUSE frames "
-      "(longest paused {:.1f} us), {:.0f} CNPs{}\n",
-      models::roce_scenario_name(c.scenario), job.network_model, c.senders, c.size, c.rate * 1e-9, c.buffer,
-      c.dcqcn.enabled ? "on" : "off", r.completion * 1e3, r.goodput_bps * 1e-9, r.hot_port, r.peak_queue / 1e3,
-      r.mean_queue / 1e3, frames, longest * 1e6, r.cnps,
-      c.scenario == models::RoceScenario::VICTIM ? fmt::format(", victim {:.3f} Gb/s", r.victim_bps * 1e-9) : "");
+  for (const auto& [name, values] : runs)
+    out.metrics[name] = tp::median(values);
+  const auto& c = job.roce;
+  const auto& m = out.metrics;
+  const bool flow = job.network_model == "flow";
+  const bool ring = c.scenario == models::RoceScenario::ALLREDUCE;
+  out.report = fmt::format(" roce {} ({}): {} {} x {} bytes at {:.4g} Gb/s{}{}: {:.3f} ms, {} {:.3f} Gb/s",
+                           models::roce_scenario_name(c.scenario), job.network_model, c.senders,
+                           ring ? "ranks" : "senders", c.size, c.rate * 1e-9,
+                           flow ? " (max-min: no buffer, PFC, ECN or DCQCN)"
+                                : fmt::format(", buffer {} bytes, DCQCN {}", c.buffer, c.dcqcn.enabled ? "on" : "off"),
+                           job.roce_seeds > 1 ? fmt::format(" (medians of {} seeds)", job.roce_seeds) : "",
+                           m.at("completion_ms"), ring ? "bus bandwidth" : "goodput", m.at("goodput_gbps"));
+  if (!flow)
+    out.report += fmt::format(", hot port {} peak {:.0f} KB, mean {:.0f} KB, {:.0f} PAUSE frames (longest paused "
+                              "{:.1f} us), {:.0f} CNPs",
+                              last.hot_port, m.at("peak_queue_bytes") / 1e3, m.at("mean_queue_bytes") / 1e3,
+                              m.at("pause_frames"), m.at("longest_pause_us"), m.at("cnps"));
+  if (c.scenario == models::RoceScenario::VICTIM)
+    out.report += fmt::format(", victim {:.3f} Gb/s", m.at("victim_gbps"));
+  out.report += "\n";
   return out;
 }
 

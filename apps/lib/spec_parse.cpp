@@ -523,6 +523,12 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.scenario = scenario.value();
   c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
   c.local = int(r.integer("local", 0, 1024, 0));
+  c.leaves = int(r.integer("leaves", 1, 1024, c.leaves));
+  c.oversubscription = r.number("oversubscription", 1, 64, c.oversubscription);
+  const std::string placement = r.str("placement", "interleaved");
+  if (placement != "interleaved" && placement != "leaf-major")
+    fail(r.file(), r.field("placement"), "interleaved or leaf-major", "\"" + placement + "\"");
+  c.interleaved = placement == "interleaved";
   c.size = r.size("size", c.size);
   c.delay = r.number("delay_us", 0, 1e4, 1) * 1e-6;
   c.buffer = r.size("buffer", c.buffer);
@@ -547,6 +553,7 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.warmup = r.number("warmup_ms", 0, 1e4, c.warmup * 1e3) * 1e-3;
   c.start_jitter = r.number("jitter_ns", 0, 1e9, 0) * 1e-9;
   c.seed = uint64_t(r.integer("seed", 0, 1L << 40, 1));
+  j.roce_seeds = int(r.integer("seeds", 1, 1000, 1));
   c.step = r.number("step_ns", 0, 1e6, 0) * 1e-9;
   c.stop = r.number("stop_s", 1e-9, 100, c.stop);
   if (auto st = models::check_roce(c); !st.ok()) {
@@ -595,6 +602,40 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
   }
 }
 
+/// The job kinds whose scenario jobs take `faults` (read_fault_plan): the others refuse the field.
+const char* const FAULT_JOBS[] = {"training"};
+
+/// A job's faults against its network model, once both are read: a training job's fault types must be ones its
+/// model injects (field faults[i].type); a job of another kind takes no `faults` at all, and says why (its model
+/// injects none, or faults are injected into training jobs only). Never a job that runs without a fault it names.
+void check_job_faults(Reader& r, const JobSpec& j, const std::string& kind)
+{
+  const bool takes_faults = std::find(std::begin(FAULT_JOBS), std::end(FAULT_JOBS), kind) != std::end(FAULT_JOBS);
+  if (takes_faults) {
+    if (j.kind != JobSpec::Kind::TRAINING) return;
+    if (auto st = models::check_faults_supported(j.network_model, kind, fault_type_names(j.training.faults));
+        !st.ok()) {
+      std::string got = st.error().got;
+      if (!r.has("network_model") && j.network_model == "analytical") got += " (collective_mode \"analytical\")";
+      fail(r.file(), r.field(st.error().field), st.error().expected, got);
+    }
+    return;
+  }
+  if (!r.has("faults")) return;
+  std::string why;
+  for (const auto& m : models::network_models())
+    if (m.name == j.network_model && m.fault_types.empty())
+      why = "network model \"" + m.name + "\" injects no fault (" + m.faults + "), and ";
+  std::string kinds;
+  for (const char* k : FAULT_JOBS)
+    kinds += (kinds.empty() ? "" : ", ") + std::string(k);
+  const std::string a_job = std::string(kind == "incast" ? "an " : "a ") + kind + " job";
+  fail(r.file(), r.field("faults"),
+       "no faults in " + a_job + ": " + why + "faults are injected into " + kinds +
+           " jobs only, on network model \"flow\" (docs/faults.md)",
+       "a fault list on " + a_job + " (network model \"" + j.network_model + "\")");
+}
+
 JobSpec parse_job(Reader r, const std::string& default_hw)
 {
   JobSpec j;
@@ -606,6 +647,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
     else
       parse_roce_job(r, j);
     parse_network_model(r, j, kind);
+    check_job_faults(r, j, kind);
     r.finish();
     return j;
   }
@@ -631,6 +673,7 @@ JobSpec parse_job(Reader r, const std::string& default_hw)
          "perftest, pcie_copy, transfer, training, collective, data_parallel, incast or roce", "\"" + kind + "\"");
   }
   parse_network_model(r, j, kind);
+  check_job_faults(r, j, kind);
   r.finish();
   check_profiles(j, r);
   return j;
@@ -850,7 +893,8 @@ std::vector<std::string> metric_names(const JobSpec& job)
     break;
   case JobSpec::Kind::ROCE:
     out = {"completion_ms", "first_ms",         "goodput_gbps", "peak_queue_bytes", "mean_queue_bytes",
-           "pause_frames",  "longest_pause_us", "cnps",         "victim_gbps",      "window_gbps"};
+           "pause_frames",  "longest_pause_us", "cnps",         "victim_gbps",      "victim_completion_ms",
+           "window_gbps",   "algbw_gbps",       "busbw_gbps"};
     break;
   case JobSpec::Kind::PCIE_COPY:
     out = {"h2d_GBps", "d2h_GBps", "d2d_GBps"};

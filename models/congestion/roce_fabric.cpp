@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <map>
@@ -72,15 +73,18 @@ const char* roce_scenario_name(RoceScenario s)
     return "converge";
   case RoceScenario::LONGFLOWS:
     return "longflows";
+  case RoceScenario::ALLREDUCE:
+    return "allreduce";
   }
   return "?";
 }
 
 Result<RoceScenario> parse_roce_scenario(const std::string& name)
 {
-  for (auto s : {RoceScenario::INCAST, RoceScenario::VICTIM, RoceScenario::CONVERGE, RoceScenario::LONGFLOWS})
+  for (auto s : {RoceScenario::INCAST, RoceScenario::VICTIM, RoceScenario::CONVERGE, RoceScenario::LONGFLOWS,
+                 RoceScenario::ALLREDUCE})
     if (name == roce_scenario_name(s)) return s;
-  return Error::at("", "scenario", "one of incast, victim, converge, longflows", "\"" + name + "\"");
+  return Error::at("", "scenario", "one of incast, victim, converge, longflows, allreduce", "\"" + name + "\"");
 }
 
 double roce_step(const RoceConfig& c)
@@ -94,7 +98,9 @@ double roce_step(const RoceConfig& c)
 Status check_roce(const RoceConfig& c)
 {
   auto bad = [](const std::string& field, const std::string& expected, double got) -> Status {
-    return Error::at("", field, expected, std::to_string(got));
+    char text[64];
+    std::snprintf(text, sizeof text, "%.10g", got);
+    return Error::at("", field, expected, text);
   };
   const bool finite = std::isfinite(c.rate) && std::isfinite(c.delay) && std::isfinite(c.start2) &&
                       std::isfinite(c.duration) && std::isfinite(c.warmup) && std::isfinite(c.start_jitter) &&
@@ -141,6 +147,13 @@ Status check_roce(const RoceConfig& c)
     if (!(c.duration > 0 && c.duration <= 10)) return bad("duration", "0 < d <= 10 s", c.duration);
     if (!(c.warmup >= 0 && c.warmup < c.duration)) return bad("warmup", "0 <= w < duration", c.warmup);
   }
+  if (c.scenario == RoceScenario::ALLREDUCE) {
+    if (c.senders < 2) return bad("senders", "at least 2 ranks in a ring", c.senders);
+    if (c.leaves < 1 || c.leaves > c.senders || c.senders % c.leaves != 0)
+      return bad("leaves", "a divisor of senders (as many ranks on every leaf)", c.leaves);
+    if (!(c.oversubscription >= 1 && c.oversubscription <= 64))
+      return bad("oversubscription", "1 .. 64 (a leaf's host bandwidth over its uplink's)", c.oversubscription);
+  }
   if (!(c.start_jitter >= 0 && c.start_jitter <= 1)) return bad("jitter", "0 .. 1 s", c.start_jitter);
   const double frame_time = c.frame_bytes * 8.0 / c.rate;
   if (!(c.step >= 0 && c.step <= 1e-3)) return bad("step", "0 (one frame time) .. 1 ms", c.step);
@@ -163,8 +176,10 @@ struct Node {
 
 struct Port {
   int from = 0, to = 0;
-  double delay = 0; ///< s
-  int slots = 1;    ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
+  double rate = 0;           ///< bits/s
+  double bytes_per_step = 0; ///< what the link carries in one step
+  double delay = 0;          ///< s
+  int slots = 1;             ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
   // Egress FIFO (switch ports): fluid in arrival order, one chunk per flow per step it arrived in
   std::vector<int> flows; ///< flows crossing this port
   struct Chunk {
@@ -228,13 +243,14 @@ class Fabric {
 public:
   explicit Fabric(const RoceConfig& c) : c_(c), rng_(c.seed)
   {
-    frame_time_ = c.frame_bytes * 8.0 / c.rate;
     dt_ = roce_step(c);
-    line_bytes_per_step_ = c.rate / 8 * dt_;
     build();
   }
 
   Result<RoceResult> run();
+  /// The `flow` model on the same fabric and flows: progressive max-min filling of every port each flow crosses
+  /// (payload rates), flows starting and ending; no queue, pause or CNP; each flow's last byte one path latency later.
+  RoceResult max_min() const;
 
 private:
   int add_node(const std::string& name, bool sw)
@@ -242,14 +258,17 @@ private:
     nodes_.push_back({name, sw});
     return int(nodes_.size()) - 1;
   }
-  void link(int a, int b)
+  void link(int a, int b, double rate = 0)
   {
+    if (rate <= 0) rate = c_.rate;
     for (int k = 0; k < 2; ++k) {
       Port p;
       p.from = k == 0 ? a : b;
       p.to = k == 0 ? b : a;
+      p.rate = rate;
+      p.bytes_per_step = rate / 8 * dt_;
       p.delay = c_.delay;
-      p.slots = std::max(1, int(std::lround((c_.delay + frame_time_) / dt_)));
+      p.slots = std::max(1, int(std::lround((c_.delay + c_.frame_bytes * 8.0 / rate) / dt_)));
       p.line.resize(size_t(p.slots));
       ports_.push_back(std::move(p));
     }
@@ -271,12 +290,13 @@ private:
     f.wire_total = double(c_.size) / c_.payload_bytes * c_.frame_bytes;
     f.to_send = endless ? std::numeric_limits<double>::infinity() : f.wire_total;
     f.rc = f.rt = c_.rate;
-    const double ctl_time = c_.control_bytes * 8.0 / c_.rate;
-    f.feedback_delay = double(f.path.size()) * (c_.delay + ctl_time);
+    f.feedback_delay = 0;
+    for (const int pi : f.path)
+      f.feedback_delay += c_.delay + c_.control_bytes * 8.0 / ports_[size_t(pi)].rate;
     f.to_receiver.assign(f.path.size(), 0);
     double after = 0;
     for (size_t h = f.path.size(); h-- > 0;) {
-      after += c_.delay + frame_time_;
+      after += c_.delay + c_.frame_bytes * 8.0 / ports_[size_t(f.path[h])].rate;
       f.to_receiver[h] = after;
     }
     flows_.push_back(std::move(f));
@@ -288,6 +308,8 @@ private:
     return std::max(0.0, (double(c_.buffer) - s.total_headroom - s.total_reserve - s.shared_used) /
                              double(1u << c_.pfc.threshold_shift));
   }
+  /// Headroom of an ingress port: `headroom_bdps` one-way bandwidth-delay products of its link (HPCC third.cc).
+  double headroom(const Port& in) const { return c_.pfc.headroom_bdps * in.rate / 8 * c_.delay; }
   double shared_of(const Port& in) const { return std::max(0.0, in.ingress_bytes - double(c_.pfc.reserve)); }
   bool admit(Port& in, double s);
   void release(Port& in, double s);
@@ -307,7 +329,7 @@ private:
 
   const RoceConfig& c_;
   std::mt19937_64 rng_;
-  double frame_time_ = 0, dt_ = 0, line_bytes_per_step_ = 0;
+  double dt_ = 0;
   std::vector<Node> nodes_;
   std::vector<Port> ports_;
   std::map<int, Switch> switches_;
@@ -352,6 +374,33 @@ void Fabric::build()
     victim_ = int(flows_.size());
     add_flow(v, w, {v, s1, s2, w}, start_of(k++), false);
     hot_port_ = port_between(s2, r);
+  } else if (c_.scenario == RoceScenario::ALLREDUCE) {
+    // Leaf-spine: `leaves` leaves of n / leaves hosts each, one spine; each leaf's uplink carries its hosts' line
+    // rate over the oversubscription. The ring's bandwidth phase: every rank streams 2(n-1)/n of the buffer to its
+    // successor (NCCL pipelines chunks round the ring, so each ring link carries that much, all at once).
+    const int n = c_.senders, per_leaf = n / c_.leaves;
+    const int spine = add_node("sp", true);
+    std::vector<int> leaf, rank_host(size_t(n), -1), leaf_of(size_t(n), 0);
+    for (int l = 0; l < c_.leaves; ++l) {
+      leaf.push_back(add_node("leaf" + std::to_string(l), true));
+      link(leaf.back(), spine, c_.rate * per_leaf / c_.oversubscription);
+    }
+    for (int i = 0; i < n; ++i) {
+      leaf_of[size_t(i)] = c_.interleaved ? i % c_.leaves : i / per_leaf;
+      rank_host[size_t(i)] = add_node("g" + std::to_string(i), false);
+      link(rank_host[size_t(i)], leaf[size_t(leaf_of[size_t(i)])]);
+    }
+    const double share = 2.0 * (n - 1) / n;
+    for (int i = 0; i < n; ++i) {
+      const int j = (i + 1) % n;
+      const int a = rank_host[size_t(i)], b = rank_host[size_t(j)];
+      const int la = leaf[size_t(leaf_of[size_t(i)])], lb = leaf[size_t(leaf_of[size_t(j)])];
+      const std::vector<int> hops = la == lb ? std::vector<int>{a, la, b} : std::vector<int>{a, la, spine, lb, b};
+      add_flow(a, b, hops, start_of(size_t(i)), false);
+      flows_.back().wire_total *= share;
+      flows_.back().to_send = flows_.back().wire_total;
+    }
+    hot_port_ = port_between(leaf[0], spine);
   } else {
     const int s0 = add_node("s0", true), r = add_node("r", false);
     link(s0, r);
@@ -367,11 +416,10 @@ void Fabric::build()
   // Switch accounting: headroom per ingress port (three one-way BDPs), a reserve per port.
   for (size_t n = 0; n < nodes_.size(); ++n)
     if (nodes_[n].is_switch) switches_[int(n)] = Switch{};
-  const double headroom = c_.pfc.headroom_bdps * c_.rate / 8 * c_.delay;
   for (auto& p : ports_)
     if (nodes_[size_t(p.to)].is_switch) {
       auto& s = switches_[p.to];
-      s.total_headroom += headroom;
+      s.total_headroom += headroom(p);
       s.total_reserve += double(c_.pfc.reserve);
     }
   for (size_t f = 0; f < flows_.size(); ++f)
@@ -401,10 +449,9 @@ void Fabric::build()
 bool Fabric::admit(Port& in, double s)
 {
   auto& sw = switches_[in.to];
-  const double headroom = c_.pfc.headroom_bdps * c_.rate / 8 * c_.delay;
   const double thr = threshold(sw);
   if (c_.pfc.enabled) {
-    if (s + in.hdrm_bytes > headroom + EPS && s + shared_of(in) > thr + EPS) return false;
+    if (s + in.hdrm_bytes > headroom(in) + EPS && s + shared_of(in) > thr + EPS) return false;
   } else if (sw.shared_used + s > double(c_.buffer) - sw.total_headroom - sw.total_reserve + EPS &&
              in.ingress_bytes + s > double(c_.pfc.reserve)) {
     return false; // no PFC: drop-tail on the shared buffer
@@ -446,7 +493,7 @@ void Fabric::maybe_pause(int in_port, double now)
   if (in.pause_sent) return;
   if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[in.to]) - EPS) {
     in.pause_sent = true;
-    push_event(now + c_.delay + c_.control_bytes * 8.0 / c_.rate, EvKind::PAUSE_AT_PORT, in_port);
+    push_event(now + c_.delay + c_.control_bytes * 8.0 / in.rate, EvKind::PAUSE_AT_PORT, in_port);
   }
 }
 
@@ -457,7 +504,7 @@ void Fabric::maybe_resume(int in_port, double now)
   const double shared = shared_of(in);
   if (shared < EPS || shared + double(c_.pfc.resume_offset) <= threshold(switches_[in.to]) + EPS) {
     in.pause_sent = false;
-    push_event(now + c_.delay + c_.control_bytes * 8.0 / c_.rate, EvKind::RESUME_AT_PORT, in_port);
+    push_event(now + c_.delay + c_.control_bytes * 8.0 / in.rate, EvKind::RESUME_AT_PORT, in_port);
   }
 }
 
@@ -617,7 +664,7 @@ Result<RoceResult> Fabric::run()
         ++active;
       }
       if (active == 0) continue;
-      const double scale = want_total > line_bytes_per_step_ ? line_bytes_per_step_ / want_total : 1.0;
+      const double scale = want_total > p.bytes_per_step ? p.bytes_per_step / want_total : 1.0;
       auto& line = p.line[slot % size_t(p.slots)];
       for (size_t k = 0; k < p.flows.size(); ++k) {
         const int fi = p.flows[k];
@@ -644,7 +691,7 @@ Result<RoceResult> Fabric::run()
       if (p.paused || p.queue <= EPS) continue;
       // Serve the head of the FIFO: a FIFO delays every byte, and the marks it carries, by the queue ahead of it
       // (serving each flow in proportion to its backlog would feed congestion back a queueing delay too early).
-      double budget = std::min(p.queue, line_bytes_per_step_);
+      double budget = std::min(p.queue, p.bytes_per_step);
       double q_now = p.queue;
       auto& line = p.line[slot % size_t(p.slots)];
       while (budget > EPS && !p.fifo.empty()) {
@@ -705,12 +752,12 @@ Result<RoceResult> Fabric::run()
     RoceFlowResult fr;
     fr.src = nodes_[size_t(f.src)].name;
     fr.dst = nodes_[size_t(f.dst)].name;
-    fr.bytes = endless ? uint64_t(f.delivered * ratio) : c_.size;
+    fr.bytes = uint64_t(std::llround((endless ? f.delivered : f.wire_total) * ratio));
     fr.start = f.start;
     fr.final_rate = c_.dcqcn.enabled ? f.rc : c_.rate;
     if (!endless) {
       fr.completion = f.completion;
-      fr.mean_bps = double(c_.size) * 8 / std::max(1e-12, f.completion - f.start);
+      fr.mean_bps = double(fr.bytes) * 8 / std::max(1e-12, f.completion - f.start);
       first = std::min(first, f.completion);
       last = std::max(last, f.completion);
     } else {
@@ -723,6 +770,12 @@ Result<RoceResult> Fabric::run()
     out.completion = last;
     out.first = first;
     out.goodput_bps = double(c_.size) * double(flows_.size()) * 8 / last;
+    if (c_.scenario == RoceScenario::ALLREDUCE) {
+      const double n = double(flows_.size());
+      out.algbw_bps = double(c_.size) * 8 / last;
+      out.busbw_bps = out.algbw_bps * 2 * (n - 1) / n;
+      out.goodput_bps = out.busbw_bps;
+    }
     out.mean_queue = queue_integral / last;
   } else {
     out.completion = c_.duration;
@@ -742,6 +795,117 @@ Result<RoceResult> Fabric::run()
       out.pauses.push_back(
           {nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name, p.pause_frames, p.paused_time});
   return out;
+}
+
+RoceResult Fabric::max_min() const
+{
+  const double ratio = double(c_.payload_bytes) / c_.frame_bytes;
+  const size_t nf = flows_.size();
+  std::vector<double> left(nf), done(nf, -1);
+  for (size_t i = 0; i < nf; ++i)
+    left[i] = flows_[i].wire_total * ratio;
+  RoceResult r;
+  r.hot_port =
+      nodes_[size_t(ports_[size_t(hot_port_)].from)].name + "->" + nodes_[size_t(ports_[size_t(hot_port_)].to)].name;
+  const bool endless = c_.scenario == RoceScenario::LONGFLOWS;
+  double now = 0;
+  for (size_t guard = 0; guard < 4 * nf + 4; ++guard) {
+    std::vector<size_t> active;
+    double next_start = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < nf; ++i) {
+      if (done[i] >= 0) continue;
+      if (flows_[i].start <= now + 1e-15)
+        active.push_back(i);
+      else
+        next_start = std::min(next_start, flows_[i].start);
+    }
+    if (active.empty()) {
+      if (!std::isfinite(next_start)) break;
+      now = next_start;
+      continue;
+    }
+    // Water-filling: raise every unfrozen flow alike until a port fills; freeze its flows; repeat.
+    std::vector<double> rate(nf, 0), cap(ports_.size());
+    for (size_t p = 0; p < ports_.size(); ++p)
+      cap[p] = ports_[p].rate / 8 * ratio;
+    std::vector<bool> frozen(nf, false);
+    size_t unfrozen = active.size();
+    while (unfrozen > 0) {
+      std::vector<int> users(ports_.size(), 0);
+      for (size_t i : active)
+        if (!frozen[i])
+          for (int p : flows_[i].path)
+            ++users[size_t(p)];
+      double inc = std::numeric_limits<double>::infinity();
+      for (size_t p = 0; p < ports_.size(); ++p)
+        if (users[p] > 0) inc = std::min(inc, cap[p] / users[p]);
+      for (size_t i : active)
+        if (!frozen[i]) rate[i] += inc;
+      for (size_t p = 0; p < ports_.size(); ++p)
+        cap[p] -= inc * users[p];
+      for (size_t i : active) {
+        if (frozen[i]) continue;
+        for (int p : flows_[i].path)
+          if (cap[size_t(p)] <= ports_[size_t(p)].rate * 1e-12) {
+            frozen[i] = true;
+            --unfrozen;
+            break;
+          }
+      }
+    }
+    if (endless) { // the rates are the answer
+      for (size_t i = 0; i < nf; ++i) {
+        RoceFlowResult fr;
+        fr.src = nodes_[size_t(flows_[i].src)].name;
+        fr.dst = nodes_[size_t(flows_[i].dst)].name;
+        fr.window_bps = rate[i] * 8;
+        fr.final_rate = fr.window_bps;
+        r.window_bps += fr.window_bps / double(nf);
+        r.flows.push_back(fr);
+      }
+      r.completion = r.first = c_.duration;
+      return r;
+    }
+    double dt = next_start - now;
+    for (size_t i : active)
+      dt = std::min(dt, left[i] / rate[i]);
+    for (size_t i : active) {
+      left[i] -= rate[i] * dt;
+      if (left[i] <= 1e-9 * flows_[i].wire_total) done[i] = now + dt;
+    }
+    now += dt;
+  }
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (size_t i = 0; i < nf; ++i) {
+    const auto& f = flows_[i];
+    double latency = 0; // the last byte's trip: each hop's propagation and one frame
+    for (int p : f.path)
+      latency += c_.delay + c_.frame_bytes * 8.0 / ports_[size_t(p)].rate;
+    RoceFlowResult fr;
+    fr.src = nodes_[size_t(f.src)].name;
+    fr.dst = nodes_[size_t(f.dst)].name;
+    fr.bytes = uint64_t(std::llround(f.wire_total * ratio));
+    fr.start = f.start;
+    fr.completion = done[i] + latency;
+    fr.mean_bps = double(fr.bytes) * 8 / (fr.completion - fr.start);
+    fr.final_rate = 0;
+    first = std::min(first, fr.completion);
+    last = std::max(last, fr.completion);
+    r.flows.push_back(fr);
+  }
+  r.completion = last;
+  r.first = first;
+  r.goodput_bps = double(c_.size) * double(nf) * 8 / last;
+  if (c_.scenario == RoceScenario::ALLREDUCE) {
+    r.algbw_bps = double(c_.size) * 8 / last;
+    r.busbw_bps = r.algbw_bps * 2 * (double(nf) - 1) / double(nf);
+    r.goodput_bps = r.busbw_bps;
+  }
+  if (victim_ >= 0) {
+    r.victim_completion = r.flows[size_t(victim_)].completion;
+    r.victim_bps = r.flows[size_t(victim_)].mean_bps;
+  }
+  return r;
 }
 
 } // namespace
@@ -768,7 +932,7 @@ Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::st
       return wrong("flow " + f.src + "->" + f.dst + " at " + std::to_string(rate / 1e9) +
                    " Gb/s, above the line's payload rate " + std::to_string(payload_line / 1e9));
   }
-  if (c.scenario != RoceScenario::LONGFLOWS && c.scenario != RoceScenario::VICTIM &&
+  if ((c.scenario == RoceScenario::INCAST || c.scenario == RoceScenario::CONVERGE) &&
       r.goodput_bps > payload_line * (1 + 1e-6))
     return wrong("goodput " + std::to_string(r.goodput_bps / 1e9) + " Gb/s above the hot port's payload rate");
   if (!(std::isfinite(r.mean_queue) && r.mean_queue >= 0 && r.peak_queue >= r.mean_queue - 1e-6))
@@ -779,121 +943,8 @@ Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::st
 
 RoceResult max_min_roce(const RoceConfig& c)
 {
-  // Progressive max-min filling over the same flows: each flow's route is its set of links; flows start and end.
-  struct F {
-    std::vector<int> links;
-    double start, left, done = -1;
-    std::string src, dst;
-  };
-  std::vector<F> flows;
-  RoceResult r;
-  r.hot_port = c.scenario == RoceScenario::VICTIM ? "s2->r" : "s0->r";
-  const double payload_line = c.rate * c.payload_bytes / c.frame_bytes / 8; // payload bytes/s
-  const double path_delay_per_hop = c.delay + c.frame_bytes * 8.0 / c.rate;
-  std::vector<int> hops;
-  if (c.scenario == RoceScenario::VICTIM) {
-    // links: 0 = s1->s2, 1 = s2->r, 2 = s2->w; each sender's own link never binds (one flow per NIC)
-    for (int i = 0; i < c.senders; ++i)
-      flows.push_back({{0, 1}, 0, double(c.size), -1, "a" + std::to_string(i), "r"});
-    for (int i = 0; i < c.local; ++i)
-      flows.push_back({{1}, 0, double(c.size), -1, "l" + std::to_string(i), "r"});
-    flows.push_back({{0, 2}, 0, double(c.size), -1, "v", "w"});
-    for (int i = 0; i < c.senders; ++i)
-      hops.push_back(3);
-    for (int i = 0; i < c.local; ++i)
-      hops.push_back(2);
-    hops.push_back(3);
-  } else {
-    for (int i = 0; i < c.senders; ++i) {
-      const double start = (c.scenario == RoceScenario::CONVERGE && i == 1) ? c.start2 : 0.0;
-      flows.push_back({{0}, start, double(c.size), -1, "h" + std::to_string(i), "r"});
-      hops.push_back(2);
-    }
-  }
-  if (c.scenario == RoceScenario::LONGFLOWS) { // each flow its 1/N of the port, no queue
-    r.completion = r.first = c.duration;
-    r.window_bps = payload_line * 8 / c.senders;
-    for (const auto& f : flows)
-      r.flows.push_back({f.src, f.dst, 0, 0, -1, 0, r.window_bps, r.window_bps});
-    return r;
-  }
-  const int n_links = 3;
-  double now = 0;
-  for (int guard = 0; guard < 100000; ++guard) {
-    std::vector<int> active;
-    for (size_t i = 0; i < flows.size(); ++i)
-      if (flows[i].done < 0 && flows[i].start <= now + 1e-15) active.push_back(int(i));
-    double next_start = std::numeric_limits<double>::infinity();
-    for (const auto& f : flows)
-      if (f.done < 0 && f.start > now + 1e-15) next_start = std::min(next_start, f.start);
-    if (active.empty()) {
-      if (!std::isfinite(next_start)) break;
-      now = next_start;
-      continue;
-    }
-    // water-filling
-    std::vector<double> rate(flows.size(), 0), cap(size_t(n_links), payload_line);
-    std::vector<bool> frozen(flows.size(), false);
-    size_t left = active.size();
-    while (left > 0) {
-      double inc = std::numeric_limits<double>::infinity();
-      for (int l = 0; l < n_links; ++l) {
-        int users = 0;
-        for (int i : active)
-          if (!frozen[size_t(i)] && std::count(flows[size_t(i)].links.begin(), flows[size_t(i)].links.end(), l))
-            ++users;
-        if (users > 0) inc = std::min(inc, cap[size_t(l)] / users);
-      }
-      for (int i : active)
-        if (!frozen[size_t(i)]) inc = std::min(inc, payload_line - rate[size_t(i)]);
-      for (int i : active)
-        if (!frozen[size_t(i)]) rate[size_t(i)] += inc;
-      for (int l = 0; l < n_links; ++l) {
-        int users = 0;
-        for (int i : active)
-          if (!frozen[size_t(i)] && std::count(flows[size_t(i)].links.begin(), flows[size_t(i)].links.end(), l))
-            ++users;
-        cap[size_t(l)] -= inc * users;
-      }
-      for (int i : active) {
-        if (frozen[size_t(i)]) continue;
-        bool tight = rate[size_t(i)] >= payload_line * (1 - 1e-12);
-        for (int l : flows[size_t(i)].links)
-          if (cap[size_t(l)] <= payload_line * 1e-12) tight = true;
-        if (tight) frozen[size_t(i)] = true, --left;
-      }
-    }
-    double dt = next_start - now;
-    for (int i : active)
-      dt = std::min(dt, flows[size_t(i)].left / rate[size_t(i)]);
-    for (int i : active) {
-      auto& f = flows[size_t(i)];
-      f.left -= rate[size_t(i)] * dt;
-      if (f.left <= 1e-6 * double(c.size)) f.done = now + dt;
-    }
-    now += dt;
-  }
-  double first = std::numeric_limits<double>::infinity(), last = 0;
-  for (size_t i = 0; i < flows.size(); ++i) {
-    RoceFlowResult fr;
-    fr.src = flows[i].src;
-    fr.dst = flows[i].dst;
-    fr.bytes = c.size;
-    fr.start = flows[i].start;
-    fr.completion = flows[i].done + hops[i] * path_delay_per_hop;
-    fr.mean_bps = double(c.size) * 8 / (fr.completion - fr.start);
-    first = std::min(first, fr.completion);
-    last = std::max(last, fr.completion);
-    r.flows.push_back(fr);
-  }
-  r.completion = last;
-  r.first = first;
-  r.goodput_bps = double(c.size) * double(flows.size()) * 8 / last;
-  if (c.scenario == RoceScenario::VICTIM) {
-    r.victim_completion = r.flows.back().completion;
-    r.victim_bps = r.flows.back().mean_bps;
-  }
-  return r;
+  Fabric fabric(c);
+  return fabric.max_min();
 }
 
 } // namespace tp::models

@@ -64,10 +64,12 @@ struct PfcParams {
 
 /// The topologies the model and the ns-3 reference share (node names as in their output).
 enum class RoceScenario {
-  INCAST,   ///< h0..h{N-1} -> s0 -> r, `size` bytes each
-  VICTIM,   ///< a0..a{N-1}, v on s1; r, w, l0..l{M-1} on s2; every a and l -> r, v -> w across s1->s2
-  CONVERGE, ///< h0, h1 -> s0 -> r; flow 1 starts at `start2`
-  LONGFLOWS ///< as INCAST, flows never end; rates and queue averaged over [warmup, duration]
+  INCAST,    ///< h0..h{N-1} -> s0 -> r, `size` bytes each
+  VICTIM,    ///< a0..a{N-1}, v on s1; r, w, l0..l{M-1} on s2; every a and l -> r, v -> w across s1->s2
+  CONVERGE,  ///< h0, h1 -> s0 -> r; flow 1 starts at `start2`
+  LONGFLOWS, ///< as INCAST, flows never end; rates and queue averaged over [warmup, duration]
+  ALLREDUCE  ///< a ring allreduce of `size` bytes over `senders` ranks on a leaf-spine fabric (`leaves`, one spine,
+             ///< uplinks oversubscribed by `oversubscription`); ranks placed round-robin over leaves or leaf by leaf
 };
 const char* roce_scenario_name(RoceScenario s);
 Result<RoceScenario> parse_roce_scenario(const std::string& name);
@@ -75,7 +77,11 @@ Result<RoceScenario> parse_roce_scenario(const std::string& name);
 struct RoceConfig {
   RoceScenario scenario = RoceScenario::INCAST;
   int senders = 8;
-  int local = 0;              ///< VICTIM: senders on s2 beside r
+  int local = 0;               ///< VICTIM: senders on s2 beside r
+  int leaves = 2;              ///< ALLREDUCE: leaf switches (senders / leaves ranks each, one spine)
+  double oversubscription = 2; ///< ALLREDUCE: a leaf's host bandwidth over its uplink's
+  bool interleaved =
+      true; ///< ALLREDUCE: rank i on leaf i mod leaves (every ring hop crosses the spine); false: by leaf
   uint64_t size = 1000000;    ///< payload bytes per flow
   double rate = 100e9;        ///< bits/s of every link
   double delay = 1e-6;        ///< one-way propagation delay of every link, s
@@ -128,6 +134,7 @@ struct RoceResult {
   std::vector<RocePortPause> pauses;
   double victim_completion = -1, victim_bps = 0; ///< VICTIM: v -> w
   double window_bps = 0;                         ///< LONGFLOWS: mean per-flow payload rate over the window
+  double algbw_bps = 0, busbw_bps = 0;           ///< ALLREDUCE: size / time, and x 2(n-1)/n (nccl-tests' convention)
   uint64_t steps = 0;
 };
 

@@ -33,7 +33,7 @@ Run run(const std::string& args)
 TEST_CASE("Every subcommand has --help", "[quick]")
 {
   for (const char* c : {"run", "perftest", "pcie-copy", "transfer", "train", "allreduce", "emulate", "sweep", "plan",
-                        "validate", "profiles"}) {
+                        "validate", "profiles", "incast", "roce"}) {
     Run r = run(std::string(c) + " --help");
     INFO(c);
     CHECK(r.status == 0);
@@ -429,4 +429,36 @@ TEST_CASE("Every subcommand takes --models-dir, which like TENSORPATH_MODELS_DIR
   CHECK(missing.out.find((dir / "a").string() + " (--models-dir)") != std::string::npos);
   CHECK(missing.out.find("(built-in)") != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("roce: a table per model, the fluid fixed point, and wrong inputs refused naming the option", "[quick]")
+{
+  Run ok = run("roce --senders 2 --size 200K --dcqcn off");
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find(" flow ") != std::string::npos);
+  CHECK(ok.out.find(" roce ") != std::string::npos);
+  Run fp = run("roce --scenario longflows --profile paper --rate 40 --senders 2 --duration 5 --warmup 2 --fixed-point "
+               "--network-model roce --json");
+  CHECK(fp.status == 0);
+  CHECK(fp.out.find("dcqcn-fluid-fixed-point") != std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> wrong = {
+      {"roce --scenario star", "--scenario"},
+      {"roce --profile mellanox", "--profile"},
+      {"roce --dcqcn maybe", "--dcqcn"},
+      {"roce --senders 0", "--senders"},
+      {"roce --scenario converge --senders 3", "--senders"},
+      {"roce --local 2", "--local"},
+      {"roce --kmin 2M --kmax 1M", "--kmax"},
+      {"roce --fixed-point", "--fixed-point"},
+      {"roce --network-model tcp-incast", "--network-model"},
+      {"roce --tolerance 0.1", "--tolerance"},
+      {"roce --reference /nonexistent/rows.jsonl", "--reference"},
+      {"roce --pfc off --dcqcn off --senders 16 --size 4M --buffer 2M --network-model roce", "dropped"},
+  };
+  for (const auto& [args, word] : wrong) {
+    Run r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.status != 0);
+    CHECK(r.out.find(word) != std::string::npos);
+  }
 }

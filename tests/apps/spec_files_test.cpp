@@ -617,3 +617,133 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
               "network_model": "analytical"})",
           "jobs[0].network_model", "parameter-server");
 }
+
+TEST_CASE("Faults and network models: a fault the job's model cannot inject is refused when the file is read",
+          "[quick]")
+{
+  auto load = [](const std::string& job) { return load_scenario_text(R"({"jobs": [)" + job + "]}", "fm.json"); };
+  const std::string mpi_allreduce = R"("kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce",
+      "transport": "mpi", "mpi_optimal_path": true, "mpi_nonblocking_recv": true)";
+  const std::string flap = R"({"type": "link_down", "host": "node1", "step": 2, "at": "1 ms", "duration": "50 ms"})";
+  const std::string loss = R"({"type": "packet_loss", "host": "node1", "probability": 1e-3})";
+
+  // Named or by default, network model flow injects every fault type into a training job, in either mode.
+  for (const std::string& model : {std::string(R"("network_model": "flow", )"), std::string()}) {
+    auto ok = load("{" + model + mpi_allreduce + R"(, "collective_mode": "protocol", "faults": [)" + flap + ", " +
+                   loss + "]}, {" + model +
+                   R"("kind": "training", "hw": "hkust-4node", "model": "vgg16", "transport": "grpc", "faults": [
+        {"type": "no_receive", "process": "ps0"}, {"type": "qp_error", "process": "worker1"},
+        {"type": "process_death", "process": "ps0"}, {"type": "host_death", "host": "node2"}]})");
+    INFO((ok.ok() ? "" : ok.error().message()));
+    REQUIRE(ok.ok());
+    for (const auto& j : ok->jobs)
+      CHECK(j.network_model == "flow");
+    CHECK(ok->jobs[0].training.faults.faults.size() == 2);
+    CHECK(ok->jobs[1].training.faults.faults.size() == 4);
+  }
+
+  auto refused = [&](const std::string& job, const std::string& field, std::vector<std::string> words) {
+    auto r = load(job);
+    INFO(job);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().file == "fm.json");
+    CHECK(r.error().field == field);
+    for (const auto& w : words) {
+      INFO(r.error().message() << "\nlacks: " << w);
+      CHECK(r.error().message().find(w) != std::string::npos);
+    }
+  };
+  // The analytical rings have nothing for a fault to act on: refused when read, never run without the fault.
+  refused("{" + mpi_allreduce + R"(, "network_model": "analytical", "faults": [)" + loss + "]}",
+          "jobs[0].faults[0].type",
+          {"network model \"analytical\" injects: it injects none", "\"packet_loss\" on network model \"analytical\"",
+           "network model \"flow\" injects packet_loss into a training job", "collective_mode \"protocol\""});
+  refused("{" + mpi_allreduce + R"(, "collective_mode": "analytical", "faults": [)" + flap + "]}",
+          "jobs[0].faults[0].type",
+          {"\"link_down\" on network model \"analytical\" (collective_mode \"analytical\")",
+           "network model \"flow\" injects link_down"});
+  // The kinds that take no faults say so, and why, instead of "unknown field".
+  const std::pair<std::string, std::vector<std::string>> other_kinds[] = {
+      {R"("kind": "collective", "hw": "hgx-h100-8gpu")",
+       {"no faults in a collective job", "network model \"nccl\" injects no fault", "training jobs only"}},
+      {R"("kind": "data_parallel", "hw": "hgx-h100-8gpu")",
+       {"no faults in a data_parallel job", "network model \"nccl\" injects no fault"}},
+      {R"("kind": "incast")", {"no faults in an incast job", "network model \"tcp-incast\" injects no fault"}},
+      {R"("kind": "incast", "network_model": "flow")",
+       {"no faults in an incast job: faults are injected into training jobs only", "(network model \"flow\")"}},
+      {R"("kind": "roce")", {"no faults in a roce job", "network model \"roce\" injects no fault"}},
+      {R"("kind": "transfer", "hw": "hkust-4node", "transport": "grpc")",
+       {"no faults in a transfer job: faults are injected into training jobs only, on network model \"flow\""}},
+      {R"("kind": "perftest", "hw": "connectx3-40gbe-roce")", {"no faults in a perftest job"}},
+  };
+  for (const auto& [kind, words] : other_kinds)
+    refused("{" + kind + R"(, "faults": [)" + loss + "]}", "jobs[0].faults", words);
+
+  // A validation case's setup and a sweep's points are read by the same parser.
+  auto c = load_cases_text(R"({"cases": [{"case": "a", "measure": "step_ms", "expected": 1, "tolerance": 0.1,
+      "source": "s", "setup": {)" +
+                               mpi_allreduce + R"(, "network_model": "analytical", "faults": [)" + flap + "]}}]}",
+                           "cases.json");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().field == "cases[0].setup.faults[0].type");
+  auto sw = load_sweep_text(R"({"base": {)" + mpi_allreduce + R"(, "faults": [)" + loss +
+                                R"(]}, "axes": {"network_model": ["flow", "analytical"]}})",
+                            "sweep.json");
+  REQUIRE_FALSE(sw.ok());
+  CHECK(sw.error().message().find("faults[0].type") != std::string::npos);
+  CHECK(sw.error().message().find("\"packet_loss\" on network model \"analytical\"") != std::string::npos);
+}
+
+TEST_CASE("Faults and network models: a link flap and packet loss on network model flow run and are reported",
+          "[faults]")
+{
+  // Both synchronisation modes, the network model named: the faults happen (resends, the link's events) and every
+  // run completes. A job with faults its model cannot inject never gets here (the test above).
+  const std::string faults = R"("network_model": "flow", "seed": 3, "faults": [
+      {"type": "link_down", "host": "node1", "step": 2, "at": "1 ms", "duration": "50 ms"},
+      {"type": "packet_loss", "host": "node1", "probability": 1e-3}])";
+  const std::string synthetic = R"("kind": "training", "hw": "hkust-4node", "model": "synthetic",
+      "parameters": 4000000, "layers": 4, "compute_ms": 20, "workers": 2, "steps": 3, "reference": false, )";
+  auto outcome = [](const std::string& text) {
+    auto job = parse_job_text(text, "flow.json", "job");
+    INFO((job.ok() ? "" : job.error().message()));
+    REQUIRE(job.ok());
+    CHECK(job->network_model == "flow");
+    auto child = tp::run_isolated([&]() -> tp::Result<std::string> {
+      auto out = run_job(job.value());
+      if (!out.ok()) return out.error();
+      return encode_outcome(out.value());
+    });
+    INFO((child.ok() ? "" : child.error().message()));
+    REQUIRE(child.ok());
+    auto o = decode_outcome(child.value());
+    REQUIRE(o.ok());
+    return o.value();
+  };
+
+  const auto ps = outcome("{" + synthetic + R"("gpus_per_worker": 1, "ps": 1, "transports": ["grpc", "verbs_v2"], )" +
+                          faults + "}");
+  INFO(ps.report);
+  CHECK(ps.failed.empty());
+  for (const char* t : {"grpc", "verbs_v2"}) {
+    INFO(t);
+    CHECK(ps.metrics.at(std::string("failed.") + t) == 0);
+    CHECK(ps.metrics.at(std::string("completed_steps.") + t) == 3);
+    CHECK(ps.metrics.at(std::string("retry_ms.") + t) > 0);
+  }
+  CHECK(ps.metrics.at("packets_lost.verbs_v2") > 0);       // RC: the flap's and the loss's packets
+  CHECK(ps.metrics.at("rc_retransmissions.verbs_v2") > 0); // go-back-N and time-outs
+  CHECK(ps.metrics.at("tcp_retransmissions.grpc") > 0);    // TCP resends
+  CHECK(ps.report.find("link node1/nic0 down until") != std::string::npos);
+
+  const auto ring = outcome("{" + synthetic + R"("mode": "allreduce", "transport": "mpi", "mpi_optimal_path": true,
+      "mpi_nonblocking_recv": true, "collective_mode": "protocol", )" +
+                            faults + "}");
+  INFO(ring.report);
+  CHECK(ring.failed.empty());
+  CHECK(ring.metrics.at("failed") == 0);
+  CHECK(ring.metrics.at("completed_steps") == 3);
+  CHECK(ring.metrics.at("rc_retransmissions") > 0);
+  CHECK(ring.metrics.at("retry_ms") > 0);
+  CHECK(ring.report.find("link node1/nic0 down until") != std::string::npos);
+}

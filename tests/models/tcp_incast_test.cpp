@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using tp::models::IncastConfig;
 using tp::models::simulate_tcp_incast;
 
@@ -192,6 +194,57 @@ TEST_CASE("network models: the registry names each model's jobs and refuses the 
     CHECK_FALSE(m.summary.empty());
     CHECK((m.unavailable.empty() == !m.jobs.empty()));
   }
+}
+
+TEST_CASE("network models: the fault types each injects are data, its words agree, and a refusal says what fits")
+{
+  using tp::models::check_faults_supported;
+  const auto& all = tp::models::fault_type_names();
+  REQUIRE(all.size() == 6);
+  for (const auto& m : tp::models::network_models()) {
+    INFO(m.name);
+    // Each listed type is a known one, in the documented order; the words name none (the list is put in front).
+    size_t at = 0;
+    for (const auto& t : m.fault_types) {
+      auto it = std::find(all.begin() + std::ptrdiff_t(at), all.end(), t);
+      CHECK(it != all.end());
+      at = size_t(it - all.begin());
+    }
+    CHECK_FALSE(m.faults.empty());
+    for (const auto& t : all)
+      CHECK(m.faults.find(t) == std::string::npos);
+    const std::string text = tp::models::injected_faults_text(m);
+    CHECK(text.rfind(m.fault_types.empty() ? std::string("none (") : m.fault_types[0] + ", ", 0) == 0);
+    // A model that injects a fault honours at least one job.
+    if (!m.fault_types.empty()) CHECK_FALSE(m.jobs.empty());
+  }
+  auto injects = [](const std::string& name) {
+    for (const auto& m : tp::models::network_models())
+      if (m.name == name) return m.fault_types;
+    return std::vector<std::string>{"?"};
+  };
+  CHECK(injects("flow") == all);
+  for (const char* none : {"analytical", "nccl", "tcp-incast", "roce", "ns3"})
+    CHECK(injects(none).empty());
+
+  CHECK(check_faults_supported("flow", "training", all).ok());
+  CHECK(check_faults_supported("analytical", "training", {}).ok()); // no faults: nothing to refuse
+
+  auto a = check_faults_supported("analytical", "training", {"packet_loss", "link_down"});
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().field == "faults[0].type");
+  CHECK(a.error().got == "\"packet_loss\" on network model \"analytical\"");
+  CHECK(a.error().expected.find("it injects none (its rings") != std::string::npos);
+  CHECK(a.error().expected.find("network model \"flow\" injects packet_loss into a training job") != std::string::npos);
+
+  auto n = check_faults_supported("nccl", "collective", {"host_death"});
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.error().expected.find("no registered network model injects host_death into a collective job") !=
+        std::string::npos);
+
+  auto unknown = check_faults_supported("flwo", "training", {"link_down"});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().field == "network_model");
 }
 
 TEST_CASE("incast: start jitter delays each sender by its drawn offset, the same for the same seed")

@@ -5,6 +5,7 @@
 // critical path.
 #include "core/common/isolated_run.hpp"
 #include "core/transports/transport.hpp"
+#include "models/network_models.hpp"
 #include "sim/training_job.hpp"
 #include "test_cluster.hpp"
 
@@ -341,8 +342,20 @@ TEST_CASE("faults are checked: analytical rings bypass the NICs, so faults need 
   j.collective_mode = sim::FabricMode::ANALYTICAL;
   auto r = sim::run_training_job(test::test_cluster(2), toy(), j);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().field == "faults");
-  CHECK(r.error().message().find("protocol") != std::string::npos);
+  // The registry's words (models::check_faults_supported), as the scenario parser gives them.
+  CHECK(r.error().field == "faults[0].type");
+  CHECK(r.error().message().find("\"link_down\" on network model \"analytical\"") != std::string::npos);
+  CHECK(r.error().message().find("collective_mode \"protocol\"") != std::string::npos);
+}
+
+TEST_CASE("faults are checked: the fault types the network models list are the simulator's, in its order", "[faults]")
+{
+  const auto& names = models::fault_type_names();
+  const sim::FaultKind kinds[] = {sim::FaultKind::LINK_DOWN, sim::FaultKind::PACKET_LOSS,   sim::FaultKind::NO_RECEIVE,
+                                  sim::FaultKind::QP_ERROR,  sim::FaultKind::PROCESS_DEATH, sim::FaultKind::HOST_DEATH};
+  REQUIRE(names.size() == std::size(kinds));
+  for (size_t i = 0; i < names.size(); ++i)
+    CHECK(names[i] == sim::to_string(kinds[i]));
 }
 
 TEST_CASE("a link flap in a ring allreduce: the job completes and the collective's wait counts as retry", "[faults]")
