@@ -2,6 +2,7 @@
 // network models that can run it (models/network_models.hpp), side by side; or, with --reference, the tcp-incast
 // model against the packet-level ns-3 rows of validation/ns3/incast_reference (docs/network-models.md).
 #include "apps/commands.hpp"
+#include "apps/lib/json_rows.hpp"
 #include "core/common/median.hpp"
 #include "core/common/suggest.hpp"
 #include "models/congestion/tcp_incast.hpp"
@@ -31,22 +32,6 @@ struct Row {
   double cpu_s = 0;
   int seeds = 1; ///< runs the row is the median of
 };
-
-Result<std::vector<int>> parse_senders(const std::string& text)
-{
-  std::vector<int> out;
-  std::stringstream ss(text);
-  std::string item;
-  if (!text.empty() && text.back() == ',')
-    return Error::at("", "--senders", "a comma-separated list of sender counts (1 to 65536)", "\"" + text + "\"");
-  while (std::getline(ss, item, ',')) {
-    auto n = frontend::parse_integer(item, "--senders", 1, 65536);
-    if (!n.ok()) return n.error();
-    out.push_back(int(n.value()));
-  }
-  if (out.empty()) return Error::at("", "--senders", "a comma-separated list of sender counts (1 to 65536)", "\"\"");
-  return out;
-}
 
 /// `name` on `c` over `seeds` seeds (c.seed onwards) as one row: each figure's median, the CPU time of all runs.
 Result<Row> run_model(const std::string& name, const models::IncastConfig& c, int seeds = 1)
@@ -165,49 +150,39 @@ ReferenceRow reference_row(const json& j, const std::string& where)
 /// chaotic at the nanosecond (whether a retransmission finds the port's last slot), the median of several is not.
 int run_reference(const std::string& path, bool as_json, double tolerance)
 {
-  std::ifstream in(path);
-  if (!in)
-    return report_error(
-        Error::at(path, "--reference", "a readable file of JSON rows (incast_reference's output)", "cannot open it"));
   std::vector<ReferencePoint> points;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j = json::parse(line, nullptr, false);
-    const std::string where = path + ":" + std::to_string(line_no);
-    if (j.is_discarded() || !j.is_object())
-      return report_error(Error::at(where, "", "one JSON object per line (incast_reference's output)",
-                                    "\"" + line.substr(0, 60) + "\""));
-    ReferenceRow row;
-    try {
-      row = reference_row(j, where);
-    } catch (const json_input::LoadError& e) {
-      return report_error(e.error);
-    }
-    const auto& c = row.config;
-    const double ref = row.completion;
-    auto same = [&](const ReferencePoint& p) {
-      const auto &a = p.config, &b = c;
-      return a.senders == b.senders && a.bytes_per_sender == b.bytes_per_sender && a.buffer_bytes == b.buffer_bytes &&
-             a.link_rate == b.link_rate && a.link_delay == b.link_delay && a.min_rto == b.min_rto &&
-             a.initial_window == b.initial_window && a.mss == b.mss && a.start_jitter == b.start_jitter;
-    };
-    auto it = std::find_if(points.begin(), points.end(), same);
-    if (it == points.end()) {
-      points.push_back({c, {}, {}, {}, {}, where});
-      it = points.end() - 1;
-    }
-    if (std::find(it->seeds.begin(), it->seeds.end(), c.seed) != it->seeds.end())
-      return report_error(Error::at(where, "seed", "one row per seed of a configuration",
-                                    std::to_string(c.seed) + " again (first at " + it->where + ")"));
-    it->seeds.push_back(c.seed);
-    it->ns3_completion.push_back(ref);
-    it->ns3_wall.push_back(row.wall);
-    it->ns3_timeouts.push_back(row.timeouts);
-  }
-  if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
+  const Status read = for_each_json_row(
+      path, "--reference", "incast_reference's output", [&](const json& j, const std::string& where) -> Status {
+        ReferenceRow row;
+        try {
+          row = reference_row(j, where);
+        } catch (const json_input::LoadError& e) {
+          return e.error;
+        }
+        const auto& c = row.config;
+        const double ref = row.completion;
+        auto same = [&](const ReferencePoint& p) {
+          const auto &a = p.config, &b = c;
+          return a.senders == b.senders && a.bytes_per_sender == b.bytes_per_sender &&
+                 a.buffer_bytes == b.buffer_bytes && a.link_rate == b.link_rate && a.link_delay == b.link_delay &&
+                 a.min_rto == b.min_rto && a.initial_window == b.initial_window && a.mss == b.mss &&
+                 a.start_jitter == b.start_jitter;
+        };
+        auto it = std::find_if(points.begin(), points.end(), same);
+        if (it == points.end()) {
+          points.push_back({c, {}, {}, {}, {}, where});
+          it = points.end() - 1;
+        }
+        if (std::find(it->seeds.begin(), it->seeds.end(), c.seed) != it->seeds.end())
+          return Error::at(where, "seed", "one row per seed of a configuration",
+                           std::to_string(c.seed) + " again (first at " + it->where + ")");
+        it->seeds.push_back(c.seed);
+        it->ns3_completion.push_back(ref);
+        it->ns3_wall.push_back(row.wall);
+        it->ns3_timeouts.push_back(row.timeouts);
+        return {};
+      });
+  if (!read.ok()) return report_error(read.error());
 
   if (!as_json)
     std::printf(" %8s %8s %10s %6s | %12s %12s %8s | %23s | %8s %8s | %9s %9s\n", "senders", "buffer", "bytes", "seeds",
@@ -291,7 +266,7 @@ int run_incast(const frontend::ParsedArgs& a)
   if (a.has("reference")) return run_reference(a.get("reference", ""), a.has("json"), tolerance.value());
 
   models::IncastConfig c;
-  auto senders = parse_senders(a.get("senders", "8"));
+  auto senders = frontend::parse_integer_list(a.get("senders", "8"), "--senders", 1, 65536, "sender counts");
   auto size = a.get_size("size", 1000000);
   auto buffer = a.get_size("buffer", 131072);
   auto rate = a.get_number("rate", 10, 1e-6, 1e6);
@@ -323,25 +298,11 @@ int run_incast(const frontend::ParsedArgs& a)
   c.mss = int(mss.value());
   c.start_jitter = jitter.value() * 1e-9;
 
-  std::vector<std::string> names;
-  {
-    const std::string list = a.get("network-model", "flow,tcp-incast");
-    if (!list.empty() && list.back() == ',')
-      return report_error(
-          Error::at("", "--network-model", "a comma-separated list of network models", "\"" + list + "\""));
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      auto m = models::network_model_for(item, "incast", "--network-model");
-      if (!m.ok()) return report_error(m.error());
-      names.push_back(item);
-    }
-    if (names.empty())
-      return report_error(Error::at("", "--network-model", "one or more of " + models::network_model_names(), "\"\""));
-  }
+  auto names = models::network_model_list(a.get("network-model", "flow,tcp-incast"), "incast", "--network-model");
+  if (!names.ok()) return report_error(names.error());
 
-  for (const int n : senders.value()) { // refuse before printing anything
-    c.senders = n;
+  for (const long n : senders.value()) { // refuse before printing anything
+    c.senders = int(n);
     if (auto st = models::check_incast(c); !st.ok()) {
       Error e = st.error();
       std::replace(e.field.begin(), e.field.end(), '_', '-');
@@ -351,9 +312,9 @@ int run_incast(const frontend::ParsedArgs& a)
   }
   const bool as_json = a.has("json");
   if (!as_json) print_head(c, seeds.value());
-  for (const int n : senders.value()) {
-    c.senders = n;
-    for (const auto& name : names) {
+  for (const long n : senders.value()) {
+    c.senders = int(n);
+    for (const auto& name : names.value()) {
       auto r = run_model(name, c, int(seeds.value()));
       if (!r.ok()) return report_error(r.error());
       const Row& row = r.value();

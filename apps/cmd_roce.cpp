@@ -3,6 +3,7 @@
 // side; with --fixed-point, the DCQCN fluid model's fixed point beside the longflows run; with --reference, the roce
 // model against the packet-level ns-3 rows of validation/ns3/roce_reference (docs/network-models.md).
 #include "apps/commands.hpp"
+#include "apps/lib/json_rows.hpp"
 #include "core/common/median.hpp"
 #include "models/congestion/dcqcn_fluid.hpp"
 #include "models/congestion/roce_fabric.hpp"
@@ -318,41 +319,30 @@ struct ReferencePoint {
 /// side by side. `step` (s, 0: the model's default) overrides the model's time step.
 int run_reference(const std::string& path, bool as_json, double tolerance, double step)
 {
-  std::ifstream in(path);
-  if (!in)
-    return report_error(
-        Error::at(path, "--reference", "a readable file of JSON rows (roce_reference's output)", "cannot open it"));
   std::vector<ReferencePoint> points;
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(line_no);
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return report_error(
-          Error::at(where, "", "one JSON object per line (roce_reference's output)", "\"" + line.substr(0, 60) + "\""));
-    ReferenceRow row;
-    try {
-      row = reference_row(j, where);
-    } catch (const json_input::LoadError& e) {
-      return report_error(e.error);
-    }
-    row.config.step = step;
-    auto it = std::find_if(points.begin(), points.end(),
-                           [&](const ReferencePoint& p) { return same_point(p.runs[0].config, row.config); });
-    if (it == points.end()) {
-      points.push_back({{}, where});
-      it = points.end() - 1;
-    }
-    for (const auto& r : it->runs)
-      if (r.config.seed == row.config.seed)
-        return report_error(Error::at(where, "seed", "one row per seed of a point",
-                                      std::to_string(row.config.seed) + " again (first at " + it->where + ")"));
-    it->runs.push_back(row);
-  }
-  if (points.empty()) return report_error(Error::at(path, "", "at least one row", "none"));
+  const Status read = for_each_json_row(
+      path, "--reference", "roce_reference's output", [&](const json& j, const std::string& where) -> Status {
+        ReferenceRow row;
+        try {
+          row = reference_row(j, where);
+        } catch (const json_input::LoadError& e) {
+          return e.error;
+        }
+        row.config.step = step;
+        auto it = std::find_if(points.begin(), points.end(),
+                               [&](const ReferencePoint& p) { return same_point(p.runs[0].config, row.config); });
+        if (it == points.end()) {
+          points.push_back({{}, where});
+          it = points.end() - 1;
+        }
+        for (const auto& r : it->runs)
+          if (r.config.seed == row.config.seed)
+            return Error::at(where, "seed", "one row per seed of a point",
+                             std::to_string(row.config.seed) + " again (first at " + it->where + ")");
+        it->runs.push_back(row);
+        return {};
+      });
+  if (!read.ok()) return report_error(read.error());
   if (!as_json)
     std::printf(" %-9s %4s %2s %9s %9s %5s %5s | %-14s %9s %9s %7s | %8s %8s | %8s %8s | %7s %7s | %8s %8s\n",
                 "scenario", "N", "M", "bytes", "buffer", "dcqcn", "seeds", "judged on", "ns-3", "model", "error",
@@ -476,19 +466,9 @@ int run_roce(const frontend::ParsedArgs& a)
   c.scenario = scenario.value();
   if (c.scenario == models::RoceScenario::CONVERGE) c.senders = 2;
 
-  std::vector<int> senders;
-  {
-    const std::string text = a.get("senders", std::to_string(c.senders));
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      auto n = frontend::parse_integer(item, "--senders", 1, 1024);
-      if (!n.ok()) return report_error(n.error());
-      senders.push_back(int(n.value()));
-    }
-    if (senders.empty() || text.back() == ',')
-      return report_error(Error::at("", "--senders", "a comma-separated list of sender counts (1 to 1024)", text));
-  }
+  auto senders =
+      frontend::parse_integer_list(a.get("senders", std::to_string(c.senders)), "--senders", 1, 1024, "sender counts");
+  if (!senders.ok()) return report_error(senders.error());
   auto local = a.get_int("local", 0, 0, 1024);
   auto leaves = a.get_int("leaves", c.leaves, 1, 1024);
   auto oversub = a.get_number("oversubscription", c.oversubscription, 1, 64);
@@ -561,27 +541,16 @@ int run_roce(const frontend::ParsedArgs& a)
   c.step = step.value() * 1e-9;
   c.stop = stop.value();
 
-  std::vector<std::string> names;
-  {
-    const std::string list = a.get("network-model", "flow,roce");
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      auto m = models::network_model_for(item, "roce", "--network-model");
-      if (!m.ok()) return report_error(m.error());
-      names.push_back(item);
-    }
-    if (names.empty() || list.back() == ',')
-      return report_error(Error::at("", "--network-model", "a comma-separated list of network models", list));
-  }
+  auto names = models::network_model_list(a.get("network-model", "flow,roce"), "roce", "--network-model");
+  if (!names.ok()) return report_error(names.error());
   const bool fixed_point = a.has("fixed-point");
   if (fixed_point && c.scenario != models::RoceScenario::LONGFLOWS)
     return report_error(Error::at("", "--fixed-point",
                                   "--scenario longflows (the fluid model's fixed point is for "
                                   "long-lived flows)",
                                   std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
-  for (const int n : senders) { // refuse before printing anything
-    c.senders = n;
+  for (const long n : senders.value()) { // refuse before printing anything
+    c.senders = int(n);
     if (auto st = models::check_roce(c); !st.ok()) {
       Error e = st.error();
       std::replace(e.field.begin(), e.field.end(), '_', '-');
@@ -591,9 +560,9 @@ int run_roce(const frontend::ParsedArgs& a)
   }
   const bool as_json = a.has("json");
   if (!as_json) print_head(c);
-  for (const int n : senders) {
-    c.senders = n;
-    for (const auto& name : names) {
+  for (const long n : senders.value()) {
+    c.senders = int(n);
+    for (const auto& name : names.value()) {
       auto r = run_model(name, c);
       if (!r.ok()) return report_error(r.error());
       if (as_json)
@@ -617,7 +586,7 @@ int run_roce(const frontend::ParsedArgs& a)
                                 .dump()
                                 .c_str());
       else
-        std::printf(" %-6s %7d %11s %14s %13.3f %12s %12.0f   (p* %.3g, alpha* %.3g, R_T* %.3f Gb/s%s)\n", "fluid", n,
+        std::printf(" %-6s %7ld %11s %14s %13.3f %12s %12.0f   (p* %.3g, alpha* %.3g, R_T* %.3f Gb/s%s)\n", "fluid", n,
                     "-", "-", fp->rate * c.payload_bytes / c.frame_bytes * 1e-9, "-", fp->queue / 1e3, fp->p, fp->alpha,
                     fp->target * 1e-9, fp->on_slope ? "" : "; p* above Pmax: off RED's slope");
     }

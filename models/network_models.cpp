@@ -59,8 +59,9 @@ const std::vector<NetworkModelInfo>& network_models()
        "queues at every switch port, PAUSE/RESUME spreading upstream hop by hop (head-of-line blocking of flows that "
        "do not cross the hot port), ECN marks, CNPs and DCQCN's rate decreases, fast recovery, additive and hyper "
        "increase",
-       "packets: a port's FIFO is fluid (each flow served in proportion to its backlog), a frame never splits a pause; "
-       "losses (no go-back-N: a drop is an error); it runs the roce job's four fabrics only",
+       "packets: a port's FIFO holds fluid chunks (a frame may be split, a pause may fall inside one); losses (no "
+       "go-back-N: a drop is an error); it runs the roce job's five fabrics only (incast, victim, converge, "
+       "longflows, a leaf-spine allreduce)",
        {"roce"},
        {},
        "PFC keeps its fabric lossless (a drop ends the run with an error), and it has no link to take down or "
@@ -142,6 +143,27 @@ std::string network_model_names()
   for (const auto& m : network_models())
     s += (s.empty() ? "" : ", ") + m.name;
   return s;
+}
+
+Result<std::vector<std::string>> network_model_list(const std::string& list, const std::string& job,
+                                                    const std::string& field)
+{
+  const Error bad = Error::at("", field, "a comma-separated list of network models (" + network_model_names() + ")",
+                              "\"" + list + "\"");
+  if (list.empty() || list.back() == ',') return bad;
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) return bad;
+    auto m = network_model_for(item, job, field);
+    if (!m.ok()) return m.error();
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 Result<const NetworkModelInfo*> network_model_for(const std::string& name, const std::string& job,

@@ -32,6 +32,11 @@ const std::vector<std::string>& fault_type_names();
 /// Every registered model, in the order `--help` lists them.
 const std::vector<NetworkModelInfo>& network_models();
 
+/// A comma-separated list of network models ("flow,roce") for a job of kind `job`: at least one, each known and
+/// honouring the kind (network_model_for); the error names `field`.
+Result<std::vector<std::string>> network_model_list(const std::string& list, const std::string& job,
+                                                    const std::string& field);
+
 /// The model named `name` for a job of kind `job`: an error naming the known models (with a did-you-mean) when the
 /// name is unknown, and saying why when the model cannot honour that job or cannot run in this build.
 Result<const NetworkModelInfo*> network_model_for(const std::string& name, const std::string& job,

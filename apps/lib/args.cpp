@@ -32,6 +32,28 @@ Result<long> parse_integer(const std::string& text, const std::string& field, lo
   return v;
 }
 
+Result<std::vector<long>> parse_integer_list(const std::string& text, const std::string& field, long lo, long hi,
+                                             const std::string& what)
+{
+  const Error bad = Error::at(
+      "", field, "a comma-separated list of " + what + " (" + std::to_string(lo) + " to " + std::to_string(hi) + ")",
+      "\"" + text + "\"");
+  if (text.empty() || text.back() == ',') return bad;
+  std::vector<long> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) return bad;
+    auto n = parse_integer(item, field, lo, hi);
+    if (!n.ok()) return n.error();
+    out.push_back(n.value());
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 Result<double> parse_number(const std::string& text, const std::string& field, double lo, double hi)
 {
   const Error bad = Error::at("", field, fmt_range(lo, hi), "\"" + text + "\"");

@@ -57,6 +57,10 @@ std::string help_text(const CommandSpec& spec);
 Result<uint64_t> parse_size(const std::string& text);
 /// A decimal integer in [lo, hi], digits only; out of range (or of long's range) is an error naming `field`.
 Result<long> parse_integer(const std::string& text, const std::string& field, long lo, long hi);
+/// A comma-separated list of integers in [lo, hi] ("2,4,8"): at least one, no empty item; the error names `field`
+/// and says the list is of `what` ("sender counts").
+Result<std::vector<long>> parse_integer_list(const std::string& text, const std::string& field, long lo, long hi,
+                                             const std::string& what);
 /// A finite decimal number in [lo, hi]; NaN, infinities and overflow are errors naming `field`.
 Result<double> parse_number(const std::string& text, const std::string& field, double lo, double hi);
 /// "a finite number in [lo, hi]".
