@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace tp::cli {
@@ -39,7 +40,9 @@ Result<Row> run_model(const std::string& name, const models::RoceConfig& c)
   r.config = c;
   const auto t0 = std::chrono::steady_clock::now();
   if (name == "flow") {
-    r.result = models::max_min_roce(c);
+    auto res = models::max_min_roce(c);
+    if (!res.ok()) return res.error();
+    r.result = res.value();
   } else {
     auto res = models::simulate_roce(c);
     if (!res.ok()) return res.error();
@@ -212,6 +215,11 @@ ReferenceRow reference_row(const json& j, const std::string& where)
   ReferenceRow row;
   auto scenario = models::parse_roce_scenario(o.str("scenario"));
   if (!scenario.ok()) json_input::fail(where, "scenario", scenario.error().expected, scenario.error().got);
+  if (scenario.value() == models::RoceScenario::ALLREDUCE)
+    json_input::fail(where, "scenario", "one of the reference's scenarios (incast, victim, converge, longflows)",
+                     "\"allreduce\"");
+  if (o.has("model") && o.str("model") != "ns3")
+    json_input::fail(where, "model", "\"ns3\" (rows of validation/ns3/roce_reference)", "\"" + o.str("model") + "\"");
   const double rate = o.number("rate_gbps", 1e-3, 1e4) * 1e9;
   auto& c = row.config = models::roce_hpcc_defaults(rate);
   c.scenario = scenario.value();
@@ -236,6 +244,20 @@ ReferenceRow reference_row(const json& j, const std::string& where)
   c.dcqcn.min_rate = o.number("min_rate_gbps", 1e-6, 1e4) * 1e9;
   c.dcqcn.cnp_interval = o.number("cnp_interval_us", 0, 1e6, 0) * 1e-6;
   c.dcqcn.byte_counter = uint64_t(o.integer("byte_counter", 0, long(1) << 40, 0));
+  c.dcqcn.rate_on_first_cnp = o.number("rate_on_first_cnp", 1e-9, 1, 1);
+  // The switch MMU's settings the model takes as given: a row made with others is not this model's experiment.
+  const double rate_bytes = rate / 8;
+  const std::pair<const char*, double> fixed[] = {{"reserve", double(c.pfc.reserve)},
+                                                  {"resume_offset", double(c.pfc.resume_offset)},
+                                                  {"headroom", c.pfc.headroom_bdps * rate_bytes * c.delay}};
+  for (const auto& [key, value] : fixed)
+    if (o.has(key) && std::abs(o.number(key, 0, 1e18) - value) > 0.5)
+      json_input::fail(where, key,
+                       "the model's " + std::string(key) + " (" + std::to_string(std::llround(value)) + " bytes)",
+                       std::to_string(o.number(key, 0, 1e18)));
+  if (o.has("drops") && o.number("drops", 0, 1e18) > 0)
+    json_input::fail(where, "drops", "0 (a lossless run: the model has no loss recovery to compare)",
+                     std::to_string(o.number("drops", 0, 1e18)));
   c.seed = uint64_t(o.integer("seed", 0, long(1) << 40, 1));
   c.start_jitter = o.number("jitter_ns", 0, 1e9, 0) * 1e-9;
   if (c.scenario == models::RoceScenario::CONVERGE) c.start2 = o.number("start2", 0, 10);
@@ -305,7 +327,8 @@ bool same_point(const models::RoceConfig& a, const models::RoceConfig& b)
          a.pfc.enabled == b.pfc.enabled && d.enabled == e.enabled && d.t_alpha == e.t_alpha && d.t_dec == e.t_dec &&
          d.t_inc == e.t_inc && d.g == e.g && d.fast_recovery == e.fast_recovery && d.ai == e.ai && d.hai == e.hai &&
          d.min_rate == e.min_rate && d.cnp_interval == e.cnp_interval && d.byte_counter == e.byte_counter &&
-         a.start2 == b.start2 && a.duration == b.duration && a.warmup == b.warmup && a.start_jitter == b.start_jitter;
+         d.rate_on_first_cnp == e.rate_on_first_cnp && a.start2 == b.start2 && a.duration == b.duration &&
+         a.warmup == b.warmup && a.start_jitter == b.start_jitter;
 }
 
 /// One point of the reference file: ns-3's runs of it (one per seed) and where its first row is.
@@ -425,6 +448,45 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
   return within == int(points.size()) ? exit_code::OK : exit_code::FAILED;
 }
 
+/// An error of the model's configuration (fields in SI units, as check_roce names them) in the command's terms: the
+/// option's name and the value in the option's unit.
+Error as_option_error(Error e)
+{
+  static const std::map<std::string, std::pair<std::string, double>> options = {
+      {"rate", {"--rate", 1e-9}},
+      {"delay", {"--delay", 1e6}},
+      {"t_alpha", {"--t-alpha", 1e6}},
+      {"t_dec", {"--t-dec", 1e6}},
+      {"t_inc", {"--t-inc", 1e6}},
+      {"cnp_interval", {"--cnp-interval", 1e6}},
+      {"ai", {"--ai", 1e-6}},
+      {"hai", {"--hai", 1e-6}},
+      {"min_rate", {"--min-rate", 1e-9}},
+      {"start2", {"--start2", 1e6}},
+      {"duration", {"--duration", 1e3}},
+      {"warmup", {"--warmup", 1e3}},
+      {"jitter", {"--jitter", 1e9}},
+      {"step", {"--step", 1e9}},
+      {"stop", {"--stop", 1}},
+      {"headroom_bdps", {"--headroom-bdps", 1}}};
+  const auto it = options.find(e.field);
+  if (it == options.end()) {
+    if (e.field == "roce model" || e.field.rfind("--", 0) == 0) return e;
+    std::replace(e.field.begin(), e.field.end(), '_', '-');
+    e.field = "--" + e.field;
+    return e;
+  }
+  e.field = it->second.first;
+  char* end = nullptr;
+  const double v = std::strtod(e.got.c_str(), &end);
+  if (end && *end == '\0' && !e.got.empty()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", v * it->second.second);
+    e.got = text;
+  }
+  return e;
+}
+
 Result<bool> on_off(const frontend::ParsedArgs& a, const std::string& name, bool def)
 {
   if (!a.has(name)) return def;
@@ -490,6 +552,7 @@ int run_roce(const frontend::ParsedArgs& a)
   auto hai = a.get_number("hai", c.dcqcn.hai * 1e-6, 0, 1e7);
   auto min_rate = a.get_number("min-rate", c.dcqcn.min_rate * 1e-9, 1e-6, 1e4);
   auto cnp = a.get_number("cnp-interval", c.dcqcn.cnp_interval * 1e6, 0, 1e6);
+  auto headroom = a.get_number("headroom-bdps", c.pfc.headroom_bdps, 0, 1000);
   auto bc = a.get_size("byte-counter", c.dcqcn.byte_counter);
   auto start2 = a.get_number("start2", c.start2 * 1e6, 0, 1e7);
   auto duration = a.get_number("duration", c.duration * 1e3, 1e-6, 1e4);
@@ -505,8 +568,8 @@ int run_roce(const frontend::ParsedArgs& a)
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&size, &buffer, &kmin, &kmax, &bc})
     if (!r->ok()) return report_error(r->error());
-  for (auto* r : {&oversub, &delay, &pmax, &t_alpha, &t_dec, &t_inc, &g, &ai, &hai, &min_rate, &cnp, &start2, &duration,
-                  &warmup, &jitter, &step, &stop})
+  for (auto* r : {&headroom, &oversub, &delay, &pmax, &t_alpha, &t_dec, &t_inc, &g, &ai, &hai, &min_rate, &cnp, &start2,
+                  &duration, &warmup, &jitter, &step, &stop})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&dcqcn, &ecn, &pfc})
     if (!r->ok()) return report_error(r->error());
@@ -532,6 +595,7 @@ int run_roce(const frontend::ParsedArgs& a)
   c.dcqcn.hai = hai.value() * 1e6;
   c.dcqcn.min_rate = min_rate.value() * 1e9;
   c.dcqcn.cnp_interval = cnp.value() * 1e-6;
+  c.pfc.headroom_bdps = headroom.value();
   c.dcqcn.byte_counter = bc.value();
   c.start2 = start2.value() * 1e-6;
   c.duration = duration.value() * 1e-3;
@@ -543,7 +607,15 @@ int run_roce(const frontend::ParsedArgs& a)
 
   auto names = models::network_model_list(a.get("network-model", "flow,roce"), "roce", "--network-model");
   if (!names.ok()) return report_error(names.error());
+  for (const char* field : {"leaves", "oversubscription", "placement", "start2", "duration", "warmup", "local"})
+    if (a.has(field))
+      if (const std::string owner = models::roce_field_scenario(field, c.scenario); !owner.empty())
+        return report_error(Error::at("", std::string("--") + field,
+                                      "--scenario " + owner + " (only it reads the option)",
+                                      std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
   const bool fixed_point = a.has("fixed-point");
+  if (fixed_point && !c.dcqcn.enabled)
+    return report_error(Error::at("", "--fixed-point", "DCQCN on (the fixed point is DCQCN's)", "--dcqcn off"));
   if (fixed_point && c.scenario != models::RoceScenario::LONGFLOWS)
     return report_error(Error::at("", "--fixed-point",
                                   "--scenario longflows (the fluid model's fixed point is for "
@@ -551,12 +623,10 @@ int run_roce(const frontend::ParsedArgs& a)
                                   std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
   for (const long n : senders.value()) { // refuse before printing anything
     c.senders = int(n);
-    if (auto st = models::check_roce(c); !st.ok()) {
-      Error e = st.error();
-      std::replace(e.field.begin(), e.field.end(), '_', '-');
-      e.field = "--" + e.field;
-      return report_error(e);
-    }
+    if (auto st = models::check_roce(c); !st.ok()) return report_error(as_option_error(st.error()));
+    if (fixed_point)
+      if (auto fp = models::dcqcn_fixed_point(fluid_input(c)); !fp.ok())
+        return report_error(as_option_error(fp.error()));
   }
   const bool as_json = a.has("json");
   if (!as_json) print_head(c);
@@ -564,7 +634,7 @@ int run_roce(const frontend::ParsedArgs& a)
     c.senders = int(n);
     for (const auto& name : names.value()) {
       auto r = run_model(name, c);
-      if (!r.ok()) return report_error(r.error());
+      if (!r.ok()) return report_error(as_option_error(r.error()));
       if (as_json)
         std::printf("%s\n", row_json(r.value()).dump().c_str());
       else
@@ -602,7 +672,7 @@ Command roce_command()
   frontend::CommandSpec s;
   s.name = "roce";
   s.summary = "RoCE congestion: PFC, ECN and DCQCN on incast, victim, converging and long-lived flows";
-  s.usage = "[--scenario incast|victim|converge|longflows] [--senders N,...] [--size BYTES] [--rate GBPS] "
+  s.usage = "[--scenario incast|victim|converge|longflows|allreduce] [--senders N,...] [--size BYTES] [--rate GBPS] "
             "[--buffer BYTES] [--profile hpcc|paper] [--dcqcn on|off] [--pfc on|off] [--ecn on|off] [DCQCN and "
             "ECN options] [--fixed-point] [--network-model flow,roce] [--json] | --reference FILE";
   s.options = {
@@ -639,6 +709,8 @@ Command roce_command()
       {"hai", 0, true, "MBPS", "hyper increase (hpcc 50 per 25 Gb/s; paper 400)"},
       {"min-rate", 0, true, "GBPS", "DCQCN's minimum rate (1)"},
       {"cnp-interval", 0, true, "US", "at most one CNP per flow per interval (hpcc 0: one per marked frame; paper 50)"},
+      {"headroom-bdps", 0, true, "X",
+       "PFC headroom per ingress port in one-way bandwidth-delay products of its link (default 3, HPCC's third.cc)"},
       {"byte-counter", 0, true, "BYTES", "the DCQCN paper's byte counter (hpcc 0: off; paper 10 MB)"},
       {"start2", 0, true, "US", "converge: the second flow's start (default 500)"},
       {"duration", 0, true, "MS", "longflows: simulated time (default 50)"},

@@ -175,7 +175,9 @@ Result<JobOutcome> run_roce_job(const JobSpec& job)
     c.seed += uint64_t(s);
     models::RoceResult r;
     if (job.network_model == "flow") {
-      r = models::max_min_roce(c);
+      auto res = models::max_min_roce(c);
+      if (!res.ok()) return res.error();
+      r = res.value();
     } else {
       auto res = models::simulate_roce(c);
       if (!res.ok()) return res.error();

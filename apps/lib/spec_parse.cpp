@@ -521,6 +521,16 @@ void parse_roce_job(Reader& r, JobSpec& j)
   auto scenario = models::parse_roce_scenario(r.str("scenario", "incast"));
   if (!scenario.ok()) fail(r.file(), r.field("scenario"), scenario.error().expected, scenario.error().got);
   c.scenario = scenario.value();
+  for (const char* field :
+       {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local"}) {
+    std::string name = field;
+    name = name.substr(0, name.find("_us"));
+    name = name.substr(0, name.find("_ms"));
+    if (r.has(field))
+      if (const std::string owner = models::roce_field_scenario(name, c.scenario); !owner.empty())
+        fail(r.file(), r.field(field), "scenario \"" + owner + "\" (only it reads the field)",
+             std::string("scenario \"") + models::roce_scenario_name(c.scenario) + "\"");
+  }
   c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
   c.local = int(r.integer("local", 0, 1024, 0));
   c.leaves = int(r.integer("leaves", 1, 1024, c.leaves));
@@ -548,6 +558,7 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.dcqcn.min_rate = r.number("min_rate_gbps", 1e-6, 1e4, c.dcqcn.min_rate * 1e-9) * 1e9;
   c.dcqcn.cnp_interval = r.number("cnp_interval_us", 0, 1e6, c.dcqcn.cnp_interval * 1e6) * 1e-6;
   c.dcqcn.byte_counter = r.size("byte_counter", c.dcqcn.byte_counter);
+  c.pfc.headroom_bdps = r.number("headroom_bdps", 0, 1000, c.pfc.headroom_bdps);
   c.start2 = r.number("start2_us", 0, 1e7, c.start2 * 1e6) * 1e-6;
   c.duration = r.number("duration_ms", 1e-6, 1e4, c.duration * 1e3) * 1e-3;
   c.warmup = r.number("warmup_ms", 0, 1e4, c.warmup * 1e3) * 1e-3;

@@ -2,11 +2,19 @@
 #include "models/congestion/dcqcn_fluid.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace tp::models {
 
 namespace {
+
+std::string number(double v)
+{
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
 
 /// The fixed point's two balances with R_C = C/N, in packets and seconds, as functions of p:
 ///   dR_C/dt = 0:  R_C a A / (2 tau) = (R_T - R_C)/2 R_C (G + H)        => D = R_T - R_C = a A / (tau (G + H))
@@ -35,10 +43,12 @@ Result<DcqcnFixedPoint> dcqcn_fixed_point(const DcqcnFluidInput& in)
 {
   if (in.flows < 1) return Error::at("", "flows", "at least 1", std::to_string(in.flows));
   if (!(in.capacity > 0 && in.frame_bytes > 0 && in.tau > 0 && in.tau_alpha > 0 && in.timer > 0 &&
-        in.byte_counter >= 0 && in.ai > 0 && in.fast_recovery >= 0))
+        in.byte_counter >= 0 && in.fast_recovery >= 0))
     return Error::at("", "dcqcn fluid input", "positive times, rates and sizes", "a zero or negative one");
-  if (!(in.kmax > in.kmin && in.pmax > 0 && in.pmax <= 1))
-    return Error::at("", "kmax", "above kmin, with 0 < pmax <= 1", std::to_string(in.kmax));
+  if (!(in.ai > 0))
+    return Error::at("", "ai", "a positive additive increase (the fixed point balances it)", number(in.ai));
+  if (!(in.kmax > in.kmin)) return Error::at("", "kmax", "above kmin (RED's slope)", number(in.kmax));
+  if (!(in.pmax > 0 && in.pmax <= 1)) return Error::at("", "pmax", "0 < pmax <= 1", number(in.pmax));
   const double pkt_rate = in.capacity / 8 / in.frame_bytes / in.flows; // packets/s per flow
   const Balance b{pkt_rate,
                   in.tau,

@@ -95,6 +95,15 @@ double roce_step(const RoceConfig& c)
   return std::max(c.frame_bytes * 8.0 / c.rate, fastest / 2);
 }
 
+namespace {
+std::string short_number(double v)
+{
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+} // namespace
+
 Status check_roce(const RoceConfig& c)
 {
   auto bad = [](const std::string& field, const std::string& expected, double got) -> Status {
@@ -159,10 +168,101 @@ Status check_roce(const RoceConfig& c)
   if (!(c.step >= 0 && c.step <= 1e-3)) return bad("step", "0 (one frame time) .. 1 ms", c.step);
   if (c.step > 0 && c.step < frame_time / 100) return bad("step", "at least 1/100 of a frame time", c.step);
   if (!(c.stop > 0 && c.stop <= 100)) return bad("stop", "0 < stop <= 100 s", c.stop);
+  if (d.byte_counter > 0 && d.byte_counter < uint64_t(c.frame_bytes))
+    return bad("byte_counter", "0 (off) or at least one frame", double(d.byte_counter));
   const double step = roce_step(c);
-  const double horizon = c.scenario == RoceScenario::LONGFLOWS ? c.duration : c.stop;
-  if (horizon / step > 2e9) return bad("stop", "at most 2e9 steps of the model", horizon / step);
+  // A step longer than a hop would let bytes skip a link's delay (every hop takes at least one step).
+  if (c.step > 0 && c.step > c.delay + frame_time * (1 + 1e-9))
+    return bad("step",
+               "at most one hop: the link delay plus a frame time (" + std::to_string((c.delay + frame_time) * 1e9) +
+                   " ns)",
+               c.step);
+  if (c.scenario != RoceScenario::LONGFLOWS &&
+      !(c.start2 * (c.scenario == RoceScenario::CONVERGE) + c.start_jitter < c.stop))
+    return bad("stop", "later than the last flow's start (start2 + jitter)", c.stop);
+  const bool longflows = c.scenario == RoceScenario::LONGFLOWS;
+  const double horizon = longflows ? c.duration : c.stop;
+  const auto shape = roce_switches(c);
+  double ports = 0;
+  for (const auto& sw : shape)
+    ports += 2.0 * double(sw.ingress_rates.size());
+  const double flows = double(c.senders + c.local + (c.scenario == RoceScenario::VICTIM ? 1 : 0));
+  if (horizon / step * (ports + flows) > 2e10)
+    return bad(longflows ? "duration" : "stop",
+               "at most 2e10 port- and flow-steps of the model (a minute or so): a shorter run, a longer --step or "
+               "fewer senders",
+               horizon / step * (ports + flows));
+  const double slots = std::ceil((c.delay + frame_time) / step);
+  if (slots * ports > 2e7)
+    return bad("delay",
+               "at most 2e7 delay-line slots over all ports (delay / step x ports): a shorter delay or a "
+               "longer --step",
+               slots * ports);
+  // PFC needs headroom for what is on the wire and sent while a PAUSE travels upstream and takes effect (two
+  // delays, the frame on the wire and the PAUSE, and the frame being received), and each switch's buffer must hold
+  // every port's headroom and reserve.
+  for (const auto& sw : shape) {
+    double reserved = 0;
+    for (const double r : sw.ingress_rates) {
+      const double headroom = c.pfc.headroom_bdps * r / 8 * c.delay;
+      const double needed = r / 8 * (2 * c.delay + (c.frame_bytes + c.control_bytes) * 8.0 / r) + c.frame_bytes;
+      if (c.pfc.enabled && headroom < needed)
+        return bad("delay",
+                   "PFC headroom (headroom_bdps " + short_number(c.pfc.headroom_bdps) +
+                       " x rate x delay = " + short_number(std::floor(headroom)) + " bytes at " +
+                       short_number(r * 1e-9) + " Gb/s) for the " + short_number(std::ceil(needed)) +
+                       " bytes that arrive while a PAUSE takes effect: a longer delay or more headroom_bdps (HPCC's "
+                       "3 one-way BDPs is short below about 20 Gb/s on 1 us links)",
+                   c.delay);
+      reserved += headroom + double(c.pfc.reserve);
+    }
+    const double shared_min = double(sw.ingress_rates.size()) * c.frame_bytes;
+    if (double(c.buffer) < reserved + shared_min)
+      return bad("buffer",
+                 "at least switch " + sw.name + "'s headroom and reserve for its " +
+                     std::to_string(sw.ingress_rates.size()) + " ports plus a frame of shared buffer per port (" +
+                     std::to_string(uint64_t(reserved + shared_min)) + " bytes)",
+                 double(c.buffer));
+  }
   return {};
+}
+
+std::string roce_field_scenario(const std::string& field, RoceScenario s)
+{
+  static const std::map<std::string, RoceScenario> owner = {
+      {"leaves", RoceScenario::ALLREDUCE},    {"oversubscription", RoceScenario::ALLREDUCE},
+      {"placement", RoceScenario::ALLREDUCE}, {"start2", RoceScenario::CONVERGE},
+      {"duration", RoceScenario::LONGFLOWS},  {"warmup", RoceScenario::LONGFLOWS},
+      {"local", RoceScenario::VICTIM}};
+  const auto it = owner.find(field);
+  if (it == owner.end() || it->second == s) return "";
+  return roce_scenario_name(it->second);
+}
+
+std::vector<RoceSwitchShape> roce_switches(const RoceConfig& c)
+{
+  std::vector<RoceSwitchShape> out;
+  const double r = c.rate;
+  switch (c.scenario) {
+  case RoceScenario::VICTIM:
+    out.push_back({"s1", std::vector<double>(size_t(std::max(0, c.senders)) + 2, r)}); // a*, v, s2
+    out.push_back({"s2", std::vector<double>(size_t(std::max(0, c.local)) + 3, r)});   // l*, r, w, s1
+    break;
+  case RoceScenario::ALLREDUCE: {
+    const int leaves = std::max(1, c.leaves), per_leaf = std::max(1, c.senders / leaves);
+    const double uplink = r * per_leaf / std::max(1.0, c.oversubscription);
+    out.push_back({"sp", std::vector<double>(size_t(leaves), uplink)});
+    for (int l = 0; l < leaves; ++l) {
+      RoceSwitchShape leaf{"leaf" + std::to_string(l), std::vector<double>(size_t(per_leaf), r)};
+      leaf.ingress_rates.push_back(uplink);
+      out.push_back(leaf);
+    }
+    break;
+  }
+  default:
+    out.push_back({"s0", std::vector<double>(size_t(std::max(0, c.senders)) + 1, r)}); // h*, r
+  }
+  return out;
 }
 
 namespace {
@@ -269,7 +369,6 @@ private:
       p.bytes_per_step = rate / 8 * dt_;
       p.delay = c_.delay;
       p.slots = std::max(1, int(std::lround((c_.delay + c_.frame_bytes * 8.0 / rate) / dt_)));
-      p.line.resize(size_t(p.slots));
       ports_.push_back(std::move(p));
     }
   }
@@ -438,7 +537,8 @@ void Fabric::build()
       for (size_t m = 0; m < next.flows.size(); ++m)
         if (next.flows[m] == p.flows[k]) p.next_k[k] = int(m);
     }
-    if (p.flows.empty()) continue; // a port no flow crosses (the reverse paths: CNPs and PAUSEs are events)
+    if (p.flows.empty()) continue;  // a port no flow crosses (the reverse paths: CNPs and PAUSEs are events)
+    p.line.resize(size_t(p.slots)); // only the ports flows cross get a delay line
     used_ports_.push_back(int(&p - ports_.data()));
     (nodes_[size_t(p.from)].is_switch ? switch_ports_ : host_ports_).push_back(int(&p - ports_.data()));
   }
@@ -450,28 +550,16 @@ bool Fabric::admit(Port& in, double s)
 {
   auto& sw = switches_[in.to];
   const double thr = threshold(sw);
-  if (c_.pfc.enabled) {
-    if (s + in.hdrm_bytes > headroom(in) + EPS && s + shared_of(in) > thr + EPS) return false;
-  } else if (sw.shared_used + s > double(c_.buffer) - sw.total_headroom - sw.total_reserve + EPS &&
-             in.ingress_bytes + s > double(c_.pfc.reserve)) {
-    return false; // no PFC: drop-tail on the shared buffer
-  }
-  const double reserve = double(c_.pfc.reserve);
-  const double now_bytes = in.ingress_bytes + s;
-  if (now_bytes <= reserve) {
-    in.ingress_bytes += s;
-  } else if (c_.pfc.enabled && now_bytes - reserve > thr) {
-    // The part that still fits under the threshold goes to the shared pool, the rest to headroom (the switch admits
-    // packets whole; a fluid chunk is split where the packet boundary would fall on average).
-    const double fits = std::max(0.0, thr - shared_of(in));
-    const double to_shared = std::min(s, fits);
-    in.ingress_bytes += to_shared;
-    sw.shared_used += to_shared;
-    in.hdrm_bytes += s - to_shared;
-  } else {
-    in.ingress_bytes += s;
-    sw.shared_used += std::min(s, now_bytes - reserve);
-  }
+  // HPCC's admission, with or without PFC (without, nothing pauses the sender and the headroom overflows).
+  if (s + in.hdrm_bytes > headroom(in) + EPS && s + shared_of(in) > thr + EPS) return false;
+  // The chunk fills the port's reserve first, then the shared pool up to the threshold, then headroom (HPCC's MMU
+  // admits packets whole; a fluid chunk is split where the packet boundary would fall on average).
+  const double to_reserve = std::min(s, std::max(0.0, double(c_.pfc.reserve) - in.ingress_bytes));
+  const double rest = s - to_reserve;
+  const double to_shared = std::min(rest, std::max(0.0, thr - shared_of(in)));
+  in.ingress_bytes += to_reserve + to_shared;
+  sw.shared_used += to_shared;
+  in.hdrm_bytes += rest - to_shared;
   return true;
 }
 
@@ -553,7 +641,9 @@ void Fabric::run_timers(Flow& f, double until)
     } else if (which == 1) {
       f.next_dec = t + d.t_dec;
       if (f.dec_cnp) {
-        if (f.stage != 0) f.rt = f.rc; // ClampTargetRate off: keep the target on a decrease right after one
+        // ClampTargetRate off (HPCC rdma-hw.cc): the target takes the current rate only if the rate has increased since
+        // the last cut (a timer or a byte-counter stage); a cut right after a cut keeps the target.
+        if (f.stage != 0 || f.bc_stage != 0) f.rt = f.rc;
         f.rc = std::max(d.min_rate, f.rc * (1 - f.alpha / 2));
         f.stage = 0;
         f.bc_stage = 0;
@@ -573,7 +663,8 @@ Result<RoceResult> Fabric::run()
 {
   const bool endless = c_.scenario == RoceScenario::LONGFLOWS;
   const double horizon = endless ? c_.duration : c_.stop;
-  const uint64_t max_steps = uint64_t(std::ceil(horizon / dt_)) + 1;
+  const uint64_t max_steps =
+      endless ? uint64_t(std::max(1.0, std::round(horizon / dt_))) : uint64_t(std::ceil(horizon / dt_)) + 1;
   RoceResult out;
   out.hot_port =
       nodes_[size_t(ports_[size_t(hot_port_)].from)].name + "->" + nodes_[size_t(ports_[size_t(hot_port_)].to)].name;
@@ -621,7 +712,8 @@ Result<RoceResult> Fabric::run()
         if (!to_switch) {
           const double before = f.delivered;
           f.delivered += bytes;
-          if (endless && t1 > c_.warmup) f.window_bytes += bytes * std::min(1.0, (t1 - c_.warmup) / dt_);
+          if (endless && t1 > c_.warmup)
+            f.window_bytes += bytes * std::clamp((std::min(t1, c_.duration) - c_.warmup) / dt_, 0.0, 1.0);
           if (!endless && f.completion < 0 && f.delivered >= f.wire_total * (1 - 1e-12) - 1e-3) {
             const double need = f.wire_total - before;
             f.completion = t0 + dt_ * std::clamp(need / bytes, 0.0, 1.0);
@@ -644,7 +736,8 @@ Result<RoceResult> Fabric::run()
       arriving.clear();
       if (to_switch) maybe_pause(pi, t0);
     }
-    // 3. Senders: each started flow offers its DCQCN rate; the NIC shares its line among them (max-min).
+    // 3. Senders: each started flow offers its DCQCN rate; the NIC scales the offers down alike when they exceed its
+    // line.
     for (const int pi : host_ports_) {
       auto& p = ports_[size_t(pi)];
       if (p.paused) continue;
@@ -674,10 +767,12 @@ Result<RoceResult> Fabric::run()
         f.to_send -= send;
         if (f.to_send < 1e-6) f.to_send = 0;
         line.emplace_back(int(k), send);
-        if (c_.dcqcn.byte_counter > 0 && !f.first_cnp) {
+        if (c_.dcqcn.byte_counter > 0 && f.next_inc >= 0) { // counting from the first rate decrease
           f.bc_bytes += send;
-          while (f.bc_bytes >= double(c_.dcqcn.byte_counter)) {
-            f.bc_bytes -= double(c_.dcqcn.byte_counter);
+          const double events = std::floor(f.bc_bytes / double(c_.dcqcn.byte_counter));
+          f.bc_bytes -= events * double(c_.dcqcn.byte_counter);
+          // Each event halves the gap to a target that grows by at most HAI: after 64 the rate is the target's.
+          for (int e = 0; e < int(std::min(events, 64.0)); ++e) {
             increase(f);
             ++f.bc_stage;
           }
@@ -729,7 +824,8 @@ Result<RoceResult> Fabric::run()
     const auto& hot = ports_[size_t(hot_port_)];
     out.peak_queue = std::max(out.peak_queue, hot.queue);
     queue_integral += hot.queue * dt_;
-    if (endless && t1 > c_.warmup) window_queue_integral += hot.queue * std::min(dt_, t1 - c_.warmup);
+    if (endless && t1 > c_.warmup)
+      window_queue_integral += hot.queue * std::clamp(std::min(t1, c_.duration) - c_.warmup, 0.0, dt_);
     if (drops_ > 0) {
       return Error::at("", c_.pfc.enabled ? "buffer" : "pfc",
                        "a lossless run (the model has no loss recovery: RoCE's go-back-N is not modelled)",
@@ -741,6 +837,20 @@ Result<RoceResult> Fabric::run()
     }
   }
   out.steps = step;
+  if (!endless && finished == flows_.size()) {
+    // Every byte has left the switches: their accounting must be back where it started (as ns-3's reference checks).
+    for (const auto& [node, sw] : switches_)
+      if (sw.shared_used > 1)
+        return Error::at("", "roce model", "a switch's shared pool empty once every flow finished",
+                         nodes_[size_t(node)].name + " still counting " + std::to_string(sw.shared_used) + " bytes");
+    for (const int pi : used_ports_) {
+      const auto& p = ports_[size_t(pi)];
+      if (p.queue > 1 || p.ingress_bytes > 1 || p.hdrm_bytes > 1)
+        return Error::at("", "roce model", "empty queues and ingress counters once every flow finished",
+                         nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name + " holding " +
+                             std::to_string(p.queue + p.ingress_bytes + p.hdrm_bytes) + " bytes");
+    }
+  }
   if (!endless && finished < flows_.size())
     return Error::at("", "stop", "every flow finished within " + std::to_string(c_.stop) + " s of simulated time",
                      std::to_string(flows_.size() - finished) + " of " + std::to_string(flows_.size()) +
@@ -814,7 +924,7 @@ RoceResult Fabric::max_min() const
     double next_start = std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < nf; ++i) {
       if (done[i] >= 0) continue;
-      if (flows_[i].start <= now + 1e-15)
+      if (flows_[i].start <= now + 1e-15 || endless) // endless flows: the steady state, all of them running
         active.push_back(i);
       else
         next_start = std::min(next_start, flows_[i].start);
@@ -941,8 +1051,9 @@ Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::st
   return {};
 }
 
-RoceResult max_min_roce(const RoceConfig& c)
+Result<RoceResult> max_min_roce(const RoceConfig& c)
 {
+  if (auto s = check_roce(c); !s) return s.error();
   Fabric fabric(c);
   return fabric.max_min();
 }

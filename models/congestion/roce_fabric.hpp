@@ -1,7 +1,7 @@
 // RoCE congestion at flow level (issue 19): PFC, ECN and DCQCN on a small switched fabric, as a fluid model stepped
-// at one frame time. Every flow is a fluid rate; every switch egress port is a FIFO of fluid (each flow served in
-// proportion to its backlog); every link is a delay line. The switches account their shared buffer per ingress port
-// the way the HPCC ns-3 repository's switch MMU does (a reserve per port, a dynamic PFC threshold of 1/8 of the
+// in time (roce_step). Every flow is a fluid rate; every switch egress port is a FIFO of fluid chunks (one per flow
+// per step, served in arrival order); every link is a delay line. The switches account their shared buffer per ingress
+// port the way the HPCC ns-3 repository's switch MMU does (a reserve per port, a dynamic PFC threshold of 1/8 of the
 // free buffer, headroom of three one-way link BDPs), send PAUSE and RESUME upstream with the link's delay, and mark
 // ECN at dequeue with RED's Kmin/Kmax/Pmax on the instantaneous queue. Each sender runs DCQCN's reaction point (the
 // Mellanox variant of that repository: alpha, rate-decrease and rate-increase timers, fast recovery, additive and
@@ -143,7 +143,21 @@ struct RoceResult {
 /// frames). Every rate, queue and pause changes at step boundaries; feedback (marks, CNPs, PAUSE) carries exact times.
 double roce_step(const RoceConfig& c);
 
-/// Every field in its range; the error names the field.
+/// The settings only one scenario reads (leaves, oversubscription and placement: allreduce; start2: converge;
+/// duration and warmup: longflows; local: victim), by their field names: "" when `field` applies to `s`, else the
+/// scenario it belongs to.
+std::string roce_field_scenario(const std::string& field, RoceScenario s);
+
+/// A switch of the scenario's fabric and the rates of its ingress links (for the buffer checks and estimates).
+struct RoceSwitchShape {
+  std::string name;
+  std::vector<double> ingress_rates; ///< bits/s
+};
+std::vector<RoceSwitchShape> roce_switches(const RoceConfig& c);
+
+/// Every field in its range, and what the model needs of them together: a step no longer than a hop, PFC headroom
+/// for what arrives while a PAUSE takes effect, a buffer that holds every port's headroom and reserve, a run within
+/// the model's time and memory bounds. The error names the field.
 Status check_roce(const RoceConfig& c);
 
 /// Checks the configuration and runs the model. A run that drops bytes (PFC off, or a buffer too small for the
@@ -155,6 +169,6 @@ Result<RoceResult> simulate_roce(const RoceConfig& c);
 Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::string& model);
 
 /// Max-min's answer on the same flows (the `flow` model): no queue, no pause; for side-by-side tables.
-RoceResult max_min_roce(const RoceConfig& c);
+Result<RoceResult> max_min_roce(const RoceConfig& c);
 
 } // namespace tp::models

@@ -454,6 +454,15 @@ TEST_CASE("roce: a table per model, the fluid fixed point, and wrong inputs refu
       {"roce --tolerance 0.1", "--tolerance"},
       {"roce --reference /nonexistent/rows.jsonl", "--reference"},
       {"roce --pfc off --dcqcn off --senders 16 --size 4M --buffer 2M --network-model roce", "dropped"},
+      {"roce --leaves 4", "--leaves"},                         // only the allreduce reads it
+      {"roce --scenario converge --duration 5", "--duration"}, // only longflows reads it
+      {"roce --rate 10", "headroom"},                          // 3 one-way BDPs at 10 Gb/s, 1 us: too little
+      {"roce --delay 0", "--delay"},
+      {"roce --step 5000", "--step"},      // longer than a hop
+      {"roce --senders 1024", "--buffer"}, // 1025 ports' headroom exceed 32 MB
+      {"roce --byte-counter 100", "--byte-counter"},
+      {"roce --scenario longflows --fixed-point --dcqcn off", "--fixed-point"},
+      {"roce --scenario longflows --fixed-point --pmax 0", "--pmax"},
   };
   for (const auto& [args, word] : wrong) {
     Run r = run(args);
@@ -461,4 +470,39 @@ TEST_CASE("roce: a table per model, the fluid fixed point, and wrong inputs refu
     CHECK(r.status != 0);
     CHECK(r.out.find(word) != std::string::npos);
   }
+}
+
+TEST_CASE("roce --reference: rows of another experiment are refused, naming the file, line and field", "[quick]")
+{
+  const std::string good =
+      R"({"model": "ns3", "scenario": "incast", "senders": 2, "local": 0, "size": 100000, "rate_gbps": 100, )"
+      R"("delay_us": 1, "buffer": 32000000, "dcqcn": 1, "ecn": 1, "pfc": 1, "kmin": 400000, "kmax": 1600000, )"
+      R"("pmax": 0.2, "t_alpha_us": 1, "t_dec_us": 4, "t_inc_us": 300, "g": 0.00390625, "fast_recovery": 1, )"
+      R"("ai_mbps": 20, "hai_mbps": 200, "min_rate_gbps": 1, "cnp_interval_us": 0, "byte_counter": 0, "seed": 1, )"
+      R"("reserve": 4096, "resume_offset": 3072, "headroom": 37500, "completion_s": 0.0000182, "drops": 0})";
+  const std::string dir = fs::temp_directory_path() / ("tp_roce_ref_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string row = good;
+    row.replace(row.find(from), from.size(), to);
+    const std::string path = dir + "/rows.jsonl";
+    std::ofstream(path) << row << "\n";
+    return run("roce --reference " + path + " --tolerance 10");
+  };
+  CHECK(with("\"drops\": 0", "\"drops\": 0").status == 0);
+  const std::vector<std::array<std::string, 3>> wrong = {
+      {"\"drops\": 0", "\"drops\": 12", "drops"},
+      {"\"reserve\": 4096", "\"reserve\": 0", "reserve"},
+      {"\"headroom\": 37500", "\"headroom\": 1", "headroom"},
+      {"\"model\": \"ns3\"", "\"model\": \"roce\"", "model"},
+      {"\"scenario\": \"incast\"", "\"scenario\": \"allreduce\"", "scenario"},
+  };
+  for (const auto& [from, to, field] : wrong) {
+    Run r = with(from, to);
+    INFO(to << "\n" << r.out);
+    CHECK(r.status == 2);
+    CHECK(r.out.find("rows.jsonl:1") != std::string::npos);
+    CHECK(r.out.find(field) != std::string::npos);
+  }
+  fs::remove_all(dir);
 }

@@ -88,7 +88,7 @@ TEST_CASE("roce: PFC keeps a shallow switch lossless, pausing every sender, at n
   }
   CHECK(r->peak_queue < double(c.buffer));
   // The bottleneck never idles: the same completion as max-min's (which has no queue and no pause).
-  CHECK(r->completion == Approx(tp::models::max_min_roce(c).completion).epsilon(0.01));
+  CHECK(r->completion == Approx(tp::models::max_min_roce(c)->completion).epsilon(0.01));
 
   SECTION("without PFC the same switch drops, and the model says it cannot recover")
   {
@@ -112,7 +112,7 @@ TEST_CASE("roce: a paused trunk blocks a victim flow whose own port is idle (PFC
     trunk_paused |= p.port == "s1->s2" && p.frames > 0;
   CHECK(trunk_paused);
   // Max-min gives v what s1->s2 has left after the four a-flows' 1/8 of s2->r each: half the link.
-  const auto mm = tp::models::max_min_roce(c);
+  const auto mm = tp::models::max_min_roce(c).value();
   CHECK(mm.victim_bps > 0.45 * c.rate * c.payload_bytes / c.frame_bytes);
   CHECK(r->victim_bps < 0.3 * mm.victim_bps);
 }
@@ -276,7 +276,7 @@ TEST_CASE("roce: a ring allreduce on a 2:1 oversubscribed leaf-spine: half the b
   const double frame = c.frame_bytes * 8 / c.rate, uplink_frame = c.frame_bytes * 8 / (c.rate * 8 / 2);
   const double stream = 2.0 * 15 / 16 * 16e6;
   const double expected = stream * 8 / (payload_line / 2) + 2 * (c.delay + frame) + 2 * (c.delay + uplink_frame);
-  const auto mm = tp::models::max_min_roce(c);
+  const auto mm = tp::models::max_min_roce(c).value();
   CHECK(mm.completion == Approx(expected).epsilon(1e-6));
   CHECK(mm.busbw_bps == Approx(16e6 * 8 / expected * 2 * 15 / 16).epsilon(1e-9));
   auto pfc = simulate_roce(c);
