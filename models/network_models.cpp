@@ -43,12 +43,13 @@ const std::vector<NetworkModelInfo>& network_models()
        ""},
       {"tcp-incast",
        "TCP incast through one drop-tail switch port: every segment at the port, TCP NewReno + SACK at each sender "
-       "(models/congestion/tcp_incast)",
+       "(models/congestion/tcp_incast); in a parameter-server training job, the flow model plus each gRPC burst's "
+       "loss delay at its receiver's port (sim/incast_ports)",
        "the port's buffer and drop-tail losses, SACK loss detection and fast recovery, the retransmission time-out "
-       "(minimum, back-off), slow start's overshoot",
-       "every other link (the senders' and the ACKs' paths are delays), ECN, PFC; it runs the N-to-1 incast job "
-       "only",
-       {"incast"},
+       "(minimum, back-off), slow start's overshoot (restarted after an idle RTO, as Linux does)",
+       "every other link (the senders' and the ACKs' paths are delays), ECN, PFC; in training, the other traffic at "
+       "the port and the switch's shared buffer; it runs incast jobs and ps-mode training jobs",
+       {"incast", "training"},
        {},
        "not yet: its only losses are the switch port's own drop-tail losses",
        ""},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/fault_injector.hpp"
+#include "sim/incast_ports.hpp"
 #include "sim/platform.hpp"
 #include "sim/reactor.hpp"
 #include "sim/simulation.hpp"
@@ -44,6 +45,8 @@ struct SimContext {
   std::vector<SimProcess*> process_list() const;
   /// Fault injection; null when the options have no faults.
   std::unique_ptr<FaultInjector> faults;
+  /// TCP incast at the receivers' switch ports; null unless options.tcp_port_buffer is set.
+  std::unique_ptr<IncastPorts> incast;
   /// Called when fault injection kills a process (name, whether the kernel closed its sockets).
   std::function<void(const std::string&, bool)> on_kill;
 };

@@ -35,11 +35,12 @@ struct InFlight {
   double enqueued_at = 0; ///< send() queued it
   double started_at = 0;  ///< a sender thread took it: bytes go out
   double wire_seconds = 0;
-  double latency = 0;     ///< stack and wire latency after the last byte left
-  double fault_delay = 0; ///< retransmissions (fault injection)
-  bool arrived = false;   ///< the last byte is in
-  bool received = false;  ///< the receiver's thread has done its work on it
-  bool lost = false;      ///< the connection broke before it left: never delivered
+  double latency = 0;       ///< stack and wire latency after the last byte left
+  double fault_delay = 0;   ///< retransmissions (fault injection)
+  bool burst_first = false; ///< the first message of a burst (incast ports: it carries the burst's charge)
+  bool arrived = false;     ///< the last byte is in
+  bool received = false;    ///< the receiver's thread has done its work on it
+  bool lost = false;        ///< the connection broke before it left: never delivered
 };
 
 class SimStreamConnection final : public StreamConnection, public std::enable_shared_from_this<SimStreamConnection> {
@@ -238,6 +239,17 @@ private:
     out_.queue.pop_front();
     SimContext& ctx = net_.ctx();
     f->size = double(f->msg.wire_size());
+    if (ctx.incast && net_.machine() != other->net_.machine()) { // a connection within a machine crosses no switch
+      // A burst starts when the connection leaves an idle time of at least the minimum RTO (slow start restarts).
+      const double now = ctx.reactor.now();
+      if (burst_ == 0 || now - last_sent_ >= ctx.incast->idle_restart()) {
+        if (burst_bytes_ > 0) previous_burst_bytes_ = burst_bytes_;
+        burst_ = ctx.incast->begin_burst(net_.machine(), other->net_.machine(), now);
+        burst_bytes_ = 0;
+        f->burst_first = true;
+      }
+      burst_bytes_ += f->size;
+    }
     other->incoming_.push_back(f);
     const auto& tcp = ctx.platform->machine(net_.machine()).tcp;
     auto self = shared_from_this();
@@ -291,6 +303,20 @@ private:
   {
     SimContext& c = net_.ctx();
     double sent = c.reactor.now();
+    if (c.incast && burst_ != 0) {
+      if (f->burst_first) {
+        const Platform& pf = *c.platform;
+        const size_t mb = other->net_.machine();
+        const double bytes = previous_burst_bytes_ > 0 ? previous_burst_bytes_ : f->size;
+        const double delay = pf.wire_latency(net_.machine(), 0, mb, 0) / 2; // two links: the sender's, the port's
+        const double extra = c.incast->charge(burst_, bytes, pf.nic(mb, 0).nic.wire_goodput(), delay, f->started_at,
+                                              sent, net_.process_name(), other->net_.process_name());
+        sent += extra;
+        f->fault_delay += extra;
+      }
+      c.incast->touch(burst_, sent);
+      last_sent_ = sent;
+    }
     if (FaultInjector* fi = c.faults.get()) {
       const FaultCost fc = fault_cost(*fi, *other, f->started_at, sent, f->size);
       fi->stats().tcp_retransmissions += fc.retransmissions;
@@ -363,6 +389,10 @@ private:
   std::function<void(Status)> on_close_;
   std::deque<Message> backlog_;
   bool closed_ = false;
+  // Incast ports (SimContext::incast): this direction's current burst, its bytes so far and the previous burst's, and
+  // when its last message was handed to the wire.
+  uint64_t burst_ = 0;
+  double burst_bytes_ = 0, previous_burst_bytes_ = 0, last_sent_ = 0;
 };
 
 SimStreamNetwork::SimStreamNetwork(SimContext& ctx, size_t machine, std::string process_name)

@@ -194,6 +194,8 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
     ctx->faults = std::make_unique<FaultInjector>(*ctx, options.faults);
     if (auto st = ctx->faults->validate(); !st.ok()) return st.error();
   }
+  if (options.tcp_port_buffer > 0)
+    ctx->incast = std::make_unique<IncastPorts>(options.tcp_port_buffer, options.tcp_min_rto);
   return std::unique_ptr<Simulation>(new Simulation(std::move(ctx)));
 }
 
@@ -283,7 +285,14 @@ const FaultStats* Simulation::fault_stats() const
 
 std::vector<RetryInterval> Simulation::retry_intervals() const
 {
-  return ctx_->faults ? ctx_->faults->retries() : std::vector<RetryInterval>{};
+  std::vector<RetryInterval> out = ctx_->faults ? ctx_->faults->retries() : std::vector<RetryInterval>{};
+  if (ctx_->incast) out.insert(out.end(), ctx_->incast->windows().begin(), ctx_->incast->windows().end());
+  return out;
+}
+
+uint64_t Simulation::incast_bursts_charged() const
+{
+  return ctx_->incast ? ctx_->incast->bursts_charged() : 0;
 }
 
 std::vector<std::string> Simulation::never_fired_faults(int last_step, bool failed) const

@@ -42,6 +42,11 @@ struct SimOptions {
   /// The gRPC threads of every process (TensorFlow's release decides them): what each stream message's CPU work
   /// runs on (sim/sim_stream.cpp).
   models::RpcThreading rpc_threads;
+  /// TCP incast at the receivers' switch ports (sim/incast_ports.hpp; network model tcp-incast): bytes each port
+  /// toward a receiver holds, drop-tail; 0: off (max-min alone, no loss).
+  uint64_t tcp_port_buffer = 0;
+  /// TCP's minimum retransmission time-out with tcp_port_buffer (Linux's TCP_RTO_MIN).
+  double tcp_min_rto = 0.2;
 };
 
 /// A simulated OS process on one machine of the cluster.
@@ -117,6 +122,8 @@ public:
   /// Faults that never fired: the job ended before their step, or before their time (`failed`: it stopped at a
   /// failure). A fault's timer does not keep the simulation going, so one due after the work has ended does nothing.
   std::vector<std::string> never_fired_faults(int last_step, bool failed) const;
+  /// TCP bursts the incast ports charged a retransmission delay (options.tcp_port_buffer); 0 without.
+  uint64_t incast_bursts_charged() const;
   /// While on, pending fault timers keep run() going (a step whose tasks are not all done waits for them: a fault
   /// may end a hang); off, run() returns when only fault timers are left.
   void set_faults_keep_alive(bool on);

@@ -378,6 +378,7 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
     for (const auto& u : sim.never_fired_faults(ran, out.failure.has_value()))
       out.fault_stats.events.push_back("never fired: " + u);
   }
+  out.incast_bursts_charged = sim.incast_bursts_charged();
   out.simgrid_activities = sim.stats().activities;
 }
 
@@ -403,6 +404,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   SimOptions sim_options;
   sim_options.faults = job.faults;
   sim_options.rpc_threads = job.rpc_threads;
+  sim_options.tcp_port_buffer = job.tcp_port_buffer;
   // The network model the job's collectives run on must inject each of its faults (models/network_models.cpp): the
   // scenario parser refuses the others already; a job built in code meets the same words here.
   if (!job.faults.empty()) {

@@ -67,6 +67,9 @@ struct TrainingJob {
   /// Simulated seconds a step may take before the job is reported as stalled (a hang: e.g. a peer without
   /// power that nobody times out). Covers TCP's ~15 min retransmission give-up.
   double stall_timeout = 1000;
+  /// TCP incast at the receivers' switch ports (network model tcp-incast, sim/incast_ports.hpp): bytes each port
+  /// holds; 0: off.
+  uint64_t tcp_port_buffer = 0;
 };
 
 using StepBreakdown = jobs::StepBreakdown;
@@ -112,6 +115,7 @@ struct TrainingResult {
   // With faults: what they did and cost; `failure` if a step did not complete (step_seconds has the steps that did).
   bool faults_injected = false;
   FaultStats fault_stats;
+  uint64_t incast_bursts_charged = 0; ///< with tcp_port_buffer: TCP bursts charged a loss delay (all steps)
   std::optional<TrainingFailure> failure;
 };
 

@@ -467,6 +467,7 @@ void parse_training_job(Reader& r, JobSpec& j)
   read_allreduce_options(r, t);
   refuse_other_mode_fields(r, t);
   t.faults = read_fault_plan(r);
+  t.tcp_port_buffer = r.size("port_buffer", 0);
   if (auto st = check_collective_mode(t); !st.ok())
     fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
   t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
@@ -592,6 +593,23 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
   j.network_model = r.str("network_model", fallback);
   auto m = models::network_model_for(j.network_model, kind);
   if (!m.ok()) fail(r.file(), r.field("network_model"), m.error().expected, m.error().got);
+  if (j.kind == JobSpec::Kind::TRAINING) {
+    // tcp-incast in training: each gRPC burst pays its losses at the receiver's switch port (sim/incast_ports.hpp).
+    const bool incast = j.network_model == "tcp-incast";
+    if (incast && j.training.mode != training::SyncMode::PARAMETER_SERVER)
+      fail(r.file(), r.field("network_model"),
+           "\"flow\" or \"analytical\" for an allreduce job (tcp-incast charges the N-to-1 pushes of a parameter "
+           "server; a ring has one sender per receiver)",
+           "\"tcp-incast\"");
+    if (incast && j.training.tcp_port_buffer == 0)
+      fail(r.file(), r.field("port_buffer"),
+           "the bytes each switch port toward a receiver holds (network_model tcp-incast needs it; "
+           "docs/network-models.md)",
+           "no port_buffer");
+    if (!incast && r.has("port_buffer"))
+      fail(r.file(), r.field("port_buffer"), "network_model \"tcp-incast\" with it (only that model has port buffers)",
+           "network_model \"" + j.network_model + "\"");
+  }
   if (named && j.kind == JobSpec::Kind::TRAINING) {
     // A training job's collectives choose between the two: "analytical" is collective_mode "analytical".
     const bool analytical = j.network_model == "analytical";

@@ -553,6 +553,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     j.collect_events = spec.collect_events && !events_taken;
     j.faults = spec.faults;
     j.stall_timeout = spec.stall_timeout;
+    j.tcp_port_buffer = spec.tcp_port_buffer;
     auto r = isolated(cluster.value(), model, j, run_progress(k, t));
     done_seconds += run_seconds[k];
     TrainingRun run;
@@ -699,7 +700,7 @@ std::string training_table(const TrainingReport& r)
                                                                     : "variables on the GPU",
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
-  bool faults = false; // an extra critical-path column: waiting for resends
+  bool faults = s.tcp_port_buffer > 0; // an extra critical-path column: waiting for resends (faults, incast losses)
   for (const auto& run : r.runs)
     faults |= run.error.empty() && run.result.faults_injected;
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "

@@ -58,6 +58,9 @@ struct TrainingSpec {
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
   sim::FaultPlan faults;       ///< injected into every transport's run (not the 1-GPU reference)
   double stall_timeout = 1000; ///< simulated seconds before a step is reported as a hang
+  /// Network model tcp-incast (ps mode): bytes each switch port toward a receiver holds (sim/incast_ports.hpp); 0: the
+  /// flow model alone.
+  uint64_t tcp_port_buffer = 0;
 };
 
 struct TrainingRun {

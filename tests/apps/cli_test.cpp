@@ -506,3 +506,24 @@ TEST_CASE("roce --reference: rows of another experiment are refused, naming the 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("tcp-incast in a parameter-server job: the pushes' losses at the PS's port lengthen the step, as retry")
+{
+  const std::string path = "/tmp/tp_cli_ps_incast_" + std::to_string(::getpid()) + ".json";
+  const std::string job = R"("kind": "training", "model": "resnet50", "batch": 32, "fetch": "per_worker",
+      "transports": ["grpc"], "steps": 3, "reference": false, "nic": "ethernet-10gbe")";
+  std::ofstream(path) << R"({"kind": "training", "name": "ps-incast", "hw": "hkust-4node", "jobs": [{"label": "flow", )"
+                      << job << R"(}, {"label": "incast", "network_model": "tcp-incast", "port_buffer": "128K", )"
+                      << job << "}]}";
+  Run r = run("run " + path + " --json");
+  std::remove(path.c_str());
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& flow = j["jobs"][0]["metrics"];
+  const auto& incast = j["jobs"][1]["metrics"];
+  CHECK(flow["path_retry_ms"].get<double>() == 0);
+  // Three workers push ~25 MB each into every PS's 10 Gb/s port at once: the tcp-incast model (and ns-3, 230 ms
+  // against max-min's 80 ms for 3 x 32 MB) has each burst lose a 200 ms time-out's worth for some senders.
+  CHECK(incast["path_retry_ms"].get<double>() > 50);
+  CHECK(incast["step_ms"].get<double>() > flow["step_ms"].get<double>() + 20);
+}

@@ -747,3 +747,28 @@ TEST_CASE("Faults and network models: a link flap and packet loss on network mod
   CHECK(ring.metrics.at("retry_ms") > 0);
   CHECK(ring.report.find("link node1/nic0 down until") != std::string::npos);
 }
+
+TEST_CASE("Network models: tcp-incast on a parameter-server training job needs a port buffer and refuses the rest",
+          "[quick]")
+{
+  auto load = [](const std::string& job) { return load_scenario_text(R"({"jobs": [)" + job + "]}", "inc.json"); };
+  const std::string ps = R"("kind": "training", "hw": "hkust-4node", "model": "resnet50", "transport": "grpc")";
+  auto ok = load("{" + ps + R"(, "network_model": "tcp-incast", "port_buffer": "128K"})");
+  REQUIRE(ok.ok());
+  CHECK(ok->jobs[0].network_model == "tcp-incast");
+  CHECK(ok->jobs[0].training.tcp_port_buffer == 131072);
+  auto refused = [&](const std::string& job, const std::string& field, const std::string& words) {
+    auto r = load(job);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == field);
+    CHECK(r.error().message().find(words) != std::string::npos);
+  };
+  refused("{" + ps + R"(, "network_model": "tcp-incast"})", "jobs[0].port_buffer", "needs it");
+  refused("{" + ps + R"(, "port_buffer": "128K"})", "jobs[0].port_buffer", "tcp-incast");
+  refused(R"({"kind": "training", "hw": "hkust-4node", "model": "resnet50", "mode": "allreduce", "transport": "mpi",
+              "network_model": "tcp-incast", "port_buffer": "128K"})",
+          "jobs[0].network_model", "one sender per receiver");
+  refused("{" + ps + R"(, "network_model": "tcp-incast", "port_buffer": "128K",
+          "faults": [{"type": "packet_loss", "host": "node1", "probability": 1e-4}]})",
+          "jobs[0].faults[0].type", "tcp-incast");
+}

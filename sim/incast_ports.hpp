@@ -1,0 +1,69 @@
+// TCP incast at the receivers' switch ports, inside the simulated gRPC path (issue 19; network model `tcp-incast` on
+// a parameter-server training job). SimGrid shares each link max-min: a port never overflows, so the N workers
+// that push gradients to one PS at once lose nothing. This charges each TCP burst what the tcp-incast model
+// (models/congestion/tcp_incast.hpp: one drop-tail port, TCP NewReno + SACK, the retransmission time-out) says N
+// senders lose through a port of `buffer` bytes, beyond max-min's time:
+// - a burst is a connection's messages from when it leaves idle to when it goes idle again. After an idle time of
+//   at least the minimum RTO, Linux restarts slow start (net.ipv4.tcp_slow_start_after_idle = 1, its default;
+//   RFC 2861, RFC 7661), so every step's push starts from the initial window, as the tcp-incast model's senders do;
+// - N is the number of machines whose bursts into the same receiver overlap the burst's first message; this
+//   sender is the k-th of them by machine number;
+// - a burst's bytes are its connection's previous burst's (training steps repeat), or its first message's in the
+//   first step; the model runs on that size rounded up to a power of two (runs are cached by N, size, rate, buffer);
+// - the charge is the k-th sender's completion in the tcp-incast model minus max-min's (never negative), added to
+//   the burst's first message after it left the wire: the connection's later messages wait behind it, as a byte
+//   stream waits for a retransmission. The interval is a retransmission window, so the step's critical path
+//   charges it to `retry`.
+// What it misses: the other traffic at the port (the model sees N equal bursts), the switch's shared buffer (the
+// port holds `buffer` bytes, drop-tail), and losses after the first message of a burst beyond what the model's run
+// of the whole burst contains. Include only from sim/*.cpp. Docs: docs/network-models.md.
+#pragma once
+
+#include "sim/fault_plan.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace tp::sim {
+
+class IncastPorts {
+public:
+  /// `buffer`: bytes the switch port toward each receiver holds (drop-tail); `min_rto`: TCP's minimum RTO (s), the
+  /// idle time after which a connection restarts slow start.
+  IncastPorts(uint64_t buffer, double min_rto) : buffer_(buffer), min_rto_(min_rto) {}
+
+  double idle_restart() const { return min_rto_; }
+
+  /// A burst from machine `src` into machine `dst` starts at `now`; returns its handle (never 0).
+  uint64_t begin_burst(size_t src, size_t dst, double now);
+  /// The burst carried traffic until `now` (each message handed to the wire).
+  void touch(uint64_t burst, double now);
+
+  /// The charge (s) of the burst's first message, which started on the wire at `started` and left it at `now`:
+  /// `bytes` the burst's size, `rate` the receiver's port (bytes/s), `link_delay` one link's propagation (s). Records
+  /// the retransmission window [now, now + charge] between `process` and `peer`.
+  double charge(uint64_t burst, double bytes, double rate, double link_delay, double started, double now,
+                const std::string& process, const std::string& peer);
+
+  const std::vector<RetryInterval>& windows() const { return windows_; }
+  uint64_t bursts_charged() const { return charged_; }
+
+private:
+  struct Burst {
+    size_t src = 0, dst = 0;
+    double start = 0, last = 0;
+  };
+  uint64_t buffer_;
+  double min_rto_;
+  uint64_t next_ = 1;
+  std::map<uint64_t, Burst> bursts_;
+  /// (senders, bytes, rate, link delay) -> each sender's excess over max-min (s)
+  std::map<std::tuple<int, uint64_t, double, double>, std::vector<double>> cache_;
+  std::vector<RetryInterval> windows_;
+  uint64_t charged_ = 0;
+};
+
+} // namespace tp::sim
