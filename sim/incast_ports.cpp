@@ -10,11 +10,11 @@ namespace tp::sim {
 
 uint64_t IncastPorts::begin_burst(size_t src, size_t dst, double now)
 {
-  // Bursts that ended long before anything now running can overlap are forgotten.
+  // Bursts that ended long before anything now running can overlap are forgotten (never one still on the wire).
   for (auto it = bursts_.begin(); it != bursts_.end();)
-    it = it->second.last < now - 10 * min_rto_ ? bursts_.erase(it) : std::next(it);
+    it = it->second.on_wire == 0 && it->second.last < now - 10 * min_rto_ ? bursts_.erase(it) : std::next(it);
   const uint64_t id = next_++;
-  bursts_[id] = {src, dst, now, now};
+  bursts_[id] = {src, dst, now, now, 0};
   return id;
 }
 
@@ -24,19 +24,28 @@ void IncastPorts::touch(uint64_t burst, double now)
   if (it != bursts_.end()) it->second.last = std::max(it->second.last, now);
 }
 
+void IncastPorts::on_wire(uint64_t burst, int delta)
+{
+  auto it = bursts_.find(burst);
+  if (it != bursts_.end()) it->second.on_wire = std::max(0, it->second.on_wire + delta);
+}
+
 double IncastPorts::charge(uint64_t burst, double bytes, double rate, double link_delay, double started, double now,
                            const std::string& process, const std::string& peer)
 {
   const auto self = bursts_.find(burst);
   if (self == bursts_.end() || !(bytes > 0) || !(rate > 0)) return 0;
-  // The machines whose bursts into the same receiver overlap this first message.
+  // The machines whose bursts into the same receiver run while this first message is on the wire: one with a
+  // message on the wire, or with traffic within the last minimum RTO (not yet idle long enough to have ended).
   std::set<size_t> senders;
   for (const auto& [id, b] : bursts_)
-    if (b.dst == self->second.dst && b.src != b.dst && b.start <= now && (b.last >= started || id == burst))
+    if (b.dst == self->second.dst && b.src != b.dst && b.start <= now &&
+        (id == burst || b.on_wire > 0 || b.last + min_rto_ > started))
       senders.insert(b.src);
   const int n = int(senders.size());
   if (n < 2) return 0;
-  const int k = int(std::distance(senders.begin(), senders.find(self->second.src)));
+  const int rank = int(std::distance(senders.begin(), senders.find(self->second.src)));
+  const int k = int((uint64_t(rank) + charges_into_[self->second.dst]++) % uint64_t(n));
   uint64_t size = 65536; // the model's size: a power of two at or above the burst's
   while (double(size) < bytes && size < (uint64_t(1) << 40))
     size <<= 1;
@@ -60,7 +69,12 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
     for (int seed = 1; seed <= runs; ++seed) {
       c.seed = uint64_t(seed);
       auto r = models::run_incast_model("tcp-incast", c);
-      if (!r.ok()) continue; // a configuration the model refuses charges nothing (the flow model's answer stands)
+      if (!r.ok()) { // never a silent zero: the job reports it (Simulation::incast_error)
+        if (error_.empty())
+          error_ = "the tcp-incast model refused " + std::to_string(n) + " senders of " + std::to_string(size) +
+                   " bytes through a " + std::to_string(buffer_) + "-byte port: " + r.error().message();
+        break;
+      }
       for (int i = 0; i < n && i < int(r->per_sender.size()); ++i)
         excess[size_t(i)] += std::max(0.0, r->per_sender[size_t(i)].completion - ideal) / runs;
     }

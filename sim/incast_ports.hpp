@@ -6,14 +6,16 @@
 // - a burst is a connection's messages from when it leaves idle to when it goes idle again. After an idle time of
 //   at least the minimum RTO, Linux restarts slow start (net.ipv4.tcp_slow_start_after_idle = 1, its default;
 //   RFC 2861, RFC 7661), so every step's push starts from the initial window, as the tcp-incast model's senders do;
-// - N is the number of machines whose bursts into the same receiver overlap the burst's first message; this
-//   sender is the k-th of them by machine number;
-// - a burst's bytes are its connection's previous burst's (training steps repeat), or its first message's in the
-//   first step; the model runs on that size rounded up to a power of two (runs are cached by N, size, rate, buffer);
-// - the charge is the k-th sender's completion in the tcp-incast model minus max-min's (never negative), added to
-//   the burst's first message after it left the wire: the connection's later messages wait behind it, as a byte
-//   stream waits for a retransmission. The interval is a retransmission window, so the step's critical path
-//   charges it to `retry`.
+// - N is the number of machines whose bursts into the same receiver are running (a message on the wire, or traffic
+//   within the last minimum RTO) while the burst's first message is on the wire;
+// - a burst's size is its connection's previous burst's first train (the messages that followed one another with
+//   the connection never idle: what TCP had to send at once; training steps repeat), or its first message's in the
+//   first step; the model runs on that size rounded up to a power of two (runs are cached by N, size, rate, delay);
+// - the charge is one model sender's mean excess over max-min's completion (never negative) over five runs with
+//   1 us of start jitter; which of the N model senders a burst gets rotates with the receiver's bursts, so no
+//   machine is always the unlucky one. It is added to the burst's first message after it left the wire: the
+//   connection's later messages wait behind it, as a byte stream waits for a retransmission. The interval is a
+//   retransmission window, so the step's critical path charges it to `retry`.
 // What it misses: the other traffic at the port (the model sees N equal bursts), the switch's shared buffer (the
 // port holds `buffer` bytes, drop-tail), and losses after the first message of a burst beyond what the model's run
 // of the whole burst contains. Include only from sim/*.cpp. Docs: docs/network-models.md.
@@ -41,6 +43,8 @@ public:
   uint64_t begin_burst(size_t src, size_t dst, double now);
   /// The burst carried traffic until `now` (each message handed to the wire).
   void touch(uint64_t burst, double now);
+  /// A message of the burst went on the wire (+1) or left it (-1): a burst with a message on the wire is running.
+  void on_wire(uint64_t burst, int delta);
 
   /// The charge (s) of the burst's first message, which started on the wire at `started` and left it at `now`:
   /// `bytes` the burst's size, `rate` the receiver's port (bytes/s), `link_delay` one link's propagation (s). Records
@@ -49,12 +53,15 @@ public:
                 const std::string& process, const std::string& peer);
 
   const std::vector<RetryInterval>& windows() const { return windows_; }
+  /// The first configuration the tcp-incast model refused (its charges would be missing): "" when none.
+  const std::string& error() const { return error_; }
   uint64_t bursts_charged() const { return charged_; }
 
 private:
   struct Burst {
     size_t src = 0, dst = 0;
     double start = 0, last = 0;
+    int on_wire = 0; ///< its messages on the wire now
   };
   uint64_t buffer_;
   double min_rto_;
@@ -64,6 +71,8 @@ private:
   std::map<std::tuple<int, uint64_t, double, double>, std::vector<double>> cache_;
   std::vector<RetryInterval> windows_;
   uint64_t charged_ = 0;
+  std::map<size_t, uint64_t> charges_into_; ///< bursts charged per receiver: rotates which model sender a burst is
+  std::string error_;
 };
 
 } // namespace tp::sim

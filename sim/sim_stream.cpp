@@ -35,12 +35,13 @@ struct InFlight {
   double enqueued_at = 0; ///< send() queued it
   double started_at = 0;  ///< a sender thread took it: bytes go out
   double wire_seconds = 0;
-  double latency = 0;       ///< stack and wire latency after the last byte left
-  double fault_delay = 0;   ///< retransmissions (fault injection)
-  bool burst_first = false; ///< the first message of a burst (incast ports: it carries the burst's charge)
-  bool arrived = false;     ///< the last byte is in
-  bool received = false;    ///< the receiver's thread has done its work on it
-  bool lost = false;        ///< the connection broke before it left: never delivered
+  double latency = 0;        ///< stack and wire latency after the last byte left
+  double fault_delay = 0;    ///< retransmissions (fault injection)
+  bool burst_first = false;  ///< the first message of a burst (incast ports: it carries the burst's charge)
+  uint64_t incast_burst = 0; ///< the incast ports' burst it belongs to (0: none)
+  bool arrived = false;      ///< the last byte is in
+  bool received = false;     ///< the receiver's thread has done its work on it
+  bool lost = false;         ///< the connection broke before it left: never delivered
 };
 
 class SimStreamConnection final : public StreamConnection, public std::enable_shared_from_this<SimStreamConnection> {
@@ -241,15 +242,24 @@ private:
     f->size = double(f->msg.wire_size());
     if (ctx.incast && net_.machine() != other->net_.machine()) { // a connection within a machine crosses no switch
       // A burst starts when the connection leaves an idle time of at least the minimum RTO (slow start restarts).
+      // Its size for the model is its first train: the messages that follow each other with the connection never
+      // idle (what TCP sends at once); a push trickled over the backward pass is many short trains.
       const double now = ctx.reactor.now();
+      const bool new_train = idle_;
       if (burst_ == 0 || now - last_sent_ >= ctx.incast->idle_restart()) {
-        if (burst_bytes_ > 0) previous_burst_bytes_ = burst_bytes_;
+        if (first_train_bytes_ > 0) previous_first_train_ = first_train_bytes_;
         burst_ = ctx.incast->begin_burst(net_.machine(), other->net_.machine(), now);
-        burst_bytes_ = 0;
+        first_train_bytes_ = 0;
+        in_first_train_ = true;
         f->burst_first = true;
+      } else if (new_train) {
+        in_first_train_ = false;
       }
-      burst_bytes_ += f->size;
+      if (in_first_train_) first_train_bytes_ += f->size;
+      ctx.incast->on_wire(burst_, +1);
+      f->incast_burst = burst_;
     }
+    idle_ = false;
     other->incoming_.push_back(f);
     const auto& tcp = ctx.platform->machine(net_.machine()).tcp;
     auto self = shared_from_this();
@@ -303,26 +313,25 @@ private:
   {
     SimContext& c = net_.ctx();
     double sent = c.reactor.now();
-    if (c.incast && burst_ != 0) {
+    if (c.incast && f->incast_burst != 0) {
       if (f->burst_first) {
         const Platform& pf = *c.platform;
         const size_t mb = other->net_.machine();
-        const double bytes = previous_burst_bytes_ > 0 ? previous_burst_bytes_ : f->size;
+        const double bytes = previous_first_train_ > 0 ? previous_first_train_ : f->size;
         const double delay = pf.wire_latency(net_.machine(), 0, mb, 0) / 2; // two links: the sender's, the port's
-        const double extra = c.incast->charge(burst_, bytes, pf.nic(mb, 0).nic.wire_goodput(), delay, f->started_at,
+        // The receiver's port at its line rate: the model adds TCP/IP headers and framing itself.
+        const double extra = c.incast->charge(f->incast_burst, bytes, pf.nic(mb, 0).nic.line_rate, delay, f->started_at,
                                               sent, net_.process_name(), other->net_.process_name());
         sent += extra;
         f->fault_delay += extra;
       }
-      c.incast->touch(burst_, sent);
-      last_sent_ = sent;
     }
     if (FaultInjector* fi = c.faults.get()) {
       const FaultCost fc = fault_cost(*fi, *other, f->started_at, sent, f->size);
       fi->stats().tcp_retransmissions += fc.retransmissions;
       fi->note_retry(sent, sent + fc.delay, net_.process_name(), other->net_.process_name());
       sent += fc.delay;
-      f->fault_delay = fc.delay;
+      f->fault_delay += fc.delay;
       if (fc.broken) {
         const std::string why = "connection to " + peer_ + " timed out (TCP gave up after " +
                                 std::to_string(fc.retransmissions) + " retransmissions)";
@@ -339,10 +348,16 @@ private:
         return;
       }
     }
+    if (c.incast && f->incast_burst != 0) { // the message has left, resends included
+      c.incast->on_wire(f->incast_burst, -1);
+      c.incast->touch(f->incast_burst, sent);
+      last_sent_ = sent;
+    }
     auto self = shared_from_this();
     c.reactor.at(sent, [self, other, f, done] {
       SimContext& c2 = self->net_.ctx();
       self->out_.busy = false;
+      self->idle_ = self->out_.queue.empty();
       if (done) done(ok_status());
       f->latency = self->one_way_latency(*other);
       std::weak_ptr<SimStreamConnection> w = other;
@@ -389,10 +404,12 @@ private:
   std::function<void(Status)> on_close_;
   std::deque<Message> backlog_;
   bool closed_ = false;
-  // Incast ports (SimContext::incast): this direction's current burst, its bytes so far and the previous burst's, and
-  // when its last message was handed to the wire.
+  // Incast ports (SimContext::incast): this direction's current burst, the bytes of its first train and of the previous
+  // burst's, and when its last message was handed to the wire.
   uint64_t burst_ = 0;
-  double burst_bytes_ = 0, previous_burst_bytes_ = 0, last_sent_ = 0;
+  double first_train_bytes_ = 0, previous_first_train_ = 0, last_sent_ = 0;
+  bool in_first_train_ = false;
+  bool idle_ = true; ///< nothing queued or on the wire in this direction
 };
 
 SimStreamNetwork::SimStreamNetwork(SimContext& ctx, size_t machine, std::string process_name)

@@ -290,6 +290,11 @@ std::vector<RetryInterval> Simulation::retry_intervals() const
   return out;
 }
 
+std::string Simulation::incast_error() const
+{
+  return ctx_->incast ? ctx_->incast->error() : std::string();
+}
+
 uint64_t Simulation::incast_bursts_charged() const
 {
   return ctx_->incast ? ctx_->incast->bursts_charged() : 0;

@@ -124,6 +124,8 @@ public:
   std::vector<std::string> never_fired_faults(int last_step, bool failed) const;
   /// TCP bursts the incast ports charged a retransmission delay (options.tcp_port_buffer); 0 without.
   uint64_t incast_bursts_charged() const;
+  /// The first configuration the tcp-incast model refused during the run ("" when none): its charges are missing.
+  std::string incast_error() const;
   /// While on, pending fault timers keep run() going (a step whose tasks are not all done waits for them: a fault
   /// may end a hang); off, run() returns when only fault timers are left.
   void set_faults_keep_alive(bool on);

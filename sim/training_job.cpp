@@ -407,13 +407,16 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   sim_options.tcp_port_buffer = job.tcp_port_buffer;
   // The network model the job's collectives run on must inject each of its faults (models/network_models.cpp): the
   // scenario parser refuses the others already; a job built in code meets the same words here.
+  if (job.tcp_port_buffer > 0 && L.mode != TrainingLayout::Mode::PARAMETER_SERVER)
+    return Error::at("", "tcp_port_buffer", "a parameter-server job (tcp-incast charges the N-to-1 bursts of a PS)",
+                     "an allreduce job");
   if (!job.faults.empty()) {
     const bool analytical = L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL;
     std::vector<std::string> types;
     for (const auto& f : job.faults.faults)
       types.push_back(to_string(f.kind));
-    if (auto st = models::check_faults_supported(analytical ? "analytical" : "flow", "training", types); !st.ok())
-      return st.error();
+    const char* model = job.tcp_port_buffer > 0 ? "tcp-incast" : analytical ? "analytical" : "flow";
+    if (auto st = models::check_faults_supported(model, "training", types); !st.ok()) return st.error();
   }
   auto simr = Simulation::create(cluster, sim_options);
   if (!simr.ok()) return simr.error();
@@ -435,6 +438,8 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   auto r = jobs::run_training(backend, sg, driver_job(job, p, analytical.value().get()), hooks);
   if (!r.ok()) return r.error();
   finish_result(out, std::move(r.value()), hooks, job, model.batch, sim);
+  if (const std::string e = sim.incast_error(); !e.empty())
+    return Error::at("", "port_buffer", "a port the tcp-incast model can run", e);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   return out;
 }

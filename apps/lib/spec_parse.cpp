@@ -468,6 +468,9 @@ void parse_training_job(Reader& r, JobSpec& j)
   refuse_other_mode_fields(r, t);
   t.faults = read_fault_plan(r);
   t.tcp_port_buffer = r.size("port_buffer", 0);
+  if (r.has("port_buffer") && t.tcp_port_buffer < 1502) // models::check_incast: one full packet (MSS 1448 + headers)
+    fail(r.file(), r.field("port_buffer"), "at least one full TCP packet (1502 bytes: MSS 1448 + 54 of headers)",
+         std::to_string(t.tcp_port_buffer));
   if (auto st = check_collective_mode(t); !st.ok())
     fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
   t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
@@ -607,7 +610,10 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
            "docs/network-models.md)",
            "no port_buffer");
     if (!incast && r.has("port_buffer"))
-      fail(r.file(), r.field("port_buffer"), "network_model \"tcp-incast\" with it (only that model has port buffers)",
+      fail(r.file(), r.field("port_buffer"),
+           j.training.mode == training::SyncMode::PARAMETER_SERVER
+               ? "network_model \"tcp-incast\" with it (only that model has port buffers)"
+               : "no port_buffer in an allreduce job (tcp-incast charges parameter-server jobs only)",
            "network_model \"" + j.network_model + "\"");
   }
   if (named && j.kind == JobSpec::Kind::TRAINING) {
@@ -951,6 +957,7 @@ std::vector<std::string> metric_names(const JobSpec& job)
                                         "path_cpu_ms",
                                         "path_waiting_ms",
                                         "path_retry_ms",
+                                        "incast_bursts_charged",
                                         "gpus"};
     if (!t.faults.empty())
       per_run.insert(per_run.end(), {"failed", "completed_steps", "packets_lost", "rc_retransmissions", "rnr_naks",

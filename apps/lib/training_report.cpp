@@ -165,6 +165,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
             {"ps_bytes", r.ps_bytes},
             {"wall_seconds", r.wall_seconds},
             {"simgrid_activities", r.simgrid_activities},
+            {"incast_bursts_charged", r.incast_bursts_charged},
             {"broadcast_seconds", r.broadcast_seconds},
             {"negotiation_rounds", r.negotiation_rounds},
             {"collectives_run", r.collectives_run}};
@@ -216,6 +217,7 @@ sim::TrainingResult result_from(const json& j)
   r.ps_bytes = j.at("ps_bytes").get<std::vector<uint64_t>>();
   r.wall_seconds = j.at("wall_seconds");
   r.simgrid_activities = j.at("simgrid_activities");
+  r.incast_bursts_charged = j.value("incast_bursts_charged", uint64_t(0));
   r.broadcast_seconds = j.at("broadcast_seconds");
   r.negotiation_rounds = j.at("negotiation_rounds");
   r.collectives_run = j.at("collectives_run");
@@ -611,6 +613,7 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"path_cpu_ms", x.breakdown.cpu * 1e3},
                                          {"path_waiting_ms", x.breakdown.waiting * 1e3},
                                          {"path_retry_ms", x.breakdown.retry * 1e3},
+                                         {"incast_bursts_charged", double(x.incast_bursts_charged)},
                                          {"gpus", double(x.gpus)}};
     for (const auto& [k, v] : one) {
       m[k + "." + run->transport] = v;
