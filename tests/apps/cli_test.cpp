@@ -507,7 +507,7 @@ TEST_CASE("roce --reference: rows of another experiment are refused, naming the 
   fs::remove_all(dir);
 }
 
-TEST_CASE("tcp-incast in a parameter-server job: losses at the receivers. ports reach the critical path as retry")
+TEST_CASE("tcp-incast in a parameter-server job: losses at the receivers' ports reach the critical path as retry")
 {
   const std::string path = "/tmp/tp_cli_ps_incast_" + std::to_string(::getpid()) + ".json";
   const std::string job = R"("kind": "training", "model": "resnet50", "batch": 32, "fetch": "per_worker",
