@@ -16,9 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <map>
-#include <sstream>
 
 namespace tp::cli {
 
@@ -39,34 +36,11 @@ Result<Row> run_model(const std::string& name, const models::RoceConfig& c)
   r.model = name;
   r.config = c;
   const auto t0 = std::chrono::steady_clock::now();
-  if (name == "flow") {
-    auto res = models::max_min_roce(c);
-    if (!res.ok()) return res.error();
-    r.result = res.value();
-  } else {
-    auto res = models::simulate_roce(c);
-    if (!res.ok()) return res.error();
-    r.result = res.value();
-  }
+  auto res = models::run_roce_model(name, c);
   r.cpu_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (auto st = models::check_roce_result(c, r.result, name); !st.ok()) return st.error();
+  if (!res.ok()) return res.error();
+  r.result = res.value();
   return r;
-}
-
-double total_pause_frames(const models::RoceResult& r)
-{
-  double n = 0;
-  for (const auto& p : r.pauses)
-    n += double(p.frames);
-  return n;
-}
-
-double longest_pause(const models::RoceResult& r)
-{
-  double t = 0;
-  for (const auto& p : r.pauses)
-    t = std::max(t, p.paused);
-  return t;
 }
 
 json row_json(const Row& row)
@@ -168,8 +142,8 @@ void print_row(const Row& row)
               (longflows ? r.window_bps : r.goodput_bps) * 1e-9,
               flow_model ? "-" : std::to_string(int(std::lround(r.peak_queue / 1e3))).c_str(),
               flow_model ? "-" : std::to_string(int(std::lround(r.mean_queue / 1e3))).c_str(),
-              flow_model ? "-" : std::to_string(int(total_pause_frames(r))).c_str(),
-              flow_model ? "-" : std::to_string(int(std::lround(longest_pause(r) * 1e6))).c_str(),
+              flow_model ? "-" : std::to_string(int(r.pause_frames())).c_str(),
+              flow_model ? "-" : std::to_string(int(std::lround(r.longest_pause() * 1e6))).c_str(),
               flow_model ? "-" : std::to_string(int(std::lround(r.cnps))).c_str(), victim, row.cpu_s * 1e3);
 }
 
@@ -390,7 +364,7 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
       ns3_q.push_back(ref.mean_queue);
       model_q.push_back(m->result.mean_queue);
       ns3_pfc.push_back(ref.pause_frames);
-      model_pfc.push_back(total_pause_frames(m->result));
+      model_pfc.push_back(m->result.pause_frames());
       ns3_cnp.push_back(ref.cnps);
       model_cnp.push_back(m->result.cnps);
       model_steps.push_back(double(m->result.steps));
@@ -452,36 +426,19 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
 /// option's name and the value in the option's unit.
 Error as_option_error(Error e)
 {
-  static const std::map<std::string, std::pair<std::string, double>> options = {
-      {"rate", {"--rate", 1e-9}},
-      {"delay", {"--delay", 1e6}},
-      {"t_alpha", {"--t-alpha", 1e6}},
-      {"t_dec", {"--t-dec", 1e6}},
-      {"t_inc", {"--t-inc", 1e6}},
-      {"cnp_interval", {"--cnp-interval", 1e6}},
-      {"ai", {"--ai", 1e-6}},
-      {"hai", {"--hai", 1e-6}},
-      {"min_rate", {"--min-rate", 1e-9}},
-      {"start2", {"--start2", 1e6}},
-      {"duration", {"--duration", 1e3}},
-      {"warmup", {"--warmup", 1e3}},
-      {"jitter", {"--jitter", 1e9}},
-      {"step", {"--step", 1e9}},
-      {"stop", {"--stop", 1}},
-      {"headroom_bdps", {"--headroom-bdps", 1}}};
-  const auto it = options.find(e.field);
-  if (it == options.end()) {
+  const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
+  if (!unit) {
     if (e.field == "roce model" || e.field.rfind("--", 0) == 0) return e;
     std::replace(e.field.begin(), e.field.end(), '_', '-');
     e.field = "--" + e.field;
     return e;
   }
-  e.field = it->second.first;
+  e.field = unit->option;
   char* end = nullptr;
   const double v = std::strtod(e.got.c_str(), &end);
   if (end && *end == '\0' && !e.got.empty()) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v * it->second.second);
+    std::snprintf(text, sizeof text, "%.6g", v * unit->scale);
     e.got = text;
   }
   return e;

@@ -60,7 +60,7 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
     c.link_delay = delay;
     c.buffer_bytes = buffer_;
     c.min_rto = min_rto_;
-    c.start_jitter = std::min(1e-6, 2 * delay); // the workers are not in lock step; one seed keeps it reproducible
+    c.start_jitter = std::min(1e-6, 2 * delay); // the workers are not in lock step
     // Incast is chaotic at the nanosecond (whether a resend finds the port's last slot): each sender's charge is
     // its mean excess over five runs with the senders' starts spread over 1 us (seeds 1-5).
     constexpr int runs = 5;

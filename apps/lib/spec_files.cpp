@@ -173,29 +173,16 @@ Result<JobOutcome> run_roce_job(const JobSpec& job)
   for (int s = 0; s < job.roce_seeds; ++s) {
     auto c = job.roce;
     c.seed += uint64_t(s);
-    models::RoceResult r;
-    if (job.network_model == "flow") {
-      auto res = models::max_min_roce(c);
-      if (!res.ok()) return res.error();
-      r = res.value();
-    } else {
-      auto res = models::simulate_roce(c);
-      if (!res.ok()) return res.error();
-      r = res.value();
-    }
-    if (auto st = models::check_roce_result(c, r, job.network_model); !st.ok()) return st.error();
-    double frames = 0, longest = 0;
-    for (const auto& p : r.pauses) {
-      frames += double(p.frames);
-      longest = std::max(longest, p.paused);
-    }
+    auto res = models::run_roce_model(job.network_model, c);
+    if (!res.ok()) return res.error();
+    const models::RoceResult& r = res.value();
     runs["completion_ms"].push_back(r.completion * 1e3);
     runs["first_ms"].push_back(r.first * 1e3);
     runs["goodput_gbps"].push_back(r.goodput_bps * 1e-9);
     runs["peak_queue_bytes"].push_back(r.peak_queue);
     runs["mean_queue_bytes"].push_back(r.mean_queue);
-    runs["pause_frames"].push_back(frames);
-    runs["longest_pause_us"].push_back(longest * 1e6);
+    runs["pause_frames"].push_back(r.pause_frames());
+    runs["longest_pause_us"].push_back(r.longest_pause() * 1e6);
     runs["cnps"].push_back(r.cnps);
     runs["victim_gbps"].push_back(r.victim_bps * 1e-9);
     runs["victim_completion_ms"].push_back(r.victim_completion * 1e3);

@@ -527,9 +527,8 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.scenario = scenario.value();
   for (const char* field :
        {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local"}) {
-    std::string name = field;
-    name = name.substr(0, name.find("_us"));
-    name = name.substr(0, name.find("_ms"));
+    const models::RoceSettingUnit* unit = models::roce_setting_unit(field);
+    const std::string name = unit ? unit->field : field;
     if (r.has(field))
       if (const std::string owner = models::roce_field_scenario(name, c.scenario); !owner.empty())
         fail(r.file(), r.field(field), "scenario \"" + owner + "\" (only it reads the field)",
@@ -572,14 +571,8 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.step = r.number("step_ns", 0, 1e6, 0) * 1e-9;
   c.stop = r.number("stop_s", 1e-9, 100, c.stop);
   if (auto st = models::check_roce(c); !st.ok()) {
-    const std::map<std::string, std::string> in_file = {
-        {"rate", "rate_gbps"},   {"delay", "delay_us"},         {"t_alpha", "t_alpha_us"},
-        {"t_dec", "t_dec_us"},   {"t_inc", "t_inc_us"},         {"ai", "ai_mbps"},
-        {"hai", "hai_mbps"},     {"min_rate", "min_rate_gbps"}, {"cnp_interval", "cnp_interval_us"},
-        {"start2", "start2_us"}, {"duration", "duration_ms"},   {"warmup", "warmup_ms"},
-        {"jitter", "jitter_ns"}, {"step", "step_ns"},           {"stop", "stop_s"}};
-    const auto it = in_file.find(st.error().field);
-    fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
+    const models::RoceSettingUnit* unit = models::roce_setting_unit(st.error().field);
+    fail(r.file(), r.field(unit ? unit->key : st.error().field), st.error().expected, st.error().got);
   }
 }
 
@@ -648,7 +641,7 @@ void check_job_faults(Reader& r, const JobSpec& j, const std::string& kind)
   const bool takes_faults = std::find(std::begin(FAULT_JOBS), std::end(FAULT_JOBS), kind) != std::end(FAULT_JOBS);
   if (takes_faults) {
     if (j.kind != JobSpec::Kind::TRAINING) return;
-    if (auto st = models::check_faults_supported(j.network_model, kind, fault_type_names(j.training.faults));
+    if (auto st = models::check_faults_supported(j.network_model, kind, sim::fault_type_names(j.training.faults));
         !st.ok()) {
       std::string got = st.error().got;
       if (!r.has("network_model") && j.network_model == "analytical") got += " (collective_mode \"analytical\")";

@@ -227,6 +227,34 @@ Status check_roce(const RoceConfig& c)
   return {};
 }
 
+const std::vector<RoceSettingUnit>& roce_setting_units()
+{
+  static const std::vector<RoceSettingUnit> all = {{"rate", "rate_gbps", "--rate", 1e-9},
+                                                   {"delay", "delay_us", "--delay", 1e6},
+                                                   {"t_alpha", "t_alpha_us", "--t-alpha", 1e6},
+                                                   {"t_dec", "t_dec_us", "--t-dec", 1e6},
+                                                   {"t_inc", "t_inc_us", "--t-inc", 1e6},
+                                                   {"cnp_interval", "cnp_interval_us", "--cnp-interval", 1e6},
+                                                   {"ai", "ai_mbps", "--ai", 1e-6},
+                                                   {"hai", "hai_mbps", "--hai", 1e-6},
+                                                   {"min_rate", "min_rate_gbps", "--min-rate", 1e-9},
+                                                   {"start2", "start2_us", "--start2", 1e6},
+                                                   {"duration", "duration_ms", "--duration", 1e3},
+                                                   {"warmup", "warmup_ms", "--warmup", 1e3},
+                                                   {"jitter", "jitter_ns", "--jitter", 1e9},
+                                                   {"step", "step_ns", "--step", 1e9},
+                                                   {"stop", "stop_s", "--stop", 1},
+                                                   {"headroom_bdps", "headroom_bdps", "--headroom-bdps", 1}};
+  return all;
+}
+
+const RoceSettingUnit* roce_setting_unit(const std::string& field_or_key)
+{
+  for (const auto& u : roce_setting_units())
+    if (field_or_key == u.field || field_or_key == u.key) return &u;
+  return nullptr;
+}
+
 std::string roce_field_scenario(const std::string& field, RoceScenario s)
 {
   static const std::map<std::string, RoceScenario> owner = {
@@ -278,7 +306,6 @@ struct Port {
   int from = 0, to = 0;
   double rate = 0;           ///< bits/s
   double bytes_per_step = 0; ///< what the link carries in one step
-  double delay = 0;          ///< s
   int slots = 1;             ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
   // Egress FIFO (switch ports): fluid in arrival order, one chunk per flow per step it arrived in
   std::vector<int> flows; ///< flows crossing this port
@@ -367,8 +394,7 @@ private:
       p.to = k == 0 ? b : a;
       p.rate = rate;
       p.bytes_per_step = rate / 8 * dt_;
-      p.delay = c_.delay;
-      p.slots = std::max(1, int(std::lround((c_.delay + c_.frame_bytes * 8.0 / rate) / dt_)));
+      p.slots = std::max(1, int(std::lround(hop_time(p, c_.frame_bytes) / dt_)));
       ports_.push_back(std::move(p));
     }
   }
@@ -391,17 +417,27 @@ private:
     f.rc = f.rt = c_.rate;
     f.feedback_delay = 0;
     for (const int pi : f.path)
-      f.feedback_delay += c_.delay + c_.control_bytes * 8.0 / ports_[size_t(pi)].rate;
+      f.feedback_delay += hop_time(ports_[size_t(pi)], c_.control_bytes);
     f.to_receiver.assign(f.path.size(), 0);
     double after = 0;
     for (size_t h = f.path.size(); h-- > 0;) {
-      after += c_.delay + c_.frame_bytes * 8.0 / ports_[size_t(f.path[h])].rate;
+      after += hop_time(ports_[size_t(f.path[h])], c_.frame_bytes);
       f.to_receiver[h] = after;
     }
     flows_.push_back(std::move(f));
   }
 
   void build();
+  /// A hop: the link's propagation delay and `bytes` serialized at its rate (store and forward).
+  double hop_time(const Port& p, int bytes) const { return c_.delay + bytes * 8.0 / p.rate; }
+  std::string port_name(int port) const
+  {
+    const auto& p = ports_[size_t(port)];
+    return nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name;
+  }
+  /// The figures every model's result derives from its flows' completions: completion, first, goodput (an
+  /// allreduce's bus bandwidth), algbw/busbw, the victim's.
+  void summarize(RoceResult& r) const;
   double threshold(const Switch& s) const
   {
     return std::max(0.0, (double(c_.buffer) - s.total_headroom - s.total_reserve - s.shared_used) /
@@ -581,7 +617,7 @@ void Fabric::maybe_pause(int in_port, double now)
   if (in.pause_sent) return;
   if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[in.to]) - EPS) {
     in.pause_sent = true;
-    push_event(now + c_.delay + c_.control_bytes * 8.0 / in.rate, EvKind::PAUSE_AT_PORT, in_port);
+    push_event(now + hop_time(in, c_.control_bytes), EvKind::PAUSE_AT_PORT, in_port);
   }
 }
 
@@ -592,7 +628,7 @@ void Fabric::maybe_resume(int in_port, double now)
   const double shared = shared_of(in);
   if (shared < EPS || shared + double(c_.pfc.resume_offset) <= threshold(switches_[in.to]) + EPS) {
     in.pause_sent = false;
-    push_event(now + c_.delay + c_.control_bytes * 8.0 / in.rate, EvKind::RESUME_AT_PORT, in_port);
+    push_event(now + hop_time(in, c_.control_bytes), EvKind::RESUME_AT_PORT, in_port);
   }
 }
 
@@ -666,8 +702,7 @@ Result<RoceResult> Fabric::run()
   const uint64_t max_steps =
       endless ? uint64_t(std::max(1.0, std::round(horizon / dt_))) : uint64_t(std::ceil(horizon / dt_)) + 1;
   RoceResult out;
-  out.hot_port =
-      nodes_[size_t(ports_[size_t(hot_port_)].from)].name + "->" + nodes_[size_t(ports_[size_t(hot_port_)].to)].name;
+  out.hot_port = port_name(hot_port_);
   double queue_integral = 0, window_queue_integral = 0;
   size_t finished = 0;
   uint64_t step = 0;
@@ -847,8 +882,8 @@ Result<RoceResult> Fabric::run()
       const auto& p = ports_[size_t(pi)];
       if (p.queue > 1 || p.ingress_bytes > 1 || p.hdrm_bytes > 1)
         return Error::at("", "roce model", "empty queues and ingress counters once every flow finished",
-                         nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name + " holding " +
-                             std::to_string(p.queue + p.ingress_bytes + p.hdrm_bytes) + " bytes");
+                         port_name(pi) + " holding " + std::to_string(p.queue + p.ingress_bytes + p.hdrm_bytes) +
+                             " bytes");
     }
   }
   if (!endless && finished < flows_.size())
@@ -856,7 +891,7 @@ Result<RoceResult> Fabric::run()
                      std::to_string(flows_.size() - finished) + " of " + std::to_string(flows_.size()) +
                          " flows unfinished");
   const double ratio = double(c_.payload_bytes) / c_.frame_bytes;
-  double first = std::numeric_limits<double>::infinity(), last = 0, window_sum = 0;
+  double window_sum = 0;
   for (size_t i = 0; i < flows_.size(); ++i) {
     const auto& f = flows_[i];
     RoceFlowResult fr;
@@ -868,8 +903,6 @@ Result<RoceResult> Fabric::run()
     if (!endless) {
       fr.completion = f.completion;
       fr.mean_bps = double(fr.bytes) * 8 / std::max(1e-12, f.completion - f.start);
-      first = std::min(first, f.completion);
-      last = std::max(last, f.completion);
     } else {
       fr.window_bps = f.window_bytes * ratio * 8 / (c_.duration - c_.warmup);
       window_sum += fr.window_bps;
@@ -877,34 +910,42 @@ Result<RoceResult> Fabric::run()
     out.flows.push_back(fr);
   }
   if (!endless) {
-    out.completion = last;
-    out.first = first;
-    out.goodput_bps = double(c_.size) * double(flows_.size()) * 8 / last;
-    if (c_.scenario == RoceScenario::ALLREDUCE) {
-      const double n = double(flows_.size());
-      out.algbw_bps = double(c_.size) * 8 / last;
-      out.busbw_bps = out.algbw_bps * 2 * (n - 1) / n;
-      out.goodput_bps = out.busbw_bps;
-    }
-    out.mean_queue = queue_integral / last;
+    summarize(out);
+    out.mean_queue = queue_integral / out.completion;
   } else {
     out.completion = c_.duration;
     out.first = c_.duration;
     out.window_bps = window_sum / double(flows_.size());
     out.mean_queue = window_queue_integral / (c_.duration - c_.warmup);
   }
-  if (victim_ >= 0) {
-    out.victim_completion = out.flows[size_t(victim_)].completion;
-    out.victim_bps = out.flows[size_t(victim_)].mean_bps;
-  }
   out.marked = marked_;
   out.cnps = cnps_;
   out.drops = drops_;
   for (const auto& p : ports_)
-    if (p.pause_frames > 0)
-      out.pauses.push_back(
-          {nodes_[size_t(p.from)].name + "->" + nodes_[size_t(p.to)].name, p.pause_frames, p.paused_time});
+    if (p.pause_frames > 0) out.pauses.push_back({port_name(int(&p - ports_.data())), p.pause_frames, p.paused_time});
   return out;
+}
+
+void Fabric::summarize(RoceResult& r) const
+{
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (const auto& f : r.flows) {
+    first = std::min(first, f.completion);
+    last = std::max(last, f.completion);
+  }
+  r.completion = last;
+  r.first = first;
+  r.goodput_bps = double(c_.size) * double(r.flows.size()) * 8 / last;
+  if (c_.scenario == RoceScenario::ALLREDUCE) {
+    const double n = double(r.flows.size());
+    r.algbw_bps = double(c_.size) * 8 / last;
+    r.busbw_bps = r.algbw_bps * 2 * (n - 1) / n;
+    r.goodput_bps = r.busbw_bps;
+  }
+  if (victim_ >= 0) {
+    r.victim_completion = r.flows[size_t(victim_)].completion;
+    r.victim_bps = r.flows[size_t(victim_)].mean_bps;
+  }
 }
 
 RoceResult Fabric::max_min() const
@@ -915,8 +956,7 @@ RoceResult Fabric::max_min() const
   for (size_t i = 0; i < nf; ++i)
     left[i] = flows_[i].wire_total * ratio;
   RoceResult r;
-  r.hot_port =
-      nodes_[size_t(ports_[size_t(hot_port_)].from)].name + "->" + nodes_[size_t(ports_[size_t(hot_port_)].to)].name;
+  r.hot_port = port_name(hot_port_);
   const bool endless = c_.scenario == RoceScenario::LONGFLOWS;
   double now = 0;
   for (size_t guard = 0; guard < 4 * nf + 4; ++guard) {
@@ -985,36 +1025,19 @@ RoceResult Fabric::max_min() const
     }
     now += dt;
   }
-  double first = std::numeric_limits<double>::infinity(), last = 0;
   for (size_t i = 0; i < nf; ++i) {
     const auto& f = flows_[i];
-    double latency = 0; // the last byte's trip: each hop's propagation and one frame
-    for (int p : f.path)
-      latency += c_.delay + c_.frame_bytes * 8.0 / ports_[size_t(p)].rate;
     RoceFlowResult fr;
     fr.src = nodes_[size_t(f.src)].name;
     fr.dst = nodes_[size_t(f.dst)].name;
     fr.bytes = uint64_t(std::llround(f.wire_total * ratio));
     fr.start = f.start;
-    fr.completion = done[i] + latency;
+    fr.completion = done[i] + f.to_receiver[0]; // the last byte's trip: each hop's propagation and one frame
     fr.mean_bps = double(fr.bytes) * 8 / (fr.completion - fr.start);
     fr.final_rate = 0;
-    first = std::min(first, fr.completion);
-    last = std::max(last, fr.completion);
     r.flows.push_back(fr);
   }
-  r.completion = last;
-  r.first = first;
-  r.goodput_bps = double(c_.size) * double(nf) * 8 / last;
-  if (c_.scenario == RoceScenario::ALLREDUCE) {
-    r.algbw_bps = double(c_.size) * 8 / last;
-    r.busbw_bps = r.algbw_bps * 2 * (double(nf) - 1) / double(nf);
-    r.goodput_bps = r.busbw_bps;
-  }
-  if (victim_ >= 0) {
-    r.victim_completion = r.flows[size_t(victim_)].completion;
-    r.victim_bps = r.flows[size_t(victim_)].mean_bps;
-  }
+  summarize(r);
   return r;
 }
 
@@ -1056,6 +1079,30 @@ Result<RoceResult> max_min_roce(const RoceConfig& c)
   if (auto s = check_roce(c); !s) return s.error();
   Fabric fabric(c);
   return fabric.max_min();
+}
+
+Result<RoceResult> run_roce_model(const std::string& model, const RoceConfig& c)
+{
+  auto r = model == "flow" ? max_min_roce(c) : simulate_roce(c);
+  if (!r.ok()) return r.error();
+  if (auto st = check_roce_result(c, r.value(), model); !st.ok()) return st.error();
+  return r;
+}
+
+double RoceResult::pause_frames() const
+{
+  double n = 0;
+  for (const auto& p : pauses)
+    n += double(p.frames);
+  return n;
+}
+
+double RoceResult::longest_pause() const
+{
+  double t = 0;
+  for (const auto& p : pauses)
+    t = std::max(t, p.paused);
+  return t;
 }
 
 } // namespace tp::models

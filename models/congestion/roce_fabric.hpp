@@ -136,12 +136,27 @@ struct RoceResult {
   double window_bps = 0;                         ///< LONGFLOWS: mean per-flow payload rate over the window
   double algbw_bps = 0, busbw_bps = 0;           ///< ALLREDUCE: size / time, and x 2(n-1)/n (nccl-tests' convention)
   uint64_t steps = 0;
+  double pause_frames() const;  ///< PAUSE frames over every port
+  double longest_pause() const; ///< s, the longest any port spent paused
 };
 
 /// The model's time step: `step` when set, else half the fastest of 1 us, DCQCN's alpha and decrease periods and the
 /// link delay, and never less than one data frame's time on a link (0.5 us at 100 Gb/s with HPCC's timers: six
 /// frames). Every rate, queue and pause changes at step boundaries; feedback (marks, CNPs, PAUSE) carries exact times.
 double roce_step(const RoceConfig& c);
+
+/// A setting whose unit in scenario files and on the command line is not SI: its name as check_roce's errors give it,
+/// its key in a scenario file, its option of `tensorpath roce`, and the factor from SI to the key's and the option's
+/// unit (both use the same unit).
+struct RoceSettingUnit {
+  const char* field;
+  const char* key;
+  const char* option;
+  double scale;
+};
+const std::vector<RoceSettingUnit>& roce_setting_units();
+/// The entry of `field` (check_roce's name) or of `key` (a scenario file's), or nullptr.
+const RoceSettingUnit* roce_setting_unit(const std::string& field_or_key);
 
 /// The settings only one scenario reads (leaves, oversubscription and placement: allreduce; start2: converge;
 /// duration and warmup: longflows; local: victim), by their field names: "" when `field` applies to `s`, else the
@@ -170,5 +185,8 @@ Status check_roce_result(const RoceConfig& c, const RoceResult& r, const std::st
 
 /// Max-min's answer on the same flows (the `flow` model): no queue, no pause; for side-by-side tables.
 Result<RoceResult> max_min_roce(const RoceConfig& c);
+
+/// `model` ("flow": max_min_roce, "roce": simulate_roce) on `c`, its result checked (check_roce_result).
+Result<RoceResult> run_roce_model(const std::string& model, const RoceConfig& c);
 
 } // namespace tp::models
