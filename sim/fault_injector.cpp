@@ -26,6 +26,14 @@ const char* to_string(FaultKind k)
   return "?";
 }
 
+std::vector<std::string> fault_type_names(const FaultPlan& plan)
+{
+  std::vector<std::string> out;
+  for (const auto& f : plan.faults)
+    out.push_back(to_string(f.kind));
+  return out;
+}
+
 namespace {
 
 std::string seconds(double t)

@@ -43,6 +43,13 @@ struct FaultPlan {
   bool empty() const { return faults.empty(); }
 };
 
+/// Every fault kind, in the order the docs list them (models::fault_type_names() holds their names in this order).
+inline constexpr FaultKind ALL_FAULT_KINDS[] = {FaultKind::LINK_DOWN, FaultKind::PACKET_LOSS,   FaultKind::NO_RECEIVE,
+                                                FaultKind::QP_ERROR,  FaultKind::PROCESS_DEATH, FaultKind::HOST_DEATH};
+
+/// The plan's fault types by name (to_string), in its order: what models::check_faults_supported takes.
+std::vector<std::string> fault_type_names(const FaultPlan& plan);
+
 /// What the faults cost, for reports: counts and the time the transfers spent waiting to be resent.
 struct FaultStats {
   uint64_t packets_lost = 0;        ///< RC packets dropped (loss or a port down)

@@ -412,11 +412,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
                      "an allreduce job");
   if (!job.faults.empty()) {
     const bool analytical = L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL;
-    std::vector<std::string> types;
-    for (const auto& f : job.faults.faults)
-      types.push_back(to_string(f.kind));
     const char* model = job.tcp_port_buffer > 0 ? "tcp-incast" : analytical ? "analytical" : "flow";
-    if (auto st = models::check_faults_supported(model, "training", types); !st.ok()) return st.error();
+    if (auto st = models::check_faults_supported(model, "training", fault_type_names(job.faults)); !st.ok())
+      return st.error();
   }
   auto simr = Simulation::create(cluster, sim_options);
   if (!simr.ok()) return simr.error();

@@ -42,28 +42,7 @@ double read_time(json_input::Object& o, const std::string& key, double def, bool
        v.dump());
 }
 
-/// The fault types of a scenario (models::fault_type_names(), in that order) and what each is.
-const std::pair<const char*, sim::FaultKind> KINDS[] = {
-    {"link_down", sim::FaultKind::LINK_DOWN},         {"packet_loss", sim::FaultKind::PACKET_LOSS},
-    {"no_receive", sim::FaultKind::NO_RECEIVE},       {"qp_error", sim::FaultKind::QP_ERROR},
-    {"process_death", sim::FaultKind::PROCESS_DEATH}, {"host_death", sim::FaultKind::HOST_DEATH}};
-
 } // namespace
-
-std::string fault_type_name(sim::FaultKind kind)
-{
-  for (const auto& [name, k] : KINDS)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::vector<std::string> fault_type_names(const sim::FaultPlan& plan)
-{
-  std::vector<std::string> out;
-  for (const auto& f : plan.faults)
-    out.push_back(fault_type_name(f.kind));
-  return out;
-}
 
 sim::FaultPlan read_fault_plan(json_input::Object& job)
 {
@@ -81,8 +60,8 @@ sim::FaultPlan read_fault_plan(json_input::Object& job)
     x.where = path;
     const std::string type = f.str("type");
     bool known = false;
-    for (const auto& [name, kind] : KINDS)
-      if (type == name) {
+    for (const sim::FaultKind kind : sim::ALL_FAULT_KINDS)
+      if (type == sim::to_string(kind)) {
         x.kind = kind;
         known = true;
       }

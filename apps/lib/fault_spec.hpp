@@ -16,9 +16,4 @@ namespace tp::frontend {
 /// Read `faults` (a list of objects) and `seed` from a job object. Throws json_input::LoadError on bad input.
 sim::FaultPlan read_fault_plan(json_input::Object& job);
 
-/// A fault type's name in a scenario ("link_down", ...: models::fault_type_names()).
-std::string fault_type_name(sim::FaultKind kind);
-/// The plan's fault types, in its order: what models::check_faults_supported takes.
-std::vector<std::string> fault_type_names(const sim::FaultPlan& plan);
-
 } // namespace tp::frontend
