@@ -12,10 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace tp::cli {
 
@@ -103,6 +105,7 @@ void print_row(const Row& r)
 struct ReferencePoint {
   models::IncastConfig config;
   std::vector<uint64_t> seeds;
+  std::vector<std::vector<double>> offsets; ///< per seed: the starts ns-3 drew (empty: the model draws its own)
   std::vector<double> ns3_completion, ns3_wall, ns3_timeouts;
   std::string where; ///< file:line of its first row
 };
@@ -128,6 +131,22 @@ ReferenceRow reference_row(const json& j, const std::string& where)
   c.link_delay = o.number("delay_us", 0, 1e7) * 1e-6;
   c.min_rto = o.number("min_rto_ms", 0, 1e9) * 1e-3;
   c.start_jitter = o.number("jitter_ns", 0, 1e12, 0) * 1e-9;
+  c.start_stagger = o.number("stagger_ns", 0, 1e6, 0) * 1e-9;
+  // The reference's SYN (it prints its size; ns-3 3.37 sends no MSS option: 56 bytes) and its departures from RFC
+  // 6937 and Linux (IncastConfig::ns3_quirks): the model runs as the reference does.
+  c.syn_bytes = int(o.integer("syn_bytes", 40, 1000, 56));
+  c.ns3_quirks = true;
+  if (o.has("start_offsets_ns")) { // the starts the reference drew: the model runs the same ones
+    const auto& list = o.get("start_offsets_ns");
+    if (!list.is_array() || list.size() != size_t(c.senders))
+      json_input::fail(where, "start_offsets_ns", "one offset in ns per sender (" + std::to_string(c.senders) + ")",
+                       list.dump());
+    for (const auto& v : list) {
+      if (!v.is_number_integer() || v.get<long long>() < 0)
+        json_input::fail(where, "start_offsets_ns", "offsets in whole ns, >= 0", v.dump());
+      c.start_offsets.push_back(double(v.get<long long>()) * 1e-9);
+    }
+  }
   const std::string rate = o.str("rate");
   char* end = nullptr;
   const double gbps = rate.size() > 4 ? std::strtod(rate.c_str(), &end) : 0;
@@ -164,13 +183,17 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
           return a.senders == b.senders && a.bytes_per_sender == b.bytes_per_sender &&
                  a.buffer_bytes == b.buffer_bytes && a.link_rate == b.link_rate && a.link_delay == b.link_delay &&
                  a.min_rto == b.min_rto && a.initial_window == b.initial_window && a.mss == b.mss &&
-                 a.start_jitter == b.start_jitter;
+                 a.start_jitter == b.start_jitter && a.start_stagger == b.start_stagger && a.syn_bytes == b.syn_bytes;
         };
         auto it = std::find_if(points.begin(), points.end(), same);
         if (it == points.end()) {
-          points.push_back({c, {}, {}, {}, {}, where});
+          points.push_back({c, {}, {}, {}, {}, {}, where});
           it = points.end() - 1;
         }
+        if (c.start_offsets.empty() != it->config.start_offsets.empty())
+          return Error::at(where, "start_offsets_ns", "in every row of a configuration or in none",
+                           c.start_offsets.empty() ? "missing here" : "here but not at " + it->where);
+        it->offsets.push_back(c.start_offsets);
         if (std::find(it->seeds.begin(), it->seeds.end(), c.seed) != it->seeds.end())
           return Error::at(where, "seed", "one row per seed of a configuration",
                            std::to_string(c.seed) + " again (first at " + it->where + ")");
@@ -190,9 +213,10 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
   for (const auto& p : points) {
     std::vector<double> model_completion, model_timeouts;
     double cpu = 0;
-    for (const uint64_t seed : p.seeds) {
+    for (size_t k = 0; k < p.seeds.size(); ++k) {
       auto c = p.config;
-      c.seed = seed;
+      c.seed = p.seeds[k];
+      c.start_offsets = p.offsets[k];
       auto r = run_model("tcp-incast", c);
       if (!r.ok()) {
         Error e = r.error();
@@ -254,6 +278,36 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
   return within == int(points.size()) ? exit_code::OK : exit_code::FAILED;
 }
 
+/// --trace FILE: one run of the tcp-incast model with every event written to FILE in the lines of
+/// validation/ns3/incast_reference --trace (docs/network-models.md), and its row on standard output.
+int run_traced(models::IncastConfig c, const std::string& path, bool as_json)
+{
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return report_io_error(Error::at(path, "--trace", "a file it can write", std::strerror(errno)));
+  bool write_failed = false;
+  c.trace = [&](const models::IncastTraceEvent& e) {
+    static constexpr const char* KINDS[] = {"tx", "drop", "ack", "state"};
+    const long long ns = std::llround(e.time * 1e9);
+    const int n = e.kind == models::IncastTraceEvent::Kind::STATE
+                      ? std::fprintf(f, "state %lld %d %s\n", ns, e.sender, e.state)
+                      : std::fprintf(f, "%s %lld %d %lld\n", KINDS[int(e.kind)], ns, e.sender, (long long)e.segment);
+    write_failed |= n < 0;
+  };
+  c.senders = std::max(c.senders, 1);
+  auto r = run_model("tcp-incast", c);
+  write_failed |= std::fclose(f) != 0;
+  if (!r.ok()) return report_error(r.error());
+  if (write_failed) return report_io_error(Error::at(path, "--trace", "every trace line written", "a write failed"));
+  if (as_json) {
+    std::printf("%s\n", row_json(r.value()).dump().c_str());
+  } else {
+    print_head(c, 1);
+    print_row(r.value());
+  }
+  if (std::fflush(stdout) != 0) return report_io_error(Error::msg("standard output: write failed"));
+  return exit_code::OK;
+}
+
 int run_incast(const frontend::ParsedArgs& a)
 {
   auto tolerance = a.get_number("tolerance", 0.10, 0, 10);
@@ -273,10 +327,13 @@ int run_incast(const frontend::ParsedArgs& a)
   auto init = a.get_int("init-cwnd", 10, 1, 1000000);
   auto mss = a.get_int("mss", 1448, 64, 65000);
   auto jitter = a.get_number("jitter", 0, 0, 1e9);
+  auto stagger = a.get_number("stagger", 0, 0, 1e6);
+  auto syn = a.get_int("syn-bytes", 60, 40, 1000);
   auto seeds = a.get_int("seeds", 1, 1, 1000);
   if (!senders.ok()) return report_error(senders.error());
-  for (auto* r : {&jitter})
+  for (auto* r : {&jitter, &stagger})
     if (!r->ok()) return report_error(r->error());
+  if (!syn.ok()) return report_error(syn.error());
   if (!seeds.ok()) return report_error(seeds.error());
   if (seeds.value() > 1 && jitter.value() == 0)
     return report_error(Error::at("", "--seeds", "1 without --jitter (every seed would run the same incast)",
@@ -295,6 +352,19 @@ int run_incast(const frontend::ParsedArgs& a)
   c.initial_window = int(init.value());
   c.mss = int(mss.value());
   c.start_jitter = jitter.value() * 1e-9;
+  c.start_stagger = stagger.value() * 1e-9;
+  c.syn_bytes = int(syn.value());
+  c.ns3_quirks = a.has("ns3-quirks");
+  if (a.has("start-offsets")) {
+    auto offsets = frontend::parse_integer_list(a.get("start-offsets", ""), "--start-offsets", 0, 1000000,
+                                                "start offsets in ns, one per sender");
+    if (!offsets.ok()) return report_error(offsets.error());
+    for (const long o : offsets.value())
+      c.start_offsets.push_back(double(o) * 1e-9);
+    if (a.has("jitter") || a.has("stagger"))
+      return report_error(Error::at("", "--start-offsets", "no --jitter or --stagger beside it (they are the starts)",
+                                    a.has("jitter") ? "--jitter too" : "--stagger too"));
+  }
 
   auto names = models::network_model_list(a.get("network-model", "flow,tcp-incast"), "incast", "--network-model");
   if (!names.ok()) return report_error(names.error());
@@ -307,6 +377,14 @@ int run_incast(const frontend::ParsedArgs& a)
       e.field = "--" + e.field;
       return report_error(e);
     }
+  }
+  if (a.has("trace")) {
+    if (senders.value().size() != 1 || names.value() != std::vector<std::string>{"tcp-incast"} || seeds.value() != 1)
+      return report_error(Error::at("", "--trace", "one run: one --senders value, --network-model tcp-incast, one seed",
+                                    std::to_string(senders.value().size()) + " sender count(s), models " +
+                                        a.get("network-model", "flow,tcp-incast") + ", " +
+                                        std::to_string(seeds.value()) + " seed(s)"));
+    return run_traced(c, a.get("trace", ""), a.has("json"));
   }
   const bool as_json = a.has("json");
   if (!as_json) print_head(c, seeds.value());
@@ -335,8 +413,9 @@ Command incast_command()
   s.name = "incast";
   s.summary = "TCP incast: N senders to one receiver through one switch port, per network model side by side";
   s.usage = "[--senders N,N,...] [--size BYTES] [--buffer BYTES] [--rate GBPS] [--delay US] [--min-rto MS] "
-            "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--network-model flow,tcp-incast] [--json] | "
-            "--reference FILE";
+            "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--stagger NS | --start-offsets NS,...] "
+            "[--syn-bytes BYTES] "
+            "[--ns3-quirks] [--network-model flow,tcp-incast] [--trace FILE] [--json] | --reference FILE";
   s.options = {
       {"senders", 'n', true, "N,...", "senders (default 8); a list runs each"},
       {"size", 's', true, "BYTES", "bytes each sender sends (default 1000000)"},
@@ -356,6 +435,19 @@ Command incast_command()
       {"jitter", 0, true, "NS",
        "each sender starts at an offset drawn from [0, NS) nanoseconds (default 0: all at once)"},
       {"seeds", 0, true, "N", "run N seeds of the jitter (1..N) and print the median of each figure (default 1)"},
+      {"start-offsets", 0, true, "NS,...",
+       "each sender's start in ns, one per sender (a reference row's start_offsets_ns), instead of jitter"},
+      {"stagger", 0, true, "NS",
+       "sender i (from 0) starts i x NS nanoseconds after the first, before any jitter (default 0)"},
+      {"syn-bytes", 0, true, "BYTES",
+       "a SYN's IP packet (default 60: Linux's, with the MSS, SACK, window-scale and timestamp options; ns-3 3.37 "
+       "sends 56)"},
+      {"ns3-quirks", 0, false, "",
+       "run TCP as the ns-3 reference does where it departs from RFC 6937 and Linux (docs/network-models.md); "
+       "--reference sets it"},
+      {"trace", 0, true, "FILE",
+       "one tcp-incast run with every segment sent, ACK received, drop at the port and congestion state change "
+       "written to FILE, in the lines of validation/ns3/incast_reference --trace"},
       {"json", 0, false, "", "one JSON object per row"},
   };
   s.details = "The flow model shares the port max-min: no drops, every sender done at N x S / rate. The tcp-incast\n"

@@ -38,7 +38,8 @@ def main():
                            text=True, check=True)
         ns3 = json.loads(r.stdout)
         m = subprocess.run([tp, "incast", "--senders", str(n), "--size", str(a.size), "--buffer", str(a.buffer),
-                            "--network-model", "tcp-incast", "--json"], capture_output=True, text=True, check=True)
+                            "--ns3-quirks", "--syn-bytes", "56", "--network-model", "tcp-incast", "--json"],
+                           capture_output=True, text=True, check=True)
         model = json.loads(m.stdout)
         ns3_rate = ns3["completion_s"] / ns3["wall_s"]
         model_rate = model["completion_s"] / max(model["cpu_s"], 1e-6)

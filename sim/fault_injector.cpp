@@ -7,33 +7,6 @@
 
 namespace tp::sim {
 
-const char* to_string(FaultKind k)
-{
-  switch (k) {
-  case FaultKind::LINK_DOWN:
-    return "link_down";
-  case FaultKind::PACKET_LOSS:
-    return "packet_loss";
-  case FaultKind::NO_RECEIVE:
-    return "no_receive";
-  case FaultKind::QP_ERROR:
-    return "qp_error";
-  case FaultKind::PROCESS_DEATH:
-    return "process_death";
-  case FaultKind::HOST_DEATH:
-    return "host_death";
-  }
-  return "?";
-}
-
-std::vector<std::string> fault_type_names(const FaultPlan& plan)
-{
-  std::vector<std::string> out;
-  for (const auto& f : plan.faults)
-    out.push_back(to_string(f.kind));
-  return out;
-}
-
 namespace {
 
 std::string seconds(double t)

@@ -19,7 +19,26 @@ enum class FaultKind {
   HOST_DEATH,    ///< a machine loses power at `at`: its processes stop, nothing answers, no FIN is sent
 };
 
-const char* to_string(FaultKind k);
+/// The kind's name in scenario files ("link_down", ...). Inline: the SimGrid-free parsers (apps/lib/tp_specs, which
+/// the fuzz build links without the simulator) use it too.
+inline const char* to_string(FaultKind k)
+{
+  switch (k) {
+  case FaultKind::LINK_DOWN:
+    return "link_down";
+  case FaultKind::PACKET_LOSS:
+    return "packet_loss";
+  case FaultKind::NO_RECEIVE:
+    return "no_receive";
+  case FaultKind::QP_ERROR:
+    return "qp_error";
+  case FaultKind::PROCESS_DEATH:
+    return "process_death";
+  case FaultKind::HOST_DEATH:
+    return "host_death";
+  }
+  return "?";
+}
 
 struct Fault {
   FaultKind kind = FaultKind::LINK_DOWN;
@@ -48,7 +67,13 @@ inline constexpr FaultKind ALL_FAULT_KINDS[] = {FaultKind::LINK_DOWN, FaultKind:
                                                 FaultKind::QP_ERROR,  FaultKind::PROCESS_DEATH, FaultKind::HOST_DEATH};
 
 /// The plan's fault types by name (to_string), in its order: what models::check_faults_supported takes.
-std::vector<std::string> fault_type_names(const FaultPlan& plan);
+inline std::vector<std::string> fault_type_names(const FaultPlan& plan)
+{
+  std::vector<std::string> out;
+  for (const auto& f : plan.faults)
+    out.push_back(to_string(f.kind));
+  return out;
+}
 
 /// What the faults cost, for reports: counts and the time the transfers spent waiting to be resent.
 struct FaultStats {

@@ -146,7 +146,7 @@ Result<JobOutcome> run_data_parallel_job(const models::Catalog& cat, const JobSp
 Result<JobOutcome> run_incast_job(const JobSpec& job)
 {
   const auto& c = job.incast;
-  auto r = models::run_incast_model_median(job.network_model, c, job.incast_seeds);
+  auto r = models::run_incast_model_median(job.network_model, c, job.incast_seeds, job.incast_offsets);
   if (!r.ok()) return r.error();
   JobOutcome out;
   out.metrics["completion_ms"] = r->completion * 1e3;

@@ -65,8 +65,11 @@ struct JobSpec {
   std::string trace_file;      ///< training: write a Chrome trace of the first transport's last step here
   models::IncastConfig incast; ///< incast: N senders to one receiver through one switch port
   int incast_seeds = 1;        ///< incast: seeds of start jitter to run (incast.seed onwards); metrics are medians
-  models::RoceConfig roce;     ///< roce: PFC, ECN and DCQCN on one of the roce fabrics (models/congestion/roce_fabric)
-  int roce_seeds = 1;          ///< roce: seeds of ECN's marking draws to run (roce.seed onwards); metrics are medians
+  /// incast: when not empty, the senders' start offsets (s) of each run instead of jitter draws (one list per run:
+  /// the starts a packet-level reference drew, `start_offsets_ns`)
+  std::vector<std::vector<double>> incast_offsets;
+  models::RoceConfig roce; ///< roce: PFC, ECN and DCQCN on one of the roce fabrics (models/congestion/roce_fabric)
+  int roce_seeds = 1;      ///< roce: seeds of ECN's marking draws to run (roce.seed onwards); metrics are medians
   /// The network model the job runs on (models/network_models.hpp): the field `network_model`, checked against
   /// what the job's kind can run; its default is what the kind has always run on.
   std::string network_model;

@@ -495,14 +495,49 @@ void parse_incast_job(Reader& r, JobSpec& j)
   c.initial_window = int(r.integer("init_cwnd", 1, 1000000, 10));
   c.mss = int(r.integer("mss", 64, 65000, 1448));
   c.start_jitter = r.number("jitter_ns", 0, 1e9, 0) * 1e-9;
+  c.start_stagger = r.number("stagger_ns", 0, 1e6, 0) * 1e-9;
+  c.syn_bytes = int(r.integer("syn_bytes", 40, 1000, 60));
+  c.ns3_quirks = r.boolean("ns3_quirks", false);
   c.seed = uint64_t(r.integer("seed", 0, 1L << 40, 1));
   j.incast_seeds = int(r.integer("seeds", 1, 1000, 1));
-  if (j.incast_seeds > 1 && c.start_jitter == 0)
+  if (r.has("start_offsets_ns")) {
+    // The starts a packet-level run drew (validation/ns3/incast_reference prints them): one list per seed, one offset
+    // per sender, in place of the jitter and the stagger.
+    const std::string field = r.field("start_offsets_ns");
+    const auto& lists = r.get("start_offsets_ns");
+    const std::string expected = std::to_string(j.incast_seeds) + " list(s) (one per seed) of " +
+                                 std::to_string(c.senders) + " offsets in ns (one per sender), each 0 to 1e6";
+    for (const char* beside : {"jitter_ns", "stagger_ns"})
+      if (r.has(beside))
+        fail(r.file(), field, "no jitter_ns or stagger_ns beside it (the offsets are the starts)",
+             std::string(beside) + " too");
+    if (!lists.is_array() || lists.size() != size_t(j.incast_seeds))
+      fail(r.file(), field, expected, lists.is_array() ? std::to_string(lists.size()) + " list(s)" : lists.dump());
+    for (const auto& list : lists) {
+      if (!list.is_array() || list.size() != size_t(c.senders))
+        fail(r.file(), field, expected, list.is_array() ? "a list of " + std::to_string(list.size()) : list.dump());
+      std::vector<double> offsets;
+      for (const auto& o : list) {
+        if (!o.is_number() || !(o.get<double>() >= 0) || !(o.get<double>() <= 1e6))
+          fail(r.file(), field, expected, o.dump());
+        offsets.push_back(o.get<double>() * 1e-9);
+      }
+      j.incast_offsets.push_back(std::move(offsets));
+    }
+    for (const auto& offsets : j.incast_offsets) { // each run's starts against the link delay
+      auto run = c;
+      run.start_offsets = offsets;
+      if (auto st = models::check_incast(run); !st.ok()) fail(r.file(), field, st.error().expected, st.error().got);
+    }
+  } else if (j.incast_seeds > 1 && c.start_jitter == 0)
     fail(r.file(), r.field("seeds"), "1 without jitter_ns (every seed would run the same incast)",
          std::to_string(j.incast_seeds));
   if (auto st = models::check_incast(c); !st.ok()) {
-    const std::map<std::string, std::string> in_file = {
-        {"rate", "rate_gbps"}, {"delay", "delay_us"}, {"min_rto", "min_rto_ms"}, {"jitter", "jitter_ns"}};
+    const std::map<std::string, std::string> in_file = {{"rate", "rate_gbps"},
+                                                        {"delay", "delay_us"},
+                                                        {"min_rto", "min_rto_ms"},
+                                                        {"jitter", "jitter_ns"},
+                                                        {"stagger", "stagger_ns"}};
     const auto it = in_file.find(st.error().field);
     fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
   }

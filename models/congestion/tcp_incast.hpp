@@ -13,10 +13,22 @@
 #include "core/common/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace tp::models {
+
+/// One event of a run, in the terms of validation/ns3/incast_reference --trace (docs/network-models.md): what each
+/// sender sends and receives, what the port drops, and each sender's congestion state.
+struct IncastTraceEvent {
+  enum class Kind { TX, DROP, ACK, STATE };
+  Kind kind = Kind::TX;
+  double time = 0;        ///< s since the senders start
+  int sender = 1;         ///< from 1, as the reference numbers them
+  int64_t segment = 0;    ///< TX, DROP: the segment (-1: the handshake's last ACK); ACK: the cumulative point
+  const char* state = ""; ///< STATE: CA_OPEN, CA_DISORDER, CA_RECOVERY or CA_LOSS (ns-3's names)
+};
 
 struct IncastConfig {
   int senders = 8;
@@ -38,6 +50,21 @@ struct IncastConfig {
   /// comparisons run several seeds and compare medians (docs/network-models.md).
   double start_jitter = 0;
   uint64_t seed = 1;
+  /// Sender i (from 0) starts i * start_stagger s later than the first (before any jitter): a deterministic
+  /// order that validation/ns3/incast_reference --stagger reproduces, for putting the two runs' traces side by side.
+  double start_stagger = 0;
+  /// When not empty: each sender's start offset, s (one per sender), instead of the stagger and the jitter draw: the
+  /// starts a packet-level run drew, so that the model runs the same incast (tensorpath incast --reference).
+  std::vector<double> start_offsets;
+  /// The packet-level reference's own departures from RFC 6937 and Linux, for comparing with it (off: the RFCs').
+  /// ns-3 3.37's PRR takes prr_delivered - prr_out in unsigned arithmetic, so that when more was sent than delivered
+  /// the slow-start reduction bound's limit is that (negative) difference plus one segment instead of
+  /// max(difference, delivered) plus one; and its sender sends nothing in the open state once the FIN has gone out
+  /// with the last segment, so that segments lost after a recovery wait for an ACK with new SACK information or the
+  /// timer. (Its SYN, without an MSS option, is syn_bytes = 56.)
+  bool ns3_quirks = false;
+  /// Called for every event when set (tensorpath incast --trace).
+  std::function<void(const IncastTraceEvent&)> trace;
 };
 
 struct IncastSender {
@@ -78,8 +105,10 @@ struct IncastMedian {
   double drops = 0, timeouts = 0, fast_retransmits = 0, peak_queue_bytes = 0;
 };
 
-/// `model` on seeds c.seed .. c.seed + seeds - 1, each figure's median over the runs.
-Result<IncastMedian> run_incast_model_median(const std::string& model, IncastConfig c, int seeds);
+/// `model` on seeds c.seed .. c.seed + seeds - 1, each figure's median over the runs. With `offsets_per_run` (one
+/// list of start offsets per run), run k starts its senders at offsets_per_run[k] (IncastConfig::start_offsets).
+Result<IncastMedian> run_incast_model_median(const std::string& model, IncastConfig c, int seeds,
+                                             const std::vector<std::vector<double>>& offsets_per_run = {});
 
 /// The flow model's answer on the same star (max-min: each sender gets 1/N of the port, every byte on the wire
 /// once): what `flow` predicts without drops or time-outs, for side-by-side tables.

@@ -609,6 +609,22 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
   refused(R"({"kind": "incast", "seeds": 3})", "jobs[0].seeds", "without jitter_ns");
   refused(R"({"kind": "incast", "jitter_ns": 5000})", "jobs[0].jitter_ns", "twice the link delay");
   refused(R"({"kind": "incast", "buffer": 100})", "jobs[0].buffer", "one full packet");
+  // A packet-level run's start offsets: one list per seed, one offset per sender, instead of jitter.
+  auto offsets = load(R"({"kind": "incast", "senders": 2, "seeds": 2, "start_offsets_ns": [[0, 300], [10, 0]],
+                         "ns3_quirks": true, "syn_bytes": 56})");
+  REQUIRE(offsets.ok());
+  REQUIRE(offsets->jobs[0].incast_offsets.size() == 2);
+  CHECK(offsets->jobs[0].incast_offsets[0][1] == Approx(300e-9));
+  CHECK(offsets->jobs[0].incast.ns3_quirks);
+  CHECK(offsets->jobs[0].incast.syn_bytes == 56);
+  refused(R"({"kind": "incast", "senders": 2, "seeds": 2, "start_offsets_ns": [[0, 300]]})", "jobs[0].start_offsets_ns",
+          "2 list(s)");
+  refused(R"({"kind": "incast", "senders": 2, "start_offsets_ns": [[0, 300, 5]]})", "jobs[0].start_offsets_ns",
+          "a list of 3");
+  refused(R"({"kind": "incast", "senders": 2, "start_offsets_ns": [[0, 5000]]})", "jobs[0].start_offsets_ns",
+          "twice the link delay");
+  refused(R"({"kind": "incast", "senders": 2, "jitter_ns": 100, "start_offsets_ns": [[0, 1]]})",
+          "jobs[0].start_offsets_ns", "jitter_ns too");
   // "analytical" on a training job is collective_mode "analytical", with the same checks.
   refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce", "transport": "grpc",
               "network_model": "analytical"})",

@@ -14,13 +14,13 @@ using tp::models::simulate_tcp_incast;
 
 namespace {
 
-/// When the sender's first data segment leaves: the handshake's SYN and SYN-ACK over two links each way (the SYN
-/// behind `k` other senders' SYNs at the port).
+/// When the sender's first data segment starts on its link: the handshake's SYN and SYN-ACK (a SYN's size) over two
+/// links each way (the SYN behind `k` other senders' SYNs at the port), then the handshake's last ACK on its link.
 double handshake(const IncastConfig& c, int k)
 {
   const double ack_wire = double(c.header_bytes + c.framing_bytes) / c.link_rate;
   const double syn_wire = double(c.syn_bytes + c.framing_bytes) / c.link_rate;
-  return 2 * (2 * c.link_delay + ack_wire) + 2 * syn_wire + k * syn_wire;
+  return 4 * c.link_delay + (4 + k) * syn_wire + ack_wire;
 }
 
 double wire(const IncastConfig& c, uint64_t payload)
@@ -271,4 +271,101 @@ TEST_CASE("incast: start jitter delays each sender by its drawn offset, the same
   auto refused = simulate_tcp_incast(c);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().field == "jitter");
+}
+
+TEST_CASE("incast: with ns-3's clock every transmission time is rounded to the nanosecond, half away from zero")
+{
+  // One sender whose window holds everything, at 40 Gb/s: a 1502-byte packet takes 300.4 ns, rounded to 300; a SYN
+  // (56 + 2 bytes) 11.6 -> 12; an ACK (52 + 2) 10.8 -> 11. Worked here from the rule, not read from the model.
+  IncastConfig c;
+  c.senders = 1;
+  c.bytes_per_sender = 50 * 1448;
+  c.initial_window = 100;
+  c.buffer_bytes = 1 << 20;
+  c.link_rate = 40e9 / 8;
+  c.syn_bytes = 56;
+  c.ns3_quirks = true;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  const double ns = 1e-9, syn = 12 * ns, ack = 11 * ns, packet = 300 * ns;
+  const double data_start = 4 * c.link_delay + 4 * syn + ack; // then 50 packets back to back, stored and forwarded
+  CHECK(r->completion == Approx(data_start + 50 * packet + packet + 2 * c.link_delay).epsilon(1e-12));
+  // The goodput check allows the half nanosecond the rounding gains per packet (it exceeds the line's payload rate).
+  CHECK(r->goodput > 0);
+
+  SECTION("without ns-3's quirks the clock is 1 ps: the same run takes the exact times")
+  {
+    c.ns3_quirks = false;
+    auto e = simulate_tcp_incast(c);
+    REQUIRE(e.ok());
+    const double w = 1502 / c.link_rate, s = 58 / c.link_rate, a = 54 / c.link_rate;
+    CHECK(e->completion == Approx(4 * c.link_delay + 4 * s + a + 51 * w + 2 * c.link_delay).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("incast: the handshakes' last ACKs cross the port, and the late senders' ones queue among early data")
+{
+  // 32 senders start together: their SYNs leave the port one SYN time (49.6 ns) apart, so the last ones' ACKs reach
+  // the port after the first sender's first data segment (1.2 us after its ACK) and wait in the buffer behind it.
+  IncastConfig c;
+  c.senders = 32;
+  c.bytes_per_sender = 5 * 1448;
+  c.buffer_bytes = 8 << 20;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops == 0);
+  const uint64_t acks_bytes = r->peak_queue_bytes % 1500; // data packets are 1500 bytes, ACKs 52
+  CHECK(acks_bytes > 0);
+  CHECK(acks_bytes % 52 == 0);
+}
+
+TEST_CASE("incast: the trace reports every transmission, drop and time-out the result counts")
+{
+  IncastConfig c;
+  c.senders = 8;
+  c.bytes_per_sender = 65536;
+  c.buffer_bytes = 32768;
+  uint64_t tx = 0, drops = 0, losses = 0, syn_acks = 0;
+  double last = -1;
+  bool in_order = true;
+  c.trace = [&](const tp::models::IncastTraceEvent& e) {
+    using K = tp::models::IncastTraceEvent::Kind;
+    in_order = in_order && e.time >= last;
+    last = e.time;
+    tx += e.kind == K::TX;
+    drops += e.kind == K::DROP;
+    losses += e.kind == K::STATE && std::string(e.state) == "CA_LOSS";
+    syn_acks += e.kind == K::ACK && e.segment == 0;
+    CHECK(e.sender >= 1);
+    CHECK(e.sender <= 8);
+  };
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  REQUIRE(r->drops > 0);
+  CHECK(in_order);
+  CHECK(tx == r->segments_sent);
+  CHECK(drops == r->drops); // a dropped handshake ACK counts in both
+  CHECK(losses == r->timeouts);
+  CHECK(syn_acks >= 8);
+}
+
+TEST_CASE("incast: given start offsets replace the jitter, and a list of the wrong length is refused")
+{
+  IncastConfig c;
+  c.senders = 1;
+  c.bytes_per_sender = 100000;
+  c.buffer_bytes = 1 << 20;
+  auto at_once = simulate_tcp_incast(c);
+  REQUIRE(at_once.ok());
+  c.start_offsets = {500e-9};
+  c.start_jitter = 1e-6; // ignored beside the offsets
+  auto later = simulate_tcp_incast(c);
+  REQUIRE(later.ok());
+  CHECK(later->completion == Approx(at_once->completion + 500e-9).epsilon(1e-12));
+  c.start_offsets = {0, 0};
+  auto wrong = simulate_tcp_incast(c);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().field == "start_offsets");
+  c.start_offsets = {3e-6}; // beyond twice the 1 us link delay
+  REQUIRE_FALSE(simulate_tcp_incast(c).ok());
 }

@@ -37,10 +37,61 @@ struct Counters {
 
 Counters counters;
 
+// --trace: one line per event on stderr, in the form `tensorpath incast --trace` writes, so that the two runs can be
+// put side by side (validation/ns3/compare_incast_traces.py): what decides a time-out is which segments the port
+// admits and what each sender sends then. "tx|drop <ns> <sender> <segment>" (a drop of segment -1 is the handshake's
+// last ACK), "ack <ns> <sender> <segments acknowledged>", "state <ns> <sender> <CA_OPEN|CA_DISORDER|...>"; ns since
+// the senders start, senders from 1.
+bool trace = false;
+uint32_t trace_mss = 1448;
+constexpr double START_S = 0.001; // the senders' start (the sink listens from 0)
+
+long long trace_ns()
+{
+  return (long long)((Simulator::Now().GetSeconds() - START_S) * 1e9 + 0.5);
+}
+long long segment_of(SequenceNumber32 seq)
+{
+  return (long long)(seq.GetValue() - 1) / trace_mss;
+} // the SYN took 1
+
 void on_drop(Ptr<const QueueDiscItem> item)
 {
   ++counters.drops;
   counters.drop_bytes += item->GetSize();
+  if (!trace) return;
+  auto ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+  TcpHeader tcp;
+  if (!ip || !item->GetPacket()->PeekHeader(tcp)) return;
+  const bool no_data = item->GetPacket()->GetSize() == tcp.GetSerializedSize(); // the handshake's last ACK
+  std::fprintf(stderr, "drop %lld %u %lld\n", trace_ns(), (ip->GetHeader().GetSource().Get() >> 8) & 0xffff,
+               no_data ? -1LL : segment_of(tcp.GetSequenceNumber()));
+}
+
+std::map<uint32_t, uint32_t> last_ack; ///< per sender
+
+void on_ack_rx(uint32_t sender, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+  // The receiver closing: a FIN that acknowledges nothing new is not traced (the flow-level model has no FIN
+  // exchange); one that carries the last data's ACK is.
+  const bool fin_only = (h.GetFlags() & TcpHeader::FIN) && h.GetAckNumber().GetValue() <= last_ack[sender];
+  last_ack[sender] = std::max(last_ack[sender], h.GetAckNumber().GetValue());
+  if (fin_only) return;
+  const long long acked = (long long)(h.GetAckNumber().GetValue() - 1 + trace_mss - 1) / trace_mss; // segments
+  std::fprintf(stderr, "ack %lld %u %lld\n", trace_ns(), sender, acked);
+}
+
+uint32_t syn_bytes = 0; ///< the first sender's SYN, IP packet: the size the flow-level model must give its SYNs
+
+void on_ip_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t)
+{
+  if (syn_bytes == 0) syn_bytes = p->GetSize(); // the first packet a sender sends is its SYN
+}
+
+void on_tx(uint32_t sender, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+  if (p->GetSize() > 0)
+    std::fprintf(stderr, "tx %lld %u %lld\n", trace_ns(), sender, segment_of(h.GetSequenceNumber()));
 }
 
 void on_queue_bytes(uint32_t, uint32_t now)
@@ -61,6 +112,7 @@ std::vector<uint64_t> timeouts_of; ///< per sender
 
 void on_cong_state(uint32_t sender, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t to)
 {
+  if (trace) std::fprintf(stderr, "state %lld %u %s\n", trace_ns(), sender, TcpSocketState::TcpCongStateName[to]);
   if (to == TcpSocketState::CA_LOSS) {
     ++counters.timeouts;
     ++timeouts_of[sender];
@@ -72,6 +124,10 @@ void watch_socket(Ptr<BulkSendApplication> app, uint32_t sender)
 {
   Ptr<Socket> s = app->GetSocket();
   if (s) s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&on_cong_state, sender));
+  if (s && trace) {
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&on_tx, sender));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&on_ack_rx, sender));
+  }
 }
 
 } // namespace
@@ -88,6 +144,7 @@ int main(int argc, char** argv)
   uint32_t mss = 1448;
   uint32_t seed = 1;
   double jitter_ns = 0;
+  uint32_t stagger_ns = 0;
 
   CommandLine cmd;
   cmd.Usage("TCP incast, packet level: N senders push S bytes each through one switch port of B bytes.");
@@ -102,11 +159,18 @@ int main(int argc, char** argv)
   cmd.AddValue("seed", "ns-3 random seed (start jitter)", seed);
   cmd.AddValue("jitter", "each sender starts at an offset drawn uniformly from [0, jitter) ns (0: all at once)",
                jitter_ns);
+  cmd.AddValue("stagger", "sender i (from 1) starts (i - 1) x stagger ns after the first, before any jitter",
+               stagger_ns);
+  cmd.AddValue("trace",
+               "print every data segment sent, ACK received, drop at the port and congestion state change on "
+               "stderr (tensorpath incast --trace's lines)",
+               trace);
   cmd.Parse(argc, argv);
+  trace_mss = mss;
   if (senders < 1 || senders > 4096 || size < 1 || buffer < 1500 || mss < 100 || mss > 9000 || initial_cwnd < 1 ||
-      !(jitter_ns >= 0) || jitter_ns > 1e9) {
+      !(jitter_ns >= 0) || jitter_ns > 1e9 || stagger_ns > 1000000) {
     std::fprintf(stderr, "incast_reference: senders in 1..4096, size >= 1, buffer >= 1500, mss in 100..9000, "
-                         "init-cwnd >= 1, jitter in 0..1e9 ns\n");
+                         "init-cwnd >= 1, jitter in 0..1e9 ns, stagger in 0..1e6 ns\n");
     return 2;
   }
   RngSeedManager::SetSeed(seed);
@@ -158,6 +222,7 @@ int main(int argc, char** argv)
     if (i == 0) receiver_address = a.GetAddress(0);
   }
   Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+  hosts.Get(1)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Tx", MakeCallback(&on_ip_tx));
 
   counters.size = size;
   counters.finished.assign(senders + 1, -1);
@@ -169,13 +234,17 @@ int main(int argc, char** argv)
   DynamicCast<PacketSink>(sink_app.Get(0))->TraceConnectWithoutContext("Rx", MakeCallback(&on_rx));
 
   Ptr<UniformRandomVariable> offset = CreateObject<UniformRandomVariable>();
+  std::vector<int64_t> offsets_ns; ///< each sender's start after the first possible one: printed, so that the
+                                   ///< flow-level model can run the same starts (tensorpath incast --reference)
   for (uint32_t i = 1; i <= senders; ++i) {
     BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(receiver_address, port));
     bulk.SetAttribute("MaxBytes", UintegerValue(size));
     bulk.SetAttribute("SendSize", UintegerValue(mss));
     ApplicationContainer app = bulk.Install(hosts.Get(i));
-    // Every sender at the same instant (after the sink listens), or at an offset in [0, jitter).
-    const Time start = Seconds(0.001) + NanoSeconds(int64_t(jitter_ns > 0 ? offset->GetValue(0, jitter_ns) : 0));
+    // Sender i at (i - 1) x stagger after the first (all after the sink listens), plus an offset in [0, jitter).
+    const int64_t jitter = int64_t(jitter_ns > 0 ? offset->GetValue(0, jitter_ns) : 0);
+    offsets_ns.push_back(int64_t(i - 1) * stagger_ns + jitter);
+    const Time start = Seconds(START_S) + NanoSeconds(offsets_ns.back());
     app.Start(start);
     Simulator::Schedule(start + NanoSeconds(1), &watch_socket, DynamicCast<BulkSendApplication>(app.Get(0)), i);
   }
@@ -190,8 +259,8 @@ int main(int argc, char** argv)
   for (uint32_t i = 1; i <= senders; ++i)
     if (counters.finished[i] >= 0) {
       ++done;
-      last = std::max(last, counters.finished[i] - 0.001);
-      first = std::min(first, counters.finished[i] - 0.001);
+      last = std::max(last, counters.finished[i] - START_S);
+      first = std::min(first, counters.finished[i] - START_S);
     }
   Simulator::Destroy();
   if (done != senders) {
@@ -199,16 +268,21 @@ int main(int argc, char** argv)
     return 1;
   }
   std::printf("{\"model\": \"ns3\", \"senders\": %u, \"size\": %llu, \"buffer\": %u, \"rate\": \"%s\", "
-              "\"delay_us\": %g, \"min_rto_ms\": %g, \"init_cwnd\": %u, \"mss\": %u, \"jitter_ns\": %g, \"seed\": %u, "
+              "\"delay_us\": %g, \"min_rto_ms\": %g, \"init_cwnd\": %u, \"mss\": %u, \"jitter_ns\": %g, "
+              "\"stagger_ns\": %u, \"seed\": %u, "
               "\"completion_s\": %.9g, \"first_s\": %.9g, \"goodput_gbps\": %.6g, \"drops\": %llu, "
-              "\"timeouts\": %llu, \"fast_retransmits\": %llu, \"peak_queue_bytes\": %u, \"wall_s\": %.6g, ",
+              "\"timeouts\": %llu, \"fast_retransmits\": %llu, \"peak_queue_bytes\": %u, \"syn_bytes\": %u, "
+              "\"wall_s\": %.6g, ",
               senders, (unsigned long long)size, buffer, rate.c_str(), link_delay_us, min_rto_ms, initial_cwnd, mss,
-              jitter_ns, seed, last, first, double(senders) * double(size) * 8 / last / 1e9,
+              jitter_ns, stagger_ns, seed, last, first, double(senders) * double(size) * 8 / last / 1e9,
               (unsigned long long)counters.drops, (unsigned long long)counters.timeouts,
-              (unsigned long long)counters.fast_retransmits, counters.peak_queue_bytes, wall);
-  std::printf("\"per_sender\": [");
+              (unsigned long long)counters.fast_retransmits, counters.peak_queue_bytes, syn_bytes, wall);
+  std::printf("\"start_offsets_ns\": [");
+  for (size_t k = 0; k < offsets_ns.size(); ++k)
+    std::printf("%s%lld", k ? ", " : "", (long long)offsets_ns[k]);
+  std::printf("], \"per_sender\": [");
   for (uint32_t i = 1; i <= senders; ++i)
-    std::printf("%s{\"completion_s\": %.9g, \"timeouts\": %llu}", i > 1 ? ", " : "", counters.finished[i] - 0.001,
+    std::printf("%s{\"completion_s\": %.9g, \"timeouts\": %llu}", i > 1 ? ", " : "", counters.finished[i] - START_S,
                 (unsigned long long)timeouts_of[i]);
   std::printf("]}\n");
   return 0;
