@@ -33,6 +33,14 @@ struct Row {
   int seeds = 1; ///< runs the row is the median of
 };
 
+/// A run that the model refused after its configuration was checked, or whose result cannot be right (above the
+/// port's payload rate): the model failed, not the input (exit 1).
+int model_failed(const Error& e)
+{
+  std::fprintf(stderr, "tensorpath: %s\n", e.message().c_str());
+  return exit_code::FAILED;
+}
+
 /// `name` on `c` over `seeds` seeds (c.seed onwards) as one row: each figure's median, the CPU time of all runs.
 Result<Row> run_model(const std::string& name, const models::IncastConfig& c, int seeds = 1)
 {
@@ -221,7 +229,7 @@ int run_reference(const std::string& path, bool as_json, double tolerance)
       if (!r.ok()) {
         Error e = r.error();
         e.file = p.where;
-        return report_error(e);
+        return model_failed(e);
       }
       model_completion.push_back(r->result.completion);
       model_timeouts.push_back(double(r->result.timeouts));
@@ -296,7 +304,7 @@ int run_traced(models::IncastConfig c, const std::string& path, bool as_json)
   c.senders = std::max(c.senders, 1);
   auto r = run_model("tcp-incast", c);
   write_failed |= std::fclose(f) != 0;
-  if (!r.ok()) return report_error(r.error());
+  if (!r.ok()) return model_failed(r.error());
   if (write_failed) return report_io_error(Error::at(path, "--trace", "every trace line written", "a write failed"));
   if (as_json) {
     std::printf("%s\n", row_json(r.value()).dump().c_str());
@@ -392,7 +400,7 @@ int run_incast(const frontend::ParsedArgs& a)
     c.senders = int(n);
     for (const auto& name : names.value()) {
       auto r = run_model(name, c, int(seeds.value()));
-      if (!r.ok()) return report_error(r.error());
+      if (!r.ok()) return model_failed(r.error());
       const Row& row = r.value();
       if (as_json) {
         std::printf("%s\n", row_json(row).dump().c_str());

@@ -506,21 +506,23 @@ void parse_incast_job(Reader& r, JobSpec& j)
     const std::string field = r.field("start_offsets_ns");
     const auto& lists = r.get("start_offsets_ns");
     const std::string expected = std::to_string(j.incast_seeds) + " list(s) (one per seed) of " +
-                                 std::to_string(c.senders) + " offsets in ns (one per sender), each 0 to 1e6";
+                                 std::to_string(c.senders) + " whole ns (one per sender), each 0 to 1e6";
     for (const char* beside : {"jitter_ns", "stagger_ns"})
       if (r.has(beside))
         fail(r.file(), field, "no jitter_ns or stagger_ns beside it (the offsets are the starts)",
              std::string(beside) + " too");
-    if (!lists.is_array() || lists.size() != size_t(j.incast_seeds))
-      fail(r.file(), field, expected, lists.is_array() ? std::to_string(lists.size()) + " list(s)" : lists.dump());
+    if (!lists.is_array() || lists.empty() || !lists[0].is_array())
+      fail(r.file(), field, expected, lists.dump().substr(0, 80));
+    if (lists.size() != size_t(j.incast_seeds))
+      fail(r.file(), field, expected, std::to_string(lists.size()) + " list(s)");
     for (const auto& list : lists) {
       if (!list.is_array() || list.size() != size_t(c.senders))
         fail(r.file(), field, expected, list.is_array() ? "a list of " + std::to_string(list.size()) : list.dump());
       std::vector<double> offsets;
       for (const auto& o : list) {
-        if (!o.is_number() || !(o.get<double>() >= 0) || !(o.get<double>() <= 1e6))
+        if (!o.is_number_integer() || o.get<long long>() < 0 || o.get<long long>() > 1000000)
           fail(r.file(), field, expected, o.dump());
-        offsets.push_back(o.get<double>() * 1e-9);
+        offsets.push_back(double(o.get<long long>()) * 1e-9);
       }
       j.incast_offsets.push_back(std::move(offsets));
     }

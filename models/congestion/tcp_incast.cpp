@@ -223,11 +223,17 @@ public:
       syn_arrival.emplace_back(on_grid(senders_[i].syn_sent + syn_wire_ + delay_, grid_), i);
     }
     std::sort(syn_arrival.begin(), syn_arrival.end());
-    double port_free = 0;
+    // The SYNs wait in the port like any packet (they all arrive before the first data, which comes a handshake
+    // later), so that with many senders the first data queue behind the last SYNs.
     for (const auto& [arrival, i] : syn_arrival) {
-      port_free = on_grid(std::max(arrival, port_free) + syn_wire_, grid_);
+      const double start = std::max(arrival, port_free_);
+      port_free_ = on_grid(start + syn_wire_, grid_);
+      if (start > arrival) {
+        port_.emplace_back(start, double(c.syn_bytes));
+        queued_bytes_ += c.syn_bytes;
+      }
       senders_[i].data_start =
-          on_grid(port_free + delay_ + 2 * (syn_wire_ + delay_), grid_); // the SYN-ACK: a SYN's size
+          on_grid(port_free_ + delay_ + 2 * (syn_wire_ + delay_), grid_); // the SYN-ACK: a SYN's size
     }
   }
 
@@ -665,16 +671,17 @@ private:
     if (s.state == CongState::RECOVERY) {
       proportional_rate_reduction(s, delivered);
     } else if ((s.dupacks == c_.dupack_threshold && (s.snd_una >= s.recover || !s.recover_active)) ||
-               second_segment_lost(s)) {
+               lost_from(s, s.snd_una + 1)) {
       enter_recovery(i, delivered);
     }
   }
 
-  /// TcpTxBuffer::IsLost(HighACK + 1 segment): the first segment from the second unacknowledged one on that is SACKed
-  /// or marked lost is marked lost (nothing at or above the highest SACK is).
-  static bool second_segment_lost(const Sender& s)
+  /// ns-3 3.37's TcpTxBuffer::IsLost(segment `from`): whether the first segment from `from` on that is SACKed or marked
+  /// lost is marked lost (nothing at or above the highest SACK is). DupAck asks it of the second unacknowledged
+  /// segment, EnterRecovery of the first.
+  static bool lost_from(const Sender& s, size_t from)
   {
-    for (size_t k = s.snd_una + 1; k < s.highest_sack; ++k) {
+    for (size_t k = from; k < s.highest_sack; ++k) {
       if (s.has(k, LOST)) return true;
       if (s.has(k, SACKED)) return false;
     }
@@ -687,7 +694,18 @@ private:
   void enter_recovery(uint32_t i, uint64_t delivered)
   {
     auto& s = senders_[i];
-    if (!s.has(s.snd_una, LOST)) mark_one_lost(s, s.snd_una);
+    // TcpTxBuffer::MarkHeadAsLost: the head is marked lost and, if it was sent again already, counts as not sent again
+    // (so that it is the segment retransmitted now).
+    if (!lost_from(s, s.snd_una)) {
+      if (s.has(s.snd_una, RETRANS)) {
+        s.flags[s.snd_una] &= uint8_t(~RETRANS);
+        --s.retrans_out;
+      }
+      if (!s.has(s.snd_una, LOST))
+        mark_one_lost(s, s.snd_una);
+      else
+        s.to_resend.insert(s.snd_una);
+    }
     s.recover = s.snd_nxt;
     s.recover_active = true;
     set_state(i, CongState::RECOVERY);
@@ -820,7 +838,7 @@ Status check_incast(const IncastConfig& c)
       return bad("start_offsets", "one offset per sender (" + std::to_string(c.senders) + ")",
                  std::to_string(c.start_offsets.size()));
     for (const double o : c.start_offsets)
-      if (!(o >= 0) || !(o <= 2 * c.link_delay))
+      if (!(o >= 0) || !(o <= 2 * c.link_delay * (1 + 1e-12)))
         return bad("start_offsets",
                    "offsets from 0 to twice the link delay (" + std::to_string(2 * c.link_delay * 1e9) +
                        " ns): the model keeps the handshakes apart from data at the port",
@@ -829,14 +847,29 @@ Status check_incast(const IncastConfig& c)
   if (!(c.start_stagger >= 0) || !std::isfinite(c.start_stagger))
     return bad("stagger", ">= 0 ns", std::to_string(c.start_stagger * 1e9) + " ns");
   const double spread = c.start_jitter + double(c.senders - 1) * c.start_stagger;
-  if (!(c.start_jitter >= 0) || !(spread <= 2 * c.link_delay))
+  if (!(c.start_jitter >= 0) || !(spread <= 2 * c.link_delay * (1 + 1e-12)))
     return bad(c.start_stagger > 0 ? "stagger" : "jitter",
                "the senders' start offsets (jitter + (senders - 1) x stagger) within twice the link delay (" +
                    std::to_string(2 * c.link_delay * 1e9) +
                    " ns): the model keeps the handshakes apart from data at the port",
                std::to_string(spread * 1e9) + " ns");
-  if (c.syn_bytes < 40 || !(c.clock_granularity >= 0) || !(c.max_rto <= 3600))
-    return bad("syn_bytes", "syn_bytes >= 40, clock granularity >= 0, max RTO <= 3600 s", "out of range");
+  if (c.syn_bytes < 40) return bad("syn_bytes", ">= 40 bytes (IPv4 and TCP headers)", std::to_string(c.syn_bytes));
+  if (!(c.clock_granularity >= 0) || !std::isfinite(c.clock_granularity))
+    return bad("clock_granularity", ">= 0 s", std::to_string(c.clock_granularity));
+  if (!(c.max_rto <= 3600)) return bad("max_rto", "at most 3600 s", std::to_string(c.max_rto));
+  // The clock's grid must resolve the shortest packet (a pure ACK): a transmission time that rounds to nothing would
+  // let packets pass the port without queueing.
+  if (on_grid(double(c.header_bytes + c.framing_bytes) / c.link_rate, time_grid(c)) <= 0)
+    return bad("rate",
+               "a rate at which an ACK (" + std::to_string(c.header_bytes + c.framing_bytes) +
+                   " bytes) takes at least half a step of the clock (" +
+                   (c.ns3_quirks ? std::string("1 ns with ns3_quirks") : std::string("1 ps")) + ")",
+               std::to_string(c.link_rate * 8e-9) + " Gb/s");
+  // The SYNs wait at the port: it must hold them all (a dropped SYN is not modelled).
+  if (uint64_t(c.senders) * uint64_t(c.syn_bytes) > c.buffer_bytes)
+    return bad("buffer", "room for every sender's SYN (" + std::to_string(c.senders) + " x " +
+                             std::to_string(c.syn_bytes) + " bytes)",
+               std::to_string(c.buffer_bytes));
   // Memory: about 16 bytes per segment of every sender.
   const double total_segments =
       double(c.senders) * double((c.bytes_per_sender + uint64_t(c.mss) - 1) / uint64_t(c.mss));
@@ -859,9 +892,11 @@ Status check_incast_result(const IncastConfig& c, const IncastResult& r, const s
     return Error::msg("incast (" + model + "): completion " + std::to_string(r.completion) + " s (first sender " +
                       std::to_string(r.first) +
                       " s): not a positive, finite time for every sender (a model error; please report it)");
-  // Transmission times are rounded to the clock's grid, so a packet may leave up to half a grid step early.
+  // Transmission times are rounded to the clock's grid: a full packet may take less than its exact time, and the
+  // port's payload rate is then that of the rounded time.
   const double wire = double(c.mss + c.header_bytes + c.framing_bytes) / c.link_rate;
-  if (r.goodput > payload_rate * (1 + 1e-9 + 0.5 * time_grid(c) / wire))
+  const double rounded_rate = c.mss / on_grid(wire, time_grid(c));
+  if (r.goodput > std::max(payload_rate, rounded_rate) * (1 + 1e-9))
     return Error::msg("incast (" + model + "): goodput " + std::to_string(r.goodput * 8e-9) +
                       " Gb/s above the port's payload rate " + std::to_string(payload_rate * 8e-9) +
                       " Gb/s (a model error; please report it)");

@@ -1,13 +1,14 @@
 // TCP incast through one drop-tail switch port (issue 19): N senders, each on its own link to one switch, send S bytes
-// each to one receiver at the same instant. The model follows every segment through the one port that can
-// overflow (the switch's port toward the receiver) and nothing else: the senders' links and the acknowledgements'
-// path are delays, the port is a FIFO of `buffer_bytes` with drop-tail, and each sender runs TCP NewReno with SACK
-// loss detection (three segments above a hole), fast recovery, and the retransmission time-out (RFC 6298: SRTT,
-// RTTVAR, a minimum, doubling on each expiry). That is what decides incast: which segments the full port drops,
-// whether the sender learns of the loss from later segments or only from its timer, and how long the timer is.
+// each to one receiver at the same instant. The model follows every packet through the one port that can overflow
+// (the switch's port toward the receiver, a FIFO of `buffer_bytes` with drop-tail); the senders' links serialize
+// their packets and the ACKs cross two links. Each sender runs TCP as ns-3 3.37's TcpSocketBase does: NewReno with
+// SACK (RFC 6675's scoreboard and NextSeg), PRR fast recovery (RFC 6937) and the retransmission time-out (RFC 6298).
+// That is what decides incast: which segments the full port drops, whether the sender learns of the loss from later
+// segments or only from its timer, and how long the timer is.
 //
-// Checked against a packet-level ns-3 program on the same topology (validation/ns3/incast_reference.cc,
-// docs/network-models.md). Pure computation: no SimGrid; one run costs O(segments log senders).
+// Checked against a packet-level ns-3 program on the same topology, run for run and event by event
+// (validation/ns3/incast_reference.cc, docs/network-models.md). Pure computation: no SimGrid; one run costs
+// O(packets log packets).
 #pragma once
 
 #include "core/common/result.hpp"
@@ -59,9 +60,10 @@ struct IncastConfig {
   /// The packet-level reference's own departures from RFC 6937 and Linux, for comparing with it (off: the RFCs').
   /// ns-3 3.37's PRR takes prr_delivered - prr_out in unsigned arithmetic, so that when more was sent than delivered
   /// the slow-start reduction bound's limit is that (negative) difference plus one segment instead of
-  /// max(difference, delivered) plus one; and its sender sends nothing in the open state once the FIN has gone out
-  /// with the last segment, so that segments lost after a recovery wait for an ACK with new SACK information or the
-  /// timer. (Its SYN, without an MSS option, is syn_bytes = 56.)
+  /// max(difference, delivered) plus one; its sender sends nothing in the open state once the FIN has gone out with
+  /// the last segment, so that segments lost after a recovery wait for an ACK with new SACK information or the timer;
+  /// it writes the first data one clock tick after the handshake; and its clock is 1 ns (else 1 ps). (Its SYN,
+  /// without an MSS option, is syn_bytes = 56.)
   bool ns3_quirks = false;
   /// Called for every event when set (tensorpath incast --trace).
   std::function<void(const IncastTraceEvent&)> trace;

@@ -623,6 +623,10 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
           "a list of 3");
   refused(R"({"kind": "incast", "senders": 2, "start_offsets_ns": [[0, 5000]]})", "jobs[0].start_offsets_ns",
           "twice the link delay");
+  refused(R"({"kind": "incast", "senders": 2, "start_offsets_ns": [610, 32]})", "jobs[0].start_offsets_ns",
+          "list(s) (one per seed)");
+  refused(R"({"kind": "incast", "senders": 2, "start_offsets_ns": [[0, 1.5]]})", "jobs[0].start_offsets_ns",
+          "whole ns");
   refused(R"({"kind": "incast", "senders": 2, "jitter_ns": 100, "start_offsets_ns": [[0, 1]]})",
           "jobs[0].start_offsets_ns", "jitter_ns too");
   // "analytical" on a training job is collective_mode "analytical", with the same checks.

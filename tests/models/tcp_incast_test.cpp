@@ -168,6 +168,17 @@ TEST_CASE("incast: configurations that cannot run are refused, naming the field"
   c = IncastConfig{};
   c.initial_window = 0;
   refused(c, "init_cwnd");
+  c = IncastConfig{};
+  c.senders = 600; // 600 SYNs of 60 bytes do not fit a 32 KiB port
+  c.buffer_bytes = 32768;
+  refused(c, "buffer");
+  c = IncastConfig{};
+  c.ns3_quirks = true;
+  c.link_rate = 1e15 / 8; // an ACK would take 0.43 ps: nothing on ns-3's 1 ns clock
+  refused(c, "rate");
+  c = IncastConfig{};
+  c.start_stagger = 1e-6; // 8 senders over 7 us: beyond twice the 1 us link delay
+  refused(c, "stagger");
 }
 
 TEST_CASE("network models: the registry names each model's jobs and refuses the others with a reason")

@@ -15,6 +15,7 @@ For each sender and kind of event it compares the sequence of segments (not the 
 nanosecond of rounding); the earliest mismatch over all of them is where the two runs part, and the events around
 it on both sides show why. Exit status 0 when the sequences agree, 1 when they differ, 2 on bad input.
 """
+import signal
 import sys
 from collections import defaultdict
 
@@ -77,4 +78,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     sys.exit(main())

@@ -77,7 +77,9 @@ void on_ack_rx(uint32_t sender, Ptr<const Packet>, const TcpHeader& h, Ptr<const
   const bool fin_only = (h.GetFlags() & TcpHeader::FIN) && h.GetAckNumber().GetValue() <= last_ack[sender];
   last_ack[sender] = std::max(last_ack[sender], h.GetAckNumber().GetValue());
   if (fin_only) return;
-  const long long acked = (long long)(h.GetAckNumber().GetValue() - 1 + trace_mss - 1) / trace_mss; // segments
+  // Segments acknowledged; the FIN's sequence number is not a segment of data.
+  const long long all = (long long)((counters.size + trace_mss - 1) / trace_mss);
+  const long long acked = std::min(all, (long long)(h.GetAckNumber().GetValue() - 1 + trace_mss - 1) / trace_mss);
   std::fprintf(stderr, "ack %lld %u %lld\n", trace_ns(), sender, acked);
 }
 

@@ -48,6 +48,10 @@ def case(key, runs, script, rows_file, burst):
     setup = {"kind": "incast", "senders": p["senders"], "size": p["size"], "buffer": p["buffer"]}
     if burst or gbps != 10:
         setup["rate_gbps"] = gbps
+    # The rest of the row's configuration, where it is not the job's default (docs/formats.md).
+    for field, default in (("delay_us", 1), ("min_rto_ms", 200), ("init_cwnd", 10), ("mss", 1448)):
+        if p[field] != default:
+            setup[field] = p[field]
     setup.update({"seeds": len(runs), "seed": seeds[0], "syn_bytes": p["syn_bytes"], "ns3_quirks": True,
                   "start_offsets_ns": [r["start_offsets_ns"] for r in runs]})
     return {
