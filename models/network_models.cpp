@@ -56,14 +56,17 @@ const std::vector<NetworkModelInfo>& network_models()
       {"roce",
        "RoCE congestion as a fluid model stepped at one frame time: switch buffers with PFC (the HPCC switch MMU's "
        "per-ingress accounting, dynamic threshold, headroom), ECN marking by RED at egress, DCQCN at every sender "
-       "(models/congestion/roce_fabric)",
+       "(models/congestion/roce_fabric); in an allreduce training job, each ring allreduce (timed on the analytical "
+       "fabric) also waits what the model finds for a ring of its size on the job's leaf-spine RoCE fabric beyond "
+       "max-min",
        "queues at every switch port, PAUSE/RESUME spreading upstream hop by hop (head-of-line blocking of flows that "
        "do not cross the hot port), ECN marks, CNPs and DCQCN's rate decreases, fast recovery, additive and hyper "
        "increase",
        "packets: a port's FIFO holds fluid chunks (a frame may be split, a pause may fall inside one); losses (no "
        "go-back-N: a drop is an error); it runs the roce job's five fabrics only (incast, victim, converge, "
-       "longflows, a leaf-spine allreduce)",
-       {"roce"},
+       "longflows, a leaf-spine allreduce); in training, the ring's own traffic only, on that fabric rather than the "
+       "cluster's",
+       {"roce", "training"},
        {},
        "PFC keeps its fabric lossless (a drop ends the run with an error), and it has no link to take down or "
        "process to kill",

@@ -1,4 +1,5 @@
-// Analytical ring allreduces for training runs (see analytical_collectives.hpp).
+// Analytical ring allreduces for training runs, with a congestion model's excess when set (see
+// analytical_collectives.hpp).
 #include "sim/analytical_collectives.hpp"
 
 #include "core/transports/task_runtime.hpp"
@@ -23,7 +24,25 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
   auto it = seconds_by_bytes_.find(bytes);
   if (it == seconds_by_bytes_.end())
     it = seconds_by_bytes_.emplace(bytes, analytical_ring_seconds(routes_, bytes, adds_)).first;
-  const double seconds = it->second;
+  double seconds = it->second;
+  if (excess_) {
+    auto e = excess_by_bytes_.find(bytes);
+    if (e == excess_by_bytes_.end()) e = excess_by_bytes_.emplace(bytes, excess_(bytes)).first;
+    if (!e->second.ok()) {
+      for (auto& x : all)
+        x.done(e->second.error());
+      return;
+    }
+    // The longer transfer first, then the wait (the ring's last bytes held up): only the wait is charged as such.
+    seconds += e->second->network;
+    const double waited = e->second->congestion;
+    if (waited > 0 && on_wait_) {
+      const double now = all[0].ch->task().runtime().now();
+      for (const auto& x : all)
+        on_wait_(now + seconds, now + seconds + waited, x.ch->rank());
+    }
+    seconds += waited;
+  }
   for (auto& x : all) {
     Runtime& rt = x.ch->task().runtime();
     auto out =

@@ -3,13 +3,16 @@
 // when the last rank has called, the ring's time on the analytical fabric (the mpi transport's paths between the
 // ranks, read from the platform; a fresh calendar: nothing else moving on those links) plus its local work runs from
 // that moment, and every rank gets a result tensor then. The coordinator, the step graph and everything else are
-// unchanged. Bytes are not summed (use the protocol mode to check data). Tests: tests/sim/fabric_modes_test.cpp,
+// unchanged. Bytes are not summed (use the protocol mode to check data). With network model roce, each ring also waits
+// what the roce model finds beyond max-min for a ring of its size on a leaf-spine RoCE fabric (PFC pauses, DCQCN's
+// rate cuts), and the wait is charged to the critical path's retry. Tests: tests/sim/fabric_modes_test.cpp,
 // tests/sim/training_test.cpp.
 #pragma once
 
 #include "core/collectives/engine.hpp"
 #include "sim/fabric_modes.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,7 +21,23 @@ namespace tp::sim {
 
 class AnalyticalCollectives final : public collectives::RingRunner {
 public:
+  /// What a ring of some size takes beyond the analytical fabric's time on another fabric: `network`, a longer
+  /// transfer (an oversubscribed fabric's max-min), and `congestion`, a wait (a congestion model's excess over it).
+  struct Extra {
+    double network = 0, congestion = 0;
+  };
+  using Excess = std::function<Result<Extra>(double bytes)>;
+  /// Called with each rank's charged wait: from, until, the rank.
+  using OnWait = std::function<void(double from, double until, int rank)>;
+
   AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds);
+  /// Network model roce: every ring also takes `excess(bytes)` (cached per size); its congestion is reported through
+  /// `on_wait`.
+  void set_congestion(Excess excess, OnWait on_wait)
+  {
+    excess_ = std::move(excess);
+    on_wait_ = std::move(on_wait);
+  }
   void allreduce(collectives::Channel& ch, int64_t step, const std::string& name, Tensor t,
                  std::function<void(Result<Tensor>)> done) override;
   uint64_t rings() const { return rings_; }
@@ -33,6 +52,9 @@ private:
   collectives::RingScheduleOptions adds_;
   std::map<std::pair<int64_t, std::string>, std::vector<Waiting>> pending_;
   std::map<double, double> seconds_by_bytes_; ///< the ring's time per tensor size (sizes repeat every step)
+  std::map<double, Result<Extra>> excess_by_bytes_;
+  Excess excess_;
+  OnWait on_wait_;
   uint64_t rings_ = 0;
 };
 

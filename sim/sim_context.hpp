@@ -47,6 +47,9 @@ struct SimContext {
   std::unique_ptr<FaultInjector> faults;
   /// TCP incast at the receivers' switch ports; null unless options.tcp_port_buffer is set.
   std::unique_ptr<IncastPorts> incast;
+  /// Waits a congestion model charged outside the fabric (a ring allreduce's PFC and DCQCN excess, network model
+  /// roce): the critical path counts them as retry.
+  std::vector<RetryInterval> charged_waits;
   /// Called when fault injection kills a process (name, whether the kernel closed its sockets).
   std::function<void(const std::string&, bool)> on_kill;
 };

@@ -287,7 +287,13 @@ std::vector<RetryInterval> Simulation::retry_intervals() const
 {
   std::vector<RetryInterval> out = ctx_->faults ? ctx_->faults->retries() : std::vector<RetryInterval>{};
   if (ctx_->incast) out.insert(out.end(), ctx_->incast->windows().begin(), ctx_->incast->windows().end());
+  out.insert(out.end(), ctx_->charged_waits.begin(), ctx_->charged_waits.end());
   return out;
+}
+
+void Simulation::add_charged_wait(RetryInterval w)
+{
+  ctx_->charged_waits.push_back(std::move(w));
 }
 
 std::string Simulation::incast_error() const

@@ -119,6 +119,8 @@ public:
   /// Null without a fault plan.
   const FaultStats* fault_stats() const;
   std::vector<RetryInterval> retry_intervals() const;
+  /// Add a wait a congestion model charged outside the fabric (it joins retry_intervals()).
+  void add_charged_wait(RetryInterval w);
   /// Faults that never fired: the job ended before their step, or before their time (`failed`: it stopped at a
   /// failure). A fault's timer does not keep the simulation going, so one due after the work has ended does nothing.
   std::vector<std::string> never_fired_faults(int last_step, bool failed) const;

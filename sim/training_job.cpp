@@ -180,6 +180,66 @@ analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, 
   return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
 }
 
+/// The RoCE fabric a ring allreduce of `bytes` crosses (job.roce_fabric with the ring's ranks and size): the roce
+/// model's allreduce scenario, long enough a horizon for the ring at a tenth of its fair share.
+models::RoceConfig roce_ring(const models::RoceConfig& fabric, int ranks, double bytes)
+{
+  auto c = fabric;
+  c.scenario = models::RoceScenario::ALLREDUCE;
+  c.senders = ranks;
+  c.size = std::max<uint64_t>(1, uint64_t(std::ceil(bytes)));
+  const double fair = c.rate / 8 / std::max(1.0, c.oversubscription); // bytes/s a rank gets through its uplink
+  c.stop = std::min(100.0, std::max(c.stop, 10 * 2 * double(c.size) / fair + 1e-3));
+  return c;
+}
+
+/// Network model roce: every ring takes, beyond the analytical fabric's time on the cluster, what the job's RoCE
+/// fabric adds: its max-min time over a non-blocking fabric of the same leaves (the oversubscribed uplinks: network
+/// time), and the roce model's time over its max-min (PFC pauses, DCQCN's rate cuts: a wait, charged to the critical
+/// path's retry through Simulation::add_charged_wait).
+Status add_roce_congestion(const models::ClusterProfile& cluster, const TrainingJob& job, const Placement& p,
+                           Simulation& sim, AnalyticalCollectives* rings)
+{
+  if (!job.roce_fabric) return {};
+  const auto& L = job.layout;
+  if (L.mode != TrainingLayout::Mode::ALLREDUCE || !rings)
+    return Error::at("", "network_model", "an allreduce job whose rings are timed (collective_mode analytical)",
+                     "roce");
+  if (L.workers < 2) return {}; // one rank: no ring crosses the fabric
+  const auto& host = cluster.host(size_t(p.worker_host[0]));
+  if (host.nics.empty()) return Error::at("", "network_model", "ranks on hosts with a NIC", "roce");
+  models::RoceConfig fabric = *job.roce_fabric;
+  fabric.rate = host.nics[0].nic.line_rate * 8;
+  auto in_field = [](Error e) {
+    e.field = "roce_fabric." + e.field;
+    return e;
+  };
+  if (auto st = models::check_roce(roce_ring(fabric, L.workers, 1e6)); !st.ok()) return in_field(st.error());
+  const int ranks = L.workers;
+  std::vector<std::string> processes;
+  for (int r = 0; r < ranks; ++r)
+    processes.push_back(process_name(training::worker_task(r)));
+  rings->set_congestion(
+      [fabric, ranks, in_field](double bytes) -> Result<AnalyticalCollectives::Extra> {
+        const auto c = roce_ring(fabric, ranks, bytes);
+        auto roce = models::run_roce_model("roce", c);
+        if (!roce.ok()) return in_field(roce.error());
+        auto flow = models::run_roce_model("flow", c);
+        if (!flow.ok()) return in_field(flow.error());
+        auto open = c;
+        open.oversubscription = 1;
+        auto open_flow = models::run_roce_model("flow", open);
+        if (!open_flow.ok()) return in_field(open_flow.error());
+        return AnalyticalCollectives::Extra{std::max(0.0, flow->completion - open_flow->completion),
+                                            std::max(0.0, roce->completion - flow->completion)};
+      },
+      [&sim, processes, ranks](double from, double until, int rank) {
+        sim.add_charged_wait(
+            RetryInterval{from, until, processes[size_t(rank)], processes[size_t((rank + 1) % ranks)]});
+      });
+  return {};
+}
+
 /// Where each task runs, for the report and the trace's processes.
 void add_placement(TrainingResult& out, const models::ClusterProfile& cluster, const TrainingJob& job,
                    const Placement& p)
@@ -412,7 +472,10 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
                      "an allreduce job");
   if (!job.faults.empty()) {
     const bool analytical = L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL;
-    const char* model = job.tcp_port_buffer > 0 ? "tcp-incast" : analytical ? "analytical" : "flow";
+    const char* model = job.tcp_port_buffer > 0 ? "tcp-incast"
+                        : job.roce_fabric       ? "roce"
+                        : analytical            ? "analytical"
+                                                : "flow";
     if (auto st = models::check_faults_supported(model, "training", fault_type_names(job.faults)); !st.ok())
       return st.error();
   }
@@ -431,6 +494,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
 
   auto analytical = analytical_rings(cluster, job, p, sim);
   if (!analytical.ok()) return analytical.error();
+  if (auto st = add_roce_congestion(cluster, job, p, sim, analytical.value().get()); !st.ok()) return st.error();
   SimJobBackend backend(sim, cluster);
   SimTrainingHooks hooks(sim, job, p);
   auto r = jobs::run_training(backend, sg, driver_job(job, p, analytical.value().get()), hooks);

@@ -13,6 +13,7 @@
 #include "core/training/executor.hpp"
 #include "core/training/training_model.hpp"
 #include "core/transports/task_runtime.hpp"
+#include "models/congestion/roce_fabric.hpp"
 #include "models/host_model.hpp"
 #include "models/tf_rpc_threads.hpp"
 #include "sim/fabric_modes.hpp"
@@ -70,6 +71,10 @@ struct TrainingJob {
   /// TCP incast at the receivers' switch ports (network model tcp-incast, sim/incast_ports.hpp): bytes each port
   /// holds; 0: off.
   uint64_t tcp_port_buffer = 0;
+  /// Network model roce (allreduce mode, collective_mode analytical): the RoCE fabric the rings also cross, whose
+  /// congestion (PFC, ECN, DCQCN: models/congestion/roce_fabric.hpp, scenario allreduce) each ring waits beyond
+  /// max-min. Its rate is the ranks' NIC line rate; ranks and size are each ring's. Unset: off.
+  std::optional<models::RoceConfig> roce_fabric;
 };
 
 using StepBreakdown = jobs::StepBreakdown;

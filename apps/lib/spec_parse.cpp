@@ -420,6 +420,8 @@ void refuse_other_mode_fields(Reader& r, const TrainingSpec& t)
              "one");
 }
 
+void read_roce_settings(Reader& r, models::RoceConfig& c);
+
 /// The fields of a "training" job: the model, the mode, the transports, the job's shape and options, the faults.
 void parse_training_job(Reader& r, JobSpec& j)
 {
@@ -471,6 +473,16 @@ void parse_training_job(Reader& r, JobSpec& j)
   if (r.has("port_buffer") && t.tcp_port_buffer < 1502) // models::check_incast: one full packet (MSS 1448 + headers)
     fail(r.file(), r.field("port_buffer"), "at least one full TCP packet (1502 bytes: MSS 1448 + 54 of headers)",
          std::to_string(t.tcp_port_buffer));
+  if (r.has("roce_fabric")) { // the RoCE fabric of network model roce (checked there)
+    const auto& o = r.get("roce_fabric");
+    if (!o.is_object())
+      fail(r.file(), r.field("roce_fabric"), "an object of roce settings (docs/formats.md)", o.dump().substr(0, 60));
+    Reader sub(o, r.file(), r.field("roce_fabric"));
+    models::RoceConfig c = models::roce_hpcc_defaults(100e9); // the rate is the ranks' NIC's (sim/training_job.cpp)
+    read_roce_settings(sub, c);
+    sub.finish();
+    t.roce_fabric = c;
+  }
   if (auto st = check_collective_mode(t); !st.ok())
     fail(r.file(), r.field("collective_mode"), st.error().expected, st.error().got);
   t.stall_timeout = r.number("stall_timeout", -DBL_MAX, DBL_MAX, 1000);
@@ -547,11 +559,10 @@ void parse_incast_job(Reader& r, JobSpec& j)
 
 /// RoCE congestion on one of the roce fabrics (models/congestion/roce_fabric.hpp); fields as `tensorpath roce`, with
 /// units in their names.
-void parse_roce_job(Reader& r, JobSpec& j)
+/// The fabric's settings a roce job and a training job's `roce_fabric` share (units in their names): the profile, the
+/// leaf-spine shape, the switch buffer, PFC, ECN and DCQCN.
+void read_roce_settings(Reader& r, models::RoceConfig& c)
 {
-  j.kind = JobSpec::Kind::ROCE;
-  const double rate = r.number("rate_gbps", 1e-3, 1e4, 100) * 1e9;
-  auto& c = j.roce = models::roce_hpcc_defaults(rate);
   const std::string profile = r.str("profile", "hpcc");
   if (profile == "paper") {
     c.dcqcn = models::dcqcn_paper_profile();
@@ -559,27 +570,12 @@ void parse_roce_job(Reader& r, JobSpec& j)
   } else if (profile != "hpcc") {
     fail(r.file(), r.field("profile"), "hpcc or paper", "\"" + profile + "\"");
   }
-  auto scenario = models::parse_roce_scenario(r.str("scenario", "incast"));
-  if (!scenario.ok()) fail(r.file(), r.field("scenario"), scenario.error().expected, scenario.error().got);
-  c.scenario = scenario.value();
-  for (const char* field :
-       {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local"}) {
-    const models::RoceSettingUnit* unit = models::roce_setting_unit(field);
-    const std::string name = unit ? unit->field : field;
-    if (r.has(field))
-      if (const std::string owner = models::roce_field_scenario(name, c.scenario); !owner.empty())
-        fail(r.file(), r.field(field), "scenario \"" + owner + "\" (only it reads the field)",
-             std::string("scenario \"") + models::roce_scenario_name(c.scenario) + "\"");
-  }
-  c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
-  c.local = int(r.integer("local", 0, 1024, 0));
   c.leaves = int(r.integer("leaves", 1, 1024, c.leaves));
   c.oversubscription = r.number("oversubscription", 1, 64, c.oversubscription);
   const std::string placement = r.str("placement", "interleaved");
   if (placement != "interleaved" && placement != "leaf-major")
     fail(r.file(), r.field("placement"), "interleaved or leaf-major", "\"" + placement + "\"");
   c.interleaved = placement == "interleaved";
-  c.size = r.size("size", c.size);
   c.delay = r.number("delay_us", 0, 1e4, 1) * 1e-6;
   c.buffer = r.size("buffer", c.buffer);
   c.dcqcn.enabled = r.boolean("dcqcn", true);
@@ -599,6 +595,29 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.dcqcn.cnp_interval = r.number("cnp_interval_us", 0, 1e6, c.dcqcn.cnp_interval * 1e6) * 1e-6;
   c.dcqcn.byte_counter = r.size("byte_counter", c.dcqcn.byte_counter);
   c.pfc.headroom_bdps = r.number("headroom_bdps", 0, 1000, c.pfc.headroom_bdps);
+}
+
+void parse_roce_job(Reader& r, JobSpec& j)
+{
+  j.kind = JobSpec::Kind::ROCE;
+  const double rate = r.number("rate_gbps", 1e-3, 1e4, 100) * 1e9;
+  auto& c = j.roce = models::roce_hpcc_defaults(rate);
+  auto scenario = models::parse_roce_scenario(r.str("scenario", "incast"));
+  if (!scenario.ok()) fail(r.file(), r.field("scenario"), scenario.error().expected, scenario.error().got);
+  c.scenario = scenario.value();
+  for (const char* field :
+       {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local"}) {
+    const models::RoceSettingUnit* unit = models::roce_setting_unit(field);
+    const std::string name = unit ? unit->field : field;
+    if (r.has(field))
+      if (const std::string owner = models::roce_field_scenario(name, c.scenario); !owner.empty())
+        fail(r.file(), r.field(field), "scenario \"" + owner + "\" (only it reads the field)",
+             std::string("scenario \"") + models::roce_scenario_name(c.scenario) + "\"");
+  }
+  c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
+  c.local = int(r.integer("local", 0, 1024, 0));
+  c.size = r.size("size", c.size);
+  read_roce_settings(r, c);
   c.start2 = r.number("start2_us", 0, 1e7, c.start2 * 1e6) * 1e-6;
   c.duration = r.number("duration_ms", 1e-6, 1e4, c.duration * 1e3) * 1e-3;
   c.warmup = r.number("warmup_ms", 0, 1e4, c.warmup * 1e3) * 1e-3;
@@ -639,6 +658,26 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
            "the bytes each switch port toward a receiver holds (network_model tcp-incast needs it; "
            "docs/network-models.md)",
            "no port_buffer");
+    // roce in training: each ring allreduce waits the congestion the roce model finds on the job's RoCE fabric.
+    const bool roce = j.network_model == "roce";
+    if (roce && j.training.mode != training::SyncMode::ALLREDUCE)
+      fail(r.file(), r.field("network_model"),
+           "\"flow\" or \"tcp-incast\" for a parameter-server job (roce charges the ring allreduces of an allreduce "
+           "job)",
+           "\"roce\"");
+    if (!roce && r.has("roce_fabric"))
+      fail(r.file(), r.field("roce_fabric"), "network_model \"roce\" with it (only that model has a RoCE fabric)",
+           "network_model \"" + j.network_model + "\"");
+    if (roce) {
+      if (r.has("collective_mode") && j.training.collective_mode != sim::FabricMode::ANALYTICAL)
+        fail(r.file(), r.field("network_model"),
+             "collective_mode \"analytical\" or none (roce times the rings analytically and adds their congestion)",
+             "collective_mode \"" + r.str("collective_mode") + "\"");
+      j.training.collective_mode = sim::FabricMode::ANALYTICAL;
+      if (!j.training.roce_fabric) j.training.roce_fabric = models::roce_hpcc_defaults(100e9);
+      if (auto st = check_collective_mode(j.training); !st.ok())
+        fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);
+    }
     if (!incast && r.has("port_buffer"))
       fail(r.file(), r.field("port_buffer"),
            j.training.mode == training::SyncMode::PARAMETER_SERVER
@@ -652,7 +691,7 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
     if (analytical && r.has("collective_mode") && j.training.collective_mode != sim::FabricMode::ANALYTICAL)
       fail(r.file(), r.field("network_model"), "\"flow\", as collective_mode \"" + r.str("collective_mode") + "\" says",
            "\"analytical\"");
-    if (!analytical && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
+    if (!analytical && j.network_model != "roce" && j.training.collective_mode == sim::FabricMode::ANALYTICAL)
       fail(r.file(), r.field("network_model"), "\"analytical\", as collective_mode \"analytical\" says",
            "\"" + j.network_model + "\"");
     if (analytical && j.training.mode != training::SyncMode::ALLREDUCE)

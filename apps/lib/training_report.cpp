@@ -556,6 +556,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     j.faults = spec.faults;
     j.stall_timeout = spec.stall_timeout;
     j.tcp_port_buffer = spec.tcp_port_buffer;
+    j.roce_fabric = spec.roce_fabric;
     auto r = isolated(cluster.value(), model, j, run_progress(k, t));
     done_seconds += run_seconds[k];
     TrainingRun run;
@@ -703,7 +704,8 @@ std::string training_table(const TrainingReport& r)
                                                                     : "variables on the GPU",
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
-  bool faults = s.tcp_port_buffer > 0; // an extra critical-path column: waiting for resends (faults, incast losses)
+  // An extra critical-path column: waiting for resends (faults, incast losses) or on congestion (roce).
+  bool faults = s.tcp_port_buffer > 0 || s.roce_fabric.has_value();
   for (const auto& run : r.runs)
     faults |= run.error.empty() && run.result.faults_injected;
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "

@@ -61,6 +61,9 @@ struct TrainingSpec {
   /// Network model tcp-incast (ps mode): bytes each switch port toward a receiver holds (sim/incast_ports.hpp); 0: the
   /// flow model alone.
   uint64_t tcp_port_buffer = 0;
+  /// Network model roce (allreduce, rings timed analytically): the RoCE fabric whose congestion each ring waits
+  /// (sim::TrainingJob::roce_fabric); unset: none.
+  std::optional<models::RoceConfig> roce_fabric;
 };
 
 struct TrainingRun {

@@ -629,6 +629,26 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
           "whole ns");
   refused(R"({"kind": "incast", "senders": 2, "jitter_ns": 100, "start_offsets_ns": [[0, 1]]})",
           "jobs[0].start_offsets_ns", "jitter_ns too");
+  // roce on an allreduce training job: its rings timed analytically, plus the RoCE fabric's congestion.
+  const std::string ar = R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce",
+                             "transport": "mpi", "mpi_optimal_path": true, "mpi_nonblocking_recv": true)";
+  auto roce = load(ar + R"(, "network_model": "roce", "roce_fabric": {"oversubscription": 2, "dcqcn": false}})");
+  REQUIRE(roce.ok());
+  CHECK(roce->jobs[0].training.collective_mode == tp::sim::FabricMode::ANALYTICAL);
+  REQUIRE(roce->jobs[0].training.roce_fabric);
+  CHECK(roce->jobs[0].training.roce_fabric->oversubscription == 2);
+  CHECK_FALSE(roce->jobs[0].training.roce_fabric->dcqcn.enabled);
+  auto plain = load(ar + R"(, "network_model": "roce"})"); // HPCC's defaults
+  REQUIRE(plain.ok());
+  CHECK(plain->jobs[0].training.roce_fabric->leaves == 2);
+  refused(ar + R"(, "roce_fabric": {"leaves": 2}})", "jobs[0].roce_fabric", "network_model \"roce\"");
+  refused(ar + R"(, "network_model": "roce", "roce_fabric": {"size": "1M"}})", "jobs[0].roce_fabric.size", "");
+  refused(ar + R"(, "network_model": "roce", "roce_fabric": 2})", "jobs[0].roce_fabric", "an object");
+  refused(ar + R"(, "network_model": "roce", "collective_mode": "protocol"})", "jobs[0].network_model",
+          "collective_mode \"analytical\"");
+  refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "ps", "transport": "grpc",
+              "network_model": "roce"})",
+          "jobs[0].network_model", "parameter-server");
   // "analytical" on a training job is collective_mode "analytical", with the same checks.
   refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce", "transport": "grpc",
               "network_model": "analytical"})",

@@ -255,13 +255,14 @@ TEST_CASE("roce: impossible configurations and results are refused, naming the f
   CHECK(tp::models::check_roce_result(c, r.value(), "roce").ok());
 }
 
-TEST_CASE("roce: the registry runs roce jobs on roce and flow, and nothing else on roce", "[quick]")
+TEST_CASE("roce: the registry runs roce and training jobs on roce, and nothing else", "[quick]")
 {
   CHECK(tp::models::network_model_for("roce", "roce", "network_model").ok());
   CHECK(tp::models::network_model_for("flow", "roce", "network_model").ok());
-  auto refused = tp::models::network_model_for("roce", "training", "network_model");
+  CHECK(tp::models::network_model_for("roce", "training", "network_model").ok()); // allreduce (the parser checks)
+  auto refused = tp::models::network_model_for("roce", "transfer", "network_model");
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().got.find("only roce") != std::string::npos);
+  CHECK(refused.error().got.find("only roce, training") != std::string::npos);
   CHECK_FALSE(tp::models::network_model_for("tcp-incast", "roce", "network_model").ok());
 }
 

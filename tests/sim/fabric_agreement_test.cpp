@@ -245,3 +245,76 @@ TEST_CASE("training steps: analytical collectives agree with protocol mode, eigh
   training_agrees(host(0), 2, 8, 24, 64 << 10);
   training_agrees(host(0), 2, 8, 4, 8 << 20);
 }
+
+namespace {
+
+/// A ring-allreduce training step's time and its critical path's retry share, with the rings on `fabric` (network
+/// model roce) or on the cluster's network alone (none).
+std::pair<double, double> roce_ring_step(const std::optional<models::RoceConfig>& fabric)
+{
+  transports::register_builtin_transports();
+  const auto cl = test::test_cluster(4, host(0));
+  const auto m = gradients(4, 8 << 20);
+  sim::TrainingJob j;
+  j.transport = "mpi";
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.workers = 4;
+  j.layout.ps_tasks = 0;
+  j.layout.ranks_per_host = 1;
+  j.steps = 3;
+  j.collective_mode = sim::FabricMode::ANALYTICAL;
+  j.options.own<transports::MpiOptions>().optimal_path = true;
+  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
+  j.roce_fabric = fabric;
+  const double step = test::number_in_child([&]() -> Result<double> {
+    auto x = sim::run_training_job(cl, m, j);
+    if (!x.ok()) return x.error();
+    return x->step_time;
+  });
+  const double retry = test::number_in_child([&]() -> Result<double> {
+    auto x = sim::run_training_job(cl, m, j);
+    if (!x.ok()) return x.error();
+    return x->breakdown.retry;
+  });
+  return {step, retry};
+}
+
+models::RoceConfig leaf_spine(double oversubscription, bool dcqcn, bool interleaved = true)
+{
+  auto c = models::roce_hpcc_defaults(100e9);
+  c.leaves = 2;
+  c.oversubscription = oversubscription;
+  c.dcqcn.enabled = dcqcn;
+  c.interleaved = interleaved;
+  c.buffer = 4 << 20;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("training steps: rings on a RoCE fabric take its oversubscription as network time and DCQCN's excess as "
+          "retry",
+          "[fabric][training]")
+{
+  const auto [alone, alone_retry] = roce_ring_step(std::nullopt);
+  CHECK(alone_retry == 0);
+  // Non-blocking uplinks: the ring meets no congestion; the step is the analytical one but for the roce model's
+  // resolution (its half-microsecond steps against max-min's closed form: under a microsecond a step).
+  const double resolution = 1e-4 * alone;
+  const auto [open, open_retry] = roce_ring_step(leaf_spine(1, true));
+  CHECK(std::abs(open - alone) < resolution);
+  CHECK(open_retry < resolution);
+  // 2:1 uplinks, every ring hop across the spine: each rank gets half its link, so the rings take longer; PFC alone
+  // holds the ring at max-min's rate (nothing to charge as a wait).
+  const auto [pfc, pfc_retry] = roce_ring_step(leaf_spine(2, false));
+  CHECK(pfc > alone * 1.05);
+  CHECK(pfc_retry < resolution);
+  // DCQCN's rate cuts leave the uplinks below max-min: a wait on the critical path, and a longer step.
+  const auto [dcqcn, dcqcn_retry] = roce_ring_step(leaf_spine(2, true));
+  CHECK(dcqcn_retry > 100 * resolution);
+  CHECK(dcqcn > pfc);
+  // Ranks leaf by leaf: only two ring hops cross the spine, within its share: as non-blocking.
+  const auto [local, local_retry] = roce_ring_step(leaf_spine(2, true, false));
+  CHECK(std::abs(local - alone) < resolution);
+  CHECK(local_retry < resolution);
+}
