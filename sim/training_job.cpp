@@ -180,23 +180,40 @@ analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, 
   return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
 }
 
-/// The RoCE fabric a ring allreduce of `bytes` crosses (job.roce_fabric with the ring's ranks and size): the roce
-/// model's allreduce scenario, long enough a horizon for the ring at a tenth of its fair share.
-models::RoceConfig roce_ring(const models::RoceConfig& fabric, int ranks, double bytes)
+/// The RoCE fabric a ring allreduce of `bytes` over `ranks` ranks crosses with `hops` of its hops between hosts:
+/// the roce model's allreduce scenario with one sender per such hop (each sends what a ring hop carries,
+/// 2 (ranks - 1) / ranks of the buffer), and a horizon long enough for the ring at a tenth of its fair share.
+models::RoceConfig roce_ring(const models::RoceConfig& fabric, int ranks, int hops, double bytes)
 {
   auto c = fabric;
   c.scenario = models::RoceScenario::ALLREDUCE;
-  c.senders = ranks;
-  c.size = std::max<uint64_t>(1, uint64_t(std::ceil(bytes)));
-  const double fair = c.rate / 8 / std::max(1.0, c.oversubscription); // bytes/s a rank gets through its uplink
-  c.stop = std::min(100.0, std::max(c.stop, 10 * 2 * double(c.size) / fair + 1e-3));
+  c.senders = hops;
+  const double per_hop = 2.0 * (ranks - 1) / ranks * bytes; // what each hop of the job's ring carries
+  c.size = std::max<uint64_t>(1, uint64_t(std::ceil(per_hop * hops / (2.0 * (hops - 1)))));
+  const double fair = c.rate / 8 / std::max(1.0, c.oversubscription); // bytes/s a sender gets through its uplink
+  c.stop = std::min(100.0, std::max(c.stop, 10 * per_hop / fair + 1e-3));
+  return c;
+}
+
+/// The fabric at the ranks' NIC rate: HPCC's rate-dependent settings (buffer, ECN thresholds, DCQCN's increase
+/// steps) that still hold their 100 Gb/s default are taken at the NIC's rate instead (a value the file set stays).
+models::RoceConfig at_nic_rate(models::RoceConfig c, double bps)
+{
+  const auto given = models::roce_hpcc_defaults(c.rate), nic = models::roce_hpcc_defaults(bps);
+  if (c.buffer == given.buffer) c.buffer = nic.buffer;
+  if (c.ecn.kmin == given.ecn.kmin) c.ecn.kmin = nic.ecn.kmin;
+  if (c.ecn.kmax == given.ecn.kmax) c.ecn.kmax = nic.ecn.kmax;
+  if (c.dcqcn.ai == given.dcqcn.ai) c.dcqcn.ai = nic.dcqcn.ai;
+  if (c.dcqcn.hai == given.dcqcn.hai) c.dcqcn.hai = nic.dcqcn.hai;
+  c.rate = bps;
   return c;
 }
 
 /// Network model roce: every ring takes, beyond the analytical fabric's time on the cluster, what the job's RoCE
-/// fabric adds: its max-min time over a non-blocking fabric of the same leaves (the oversubscribed uplinks: network
-/// time), and the roce model's time over its max-min (PFC pauses, DCQCN's rate cuts: a wait, charged to the critical
-/// path's retry through Simulation::add_charged_wait).
+/// fabric adds to its hops between hosts: their max-min time over a non-blocking fabric of the same leaves (the
+/// oversubscribed uplinks: network time), and the roce model's time over that max-min (PFC pauses, DCQCN's rate
+/// cuts: a wait, charged to the critical path's retry through Simulation::add_charged_wait). Ranks are taken in ring
+/// order; hops inside a host cross no switch.
 Status add_roce_congestion(const models::ClusterProfile& cluster, const TrainingJob& job, const Placement& p,
                            Simulation& sim, AnalyticalCollectives* rings)
 {
@@ -205,23 +222,28 @@ Status add_roce_congestion(const models::ClusterProfile& cluster, const Training
   if (L.mode != TrainingLayout::Mode::ALLREDUCE || !rings)
     return Error::at("", "network_model", "an allreduce job whose rings are timed (collective_mode analytical)",
                      "roce");
-  if (L.workers < 2) return {}; // one rank: no ring crosses the fabric
+  const int ranks = L.workers;
+  int hops = 0;
+  for (int r = 0; r < ranks; ++r)
+    hops += p.worker_host[size_t(r)] != p.worker_host[size_t((r + 1) % ranks)];
   const auto& host = cluster.host(size_t(p.worker_host[0]));
   if (host.nics.empty()) return Error::at("", "network_model", "ranks on hosts with a NIC", "roce");
-  models::RoceConfig fabric = *job.roce_fabric;
-  fabric.rate = host.nics[0].nic.line_rate * 8;
-  auto in_field = [](Error e) {
-    e.field = "roce_fabric." + e.field;
+  const models::RoceConfig fabric = at_nic_rate(*job.roce_fabric, host.nics[0].nic.line_rate * 8);
+  // The model's errors in the file's terms: roce_fabric.<key>, the ring's hops between hosts for its senders.
+  auto in_field = [hops](Error e) {
+    const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
+    e.field = "roce_fabric." + std::string(unit ? unit->key : e.field.c_str());
+    for (size_t at; (at = e.expected.find("senders")) != std::string::npos;)
+      e.expected.replace(at, 7, "the ring's " + std::to_string(hops) + " hops between hosts");
     return e;
   };
-  if (auto st = models::check_roce(roce_ring(fabric, L.workers, 1e6)); !st.ok()) return in_field(st.error());
-  const int ranks = L.workers;
-  std::vector<std::string> processes;
-  for (int r = 0; r < ranks; ++r)
-    processes.push_back(process_name(training::worker_task(r)));
+  const int checked_hops = std::max(hops, 2); // the settings are checked even where no hop leaves a host
+  if (auto st = models::check_roce(roce_ring(fabric, std::max(ranks, 2), checked_hops, 1e6)); !st.ok())
+    return in_field(st.error());
+  if (hops == 0) return {}; // every rank on one host: no ring crosses the fabric
   rings->set_congestion(
-      [fabric, ranks, in_field](double bytes) -> Result<AnalyticalCollectives::Extra> {
-        const auto c = roce_ring(fabric, ranks, bytes);
+      [fabric, ranks, hops, in_field](double bytes) -> Result<AnalyticalCollectives::Extra> {
+        const auto c = roce_ring(fabric, ranks, hops, bytes);
         auto roce = models::run_roce_model("roce", c);
         if (!roce.ok()) return in_field(roce.error());
         auto flow = models::run_roce_model("flow", c);
@@ -233,9 +255,10 @@ Status add_roce_congestion(const models::ClusterProfile& cluster, const Training
         return AnalyticalCollectives::Extra{std::max(0.0, flow->completion - open_flow->completion),
                                             std::max(0.0, roce->completion - flow->completion)};
       },
-      [&sim, processes, ranks](double from, double until, int rank) {
-        sim.add_charged_wait(
-            RetryInterval{from, until, processes[size_t(rank)], processes[size_t((rank + 1) % ranks)]});
+      // One window per ring: the critical path charges any window against an allreduce.
+      [&sim, first = process_name(training::worker_task(0)),
+       second = process_name(training::worker_task(1 % std::max(ranks, 1)))](double from, double until, int rank) {
+        if (rank == 0) sim.add_charged_wait(RetryInterval{from, until, first, second});
       });
   return {};
 }

@@ -557,8 +557,6 @@ void parse_incast_job(Reader& r, JobSpec& j)
   }
 }
 
-/// RoCE congestion on one of the roce fabrics (models/congestion/roce_fabric.hpp); fields as `tensorpath roce`, with
-/// units in their names.
 /// The fabric's settings a roce job and a training job's `roce_fabric` share (units in their names): the profile, the
 /// leaf-spine shape, the switch buffer, PFC, ECN and DCQCN.
 void read_roce_settings(Reader& r, models::RoceConfig& c)
@@ -597,6 +595,8 @@ void read_roce_settings(Reader& r, models::RoceConfig& c)
   c.pfc.headroom_bdps = r.number("headroom_bdps", 0, 1000, c.pfc.headroom_bdps);
 }
 
+/// RoCE congestion on one of the roce fabrics (models/congestion/roce_fabric.hpp); fields as `tensorpath roce`, with
+/// units in their names.
 void parse_roce_job(Reader& r, JobSpec& j)
 {
   j.kind = JobSpec::Kind::ROCE;
@@ -650,8 +650,8 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
     const bool incast = j.network_model == "tcp-incast";
     if (incast && j.training.mode != training::SyncMode::PARAMETER_SERVER)
       fail(r.file(), r.field("network_model"),
-           "\"flow\" or \"analytical\" for an allreduce job (tcp-incast charges the N-to-1 pushes of a parameter "
-           "server; a ring has one sender per receiver)",
+           "\"flow\", \"analytical\" or \"roce\" for an allreduce job (tcp-incast charges the N-to-1 pushes of a "
+           "parameter server; a ring has one sender per receiver)",
            "\"tcp-incast\"");
     if (incast && j.training.tcp_port_buffer == 0)
       fail(r.file(), r.field("port_buffer"),
