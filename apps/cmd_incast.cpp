@@ -49,6 +49,13 @@ Result<Row> run_model(const std::string& name, const models::IncastConfig& c, in
   r.config = c;
   r.seeds = seeds;
   const auto t0 = std::clock();
+  if (seeds == 1) { // one run: its own figures, goodput over time included
+    auto one = models::run_incast_model(name, c);
+    r.cpu_s = double(std::clock() - t0) / CLOCKS_PER_SEC;
+    if (!one.ok()) return one.error();
+    r.result = std::move(one.value());
+    return r;
+  }
   auto m = models::run_incast_model_median(name, c, seeds);
   r.cpu_s = double(std::clock() - t0) / CLOCKS_PER_SEC;
   if (!m.ok()) return m.error();
@@ -66,25 +73,48 @@ json row_json(const Row& r)
 {
   const auto& c = r.config;
   const auto& v = r.result;
-  return {{"model", r.model},
-          {"senders", c.senders},
-          {"size", c.bytes_per_sender},
-          {"buffer", c.buffer_bytes},
-          {"rate_gbps", c.link_rate * 8e-9},
-          {"delay_us", c.link_delay * 1e6},
-          {"min_rto_ms", c.min_rto * 1e3},
-          {"init_cwnd", c.initial_window},
-          {"mss", c.mss},
-          {"completion_s", v.completion},
-          {"first_s", v.first},
-          {"goodput_gbps", v.goodput * 8e-9},
-          {"drops", v.drops},
-          {"timeouts", v.timeouts},
-          {"fast_retransmits", v.fast_retransmits},
-          {"peak_queue_bytes", v.peak_queue_bytes},
-          {"jitter_ns", c.start_jitter * 1e9},
-          {"seeds", r.seeds},
-          {"cpu_s", r.cpu_s}};
+  json o = {{"model", r.model},
+            {"senders", c.senders},
+            {"size", c.bytes_per_sender},
+            {"buffer", c.buffer_bytes},
+            {"rate_gbps", c.link_rate * 8e-9},
+            {"delay_us", c.link_delay * 1e6},
+            {"min_rto_ms", c.min_rto * 1e3},
+            {"init_cwnd", c.initial_window},
+            {"mss", c.mss},
+            {"completion_s", v.completion},
+            {"first_s", v.first},
+            {"goodput_gbps", v.goodput * 8e-9},
+            {"drops", v.drops},
+            {"timeouts", v.timeouts},
+            {"fast_retransmits", v.fast_retransmits},
+            {"peak_queue_bytes", v.peak_queue_bytes},
+            {"jitter_ns", c.start_jitter * 1e9},
+            {"seeds", r.seeds},
+            {"cpu_s", r.cpu_s}};
+  if (!v.goodput_series.empty()) {
+    std::vector<double> gbps;
+    for (const double b : v.goodput_series)
+      gbps.push_back(b * 8e-9);
+    o["goodput_bin_us"] = c.goodput_bin * 1e6;
+    o["goodput_series_gbps"] = gbps;
+    o["goodput_series_truncated"] = v.goodput_series_truncated;
+  }
+  return o;
+}
+
+/// Goodput over time under the row (--goodput-bin): at most 200 bins in text, all of them with --json.
+void print_series(const Row& r)
+{
+  const auto& v = r.result;
+  if (v.goodput_series.empty()) return;
+  std::printf("   goodput over time, Gb/s per %g us from the start:", r.config.goodput_bin * 1e6);
+  const size_t shown = std::min<size_t>(v.goodput_series.size(), 200);
+  for (size_t k = 0; k < shown; ++k)
+    std::printf(" %.3g", v.goodput_series[k] * 8e-9);
+  if (shown < v.goodput_series.size())
+    std::printf(" ... (%zu bins in all: --json lists them)", v.goodput_series.size());
+  std::printf("\n");
 }
 
 void print_head(const models::IncastConfig& c, long seeds)
@@ -311,6 +341,7 @@ int run_traced(models::IncastConfig c, const std::string& path, bool as_json)
   } else {
     print_head(c, 1);
     print_row(r.value());
+    print_series(r.value());
   }
   if (std::fflush(stdout) != 0) return report_io_error(Error::msg("standard output: write failed"));
   return exit_code::OK;
@@ -338,10 +369,15 @@ int run_incast(const frontend::ParsedArgs& a)
   auto stagger = a.get_number("stagger", 0, 0, 1e6);
   auto syn = a.get_int("syn-bytes", 60, 40, 1000);
   auto seeds = a.get_int("seeds", 1, 1, 1000);
+  auto bin = a.get_number("goodput-bin", 0, 1e-3, 1e9);
   if (!senders.ok()) return report_error(senders.error());
   for (auto* r : {&jitter, &stagger})
     if (!r->ok()) return report_error(r->error());
   if (!syn.ok()) return report_error(syn.error());
+  if (!bin.ok()) return report_error(bin.error());
+  if (a.has("goodput-bin") && seeds.value() > 1)
+    return report_error(
+        Error::at("", "--goodput-bin", "one seed (a series is one run's)", std::to_string(seeds.value()) + " seeds"));
   if (!seeds.ok()) return report_error(seeds.error());
   if (seeds.value() > 1 && jitter.value() == 0)
     return report_error(Error::at("", "--seeds", "1 without --jitter (every seed would run the same incast)",
@@ -363,6 +399,7 @@ int run_incast(const frontend::ParsedArgs& a)
   c.start_stagger = stagger.value() * 1e-9;
   c.syn_bytes = int(syn.value());
   c.ns3_quirks = a.has("ns3-quirks");
+  c.goodput_bin = bin.value() * 1e-6;
   if (a.has("start-offsets")) {
     auto offsets = frontend::parse_integer_list(a.get("start-offsets", ""), "--start-offsets", 0, 1000000,
                                                 "start offsets in ns, one per sender");
@@ -402,10 +439,14 @@ int run_incast(const frontend::ParsedArgs& a)
       auto r = run_model(name, c, int(seeds.value()));
       if (!r.ok()) return model_failed(r.error());
       const Row& row = r.value();
+      if (row.result.goodput_series_truncated)
+        std::fprintf(stderr, "tensorpath: warning: the run outlasted %zu bins of goodput: the series stops at %g s\n",
+                     models::MAX_GOODPUT_BINS, double(models::MAX_GOODPUT_BINS) * c.goodput_bin);
       if (as_json) {
         std::printf("%s\n", row_json(row).dump().c_str());
       } else {
         print_row(row);
+        print_series(row);
       }
     }
   }
@@ -422,8 +463,8 @@ Command incast_command()
   s.summary = "TCP incast: N senders to one receiver through one switch port, per network model side by side";
   s.usage = "[--senders N,N,...] [--size BYTES] [--buffer BYTES] [--rate GBPS] [--delay US] [--min-rto MS] "
             "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--stagger NS | --start-offsets NS,...] "
-            "[--syn-bytes BYTES] "
-            "[--ns3-quirks] [--network-model flow,tcp-incast] [--trace FILE] [--json] | --reference FILE";
+            "[--syn-bytes BYTES] [--ns3-quirks] [--network-model flow,tcp-incast] [--goodput-bin US] [--trace FILE] "
+            "[--json] | --reference FILE";
   s.options = {
       {"senders", 'n', true, "N,...", "senders (default 8); a list runs each"},
       {"size", 's', true, "BYTES", "bytes each sender sends (default 1000000)"},
@@ -453,6 +494,9 @@ Command incast_command()
       {"ns3-quirks", 0, false, "",
        "run TCP as the ns-3 reference does where it departs from RFC 6937 and Linux (docs/network-models.md); "
        "--reference sets it"},
+      {"goodput-bin", 0, true, "US",
+       "also print goodput over time: the payload the receiver got in order per bin of US microseconds (one seed; "
+       "--json lists every bin)"},
       {"trace", 0, true, "FILE",
        "one tcp-incast run with every segment sent, ACK received, drop at the port and congestion state change "
        "written to FILE, in the lines of validation/ns3/incast_reference --trace"},

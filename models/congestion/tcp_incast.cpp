@@ -289,6 +289,9 @@ public:
     r.drops = drops_;
     r.peak_queue_bytes = peak_queue_;
     r.segments_sent = sent_;
+    for (const double bytes : series_)
+      r.goodput_series.push_back(bytes / c_.goodput_bin);
+    r.goodput_series_truncated = series_truncated_;
     return r;
   }
 
@@ -501,8 +504,10 @@ private:
       const bool right = k + 1 < s.segments && s.received[k + 1];
       if (k == s.rcv_nxt) {
         if (right) --s.sack_islands; // the run above joins the in-order data
+        const size_t before = s.rcv_nxt;
         while (s.rcv_nxt < s.segments && s.received[s.rcv_nxt])
           ++s.rcv_nxt;
+        if (c_.goodput_bin > 0) count_goodput(s, before, s.rcv_nxt);
       } else {
         const bool left = k > s.rcv_nxt + 1 && s.received[k - 1];
         s.sack_islands += 1;
@@ -517,6 +522,19 @@ private:
     const auto blocks = uint8_t(std::min(s.sack_islands, 3));
     schedule(now_ + ack_wire(blocks) + delay_, EventKind::ACK_AT_SWITCH, e.sender, e.segment, uint32_t(s.rcv_nxt),
              e.sent, blocks);
+  }
+
+  /// Payload of segments [from, to) delivered in order now, into its goodput bin.
+  void count_goodput(const Sender& s, size_t from, size_t to)
+  {
+    const double bytes = double(to - from) * c_.mss - (to == s.segments ? double(c_.mss - last_payload_) : 0.0);
+    const double bin = std::floor(now_ / c_.goodput_bin);
+    if (!(bin < double(MAX_GOODPUT_BINS))) {
+      series_truncated_ = true;
+      return;
+    }
+    if (size_t(bin) >= series_.size()) series_.resize(size_t(bin) + 1, 0.0);
+    series_[size_t(bin)] += bytes;
   }
 
   void sample_rtt(Sender& s, double r)
@@ -807,6 +825,8 @@ private:
   std::deque<std::pair<double, double>> port_; ///< accepted packets not yet on the wire: start time, IP bytes
   double queued_bytes_ = 0, port_free_ = 0;
   uint64_t drops_ = 0, peak_queue_ = 0, sent_ = 0;
+  std::vector<double> series_; ///< goodput bins: payload delivered in order, bytes
+  bool series_truncated_ = false;
 };
 
 } // namespace
@@ -853,6 +873,8 @@ Status check_incast(const IncastConfig& c)
                    std::to_string(2 * c.link_delay * 1e9) +
                    " ns): the model keeps the handshakes apart from data at the port",
                std::to_string(spread * 1e9) + " ns");
+  if (!(c.goodput_bin >= 0) || !std::isfinite(c.goodput_bin) || (c.goodput_bin > 0 && c.goodput_bin < 1e-9))
+    return bad("goodput_bin", "0 (off) or at least 1 ns", std::to_string(c.goodput_bin));
   if (c.syn_bytes < 40) return bad("syn_bytes", ">= 40 bytes (IPv4 and TCP headers)", std::to_string(c.syn_bytes));
   if (!(c.clock_granularity >= 0) || !std::isfinite(c.clock_granularity))
     return bad("clock_granularity", ">= 0 s", std::to_string(c.clock_granularity));
@@ -867,8 +889,9 @@ Status check_incast(const IncastConfig& c)
                std::to_string(c.link_rate * 8e-9) + " Gb/s");
   // The SYNs wait at the port: it must hold them all (a dropped SYN is not modelled).
   if (uint64_t(c.senders) * uint64_t(c.syn_bytes) > c.buffer_bytes)
-    return bad("buffer", "room for every sender's SYN (" + std::to_string(c.senders) + " x " +
-                             std::to_string(c.syn_bytes) + " bytes)",
+    return bad("buffer",
+               "room for every sender's SYN (" + std::to_string(c.senders) + " x " + std::to_string(c.syn_bytes) +
+                   " bytes)",
                std::to_string(c.buffer_bytes));
   // Memory: about 16 bytes per segment of every sender.
   const double total_segments =

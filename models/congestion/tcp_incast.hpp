@@ -65,6 +65,9 @@ struct IncastConfig {
   /// it writes the first data one clock tick after the handshake; and its clock is 1 ns (else 1 ps). (Its SYN,
   /// without an MSS option, is syn_bytes = 56.)
   bool ns3_quirks = false;
+  /// > 0: record goodput over time in bins of this many seconds from the senders' start (IncastResult::goodput_series;
+  /// at most MAX_GOODPUT_BINS of them).
+  double goodput_bin = 0;
   /// Called for every event when set (tensorpath incast --trace).
   std::function<void(const IncastTraceEvent&)> trace;
 };
@@ -86,7 +89,14 @@ struct IncastResult {
   uint64_t peak_queue_bytes = 0; ///< the port's buffer at its fullest (excluding the packet on the wire)
   uint64_t segments_sent = 0;    ///< first transmissions and retransmissions
   std::vector<IncastSender> per_sender;
+  /// With IncastConfig::goodput_bin: payload the receiver got in order in each bin, over the bin (bytes/s), from the
+  /// senders' start to the last sender's completion; `goodput_series_truncated` if the run outlasted the bins.
+  std::vector<double> goodput_series;
+  bool goodput_series_truncated = false;
 };
+
+/// The most bins of goodput over time a run records (8 MB of doubles).
+inline constexpr size_t MAX_GOODPUT_BINS = 1000000;
 
 /// Every field of the configuration in its range; the error names the field.
 Status check_incast(const IncastConfig& c);

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 using tp::models::IncastConfig;
 using tp::models::simulate_tcp_incast;
@@ -379,4 +380,29 @@ TEST_CASE("incast: given start offsets replace the jitter, and a list of the wro
   CHECK(wrong.error().field == "start_offsets");
   c.start_offsets = {3e-6}; // beyond twice the 1 us link delay
   REQUIRE_FALSE(simulate_tcp_incast(c).ok());
+}
+
+TEST_CASE("incast: goodput over time adds up to every sender's bytes, and a time-out shows as bins with nothing")
+{
+  IncastConfig c;
+  c.senders = 4;
+  c.bytes_per_sender = 65536;
+  c.buffer_bytes = 32768; // three senders time out (docs/network-models.md)
+  c.goodput_bin = 1e-3;
+  auto r = simulate_tcp_incast(c);
+  REQUIRE(r.ok());
+  REQUIRE(r->timeouts > 0);
+  REQUIRE_FALSE(r->goodput_series.empty());
+  double bytes = 0;
+  for (const double g : r->goodput_series)
+    bytes += g * c.goodput_bin;
+  CHECK(bytes == Approx(4.0 * 65536).epsilon(1e-12));
+  // The last bin holds the last delivery; the run waited 200 ms for its time-outs with nothing delivered.
+  CHECK(r->goodput_series.size() == size_t(std::floor(r->completion / c.goodput_bin)) + 1);
+  CHECK(r->goodput_series.back() > 0);
+  CHECK(std::count(r->goodput_series.begin(), r->goodput_series.end(), 0.0) > 150);
+  c.goodput_bin = -1;
+  auto refused = simulate_tcp_incast(c);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().field == "goodput_bin");
 }
