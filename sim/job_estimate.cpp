@@ -43,6 +43,10 @@ constexpr double RECURRENCE_SECONDS_PER_MESSAGE = 3e-9; // 1.2 x
 // Per rank and step of the schedule one byte (core/collectives/ring_schedule.cpp RankState::got), per rank its
 // state, route and hop (~300 B).
 constexpr double RING_BYTES_PER_RANK_STEP = 1;
+// network model roce in training: the roce model's fluid run of each distinct ring (its two max-min runs are closed
+// forms). `tensorpath roce --scenario allreduce --senders 8 --size 100000000` (100 Gb/s, 2 leaves): 82 ms of CPU for
+// 31.8 ms simulated at 0.5 us steps over 24 ports and 8 flows: 40 ns per port- or flow-step.
+constexpr double ROCE_SECONDS_PER_UNIT_STEP = 48e-9; // 1.2 x
 constexpr double RING_BYTES_PER_RANK = 300;
 // flow: 256 and 512 ranks took 1.4 and 9.3 s of CPU (4 KiB or 1 GiB alike): SimGrid's max-min solver over the N
 // comms in flight. 2.7 us + 0.03 us per rank per message.
@@ -366,6 +370,28 @@ JobEstimate estimate_training(const models::ClusterProfile& cluster, const train
       e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces timed once, 2 N (N-1) " +
                 "messages each x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
             tasks, RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * rings);
+    }
+    if (job.roce_fabric && job.collective_mode == FabricMode::ANALYTICAL) {
+      // Every distinct ring once on the roce model (sim/training_job.cpp add_roce_congestion): at most one sender
+      // per host, each streaming at most twice the ring's bytes at its share of an uplink; the distinct rings' bytes
+      // at most the model's.
+      double rate = 0;
+      for (size_t h = 0; h < cluster.host_count() && rate == 0; ++h)
+        if (!cluster.host(h).nics.empty()) rate = cluster.host(h).nics[0].nic.line_rate * 8;
+      auto c = *job.roce_fabric;
+      c.rate = rate > 0 ? rate : c.rate;
+      c.scenario = models::RoceScenario::ALLREDUCE;
+      c.senders = int(std::min<double>(n, double(cluster.host_count())));
+      double ports = 0;
+      for (const auto& sw : models::roce_switches(c))
+        ports += 2.0 * double(sw.ingress_rates.size());
+      const double fair = c.rate / 8 / std::max(1.0, c.oversubscription);
+      const double simulated = 2.0 * double(model.bytes()) / fair;
+      const double unit_steps = simulated / models::roce_step(c) * (ports + c.senders);
+      e.add("the roce model on each distinct ring (" + num(simulated * 1e3) + " ms simulated at " +
+                human_seconds(models::roce_step(c)) + " steps over " + num(ports) + " ports and " + num(c.senders) +
+                " senders x " + human_seconds(ROCE_SECONDS_PER_UNIT_STEP) + ")",
+            "roce_fabric.oversubscription = " + num(c.oversubscription), 0, ROCE_SECONDS_PER_UNIT_STEP * unit_steps);
     }
     if (job.collectives.coordinator) {
       // A round per tick while the step lasts (at least the GPU's compute) and per collective.

@@ -428,6 +428,7 @@ Result<sim::TrainingJob> training_job(const TrainingSpec& spec, const models::Ho
     if (spec.collective_mode == sim::FabricMode::FLOW)
       return Error::at("", "collective_mode", "protocol or analytical", "\"flow\"");
     job.collective_mode = spec.collective_mode;
+    job.roce_fabric = spec.roce_fabric; // in the estimate too (the roce model's runs)
   }
   return job;
 }

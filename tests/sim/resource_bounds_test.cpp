@@ -276,6 +276,21 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   CHECK(more.bytes > small.bytes);
   tr.steps = 30;
   CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds > more.seconds);
+  // Network model roce: the roce model's run of each distinct ring counts, more with oversubscribed uplinks.
+  sim::TrainingJob ring;
+  ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  ring.layout.workers = 8;
+  ring.layout.ps_tasks = 0;
+  ring.collective_mode = sim::FabricMode::ANALYTICAL;
+  const double plain = sim::estimate_training(test::test_cluster(8), m, ring).seconds;
+  ring.roce_fabric = models::roce_hpcc_defaults(100e9);
+  ring.roce_fabric->leaves = 2;
+  const auto with_roce = sim::estimate_training(test::test_cluster(8), m, ring);
+  CHECK(with_roce.seconds > plain);
+  const auto* term = with_roce.driver(false);
+  REQUIRE(term != nullptr);
+  ring.roce_fabric->oversubscription = 8;
+  CHECK(sim::estimate_training(test::test_cluster(8), m, ring).seconds > with_roce.seconds);
   sim::PerftestJob p;
   const double p1 = sim::estimate_perftest(test::test_cluster(2), p).seconds;
   p.config.iterations = 1000000;
