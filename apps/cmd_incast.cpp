@@ -375,10 +375,10 @@ int run_incast(const frontend::ParsedArgs& a)
     if (!r->ok()) return report_error(r->error());
   if (!syn.ok()) return report_error(syn.error());
   if (!bin.ok()) return report_error(bin.error());
+  if (!seeds.ok()) return report_error(seeds.error());
   if (a.has("goodput-bin") && seeds.value() > 1)
     return report_error(
         Error::at("", "--goodput-bin", "one seed (a series is one run's)", std::to_string(seeds.value()) + " seeds"));
-  if (!seeds.ok()) return report_error(seeds.error());
   if (seeds.value() > 1 && jitter.value() == 0)
     return report_error(Error::at("", "--seeds", "1 without --jitter (every seed would run the same incast)",
                                   std::to_string(seeds.value())));
