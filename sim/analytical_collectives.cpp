@@ -38,8 +38,7 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
     const double waited = e->second->congestion;
     if (waited > 0 && on_wait_) {
       const double now = all[0].ch->task().runtime().now();
-      for (const auto& x : all)
-        on_wait_(now + seconds, now + seconds + waited, x.ch->rank());
+      on_wait_(now + seconds, now + seconds + waited);
     }
     seconds += waited;
   }

@@ -27,8 +27,8 @@ public:
     double network = 0, congestion = 0;
   };
   using Excess = std::function<Result<Extra>(double bytes)>;
-  /// Called with each rank's charged wait: from, until, the rank.
-  using OnWait = std::function<void(double from, double until, int rank)>;
+  /// Called with each ring's charged wait: from, until.
+  using OnWait = std::function<void(double from, double until)>;
 
   AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds);
   /// Network model roce: every ring also takes `excess(bytes)` (cached per size); its congestion is reported through

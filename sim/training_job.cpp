@@ -255,10 +255,11 @@ Status add_roce_congestion(const models::ClusterProfile& cluster, const Training
         return AnalyticalCollectives::Extra{std::max(0.0, flow->completion - open_flow->completion),
                                             std::max(0.0, roce->completion - flow->completion)};
       },
-      // One window per ring: the critical path charges any window against an allreduce.
+      // One window per ring, between its first two ranks: the critical path charges any window against an
+      // allreduce.
       [&sim, first = process_name(training::worker_task(0)),
-       second = process_name(training::worker_task(1 % std::max(ranks, 1)))](double from, double until, int rank) {
-        if (rank == 0) sim.add_charged_wait(RetryInterval{from, until, first, second});
+       second = process_name(training::worker_task(1 % std::max(ranks, 1)))](double from, double until) {
+        sim.add_charged_wait(RetryInterval{from, until, first, second});
       });
   return {};
 }

@@ -357,18 +357,25 @@ private:
     const bool busy = s.link_end > now_ || (s.link_end == now_ && s.link_end_order > current_order_);
     if (busy) {
       s.link_queue.emplace_back(seg, sent);
-      if (!s.link_event_made) {
-        events_.push(Event{s.link_end, s.link_end_order, EventKind::LINK_FREE, i, 0, 0, 0, 0});
-        s.link_event_made = true;
-      }
+      make_link_event(i);
       return;
     }
     const double tx = seg == HANDSHAKE_ACK ? ack_wire_ : wire(s, seg);
     s.link_end = on_grid(now_ + tx, grid_);
-    s.link_end_order = order_++;               // ns-3 schedules the end of transmission first, then the arrival
-    s.link_event_made = !s.link_queue.empty(); // packets already wait (started from on_link_free)
-    if (s.link_event_made) events_.push(Event{s.link_end, s.link_end_order, EventKind::LINK_FREE, i, 0, 0, 0, 0});
+    s.link_end_order = order_++; // ns-3 schedules the end of transmission first, then the arrival
+    s.link_event_made = false;
+    if (!s.link_queue.empty()) make_link_event(i); // packets already wait (started from on_link_free)
     schedule(now_ + tx + delay_, EventKind::PORT_ARRIVAL, i, seg, 0, sent);
+  }
+
+  /// The LINK_FREE event of the packet on the sender's link, in the place in the order of events reserved for it when
+  /// the packet started (once).
+  void make_link_event(uint32_t i)
+  {
+    auto& s = senders_[i];
+    if (s.link_event_made) return;
+    events_.push(Event{s.link_end, s.link_end_order, EventKind::LINK_FREE, i, 0, 0, 0, 0});
+    s.link_event_made = true;
   }
 
   void on_link_free(uint32_t i)
@@ -606,12 +613,10 @@ private:
     if (newly_sacked) mark_lost(s);
     if (cum > old_una) {
       // PRR's slow-start bound allows one extra segment when this partial ACK covers a retransmission that was not
-      // SACKed (TcpSocketBase::ReceivedAck's m_isRetransDataAcked).
-      s.retrans_data_acked = false;
-      if (s.state == CongState::RECOVERY && cum < s.recover)
-        for (size_t k = old_una; k < cum; ++k)
-          if (s.has(k, RETRANS) && !s.has(k, SACKED)) s.retrans_data_acked = true;
+      // SACKed (TcpSocketBase::ReceivedAck's m_isRetransDataAcked; reset after every ACK).
+      const bool partial = s.state == CongState::RECOVERY && cum < s.recover;
       for (size_t k = old_una; k < cum; ++k) {
+        if (partial && s.has(k, RETRANS) && !s.has(k, SACKED)) s.retrans_data_acked = true;
         if (!s.has(k, SACKED)) ++delivered;
         if (s.has(k, SACKED)) --s.sacked_out;
         if (s.has(k, LOST)) --s.lost_out;

@@ -52,8 +52,8 @@ long long trace_ns()
 }
 long long segment_of(SequenceNumber32 seq)
 {
-  return (long long)(seq.GetValue() - 1) / trace_mss;
-} // the SYN took 1
+  return (long long)(seq.GetValue() - 1) / trace_mss; // the SYN took sequence number 0
+}
 
 void on_drop(Ptr<const QueueDiscItem> item)
 {
