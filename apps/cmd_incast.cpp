@@ -354,6 +354,10 @@ int run_incast(const frontend::ParsedArgs& a)
   if (a.has("tolerance") && !a.has("reference"))
     return report_error(
         Error::at("", "--tolerance", "--reference FILE with it (it bounds the comparison)", "no --reference"));
+  for (const char* own : {"trace", "goodput-bin"}) // they would write or print nothing beside --reference
+    if (a.has("reference") && a.has(own))
+      return report_error(Error::at("", std::string("--") + own,
+                                    "no --reference beside it (it runs the reference's rows)", "--reference too"));
   if (a.has("reference")) return run_reference(a.get("reference", ""), a.has("json"), tolerance.value());
 
   models::IncastConfig c;
@@ -413,6 +417,11 @@ int run_incast(const frontend::ParsedArgs& a)
 
   auto names = models::network_model_list(a.get("network-model", "flow,tcp-incast"), "incast", "--network-model");
   if (!names.ok()) return report_error(names.error());
+  const auto& list = names.value();
+  if (a.has("goodput-bin") && std::find(list.begin(), list.end(), "tcp-incast") == list.end())
+    return report_error(Error::at("", "--goodput-bin",
+                                  "tcp-incast among --network-model (flow's goodput is constant: its table row)",
+                                  a.get("network-model", "")));
 
   for (const long n : senders.value()) { // refuse before printing anything
     c.senders = int(n);

@@ -472,6 +472,36 @@ TEST_CASE("roce: a table per model, the fluid fixed point, and wrong inputs refu
   }
 }
 
+TEST_CASE("incast: goodput over time, and wrong inputs refused naming the option", "[quick]")
+{
+  Run ok = run("incast -n 2 -s 20000 -b 16K --goodput-bin 50 -m tcp-incast --json");
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("\"goodput_series_gbps\"") != std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> wrong = {
+      {"incast --goodput-bin 10 --seeds x", "--seeds"}, // aborted once: --seeds read before it was checked
+      {"incast --goodput-bin 10 --seeds 3 --jitter 100", "--goodput-bin"},
+      {"incast --goodput-bin 10 -m flow", "--goodput-bin"},
+      {"incast --goodput-bin -5", "--goodput-bin"},
+      {"incast --trace /tmp/x --reference /nonexistent/rows.jsonl", "--trace"},
+      {"incast --trace /nonexistent/dir/trace", "--trace"},
+      {"incast -n 2,4 --trace /tmp/x", "--trace"},
+      {"incast -n 3 --start-offsets 5,7", "--start-offsets"},
+      {"incast -n 3 --start-offsets 5,x,9", "--start-offsets"},
+      {"incast -n 3 --start-offsets 1,2,3 --jitter 5", "--start-offsets"},
+      {"incast -n 64 --stagger 100", "--stagger"},
+      {"incast --syn-bytes 10", "--syn-bytes"},
+      {"incast -n 700 -b 32K", "--buffer"},
+      {"incast --ns3-quirks --rate 900000", "--rate"},
+  };
+  for (const auto& [args, word] : wrong) {
+    Run r = run(args);
+    INFO(args << "\n" << r.out);
+    CHECK(r.status != 0);
+    CHECK(r.status != 134); // never an abort
+    CHECK(r.out.find(word) != std::string::npos);
+  }
+}
+
 TEST_CASE("roce --reference: rows of another experiment are refused, naming the file, line and field", "[quick]")
 {
   const std::string good =
