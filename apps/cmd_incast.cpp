@@ -5,6 +5,7 @@
 #include "apps/lib/json_rows.hpp"
 #include "core/common/median.hpp"
 #include "core/common/suggest.hpp"
+#include "models/catalog.hpp"
 #include "models/congestion/tcp_incast.hpp"
 #include "models/json_reader.hpp"
 #include "models/network_models.hpp"
@@ -394,6 +395,16 @@ int run_incast(const frontend::ParsedArgs& a)
     if (!r->ok()) return report_error(r->error());
   c.bytes_per_sender = size.value();
   c.buffer_bytes = buffer.value();
+  if (a.has("switch")) { // the one hot port's dynamic-threshold share of the switch profile's lossy pool
+    if (a.has("buffer"))
+      return report_error(
+          Error::at("", "--buffer", "--buffer or --switch, not both (the switch gives the port's share)", "both"));
+    auto sw = models::Catalog().network_switch(a.get("switch"));
+    if (!sw.ok()) return report_error(sw.error());
+    auto share = models::lossy_port_buffer(sw.value(), 1);
+    if (!share.ok()) return report_error(share.error());
+    c.buffer_bytes = share.value();
+  }
   c.link_rate = rate.value() * 1e9 / 8;
   c.link_delay = delay.value() * 1e-6;
   c.min_rto = min_rto.value() * 1e-3;
@@ -470,14 +481,18 @@ Command incast_command()
   frontend::CommandSpec s;
   s.name = "incast";
   s.summary = "TCP incast: N senders to one receiver through one switch port, per network model side by side";
-  s.usage = "[--senders N,N,...] [--size BYTES] [--buffer BYTES] [--rate GBPS] [--delay US] [--min-rto MS] "
-            "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--stagger NS | --start-offsets NS,...] "
-            "[--syn-bytes BYTES] [--ns3-quirks] [--network-model flow,tcp-incast] [--goodput-bin US] [--trace FILE] "
-            "[--json] | --reference FILE";
+  s.usage =
+      "[--senders N,N,...] [--size BYTES] [--buffer BYTES | --switch NAME] [--rate GBPS] [--delay US] [--min-rto MS] "
+      "[--init-cwnd SEGMENTS] [--mss BYTES] [--jitter NS --seeds N] [--stagger NS | --start-offsets NS,...] "
+      "[--syn-bytes BYTES] [--ns3-quirks] [--network-model flow,tcp-incast] [--goodput-bin US] [--trace FILE] "
+      "[--json] | --reference FILE";
   s.options = {
       {"senders", 'n', true, "N,...", "senders (default 8); a list runs each"},
       {"size", 's', true, "BYTES", "bytes each sender sends (default 1000000)"},
       {"buffer", 'b', true, "BYTES", "bytes the switch's port toward the receiver holds, drop-tail (default 128K)"},
+      {"switch", 0, true, "NAME",
+       "a switch profile: the port holds its share of the switch's lossy pool, the only hot port under the "
+       "dynamic threshold (alpha B / (1 + alpha)); in place of --buffer"},
       {"rate", 0, true, "GBPS", "every link's rate in Gb/s (default 10)"},
       {"delay", 0, true, "US", "every link's propagation delay in microseconds (default 1)"},
       {"min-rto", 0, true, "MS", "TCP's minimum retransmission time-out in ms (default 200, Linux's TCP_RTO_MIN)"},

@@ -87,6 +87,26 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
                 t->switch_model.latency * 1e9);
     if (t->tiers > 1) std::printf("  spines %s: %.0f ns\n", t->spine().name.c_str(), t->spine().latency * 1e9);
     if (t->tiers == 3) std::printf("  cores %s: %.0f ns\n", t->core().name.c_str(), t->core().latency * 1e9);
+  } else if (kind == "switch") {
+    auto sw = cat.network_switch(name);
+    if (!sw.ok()) return report_error(sw.error());
+    auto path = cat.locate(kind, name);
+    if (!path.ok()) return report_error(path.error());
+    std::printf("%s (%s): %.0f ns port to port\n", sw->name.c_str(), path.value().c_str(), sw->latency * 1e9);
+    if (!sw->buffer) {
+      std::printf("  no buffer given (tcp-incast and roce need the port's or the fabric's bytes from the job)\n");
+    } else {
+      const auto& b = *sw->buffer;
+      if (b.memory > 0) std::printf("  packet memory %.2f MB\n", double(b.memory) * 1e-6);
+      std::printf("  lossy pool %.3f MB, alpha %g: one hot egress port holds %.3f MB, each of 4 at once %.3f MB\n",
+                  double(b.lossy_pool) * 1e-6, b.lossy_alpha,
+                  double(models::dynamic_threshold_share(b.lossy_pool, b.lossy_alpha, 1)) * 1e-6,
+                  double(models::dynamic_threshold_share(b.lossy_pool, b.lossy_alpha, 4)) * 1e-6);
+      if (b.lossless_pool > 0)
+        std::printf("  lossless pool %.3f MB, alpha %g: PFC pauses an ingress priority group above alpha x the "
+                    "pool's free bytes\n",
+                    double(b.lossless_pool) * 1e-6, b.lossless_alpha);
+    }
   } else {
     auto path = cat.locate(kind, name);
     if (!path.ok()) {

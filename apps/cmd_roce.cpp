@@ -5,6 +5,7 @@
 #include "apps/commands.hpp"
 #include "apps/lib/json_rows.hpp"
 #include "core/common/median.hpp"
+#include "models/catalog.hpp"
 #include "models/congestion/dcqcn_fluid.hpp"
 #include "models/congestion/roce_fabric.hpp"
 #include "models/json_reader.hpp"
@@ -112,10 +113,15 @@ json row_json(const Row& row)
 
 void print_head(const models::RoceConfig& c)
 {
-  std::printf("RoCE %s: every link %.4g Gb/s, %.4g us; switch buffer %llu bytes; PFC %s, ECN %s (Kmin %llu, Kmax "
+  const std::string buffer = c.shared_pool > 0
+                                 ? "switch " + c.switch_name + ": a lossless pool of " + std::to_string(c.shared_pool) +
+                                       " bytes beyond headroom, PFC threshold alpha 1/" +
+                                       std::to_string(1u << c.pfc.threshold_shift)
+                                 : "switch buffer " + std::to_string(c.buffer) + " bytes";
+  std::printf("RoCE %s: every link %.4g Gb/s, %.4g us; %s; PFC %s, ECN %s (Kmin %llu, Kmax "
               "%llu, Pmax %.3g), DCQCN %s (timers %.4g/%.4g/%.4g us, F %d, AI %.4g Mb/s, HAI %.4g Mb/s, CNP "
               "interval %.4g us, byte counter %llu)\n",
-              models::roce_scenario_name(c.scenario), c.rate * 1e-9, c.delay * 1e6, (unsigned long long)c.buffer,
+              models::roce_scenario_name(c.scenario), c.rate * 1e-9, c.delay * 1e6, buffer.c_str(),
               c.pfc.enabled ? "on" : "off", c.ecn.enabled ? "on" : "off", (unsigned long long)c.ecn.kmin,
               (unsigned long long)c.ecn.kmax, c.ecn.pmax, c.dcqcn.enabled ? "on" : "off", c.dcqcn.t_alpha * 1e6,
               c.dcqcn.t_dec * 1e6, c.dcqcn.t_inc * 1e6, c.dcqcn.fast_recovery, c.dcqcn.ai * 1e-6, c.dcqcn.hai * 1e-6,
@@ -536,6 +542,14 @@ int run_roce(const frontend::ParsedArgs& a)
   c.interleaved = placement == "interleaved";
   c.size = size.value();
   c.buffer = buffer.value();
+  if (a.has("switch")) { // the switch profile's lossless pool and PFC threshold
+    if (a.has("buffer"))
+      return report_error(
+          Error::at("", "--buffer", "--buffer or --switch, not both (the switch gives the pool)", "both"));
+    auto sw = models::Catalog().network_switch(a.get("switch"));
+    if (!sw.ok()) return report_error(sw.error());
+    if (auto st = models::apply_switch_buffer(sw.value(), c); !st.ok()) return report_error(st.error());
+  }
   c.delay = delay.value() * 1e-6;
   c.ecn.kmin = kmin.value();
   c.ecn.kmax = kmax.value();
@@ -630,7 +644,8 @@ Command roce_command()
   s.name = "roce";
   s.summary = "RoCE congestion: PFC, ECN and DCQCN on incast, victim, converging and long-lived flows";
   s.usage = "[--scenario incast|victim|converge|longflows|allreduce] [--senders N,...] [--size BYTES] [--rate GBPS] "
-            "[--buffer BYTES] [--profile hpcc|paper] [--dcqcn on|off] [--pfc on|off] [--ecn on|off] [DCQCN and "
+            "[--buffer BYTES | --switch NAME] [--profile hpcc|paper] [--dcqcn on|off] [--pfc on|off] [--ecn on|off] "
+            "[DCQCN and "
             "ECN options] [--fixed-point] [--network-model flow,roce] [--json] | --reference FILE";
   s.options = {
       {"scenario", 0, true, "NAME",
@@ -649,6 +664,9 @@ Command roce_command()
       {"rate", 0, true, "GBPS", "every link's rate in Gb/s (default 100)"},
       {"delay", 0, true, "US", "every link's propagation delay in microseconds (default 1)"},
       {"buffer", 'b', true, "BYTES", "each switch's shared buffer (default HPCC's 16 MB per 50 Gb/s: 32 MB at 100G)"},
+      {"switch", 0, true, "NAME",
+       "a switch profile: every switch's PFC pool and threshold are its lossless pool and alpha (headroom and "
+       "reserve stay HPCC's); in place of --buffer"},
       {"profile", 0, true, "NAME",
        "hpcc (default: the HPCC repository's DCQCN and ECN settings at this rate) or paper (the DCQCN paper's)"},
       {"dcqcn", 0, true, "on|off", "DCQCN at the senders (default on); off: line rate, PFC alone"},

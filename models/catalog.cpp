@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -250,12 +251,49 @@ NvlinkProfile parse_nvlink(Obj o)
   return p;
 }
 
+/// A switch's packet buffer (models/switch_model.hpp): its pools and their dynamic thresholds' alphas, each a sourced
+/// quantity. Alphas are powers of two from 1/128 to 64, the values the ASICs take (SAI's dynamic_th -7 .. 6).
+SwitchBuffer parse_switch_buffer(const Obj& parent, const json& j)
+{
+  const std::string field = parent.field("buffer");
+  if (!j.is_object())
+    fail(parent.file(), field, "an object {lossy_pool, lossy_alpha[, lossless_pool, lossless_alpha, memory]}",
+         type_name(j));
+  Obj o(j, parent.file(), field);
+  SwitchBuffer b;
+  auto alpha = [&](const char* key) {
+    const double a = quantity(o, key, Dimension::COUNT, std::nullopt, 0.0, 64.0);
+    const double exponent = std::log2(a);
+    if (!(a > 0) || exponent != std::round(exponent) || exponent < -7)
+      fail(o.file(), o.field(key), "a power of two from 1/128 to 64 (a dynamic threshold's alpha)",
+           fmt::format("{}", a));
+    return a;
+  };
+  b.memory = uint64_t(quantity(o, "memory", Dimension::BYTES, 0.0));
+  b.lossy_pool = uint64_t(quantity(o, "lossy_pool", Dimension::BYTES, std::nullopt, 1518.0));
+  b.lossy_alpha = alpha("lossy_alpha");
+  if (o.has("lossless_pool") != o.has("lossless_alpha"))
+    fail(o.file(), o.field(o.has("lossless_pool") ? "lossless_alpha" : "lossless_pool"),
+         "lossless_pool and lossless_alpha together (a lossless class's pool and its threshold)", "one of them");
+  if (o.has("lossless_pool")) {
+    b.lossless_pool = uint64_t(quantity(o, "lossless_pool", Dimension::BYTES, std::nullopt, 1518.0));
+    b.lossless_alpha = alpha("lossless_alpha");
+  }
+  for (const auto& [key, pool] : {std::pair{"lossy_pool", b.lossy_pool}, {"lossless_pool", b.lossless_pool}})
+    if (b.memory > 0 && pool > b.memory)
+      fail(o.file(), o.field(key), "at most the memory (" + std::to_string(b.memory) + " bytes) it is carved from",
+           std::to_string(pool));
+  o.finish();
+  return b;
+}
+
 SwitchProfile parse_switch(Obj o)
 {
   check_kind(o, "switch");
   SwitchProfile p;
   p.name = o.str("name", "");
   p.latency = quantity(o, "latency", Dimension::TIME);
+  if (o.has("buffer")) p.buffer = parse_switch_buffer(o, o.get("buffer"));
   o.finish();
   return p;
 }

@@ -4,6 +4,7 @@
 #include "models/congestion/tcp_incast.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tp::sim {
@@ -30,6 +31,22 @@ void IncastPorts::on_wire(uint64_t burst, int delta)
   if (it != bursts_.end()) it->second.on_wire = std::max(0, it->second.on_wire + delta);
 }
 
+bool IncastPorts::running(uint64_t id, const Burst& b, uint64_t self, double started, double now) const
+{
+  return b.src != b.dst && b.start <= now && (id == self || b.on_wire > 0 || b.last + min_rto_ > started);
+}
+
+int IncastPorts::congested_ports(uint64_t self, double started, double now) const
+{
+  std::map<size_t, std::set<size_t>> senders_into;
+  for (const auto& [id, b] : bursts_)
+    if (running(id, b, self, started, now)) senders_into[b.dst].insert(b.src);
+  int n = 0;
+  for (const auto& [dst, senders] : senders_into)
+    n += senders.size() >= 2 ? 1 : 0;
+  return std::max(n, 1);
+}
+
 double IncastPorts::charge(uint64_t burst, double bytes, double rate, double link_delay, double started, double now,
                            const std::string& process, const std::string& peer)
 {
@@ -39,9 +56,7 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
   // message on the wire, or with traffic within the last minimum RTO (not yet idle long enough to have ended).
   std::set<size_t> senders;
   for (const auto& [id, b] : bursts_)
-    if (b.dst == self->second.dst && b.src != b.dst && b.start <= now &&
-        (id == burst || b.on_wire > 0 || b.last + min_rto_ > started))
-      senders.insert(b.src);
+    if (b.dst == self->second.dst && running(id, b, burst, started, now)) senders.insert(b.src);
   const int n = int(senders.size());
   if (n < 2) return 0;
   const int rank = int(std::distance(senders.begin(), senders.find(self->second.src)));
@@ -50,7 +65,10 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
   while (double(size) < bytes && size < (uint64_t(1) << 40))
     size <<= 1;
   const double delay = std::max(link_delay, 1e-7);
-  const auto key = std::make_tuple(n, size, rate, delay);
+  const uint64_t buffer = buffer_ > 0 ? buffer_
+                                      : models::dynamic_threshold_share(shared_->lossy_pool, shared_->lossy_alpha,
+                                                                        congested_ports(burst, started, now));
+  const auto key = std::make_tuple(n, size, rate, delay, buffer);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     models::IncastConfig c;
@@ -58,7 +76,7 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
     c.bytes_per_sender = size;
     c.link_rate = rate;
     c.link_delay = delay;
-    c.buffer_bytes = buffer_;
+    c.buffer_bytes = buffer;
     c.min_rto = min_rto_;
     c.start_jitter = std::min(1e-6, 2 * delay); // the workers are not in lock step
     // Incast is chaotic at the nanosecond (whether a resend finds the port's last slot): each sender's charge is
@@ -72,7 +90,7 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
       if (!r.ok()) { // never a silent zero: the job reports it (Simulation::incast_error)
         if (error_.empty())
           error_ = "the tcp-incast model refused " + std::to_string(n) + " senders of " + std::to_string(size) +
-                   " bytes through a " + std::to_string(buffer_) + "-byte port: " + r.error().message();
+                   " bytes through a " + std::to_string(buffer) + "-byte port: " + r.error().message();
         break;
       }
       for (int i = 0; i < n && i < int(r->per_sender.size()); ++i)
@@ -81,6 +99,8 @@ double IncastPorts::charge(uint64_t burst, double bytes, double rate, double lin
     it = cache_.emplace(key, std::move(excess)).first;
   }
   const double extra = it->second[size_t(k)];
+  buffer_min_ = buffer_min_ == 0 ? buffer : std::min(buffer_min_, buffer);
+  buffer_max_ = std::max(buffer_max_, buffer);
   if (extra > 0) {
     windows_.push_back({now, now + extra, process, peer});
     ++charged_;

@@ -16,11 +16,16 @@
 //   machine is always the unlucky one. It is added to the burst's first message after it left the wire: the
 //   connection's later messages wait behind it, as a byte stream waits for a retransmission. The interval is a
 //   retransmission window, so the step's critical path charges it to `retry`.
-// What it misses: the other traffic at the port (the model sees N equal bursts), the switch's shared buffer (the
-// port holds `buffer` bytes, drop-tail), and losses after the first message of a burst beyond what the model's run
-// of the whole burst contains. Include only from sim/*.cpp. Docs: docs/network-models.md.
+// - the port holds a fixed `buffer`, or, from the switch profile, its dynamic-threshold share of the switch's shared
+//   memory: alpha B / (1 + n alpha) with n the receivers whose ports are congested (two or more machines' bursts
+//   running into each) while the burst's first message is on the wire (models/switch_model.hpp).
+// What it misses: the other traffic at the port (the model sees N equal bursts), a shared buffer's share changing
+// during a burst (the model's port keeps the share of the burst's start), and losses after the first message of a
+// burst beyond what the model's run of the whole burst contains. Include only from sim/*.cpp.
+// Docs: docs/network-models.md.
 #pragma once
 
+#include "models/switch_model.hpp"
 #include "sim/fault_plan.hpp"
 
 #include <cstdint>
@@ -33,9 +38,13 @@ namespace tp::sim {
 
 class IncastPorts {
 public:
-  /// `buffer`: bytes the switch port toward each receiver holds (drop-tail); `min_rto`: TCP's minimum RTO (s), the
-  /// idle time after which a connection restarts slow start.
-  IncastPorts(uint64_t buffer, double min_rto) : buffer_(buffer), min_rto_(min_rto) {}
+  /// `buffer`: bytes the switch port toward each receiver holds (drop-tail); 0: the dynamic-threshold share of
+  /// `shared` (the switch's memory and lossy alpha). `min_rto`: TCP's minimum RTO (s), the idle time after which a
+  /// connection restarts slow start.
+  IncastPorts(uint64_t buffer, std::optional<models::SwitchBuffer> shared, double min_rto)
+      : buffer_(buffer), shared_(std::move(shared)), min_rto_(min_rto)
+  {
+  }
 
   double idle_restart() const { return min_rto_; }
 
@@ -56,6 +65,9 @@ public:
   /// The first configuration the tcp-incast model refused (its charges would be missing): "" when none.
   const std::string& error() const { return error_; }
   uint64_t bursts_charged() const { return charged_; }
+  /// The smallest and largest port buffer a charged burst's model run had (bytes; 0 before any).
+  uint64_t port_buffer_min() const { return buffer_min_; }
+  uint64_t port_buffer_max() const { return buffer_max_; }
 
 private:
   struct Burst {
@@ -63,12 +75,20 @@ private:
     double start = 0, last = 0;
     int on_wire = 0; ///< its messages on the wire now
   };
+  /// The receivers whose ports are congested at `now`: two or more machines' bursts running into each (`self`
+  /// counts as running).
+  int congested_ports(uint64_t self, double started, double now) const;
+  /// A running burst: a message on the wire, or traffic within the last minimum RTO before `started`.
+  bool running(uint64_t id, const Burst& b, uint64_t self, double started, double now) const;
+
   uint64_t buffer_;
+  std::optional<models::SwitchBuffer> shared_;
   double min_rto_;
+  uint64_t buffer_min_ = 0, buffer_max_ = 0;
   uint64_t next_ = 1;
   std::map<uint64_t, Burst> bursts_;
-  /// (senders, bytes, rate, link delay) -> each sender's excess over max-min (s)
-  std::map<std::tuple<int, uint64_t, double, double>, std::vector<double>> cache_;
+  /// (senders, bytes, rate, link delay, port buffer) -> each sender's excess over max-min (s)
+  std::map<std::tuple<int, uint64_t, double, double, uint64_t>, std::vector<double>> cache_;
   std::vector<RetryInterval> windows_;
   uint64_t charged_ = 0;
   std::map<size_t, uint64_t> charges_into_; ///< bursts charged per receiver: rotates which model sender a burst is

@@ -194,8 +194,12 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
     ctx->faults = std::make_unique<FaultInjector>(*ctx, options.faults);
     if (auto st = ctx->faults->validate(); !st.ok()) return st.error();
   }
-  if (options.tcp_port_buffer > 0)
-    ctx->incast = std::make_unique<IncastPorts>(options.tcp_port_buffer, options.tcp_min_rto);
+  if (options.tcp_incast) {
+    if (options.tcp_port_buffer == 0 && !options.tcp_switch_buffer)
+      return Error::at("", "tcp_port_buffer", "a port buffer, or the switch's shared buffer for its share", "neither");
+    ctx->incast =
+        std::make_unique<IncastPorts>(options.tcp_port_buffer, options.tcp_switch_buffer, options.tcp_min_rto);
+  }
   return std::unique_ptr<Simulation>(new Simulation(std::move(ctx)));
 }
 
@@ -304,6 +308,12 @@ std::string Simulation::incast_error() const
 uint64_t Simulation::incast_bursts_charged() const
 {
   return ctx_->incast ? ctx_->incast->bursts_charged() : 0;
+}
+
+std::pair<uint64_t, uint64_t> Simulation::incast_port_buffers() const
+{
+  if (!ctx_->incast) return {0, 0};
+  return {ctx_->incast->port_buffer_min(), ctx_->incast->port_buffer_max()};
 }
 
 std::vector<std::string> Simulation::never_fired_faults(int last_step, bool failed) const

@@ -42,10 +42,14 @@ struct SimOptions {
   /// The gRPC threads of every process (TensorFlow's release decides them): what each stream message's CPU work
   /// runs on (sim/sim_stream.cpp).
   models::RpcThreading rpc_threads;
-  /// TCP incast at the receivers' switch ports (sim/incast_ports.hpp; network model tcp-incast): bytes each port
-  /// toward a receiver holds, drop-tail; 0: off (max-min alone, no loss).
+  /// TCP incast at the receivers' switch ports (sim/incast_ports.hpp; network model tcp-incast); false: off
+  /// (max-min alone, no loss).
+  bool tcp_incast = false;
+  /// With tcp_incast: bytes each port toward a receiver holds, drop-tail; 0: its dynamic-threshold share of
+  /// tcp_switch_buffer.
   uint64_t tcp_port_buffer = 0;
-  /// TCP's minimum retransmission time-out with tcp_port_buffer (Linux's TCP_RTO_MIN).
+  std::optional<models::SwitchBuffer> tcp_switch_buffer;
+  /// TCP's minimum retransmission time-out with tcp_incast (Linux's TCP_RTO_MIN).
   double tcp_min_rto = 0.2;
 };
 
@@ -124,8 +128,10 @@ public:
   /// Faults that never fired: the job ended before their step, or before their time (`failed`: it stopped at a
   /// failure). A fault's timer does not keep the simulation going, so one due after the work has ended does nothing.
   std::vector<std::string> never_fired_faults(int last_step, bool failed) const;
-  /// TCP bursts the incast ports charged a retransmission delay (options.tcp_port_buffer); 0 without.
+  /// TCP bursts the incast ports charged a retransmission delay (options.tcp_incast); 0 without.
   uint64_t incast_bursts_charged() const;
+  /// The smallest and largest port buffer the incast ports' model runs had (bytes); 0, 0 without.
+  std::pair<uint64_t, uint64_t> incast_port_buffers() const;
   /// The first configuration the tcp-incast model refused during the run ("" when none): its charges are missing.
   std::string incast_error() const;
   /// While on, pending fault timers keep run() going (a step whose tasks are not all done waits for them: a fault

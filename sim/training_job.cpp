@@ -463,6 +463,7 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
       out.fault_stats.events.push_back("never fired: " + u);
   }
   out.incast_bursts_charged = sim.incast_bursts_charged();
+  std::tie(out.incast_port_buffer_min, out.incast_port_buffer_max) = sim.incast_port_buffers();
   out.simgrid_activities = sim.stats().activities;
 }
 
@@ -488,18 +489,22 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   SimOptions sim_options;
   sim_options.faults = job.faults;
   sim_options.rpc_threads = job.rpc_threads;
+  sim_options.tcp_incast = job.tcp_incast;
   sim_options.tcp_port_buffer = job.tcp_port_buffer;
+  const models::SwitchProfile& leaf = cluster.topology ? cluster.topology->switch_model : cluster.network_switch;
+  if (job.tcp_incast && job.tcp_port_buffer == 0) { // the receivers' ports share their switch's memory
+    auto share = models::lossy_port_buffer(leaf, 1);
+    if (!share.ok()) return Error::at("", "port_buffer", share.error().expected, share.error().got);
+    sim_options.tcp_switch_buffer = leaf.buffer;
+  }
   // The network model the job's collectives run on must inject each of its faults (models/network_models.cpp): the
   // scenario parser refuses the others already; a job built in code meets the same words here.
-  if (job.tcp_port_buffer > 0 && L.mode != TrainingLayout::Mode::PARAMETER_SERVER)
+  if (job.tcp_incast && L.mode != TrainingLayout::Mode::PARAMETER_SERVER)
     return Error::at("", "tcp_port_buffer", "a parameter-server job (tcp-incast charges the N-to-1 bursts of a PS)",
                      "an allreduce job");
   if (!job.faults.empty()) {
     const bool analytical = L.mode == TrainingLayout::Mode::ALLREDUCE && job.collective_mode == FabricMode::ANALYTICAL;
-    const char* model = job.tcp_port_buffer > 0 ? "tcp-incast"
-                        : job.roce_fabric       ? "roce"
-                        : analytical            ? "analytical"
-                                                : "flow";
+    const char* model = job.tcp_incast ? "tcp-incast" : job.roce_fabric ? "roce" : analytical ? "analytical" : "flow";
     if (auto st = models::check_faults_supported(model, "training", fault_type_names(job.faults)); !st.ok())
       return st.error();
   }
@@ -524,6 +529,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   auto r = jobs::run_training(backend, sg, driver_job(job, p, analytical.value().get()), hooks);
   if (!r.ok()) return r.error();
   finish_result(out, std::move(r.value()), hooks, job, model.batch, sim);
+  if (sim_options.tcp_switch_buffer) out.incast_buffer_switch = leaf.name;
   if (const std::string e = sim.incast_error(); !e.empty())
     return Error::at("", "port_buffer", "a port the tcp-incast model can run", e);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();

@@ -68,8 +68,10 @@ struct TrainingJob {
   /// Simulated seconds a step may take before the job is reported as stalled (a hang: e.g. a peer without
   /// power that nobody times out). Covers TCP's ~15 min retransmission give-up.
   double stall_timeout = 1000;
-  /// TCP incast at the receivers' switch ports (network model tcp-incast, sim/incast_ports.hpp): bytes each port
-  /// holds; 0: off.
+  /// TCP incast at the receivers' switch ports (network model tcp-incast, sim/incast_ports.hpp); false: off.
+  bool tcp_incast = false;
+  /// With tcp_incast: bytes each port holds; 0: the dynamic-threshold share of the receiver's switch's buffer (the
+  /// cluster's switch profile, or its topology's leaves), which must give one.
   uint64_t tcp_port_buffer = 0;
   /// Network model roce (allreduce mode, collective_mode analytical): the RoCE fabric the rings also cross, whose
   /// congestion (PFC, ECN, DCQCN: models/congestion/roce_fabric.hpp, scenario allreduce) each ring waits beyond
@@ -120,7 +122,11 @@ struct TrainingResult {
   // With faults: what they did and cost; `failure` if a step did not complete (step_seconds has the steps that did).
   bool faults_injected = false;
   FaultStats fault_stats;
-  uint64_t incast_bursts_charged = 0; ///< with tcp_port_buffer: TCP bursts charged a loss delay (all steps)
+  uint64_t incast_bursts_charged = 0; ///< with tcp_incast: TCP bursts charged a loss delay (all steps)
+  /// With tcp_incast: the smallest and largest port buffer the charged bursts' model runs had (bytes); "" source when
+  /// fixed, else the switch profile whose shared buffer the ports shared.
+  uint64_t incast_port_buffer_min = 0, incast_port_buffer_max = 0;
+  std::string incast_buffer_switch;
   std::optional<TrainingFailure> failure;
 };
 

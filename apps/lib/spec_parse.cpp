@@ -501,6 +501,16 @@ void parse_incast_job(Reader& r, JobSpec& j)
   c.senders = int(r.integer("senders", 1, 65536, 8));
   c.bytes_per_sender = r.size("size", 1000000);
   c.buffer_bytes = r.size("buffer", 131072);
+  if (r.has("switch")) { // the port's dynamic-threshold share of the switch profile's lossy pool, the only hot port
+    if (r.has("buffer"))
+      fail(r.file(), r.field("buffer"), "buffer or switch, not both (the switch profile gives the port's share)",
+           "both");
+    auto sw = models::Catalog().network_switch(beside(r, r.str("switch"), {"switch"}));
+    if (!sw.ok()) fail(r.file(), r.field("switch"), sw.error().expected, sw.error().got);
+    auto share = models::lossy_port_buffer(sw.value(), 1);
+    if (!share.ok()) fail(r.file(), r.field("switch"), share.error().expected, share.error().got);
+    c.buffer_bytes = share.value();
+  }
   c.link_rate = r.number("rate_gbps", 1e-6, 1e6, 10) * 1e9 / 8;
   c.link_delay = r.number("delay_us", 0, 1e7, 1) * 1e-6;
   c.min_rto = r.number("min_rto_ms", 1e-3, 60000, 200) * 1e-3; // at most the 60 s maximum RTO
@@ -575,6 +585,14 @@ void read_roce_settings(Reader& r, models::RoceConfig& c)
     fail(r.file(), r.field("placement"), "interleaved or leaf-major", "\"" + placement + "\"");
   c.interleaved = placement == "interleaved";
   c.delay = r.number("delay_us", 0, 1e4, 1) * 1e-6;
+  if (r.has("switch")) { // the switch profile's lossless pool and PFC threshold
+    if (r.has("buffer"))
+      fail(r.file(), r.field("buffer"), "buffer or switch, not both (the switch profile gives the pool)", "both");
+    auto sw = models::Catalog().network_switch(beside(r, r.str("switch"), {"switch"}));
+    if (!sw.ok()) fail(r.file(), r.field("switch"), sw.error().expected, sw.error().got);
+    if (auto st = models::apply_switch_buffer(sw.value(), c); !st.ok())
+      fail(r.file(), r.field("switch"), st.error().expected, st.error().got);
+  }
   c.buffer = r.size("buffer", c.buffer);
   c.dcqcn.enabled = r.boolean("dcqcn", true);
   c.ecn.enabled = r.boolean("ecn", true);
@@ -628,7 +646,8 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.stop = r.number("stop_s", 1e-9, 100, c.stop);
   if (auto st = models::check_roce(c); !st.ok()) {
     const models::RoceSettingUnit* unit = models::roce_setting_unit(st.error().field);
-    fail(r.file(), r.field(unit ? unit->key : st.error().field), st.error().expected, st.error().got);
+    const std::string key = st.error().field == "shared_pool" ? "switch" : unit ? unit->key : st.error().field;
+    fail(r.file(), r.field(key), st.error().expected, st.error().got);
   }
 }
 
@@ -653,11 +672,20 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
            "\"flow\", \"analytical\" or \"roce\" for an allreduce job (tcp-incast charges the N-to-1 pushes of a "
            "parameter server; a ring has one sender per receiver)",
            "\"tcp-incast\"");
-    if (incast && j.training.tcp_port_buffer == 0)
-      fail(r.file(), r.field("port_buffer"),
-           "the bytes each switch port toward a receiver holds (network_model tcp-incast needs it; "
-           "docs/network-models.md)",
-           "no port_buffer");
+    j.training.tcp_incast = incast;
+    if (incast && j.training.tcp_port_buffer == 0) {
+      // Without port_buffer the ports take their dynamic-threshold share of the receivers' switch's buffer: the
+      // switch profile must give one (a broken hw or switch is check_profiles' error).
+      auto cluster = cluster_for(models::Catalog(), j.hw, 1, j.switch_name);
+      if (cluster.ok()) {
+        const auto& leaf = cluster->topology ? cluster->topology->switch_model : cluster->network_switch;
+        if (auto b = models::lossy_port_buffer(leaf, 1); !b.ok())
+          fail(r.file(), r.field("port_buffer"),
+               "the bytes each switch port toward a receiver holds, or a switch profile (\"switch\") whose buffer "
+               "the ports share (network_model tcp-incast; docs/network-models.md)",
+               "no port_buffer, and switch \"" + leaf.name + "\" gives no buffer");
+      }
+    }
     // roce in training: each ring allreduce waits the congestion the roce model finds on the job's RoCE fabric.
     const bool roce = j.network_model == "roce";
     if (roce && j.training.mode != training::SyncMode::ALLREDUCE)
@@ -675,6 +703,16 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
              "collective_mode \"" + r.str("collective_mode") + "\"");
       j.training.collective_mode = sim::FabricMode::ANALYTICAL;
       if (!j.training.roce_fabric) j.training.roce_fabric = models::roce_hpcc_defaults(100e9);
+      // A fabric whose file names neither a buffer nor a switch has the cluster's switch's pool when its profile gives
+      // one (the leaves' model, else HPCC's buffer at the NIC's rate).
+      const auto* given = r.has("roce_fabric") ? &r.get("roce_fabric") : nullptr;
+      if (!given || (!given->contains("buffer") && !given->contains("switch")))
+        if (auto cl = cluster_for(models::Catalog(), j.hw, 1, j.switch_name); cl.ok()) {
+          const auto& leaf = cl->topology ? cl->topology->switch_model : cl->network_switch;
+          if (leaf.buffer && leaf.buffer->lossless_pool > 0)
+            if (auto st = models::apply_switch_buffer(leaf, *j.training.roce_fabric); !st.ok())
+              fail(r.file(), r.field(given ? "roce_fabric" : "hw"), st.error().expected, st.error().got);
+        }
       if (auto st = check_collective_mode(j.training); !st.ok())
         fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);
     }
@@ -1031,6 +1069,7 @@ std::vector<std::string> metric_names(const JobSpec& job)
     if (!t.faults.empty())
       per_run.insert(per_run.end(), {"failed", "completed_steps", "packets_lost", "rc_retransmissions", "rnr_naks",
                                      "tcp_retransmissions", "retry_ms", "failed_step"});
+    if (t.tcp_incast) per_run.insert(per_run.end(), {"incast_port_buffer_min", "incast_port_buffer_max"});
     for (const auto& m : per_run) {
       for (const auto& tr : t.transports)
         out.push_back(m + "." + tr);

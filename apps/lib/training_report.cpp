@@ -184,6 +184,11 @@ json result_json(const sim::TrainingResult& r, bool with_events)
                    {"work_cpu_seconds", c.work_cpu_seconds}});
   j["cpu_use"] = cpu;
   if (r.faults_injected) j["faults"] = faults_json(r);
+  if (r.incast_port_buffer_max > 0 || !r.incast_buffer_switch.empty())
+    j["incast_port_buffer"] = {
+        {"min", r.incast_port_buffer_min},
+        {"max", r.incast_port_buffer_max},
+        {"switch", r.incast_buffer_switch.empty() ? json(nullptr) : json(r.incast_buffer_switch)}};
   if (with_events) {
     json ev = json::array();
     for (const auto& e : r.events)
@@ -227,6 +232,12 @@ sim::TrainingResult result_from(const json& j)
     r.cpu_use.push_back({c.at("task"), c.at("host"), c.at("rpc_threads"), c.at("rpc_cpu_seconds"),
                          c.at("rpc_waited_seconds"), c.at("rpc_messages"), c.at("work_cpu_seconds")});
   if (j.contains("faults")) faults_from(j.at("faults"), r);
+  if (j.contains("incast_port_buffer")) {
+    const auto& b = j.at("incast_port_buffer");
+    r.incast_port_buffer_min = b.at("min");
+    r.incast_port_buffer_max = b.at("max");
+    if (!b.at("switch").is_null()) r.incast_buffer_switch = b.at("switch");
+  }
   if (j.contains("events")) {
     for (const auto& e : j.at("events"))
       r.events.push_back({e[0], op_kind_from(e[1]), e[2], e[3], e[4], e[5]});
@@ -556,6 +567,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
     j.collect_events = spec.collect_events && !events_taken;
     j.faults = spec.faults;
     j.stall_timeout = spec.stall_timeout;
+    j.tcp_incast = spec.tcp_incast;
     j.tcp_port_buffer = spec.tcp_port_buffer;
     j.roce_fabric = spec.roce_fabric;
     auto r = isolated(cluster.value(), model, j, run_progress(k, t));
@@ -617,6 +629,10 @@ std::map<std::string, double> training_metrics(const TrainingReport& r)
                                          {"path_retry_ms", x.breakdown.retry * 1e3},
                                          {"incast_bursts_charged", double(x.incast_bursts_charged)},
                                          {"gpus", double(x.gpus)}};
+    if (r.spec.tcp_incast) { // the port buffers the charged bursts' model runs had
+      one["incast_port_buffer_min"] = double(x.incast_port_buffer_min);
+      one["incast_port_buffer_max"] = double(x.incast_port_buffer_max);
+    }
     for (const auto& [k, v] : one) {
       m[k + "." + run->transport] = v;
       if (r.runs.size() == 1) m[k] = v;
@@ -706,7 +722,7 @@ std::string training_table(const TrainingReport& r)
                      r.reference->step_time * 1e3, r.reference->images_per_second);
   o += "\n";
   // An extra critical-path column: waiting for resends (faults, incast losses) or on congestion (roce).
-  bool faults = s.tcp_port_buffer > 0 || s.roce_fabric.has_value();
+  bool faults = s.tcp_incast || s.roce_fabric.has_value();
   for (const auto& run : r.runs)
     faults |= run.error.empty() && run.result.faults_injected;
   o += fmt::format("{:<10} {:>5} {:>9} {:>9} {:>7} {:>7} {:>6} | critical path, ms: {:>8} {:>6} {:>6} {:>6} {:>8} "
@@ -738,6 +754,24 @@ std::string training_table(const TrainingReport& r)
                        "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
   o += cpu_use_table(r);
+  // tcp-incast: the port buffers the charged bursts met (fixed, or the switch's dynamic-threshold share).
+  for (const auto& run : r.runs) {
+    const auto& x = run.result;
+    if (!run.error.empty() || !s.tcp_incast) continue;
+    const std::string from = x.incast_buffer_switch.empty()
+                                 ? std::string("port_buffer")
+                                 : "the dynamic-threshold share of switch " + x.incast_buffer_switch + "'s buffer";
+    if (x.incast_port_buffer_max == 0)
+      o += fmt::format("\n{}: tcp-incast charged no burst (no receiver met two senders at once)\n", run.transport);
+    else if (x.incast_port_buffer_min == x.incast_port_buffer_max)
+      o += fmt::format("\n{}: tcp-incast ports of {} bytes ({}); {} bursts charged\n", run.transport,
+                       x.incast_port_buffer_max, from, x.incast_bursts_charged);
+    else
+      o +=
+          fmt::format("\n{}: tcp-incast ports of {} to {} bytes ({}, as fewer or more ports fill at once); {} "
+                      "bursts charged\n",
+                      run.transport, x.incast_port_buffer_min, x.incast_port_buffer_max, from, x.incast_bursts_charged);
+  }
   // Faults: what they cost and, for a run that failed, where and how.
   for (const auto& run : r.runs) {
     if (!run.error.empty() || !run.result.faults_injected) continue;

@@ -58,8 +58,9 @@ struct TrainingSpec {
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
   sim::FaultPlan faults;       ///< injected into every transport's run (not the 1-GPU reference)
   double stall_timeout = 1000; ///< simulated seconds before a step is reported as a hang
-  /// Network model tcp-incast (ps mode): bytes each switch port toward a receiver holds (sim/incast_ports.hpp); 0: the
-  /// flow model alone.
+  /// Network model tcp-incast (ps mode; sim/incast_ports.hpp); false: the flow model alone.
+  bool tcp_incast = false;
+  /// With tcp_incast: bytes each switch port toward a receiver holds; 0: the share of the switch profile's buffer.
   uint64_t tcp_port_buffer = 0;
   /// Network model roce (allreduce, rings timed analytically): the RoCE fabric whose congestion each ring waits
   /// (sim::TrainingJob::roce_fabric); unset: none.

@@ -217,6 +217,14 @@ Status check_roce(const RoceConfig& c)
       reserved += headroom + double(c.pfc.reserve);
     }
     const double shared_min = double(sw.ingress_rates.size()) * c.frame_bytes;
+    if (c.shared_pool > 0) {
+      if (double(c.shared_pool) < shared_min)
+        return bad("shared_pool",
+                   "at least a frame of shared pool per port of switch " + sw.name + " (" +
+                       std::to_string(uint64_t(shared_min)) + " bytes)",
+                   double(c.shared_pool));
+      continue;
+    }
     if (double(c.buffer) < reserved + shared_min)
       return bad("buffer",
                  "at least switch " + sw.name + "'s headroom and reserve for its " +
@@ -224,6 +232,24 @@ Status check_roce(const RoceConfig& c)
                      std::to_string(uint64_t(reserved + shared_min)) + " bytes)",
                  double(c.buffer));
   }
+  return {};
+}
+
+Status apply_switch_buffer(const SwitchProfile& sw, RoceConfig& c)
+{
+  if (!sw.buffer || sw.buffer->lossless_pool == 0)
+    return Error::at(sw.name, "buffer.lossless_pool",
+                     "a switch profile with a lossless pool and its alpha (docs/hardware-profiles.md), or the "
+                     "buffer given directly",
+                     "switch \"" + sw.name + "\" gives none");
+  const double shift = -std::log2(sw.buffer->lossless_alpha);
+  if (!(shift >= 0 && shift <= 16 && shift == std::round(shift)))
+    return Error::at(sw.name, "buffer.lossless_alpha",
+                     "a power of two from 1/65536 to 1 (the roce model's PFC threshold is the free pool shifted right)",
+                     std::to_string(sw.buffer->lossless_alpha));
+  c.shared_pool = sw.buffer->lossless_pool;
+  c.pfc.threshold_shift = int(shift);
+  c.switch_name = sw.name;
   return {};
 }
 
@@ -440,8 +466,9 @@ private:
   void summarize(RoceResult& r) const;
   double threshold(const Switch& s) const
   {
-    return std::max(0.0, (double(c_.buffer) - s.total_headroom - s.total_reserve - s.shared_used) /
-                             double(1u << c_.pfc.threshold_shift));
+    const double pool =
+        c_.shared_pool > 0 ? double(c_.shared_pool) : double(c_.buffer) - s.total_headroom - s.total_reserve;
+    return std::max(0.0, (pool - s.shared_used) / double(1u << c_.pfc.threshold_shift));
   }
   /// Headroom of an ingress port: `headroom_bdps` one-way bandwidth-delay products of its link (HPCC third.cc).
   double headroom(const Port& in) const { return c_.pfc.headroom_bdps * in.rate / 8 * c_.delay; }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "core/common/result.hpp"
+#include "models/switch_model.hpp"
 
 #include <cstdint>
 #include <string>
@@ -86,6 +87,10 @@ struct RoceConfig {
   double rate = 100e9;        ///< bits/s of every link
   double delay = 1e-6;        ///< one-way propagation delay of every link, s
   uint64_t buffer = 32000000; ///< each switch's shared buffer, bytes (HPCC: 16 MB per 50 Gb/s)
+  /// Each switch's lossless shared pool, beyond every port's headroom and reserve (a switch profile's lossless_pool:
+  /// SONiC's ingress_lossless_pool); 0: `buffer` less the headroom and reserve (HPCC's switch MMU).
+  uint64_t shared_pool = 0;
+  std::string switch_name;    ///< the switch profile the pool and PFC threshold came from ("": none)
   int payload_bytes = 1000;   ///< per data frame
   int frame_bytes = 1062;     ///< on the wire: payload + Eth 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
   int control_bytes = 64;     ///< a CNP or a PAUSE frame
@@ -103,6 +108,11 @@ struct RoceConfig {
 
 /// The defaults above with the HPCC profile at `bps` (DCQCN, ECN) and its buffer (16 MB per 50 Gb/s).
 RoceConfig roce_hpcc_defaults(double bps);
+
+/// Every switch of `c` as the profile's: its lossless pool as the shared pool and its lossless alpha as the PFC
+/// threshold (alpha = 2^-threshold_shift; headroom and reserve stay the model's, HPCC's). An error naming the
+/// profile when it gives no lossless pool, or an alpha above 1 (the model's threshold is a right shift).
+Status apply_switch_buffer(const SwitchProfile& sw, RoceConfig& c);
 
 struct RoceFlowResult {
   std::string src, dst;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -544,7 +545,7 @@ TEST_CASE("tcp-incast in a parameter-server job: losses at the receivers' ports 
       "transports": ["grpc"], "steps": 3, "reference": false, "nic": "ethernet-10gbe")";
   std::ofstream(path) << R"({"kind": "training", "name": "ps-incast", "hw": "hkust-4node", "jobs": [{"label": "flow", )"
                       << job << R"(}, {"label": "incast", "network_model": "tcp-incast", "port_buffer": "128K", )"
-                      << job << "}]}";
+                      << job << R"(}, {"label": "switch", "network_model": "tcp-incast", )" << job << "}]}";
   Run r = run("run " + path + " --json");
   std::remove(path.c_str());
   REQUIRE(r.status == 0);
@@ -559,4 +560,13 @@ TEST_CASE("tcp-incast in a parameter-server job: losses at the receivers' ports 
   CHECK(incast["incast_bursts_charged"].get<double>() > 0);
   CHECK(incast["path_retry_ms"].get<double>() > 10);
   CHECK(incast["step_ms"].get<double>() > 0.99 * flow["step_ms"].get<double>());
+  CHECK(incast["incast_port_buffer_min"].get<double>() == 131072);
+  CHECK(incast["incast_port_buffer_max"].get<double>() == 131072);
+  // Without port_buffer each port holds its dynamic-threshold share of the SN2100's lossy pool (4580864 bytes at
+  // alpha 8): 8/9 of it with one port filling, 8/(1 + 4 x 8) with all four hosts' ports filling at once.
+  const auto& share = j["jobs"][2]["metrics"];
+  CHECK(share["incast_bursts_charged"].get<double>() > 0);
+  CHECK(share["incast_port_buffer_max"].get<double>() <= 4580864.0 * 8 / 9);
+  CHECK(share["incast_port_buffer_min"].get<double>() >= std::floor(4580864.0 * 8 / 33));
+  CHECK(share["incast_port_buffer_min"].get<double>() < share["incast_port_buffer_max"].get<double>());
 }

@@ -788,7 +788,8 @@ TEST_CASE("Faults and network models: a link flap and packet loss on network mod
   CHECK(ring.report.find("link node1/nic0 down until") != std::string::npos);
 }
 
-TEST_CASE("Network models: tcp-incast on a parameter-server training job needs a port buffer and refuses the rest",
+TEST_CASE("Network models: tcp-incast on a parameter-server training job takes a port buffer or its switch's, and "
+          "refuses the rest",
           "[quick]")
 {
   auto load = [](const std::string& job) { return load_scenario_text(R"({"jobs": [)" + job + "]}", "inc.json"); };
@@ -803,7 +804,15 @@ TEST_CASE("Network models: tcp-incast on a parameter-server training job needs a
     CHECK(r.error().field == field);
     CHECK(r.error().message().find(words) != std::string::npos);
   };
-  refused("{" + ps + R"(, "network_model": "tcp-incast"})", "jobs[0].port_buffer", "needs it");
+  // Without port_buffer the ports share the cluster's switch's buffer (hkust-4node: an SN2100 with SONiC's pools);
+  // a switch whose profile gives none is refused up front.
+  auto shared = load("{" + ps + R"(, "network_model": "tcp-incast"})");
+  REQUIRE(shared.ok());
+  CHECK(shared->jobs[0].training.tcp_incast);
+  CHECK(shared->jobs[0].training.tcp_port_buffer == 0);
+  refused("{" + ps + R"(, "network_model": "tcp-incast", "switch": "mellanox-sx1036"})", "jobs[0].port_buffer",
+          "\"mellanox-sx1036\" gives no buffer");
+  CHECK_FALSE(ok->jobs[0].training.tcp_port_buffer == 0);
   refused("{" + ps + R"(, "port_buffer": "128K"})", "jobs[0].port_buffer", "tcp-incast");
   refused(R"({"kind": "training", "hw": "hkust-4node", "model": "resnet50", "mode": "allreduce", "transport": "mpi",
               "network_model": "tcp-incast", "port_buffer": "128K"})",
@@ -811,4 +820,45 @@ TEST_CASE("Network models: tcp-incast on a parameter-server training job needs a
   refused("{" + ps + R"(, "network_model": "tcp-incast", "port_buffer": "128K",
           "faults": [{"type": "packet_loss", "host": "node1", "probability": 1e-4}]})",
           "jobs[0].faults[0].type", "tcp-incast");
+}
+
+TEST_CASE("Switch profiles in congestion jobs: an incast port's share, a roce fabric's pool, never both with buffer",
+          "[quick]")
+{
+  auto load = [](const std::string& job) { return load_scenario_text(R"({"jobs": [)" + job + "]}", "sw.json"); };
+  // SN2100 under SONiC: a lossy pool of 4580864 bytes at alpha 8; one hot port holds 8/9 of it.
+  auto inc = load(R"({"kind": "incast", "senders": 8, "switch": "mellanox-sn2100"})");
+  REQUIRE(inc.ok());
+  CHECK(inc->jobs[0].incast.buffer_bytes == 4580864ull * 8 / 9);
+  auto roce = load(R"({"kind": "roce", "senders": 8, "switch": "mellanox-sn2100"})");
+  REQUIRE(roce.ok());
+  CHECK(roce->jobs[0].roce.shared_pool == 4580864);
+  CHECK(roce->jobs[0].roce.pfc.threshold_shift == 0); // lossless alpha 1
+  auto refused = [&](const std::string& job, const std::string& field, const std::string& words) {
+    auto r = load(job);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == field);
+    CHECK(r.error().message().find(words) != std::string::npos);
+  };
+  refused(R"({"kind": "incast", "switch": "mellanox-sn2100", "buffer": "128K"})", "jobs[0].buffer", "not both");
+  refused(R"({"kind": "roce", "switch": "mellanox-sn2100", "buffer": "4M"})", "jobs[0].buffer", "not both");
+  refused(R"({"kind": "incast", "switch": "mellanox-sx1036"})", "jobs[0].switch", "gives no buffer");
+  refused(R"({"kind": "roce", "switch": "mellanox-sx1036"})", "jobs[0].switch", "gives none");
+  refused(R"({"kind": "roce", "switch": "mellanox-sn2101"})", "jobs[0].switch", "mellanox-sn2100");
+
+  // A training job's RoCE fabric without a buffer takes the cluster's switch's pool; one with a buffer keeps it.
+  const std::string ring = R"("kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "allreduce",
+      "transport": "mpi", "mpi_optimal_path": true, "mpi_nonblocking_recv": true, "network_model": "roce")";
+  auto own = load("{" + ring + R"(, "roce_fabric": {"leaves": 2}})");
+  REQUIRE(own.ok());
+  REQUIRE(own->jobs[0].training.roce_fabric);
+  CHECK(own->jobs[0].training.roce_fabric->shared_pool == 4580864);
+  CHECK(own->jobs[0].training.roce_fabric->switch_name == "mellanox-sn2100");
+  auto given = load("{" + ring + R"(, "roce_fabric": {"leaves": 2, "buffer": "4M"}})");
+  REQUIRE(given.ok());
+  CHECK(given->jobs[0].training.roce_fabric->shared_pool == 0);
+  CHECK(given->jobs[0].training.roce_fabric->buffer == 4194304);
+  auto other = load("{" + ring + R"(, "roce_fabric": {"switch": "nvidia-sn5600"}})");
+  REQUIRE(other.ok());
+  CHECK(other->jobs[0].training.roce_fabric->shared_pool == 67737959);
 }

@@ -471,3 +471,86 @@ TEST_CASE("PCIe switches and NVLink: a host's devices behind its switches, refus
   REQUIRE_FALSE(slow.ok());
   CHECK(slow.error().field == "payload_efficiency");
 }
+
+TEST_CASE("A switch's buffer: its pools and alphas load, wrong ones are refused naming the field", "[quick]")
+{
+  auto sn2100 = Catalog().network_switch("mellanox-sn2100");
+  REQUIRE(sn2100.ok());
+  REQUIRE(sn2100->buffer);
+  CHECK(sn2100->buffer->lossy_pool == 4580864); // SONiC's T0 egress_lossy_pool on Spectrum-1
+  CHECK(sn2100->buffer->lossy_alpha == 8);      // q_lossy_profile dynamic_th 3
+  CHECK(sn2100->buffer->lossless_alpha == 1);
+  CHECK(sn2100->buffer->memory == 16000000);
+  auto sx = Catalog().network_switch("mellanox-sx1036");
+  REQUIRE(sx.ok());
+  CHECK_FALSE(sx->buffer);
+
+  ScratchCatalog s("swbuf");
+  const std::string head =
+      R"({"kind": "switch", "latency": {"value": 100, "unit": "ns", "source": "a test's value"}, "buffer": )";
+  auto q = [](const std::string& v, const std::string& unit) {
+    return R"({"value": )" + v + R"(, "unit": ")" + unit + R"(", "source": "a test's value"})";
+  };
+  struct Case {
+    const char* name;
+    std::string buffer;
+    const char* field;
+  } cases[] = {
+      {"notobject", "5", "buffer"},
+      {"alpha3", R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("3", "1") + "}",
+       "buffer.lossy_alpha"},
+      {"alphatiny", R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("0.001953125", "1") + "}",
+       "buffer.lossy_alpha"},
+      {"alpha0", R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("0", "1") + "}",
+       "buffer.lossy_alpha"},
+      {"nopool", R"({"lossy_alpha": )" + q("1", "1") + "}", "buffer.lossy_pool"},
+      {"halflossless",
+       R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") + R"(, "lossless_pool": )" +
+           q("1", "MB") + "}",
+       "buffer.lossless_alpha"},
+      {"overmemory",
+       R"({"memory": )" + q("1", "MB") + R"(, "lossy_pool": )" + q("2", "MB") + R"(, "lossy_alpha": )" + q("1", "1") +
+           "}",
+       "buffer.lossy_pool"},
+      {"typo", R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") + R"(, "lossy_alfa": 1})",
+       "buffer.lossy_alfa"},
+  };
+  for (const auto& c : cases) {
+    s.write("switch", c.name, head + c.buffer + "}");
+    auto r = Catalog(s.root.string()).network_switch(c.name);
+    INFO(c.name);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message().find(c.field) != std::string::npos);
+  }
+  s.write("switch", "good",
+          head + R"({"lossy_pool": )" + q("9000", "B") + R"(, "lossy_alpha": )" + q("0.125", "1") + "}}");
+  auto good = Catalog(s.root.string()).network_switch("good");
+  REQUIRE(good.ok());
+  CHECK(good->buffer->lossless_pool == 0);
+  // One hot port under alpha 1/8 holds a ninth of the pool.
+  CHECK(lossy_port_buffer(good.value(), 1).value() == 1000);
+}
+
+TEST_CASE("The dynamic threshold's share: alpha B / (1 + n alpha) for n queues filling together", "[quick]")
+{
+  // q = alpha (B - n q): one queue at alpha 8 takes 8/9 of the pool, two 8/17 each, eight 8/65 each.
+  CHECK(dynamic_threshold_share(9000, 8, 1) == 8000);
+  CHECK(dynamic_threshold_share(17000, 8, 2) == 8000);
+  CHECK(dynamic_threshold_share(65000, 8, 8) == 8000);
+  CHECK(dynamic_threshold_share(9000, 0.125, 1) == 1000);
+  CHECK(dynamic_threshold_share(9000, 1, 2) == 3000);
+  // never more than the pool, less for every queue added
+  uint64_t last = 9000;
+  for (int n = 1; n <= 64; ++n) {
+    const uint64_t s = dynamic_threshold_share(9000, 64, n);
+    CHECK(s < last);
+    CHECK(s * uint64_t(n) <= 9000);
+    last = s;
+  }
+  CHECK(dynamic_threshold_share(9000, 0, 1) == 0);
+  CHECK(dynamic_threshold_share(9000, 1, 0) == 0);
+  SwitchProfile none{"plain", 1e-7, {}};
+  auto r = lossy_port_buffer(none, 1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message().find("plain") != std::string::npos);
+}

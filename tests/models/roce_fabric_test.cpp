@@ -296,3 +296,54 @@ TEST_CASE("roce: a ring allreduce on a 2:1 oversubscribed leaf-spine: half the b
   CHECK(local->busbw_bps == Approx(payload_line).epsilon(0.01));
   CHECK(local->pauses.empty());
 }
+
+TEST_CASE("roce: a switch profile's lossless pool and alpha set when PFC pauses", "[quick]")
+{
+  // 16 senders, no DCQCN: the hot port's queue grows until PFC pauses the ingress ports. The pause threshold is
+  // alpha x the pool's free bytes: a small pool pauses sooner and so more often than a large one.
+  RoceConfig c = base(RoceScenario::INCAST, 16, 1000000, 32000000);
+  c.dcqcn.enabled = false;
+  auto profile = [](uint64_t pool, double alpha) {
+    tp::models::SwitchProfile sw{"test-switch", 1e-7, tp::models::SwitchBuffer{}};
+    sw.buffer->lossy_pool = pool;
+    sw.buffer->lossy_alpha = 1;
+    sw.buffer->lossless_pool = pool;
+    sw.buffer->lossless_alpha = alpha;
+    return sw;
+  };
+  RoceConfig small = c, large = c;
+  REQUIRE(tp::models::apply_switch_buffer(profile(400000, 1), small).ok());
+  REQUIRE(tp::models::apply_switch_buffer(profile(64000000, 1), large).ok());
+  CHECK(small.shared_pool == 400000);
+  CHECK(small.pfc.threshold_shift == 0);
+  CHECK(small.switch_name == "test-switch");
+  auto rs = simulate_roce(small);
+  auto rl = simulate_roce(large);
+  REQUIRE(rs.ok());
+  REQUIRE(rl.ok());
+  CHECK(rs->drops == 0);
+  CHECK(pause_frames(rs.value()) > 0);
+  CHECK(pause_frames(rl.value()) == 0); // 64 MB at alpha 1 holds 16 MB of burst without a pause
+  CHECK(rs->peak_queue < rl->peak_queue);
+
+  RoceConfig eighth = c;
+  REQUIRE(tp::models::apply_switch_buffer(profile(64000000, 0.125), eighth).ok());
+  CHECK(eighth.pfc.threshold_shift == 3);
+
+  // A profile without a lossless pool, or with an alpha above 1, is refused naming the profile.
+  RoceConfig d = c;
+  tp::models::SwitchProfile plain{"plain", 1e-7, {}};
+  auto e = tp::models::apply_switch_buffer(plain, d);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().file == "plain");
+  CHECK(d.shared_pool == 0);
+  auto two = tp::models::apply_switch_buffer(profile(1000000, 2), d);
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.error().field == "buffer.lossless_alpha");
+  // A pool below a frame per port cannot work.
+  RoceConfig tiny = c;
+  tiny.shared_pool = 1000;
+  auto t = tp::models::check_roce(tiny);
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().field == "shared_pool");
+}

@@ -283,8 +283,8 @@ TEST_CASE("each tier has its own uplink rate and switch latency")
   auto p = clos(3, 4, {1, 2}, EcmpPlacement::DMODK, Wiring::RAIL_OPTIMIZED, 2);
   p.uplink_line_rate = 100 * GBPS;
   p.spine_uplink_line_rate = 200 * GBPS;
-  p.spine_switch = SwitchProfile{"spine-sw", 300e-9};
-  p.core_switch = SwitchProfile{"core-sw", 500e-9};
+  p.spine_switch = SwitchProfile{"spine-sw", 300e-9, {}};
+  p.core_switch = SwitchProfile{"core-sw", 500e-9, {}};
   const Topology t = build(p, 16, 2); // ports at 50 GB/s line rate, 48 GB/s goodput: goodput share 0.96
   bool leaf_seen = false, spine_seen = false;
   for (const auto& l : t.links()) {

@@ -123,7 +123,7 @@ sim::TrainingResult ps_step(int workers, int ps_cores)
   cl.name = "cpu-test";
   cl.groups.push_back({"w", workers, cpu_bound_host(8)});
   cl.groups.push_back({"p", 1, cpu_bound_host(ps_cores)});
-  cl.network_switch = {"test-switch", 100e-9};
+  cl.network_switch = {"test-switch", 100e-9, {}};
   training::TrainingModel m;
   m.name = "two-layers";
   m.batch = 16;

@@ -114,7 +114,7 @@ TEST_CASE("sim job backend: a task whose tensors live on a GPU talks through the
   CHECK(a100->nic_for_gpu(1) == 1);
   CHECK(a100->nic_for_gpu(6) == 6);
   CHECK(a100->nic_for_gpu(7) == 7);
-  const auto cluster = models::make_cluster(*host, 1, {"sw", 0}, "node");
+  const auto cluster = models::make_cluster(*host, 1, {"sw", 0, {}}, "node");
   auto sim = Simulation::create(cluster).value();
   SimJobBackend backend(*sim, cluster);
   auto p = backend.add_process(0, "p").value();

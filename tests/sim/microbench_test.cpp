@@ -91,7 +91,7 @@ TEST_CASE("A peer copy between GPUs runs at NVLink's data rate on an HGX H100", 
   j.config.gpu = 0;
   j.config.peer_gpu = 5; // across the sockets: NVLink does not care
   j.config.bytes = 160'000'000;
-  auto r = sim::run_copy_jobs(models::make_cluster(*host, 1, {"sw", 0}, "node"), {j});
+  auto r = sim::run_copy_jobs(models::make_cluster(*host, 1, {"sw", 0, {}}, "node"), {j});
   REQUIRE(r.ok());
   const double nvlink = host->nvlink->goodput();
   CHECK(r.value()[0].p2p_bandwidth <= nvlink);

@@ -81,7 +81,7 @@ TEST_CASE("An HGX H100 node: GPU peers over NVLink, a GPU and its NIC inside the
   models::Catalog cat;
   auto host = cat.host("hgx-h100-8gpu");
   REQUIRE(host.ok());
-  auto s = sim::Simulation::create(models::make_cluster(*host, 2, {"test-switch", 100e-9}, "node")).value();
+  auto s = sim::Simulation::create(models::make_cluster(*host, 2, {"test-switch", 100e-9, {}}, "node")).value();
   const sim::Platform& pf = s->platform();
   // GPU to GPU: the NVLink links only, no PCIe, no socket link (GPU 0 and 5 are on different sockets).
   auto p2p = sim::Platform::route_links(pf.gpu_host(0, 0), pf.gpu_host(0, 5));
@@ -119,7 +119,7 @@ models::ClusterProfile clos_cluster(int hosts, int leaf_ports, double ratio, mod
   t.leaf_ports = leaf_ports;
   t.oversubscription = {ratio};
   t.ecmp = ecmp;
-  t.switch_model = {"test-leaf-switch", 200e-9};
+  t.switch_model = {"test-leaf-switch", 200e-9, {}};
   c.topology = t;
   return c;
 }

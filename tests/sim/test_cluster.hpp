@@ -95,7 +95,7 @@ inline models::HostProfile test_host_8_gpus_two_sockets()
 inline models::ClusterProfile test_cluster(int hosts = 2, const models::HostProfile& h = test_host(),
                                            double switch_latency = 100e-9)
 {
-  return models::make_cluster(h, hosts, models::SwitchProfile{"test-switch", switch_latency}, "node");
+  return models::make_cluster(h, hosts, models::SwitchProfile{"test-switch", switch_latency, {}}, "node");
 }
 
 struct VerbsPairOptions {

@@ -1,0 +1,24 @@
+// The switch buffer's dynamic-threshold arithmetic (models/switch_model.hpp).
+#include "models/switch_model.hpp"
+
+#include <cmath>
+
+namespace tp::models {
+
+uint64_t dynamic_threshold_share(uint64_t shared, double alpha, int congested)
+{
+  if (!(alpha > 0) || congested < 1) return 0;
+  return uint64_t(std::floor(alpha * double(shared) / (1.0 + double(congested) * alpha)));
+}
+
+Result<uint64_t> lossy_port_buffer(const SwitchProfile& sw, int congested)
+{
+  if (!sw.buffer || sw.buffer->lossy_pool == 0 || !(sw.buffer->lossy_alpha > 0))
+    return Error::at(sw.name, "buffer",
+                     "a switch profile with a buffer (a lossy pool and its alpha; docs/hardware-profiles.md), or the "
+                     "port's bytes given directly",
+                     "switch \"" + sw.name + "\" gives no buffer");
+  return dynamic_threshold_share(sw.buffer->lossy_pool, sw.buffer->lossy_alpha, congested);
+}
+
+} // namespace tp::models
