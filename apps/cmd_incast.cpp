@@ -439,7 +439,7 @@ int run_incast(const frontend::ParsedArgs& a)
     if (auto st = models::check_incast(c); !st.ok()) {
       Error e = st.error();
       std::replace(e.field.begin(), e.field.end(), '_', '-');
-      e.field = "--" + e.field;
+      e.field = e.field == "buffer" && a.has("switch") ? "--switch (its share of the lossy pool)" : "--" + e.field;
       return report_error(e);
     }
   }

@@ -106,6 +106,13 @@ int show(const models::Catalog& cat, const std::string& kind, const std::string&
         std::printf("  lossless pool %.3f MB, alpha %g: PFC pauses an ingress priority group above alpha x the "
                     "pool's free bytes\n",
                     double(b.lossless_pool) * 1e-6, b.lossless_alpha);
+      if (!b.pfc.empty()) {
+        std::printf("  PFC per lossless priority group (%s cable), speed: headroom (XOFF_TH) / XON_TH bytes:",
+                    b.pfc_cable.c_str());
+        for (const auto& row : b.pfc)
+          std::printf(" %gG: %llu / %llu", row.rate * 1e-9, (unsigned long long)row.xoff, (unsigned long long)row.xon);
+        std::printf("; XON_OFFSET_TH %llu\n", (unsigned long long)b.xon_offset);
+      }
     }
   } else {
     auto path = cat.locate(kind, name);

@@ -50,7 +50,8 @@ json row_json(const Row& row)
   const auto& r = row.result;
   json pauses = json::object();
   for (const auto& p : r.pauses)
-    pauses[p.port] = {{"frames", p.frames}, {"paused_s", p.paused}};
+    pauses[p.priority == 0 ? p.port : p.port + " priority " + std::to_string(p.priority)] = {{"frames", p.frames},
+                                                                                             {"paused_s", p.paused}};
   json flows = json::array();
   for (const auto& f : r.flows)
     flows.push_back({{"src", f.src},
@@ -65,6 +66,7 @@ json row_json(const Row& row)
           {"scenario", models::roce_scenario_name(c.scenario)},
           {"senders", c.senders},
           {"local", c.local},
+          {"victim_priority", c.victim_priority},
           {"size", c.size},
           {"rate_gbps", c.rate * 1e-9},
           {"delay_us", c.delay * 1e6},
@@ -113,11 +115,7 @@ json row_json(const Row& row)
 
 void print_head(const models::RoceConfig& c)
 {
-  const std::string buffer = c.shared_pool > 0
-                                 ? "switch " + c.switch_name + ": a lossless pool of " + std::to_string(c.shared_pool) +
-                                       " bytes beyond headroom, PFC threshold alpha 1/" +
-                                       std::to_string(1u << c.pfc.threshold_shift)
-                                 : "switch buffer " + std::to_string(c.buffer) + " bytes";
+  const std::string buffer = models::roce_buffer_text(c);
   std::printf("RoCE %s: every link %.4g Gb/s, %.4g us; %s; PFC %s, ECN %s (Kmin %llu, Kmax "
               "%llu, Pmax %.3g), DCQCN %s (timers %.4g/%.4g/%.4g us, F %d, AI %.4g Mb/s, HAI %.4g Mb/s, CNP "
               "interval %.4g us, byte counter %llu)\n",
@@ -388,6 +386,7 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
       json o = {{"scenario", models::roce_scenario_name(c.scenario)},
                 {"senders", c.senders},
                 {"local", c.local},
+                {"victim_priority", c.victim_priority},
                 {"size", c.size},
                 {"buffer", c.buffer},
                 {"rate_gbps", c.rate * 1e-9},
@@ -433,6 +432,10 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
 Error as_option_error(Error e)
 {
   const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
+  if (e.field == "shared_pool" || e.field == "pfc_rows") { // set by --switch only
+    e.field = e.field == "shared_pool" ? "--switch (its lossless pool)" : "--switch (its PFC rows)";
+    return e;
+  }
   if (!unit) {
     if (e.field == "roce model" || e.field.rfind("--", 0) == 0) return e;
     std::replace(e.field.begin(), e.field.end(), '_', '-');
@@ -495,6 +498,7 @@ int run_roce(const frontend::ParsedArgs& a)
       frontend::parse_integer_list(a.get("senders", std::to_string(c.senders)), "--senders", 1, 1024, "sender counts");
   if (!senders.ok()) return report_error(senders.error());
   auto local = a.get_int("local", 0, 0, 1024);
+  auto victim_priority = a.get_int("victim-priority", 0, 0, 7);
   auto leaves = a.get_int("leaves", c.leaves, 1, 1024);
   auto oversub = a.get_number("oversubscription", c.oversubscription, 1, 64);
   const std::string placement = a.get("placement", "interleaved");
@@ -527,7 +531,7 @@ int run_roce(const frontend::ParsedArgs& a)
   auto dcqcn = on_off(a, "dcqcn", true);
   auto ecn = on_off(a, "ecn", true);
   auto pfc = on_off(a, "pfc", true);
-  for (auto* r : {&local, &fr, &seed, &leaves})
+  for (auto* r : {&local, &fr, &seed, &leaves, &victim_priority})
     if (!r->ok()) return report_error(r->error());
   for (auto* r : {&size, &buffer, &kmin, &kmax, &bc})
     if (!r->ok()) return report_error(r->error());
@@ -537,6 +541,7 @@ int run_roce(const frontend::ParsedArgs& a)
   for (auto* r : {&dcqcn, &ecn, &pfc})
     if (!r->ok()) return report_error(r->error());
   c.local = int(local.value());
+  c.victim_priority = int(victim_priority.value());
   c.leaves = int(leaves.value());
   c.oversubscription = oversub.value();
   c.interleaved = placement == "interleaved";
@@ -578,9 +583,12 @@ int run_roce(const frontend::ParsedArgs& a)
 
   auto names = models::network_model_list(a.get("network-model", "flow,roce"), "roce", "--network-model");
   if (!names.ok()) return report_error(names.error());
-  for (const char* field : {"leaves", "oversubscription", "placement", "start2", "duration", "warmup", "local"})
+  for (const char* field :
+       {"leaves", "oversubscription", "placement", "start2", "duration", "warmup", "local", "victim-priority"})
     if (a.has(field))
-      if (const std::string owner = models::roce_field_scenario(field, c.scenario); !owner.empty())
+      if (const std::string owner = models::roce_field_scenario(
+              std::string(field) == "victim-priority" ? "victim_priority" : field, c.scenario);
+          !owner.empty())
         return report_error(Error::at("", std::string("--") + field,
                                       "--scenario " + owner + " (only it reads the option)",
                                       std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
@@ -655,6 +663,9 @@ Command roce_command()
        "streams 2(n-1)/n of it to its successor); default incast"},
       {"senders", 'n', true, "N,...", "senders (default 8; converge: 2); a list runs each"},
       {"local", 0, true, "M", "victim: senders on s2 beside r, also sending to r (default 0)"},
+      {"victim-priority", 0, true, "P",
+       "victim: the PFC priority of the victim flow v -> w, 0..7 (default 0, the others' priority): another is a "
+       "lossless class of its own, which the others' PAUSE frames do not stop"},
       {"leaves", 0, true, "L", "allreduce: leaf switches under one spine, senders / L ranks each (default 2)"},
       {"oversubscription", 0, true, "X",
        "allreduce: a leaf's host bandwidth over its uplink's (default 2: a 2:1 oversubscribed fabric)"},

@@ -251,6 +251,52 @@ NvlinkProfile parse_nvlink(Obj o)
   return p;
 }
 
+/// A lossless priority group's PFC rows by port speed (SwitchBuffer::pfc): {cable, speeds_gbps, xon_bytes,
+/// xoff_bytes, optional xon_offset_bytes, source, status}, one sourced table.
+SwitchBuffer parse_switch_pfc(const Obj& parent, const json& j, SwitchBuffer b)
+{
+  const std::string field = parent.field("pfc");
+  if (!j.is_object())
+    fail(parent.file(), field, "an object {cable, speeds_gbps, xon_bytes, xoff_bytes, source}", type_name(j));
+  Obj o(j, parent.file(), field);
+  b.pfc_cable = o.str("cable");
+  auto list = [&](const char* key, double lo, double hi) {
+    const json& a = o.get(key);
+    if (!a.is_array() || a.empty())
+      fail(o.file(), o.field(key), "a non-empty list of numbers", a.is_array() ? "an empty list" : type_name(a));
+    std::vector<double> out;
+    for (const auto& v : a) {
+      if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+        fail(o.file(), o.field(key), fmt::format("numbers from {} to {}", lo, hi), v.dump());
+      out.push_back(v.get<double>());
+    }
+    return out;
+  };
+  const auto speeds = list("speeds_gbps", 1, 1e5), xon = list("xon_bytes", 0, 1e9), xoff = list("xoff_bytes", 1, 1e9);
+  if (xon.size() != speeds.size() || xoff.size() != speeds.size())
+    fail(o.file(), o.field(xon.size() != speeds.size() ? "xon_bytes" : "xoff_bytes"),
+         "one value per speed (" + std::to_string(speeds.size()) + ")",
+         std::to_string(xon.size() != speeds.size() ? xon.size() : xoff.size()));
+  for (size_t i = 0; i < speeds.size(); ++i) {
+    for (size_t k = 0; k < i; ++k)
+      if (speeds[k] == speeds[i])
+        fail(o.file(), o.field("speeds_gbps"), "each speed once", fmt::format("{} twice", speeds[i]));
+    b.pfc.push_back({speeds[i] * 1e9, uint64_t(xoff[i]), uint64_t(xon[i])});
+  }
+  b.xon_offset = uint64_t(o.number("xon_offset_bytes", 0, 1e9, 0));
+  const std::string source = o.str("source");
+  if (source.size() < 3)
+    fail(o.file(), o.field("source"), "a non-empty source (paper, manual, repository file) for these numbers",
+         "\"" + source + "\"");
+  if (o.has("status")) {
+    static const std::set<std::string> statuses = {"confirmed", "secondary", "derived", "assumption", "standard"};
+    if (const std::string st = o.str("status"); !statuses.count(st))
+      fail(o.file(), o.field("status"), "one of confirmed, secondary, derived, assumption, standard", "\"" + st + "\"");
+  }
+  o.finish();
+  return b;
+}
+
 /// A switch's packet buffer (models/switch_model.hpp): its pools and their dynamic thresholds' alphas, each a sourced
 /// quantity. Alphas are powers of two from 1/128 to 64, the values the ASICs take (SAI's dynamic_th -7 .. 6).
 SwitchBuffer parse_switch_buffer(const Obj& parent, const json& j)
@@ -279,6 +325,7 @@ SwitchBuffer parse_switch_buffer(const Obj& parent, const json& j)
     b.lossless_pool = uint64_t(quantity(o, "lossless_pool", Dimension::BYTES, std::nullopt, 1518.0));
     b.lossless_alpha = alpha("lossless_alpha");
   }
+  if (o.has("pfc")) b = parse_switch_pfc(o, o.get("pfc"), std::move(b));
   for (const auto& [key, pool] : {std::pair{"lossy_pool", b.lossy_pool}, {"lossless_pool", b.lossless_pool}})
     if (b.memory > 0 && pool > b.memory)
       fail(o.file(), o.field(key), "at most the memory (" + std::to_string(b.memory) + " bytes) it is carved from",

@@ -11,11 +11,19 @@ uint64_t dynamic_threshold_share(uint64_t shared, double alpha, int congested)
   return uint64_t(std::floor(alpha * double(shared) / (1.0 + double(congested) * alpha)));
 }
 
+const SwitchBuffer::PfcRow* pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate)
+{
+  const SwitchBuffer::PfcRow* best = nullptr;
+  for (const auto& row : rows)
+    if (row.rate >= rate * (1 - 1e-6) && (!best || row.rate < best->rate)) best = &row;
+  return best;
+}
+
 Result<uint64_t> lossy_port_buffer(const SwitchProfile& sw, int congested)
 {
   if (!sw.buffer || sw.buffer->lossy_pool == 0 || !(sw.buffer->lossy_alpha > 0))
     return Error::at(sw.name, "buffer",
-                     "a switch profile with a buffer (a lossy pool and its alpha; docs/hardware-profiles.md), or the "
+                     "a switch profile with a buffer (a lossy pool and its alpha; docs/formats.md), or the "
                      "port's bytes given directly",
                      "switch \"" + sw.name + "\" gives no buffer");
   return dynamic_threshold_share(sw.buffer->lossy_pool, sw.buffer->lossy_alpha, congested);

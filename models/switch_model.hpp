@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tp::models {
 
@@ -23,7 +24,21 @@ struct SwitchBuffer {
   uint64_t lossless_pool = 0; ///< bytes of the pool a lossless class's ingress priority groups share, beyond their
                               ///< headroom (0: not given; the roce model keeps its own)
   double lossless_alpha = 0;  ///< dynamic threshold of a lossless ingress priority group: PFC pauses above it
+  /// A lossless priority group's PFC figures by port speed (SAI's buffer profile: XOFF_TH, the headroom that takes
+  /// what arrives after the PAUSE; XON_TH, below which RESUME goes out whatever the threshold), for the cable the
+  /// source assumes; XON_OFFSET_TH (RESUME below the threshold minus it), one for every speed. Empty: not given.
+  struct PfcRow {
+    double rate = 0; ///< port speed, bits/s
+    uint64_t xoff = 0, xon = 0;
+  };
+  std::vector<PfcRow> pfc;
+  uint64_t xon_offset = 0;
+  std::string pfc_cable; ///< the cable the rows assume, as the source says ("5m")
 };
+
+/// The PFC row for a port of `rate` bits/s: the row of that speed, else of the next faster speed listed (a port
+/// between two speeds, such as an oversubscribed uplink's aggregate, takes the larger headroom); nullptr above them.
+const SwitchBuffer::PfcRow* pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate);
 
 struct SwitchProfile {
   std::string name;

@@ -18,7 +18,9 @@
 //   retransmission window, so the step's critical path charges it to `retry`.
 // - the port holds a fixed `buffer`, or, from the switch profile, its dynamic-threshold share of the switch's shared
 //   memory: alpha B / (1 + n alpha) with n the receivers whose ports are congested (two or more machines' bursts
-//   running into each) while the burst's first message is on the wire (models/switch_model.hpp).
+//   running into each) while the burst's first message is on the wire (models/switch_model.hpp). The receivers are
+//   counted over the whole cluster, as if they shared one switch: on a fabric of several leaves, ports on other
+//   leaves shrink the share too (a smaller port than the leaf would give).
 // What it misses: the other traffic at the port (the model sees N equal bursts), a shared buffer's share changing
 // during a burst (the model's port keeps the share of the burst's start), and losses after the first message of a
 // burst beyond what the model's run of the whole burst contains. Include only from sim/*.cpp.
@@ -65,7 +67,8 @@ public:
   /// The first configuration the tcp-incast model refused (its charges would be missing): "" when none.
   const std::string& error() const { return error_; }
   uint64_t bursts_charged() const { return charged_; }
-  /// The smallest and largest port buffer a charged burst's model run had (bytes; 0 before any).
+  /// The smallest and largest port buffer the model ran with, over the bursts it ran for (two or more senders into
+  /// a receiver, charged or not; bytes; 0 before any).
   uint64_t port_buffer_min() const { return buffer_min_; }
   uint64_t port_buffer_max() const { return buffer_max_; }
 

@@ -45,7 +45,7 @@ struct SimContext {
   std::vector<SimProcess*> process_list() const;
   /// Fault injection; null when the options have no faults.
   std::unique_ptr<FaultInjector> faults;
-  /// TCP incast at the receivers' switch ports; null unless options.tcp_port_buffer is set.
+  /// TCP incast at the receivers' switch ports; null unless options.tcp_incast is set.
   std::unique_ptr<IncastPorts> incast;
   /// Waits a congestion model charged outside the fabric (a ring allreduce's PFC and DCQCN excess, network model
   /// roce): the critical path counts them as retry.

@@ -194,6 +194,9 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
     ctx->faults = std::make_unique<FaultInjector>(*ctx, options.faults);
     if (auto st = ctx->faults->validate(); !st.ok()) return st.error();
   }
+  if (options.tcp_port_buffer > 0 && !options.tcp_incast)
+    return Error::at("", "tcp_port_buffer", "tcp_incast set with it (a port buffer without the model does nothing)",
+                     std::to_string(options.tcp_port_buffer));
   if (options.tcp_incast) {
     if (options.tcp_port_buffer == 0 && !options.tcp_switch_buffer)
       return Error::at("", "tcp_port_buffer", "a port buffer, or the switch's shared buffer for its share", "neither");

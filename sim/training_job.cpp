@@ -230,9 +230,13 @@ Status add_roce_congestion(const models::ClusterProfile& cluster, const Training
   if (host.nics.empty()) return Error::at("", "network_model", "ranks on hosts with a NIC", "roce");
   const models::RoceConfig fabric = at_nic_rate(*job.roce_fabric, host.nics[0].nic.line_rate * 8);
   // The model's errors in the file's terms: roce_fabric.<key>, the ring's hops between hosts for its senders.
-  auto in_field = [hops](Error e) {
+  auto in_field = [hops, sw = fabric.switch_name](Error e) {
     const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
-    e.field = "roce_fabric." + std::string(unit ? unit->key : e.field.c_str());
+    if (e.field == "shared_pool") // a switch profile's lossless pool
+      e.got += " (the lossless pool of switch " + sw + ")";
+    e.field = "roce_fabric." + std::string(e.field == "shared_pool" || e.field == "pfc_rows" ? "switch"
+                                           : unit                                            ? unit->key
+                                                                                             : e.field.c_str());
     for (size_t at; (at = e.expected.find("senders")) != std::string::npos;)
       e.expected.replace(at, 7, "the ring's " + std::to_string(hops) + " hops between hosts");
     return e;

@@ -123,8 +123,8 @@ struct TrainingResult {
   bool faults_injected = false;
   FaultStats fault_stats;
   uint64_t incast_bursts_charged = 0; ///< with tcp_incast: TCP bursts charged a loss delay (all steps)
-  /// With tcp_incast: the smallest and largest port buffer the charged bursts' model runs had (bytes); "" source when
-  /// fixed, else the switch profile whose shared buffer the ports shared.
+  /// With tcp_incast: the smallest and largest port buffer the bursts' model runs had (every burst with two or more
+  /// senders, charged or not; bytes), and the switch profile whose pool the ports shared ("" with a fixed port).
   uint64_t incast_port_buffer_min = 0, incast_port_buffer_max = 0;
   std::string incast_buffer_switch;
   std::optional<TrainingFailure> failure;

@@ -37,7 +37,11 @@ Result<models::ClusterProfile> cluster_for(const models::Catalog& cat, const std
     if (int(c->host_count()) < min_hosts)
       return Error::at(hw, "hosts", "at least " + std::to_string(min_hosts) + " hosts",
                        std::to_string(c->host_count()));
-    if (!switch_name.empty()) c->network_switch = sw.value();
+    if (!switch_name.empty()) {
+      c->network_switch = sw.value();
+      // A fabric of several switches takes the override as its leaves' model (and every tier's without its own).
+      if (c->topology) c->topology->switch_model = sw.value();
+    }
     return c;
   }
   return Error::at(hw, "kind", "a nic, host or cluster profile", "\"" + *kind + "\"");

@@ -198,13 +198,14 @@ Result<JobOutcome> run_roce_job(const JobSpec& job)
   const auto& m = out.metrics;
   const bool flow = job.network_model == "flow";
   const bool ring = c.scenario == models::RoceScenario::ALLREDUCE;
-  out.report = fmt::format(" roce {} ({}): {} {} x {} bytes at {:.4g} Gb/s{}{}: {:.3f} ms, {} {:.3f} Gb/s",
-                           models::roce_scenario_name(c.scenario), job.network_model, c.senders,
-                           ring ? "ranks" : "senders", c.size, c.rate * 1e-9,
-                           flow ? " (max-min: no buffer, PFC, ECN or DCQCN)"
-                                : fmt::format(", buffer {} bytes, DCQCN {}", c.buffer, c.dcqcn.enabled ? "on" : "off"),
-                           job.roce_seeds > 1 ? fmt::format(" (medians of {} seeds)", job.roce_seeds) : "",
-                           m.at("completion_ms"), ring ? "bus bandwidth" : "goodput", m.at("goodput_gbps"));
+  out.report =
+      fmt::format(" roce {} ({}): {} {} x {} bytes at {:.4g} Gb/s{}{}: {:.3f} ms, {} {:.3f} Gb/s",
+                  models::roce_scenario_name(c.scenario), job.network_model, c.senders, ring ? "ranks" : "senders",
+                  c.size, c.rate * 1e-9,
+                  flow ? " (max-min: no buffer, PFC, ECN or DCQCN)"
+                       : fmt::format(", {}, DCQCN {}", models::roce_buffer_text(c), c.dcqcn.enabled ? "on" : "off"),
+                  job.roce_seeds > 1 ? fmt::format(" (medians of {} seeds)", job.roce_seeds) : "",
+                  m.at("completion_ms"), ring ? "bus bandwidth" : "goodput", m.at("goodput_gbps"));
   if (!flow)
     out.report += fmt::format(", hot port {} peak {:.0f} KB, mean {:.0f} KB, {:.0f} PAUSE frames (longest paused "
                               "{:.1f} us), {:.0f} CNPs",

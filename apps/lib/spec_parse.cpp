@@ -563,7 +563,10 @@ void parse_incast_job(Reader& r, JobSpec& j)
                                                         {"jitter", "jitter_ns"},
                                                         {"stagger", "stagger_ns"}};
     const auto it = in_file.find(st.error().field);
-    fail(r.file(), r.field(it == in_file.end() ? st.error().field : it->second), st.error().expected, st.error().got);
+    const std::string key = st.error().field == "buffer" && r.has("switch") ? "switch"
+                            : it == in_file.end()                           ? st.error().field
+                                                                            : it->second;
+    fail(r.file(), r.field(key), st.error().expected, st.error().got);
   }
 }
 
@@ -623,8 +626,8 @@ void parse_roce_job(Reader& r, JobSpec& j)
   auto scenario = models::parse_roce_scenario(r.str("scenario", "incast"));
   if (!scenario.ok()) fail(r.file(), r.field("scenario"), scenario.error().expected, scenario.error().got);
   c.scenario = scenario.value();
-  for (const char* field :
-       {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local"}) {
+  for (const char* field : {"leaves", "oversubscription", "placement", "start2_us", "duration_ms", "warmup_ms", "local",
+                            "victim_priority"}) {
     const models::RoceSettingUnit* unit = models::roce_setting_unit(field);
     const std::string name = unit ? unit->field : field;
     if (r.has(field))
@@ -634,6 +637,7 @@ void parse_roce_job(Reader& r, JobSpec& j)
   }
   c.senders = int(r.integer("senders", 1, 1024, c.scenario == models::RoceScenario::CONVERGE ? 2 : 8));
   c.local = int(r.integer("local", 0, 1024, 0));
+  c.victim_priority = int(r.integer("victim_priority", 0, 7, 0));
   c.size = r.size("size", c.size);
   read_roce_settings(r, c);
   c.start2 = r.number("start2_us", 0, 1e7, c.start2 * 1e6) * 1e-6;
@@ -646,7 +650,9 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.stop = r.number("stop_s", 1e-9, 100, c.stop);
   if (auto st = models::check_roce(c); !st.ok()) {
     const models::RoceSettingUnit* unit = models::roce_setting_unit(st.error().field);
-    const std::string key = st.error().field == "shared_pool" ? "switch" : unit ? unit->key : st.error().field;
+    const std::string key = st.error().field == "shared_pool" || st.error().field == "pfc_rows" ? "switch"
+                            : unit                                                              ? unit->key
+                                                                                                : st.error().field;
     fail(r.file(), r.field(key), st.error().expected, st.error().got);
   }
 }
@@ -684,6 +690,14 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
                "the bytes each switch port toward a receiver holds, or a switch profile (\"switch\") whose buffer "
                "the ports share (network_model tcp-incast; docs/network-models.md)",
                "no port_buffer, and switch \"" + leaf.name + "\" gives no buffer");
+        // Each port's share shrinks as more fill at once: with every host's port full it must still hold a packet
+        // (models::check_incast: MSS 1448 + 54 bytes of headers).
+        const int hosts = int(cluster->host_count());
+        if (const uint64_t least = models::lossy_port_buffer(leaf, hosts).value(); least < 1502)
+          fail(r.file(), r.field(r.has("switch") ? "switch" : "hw"),
+               "a switch whose lossy pool gives each port at least one full TCP packet (1502 bytes) with all " +
+                   std::to_string(hosts) + " hosts' ports filling at once, or a port_buffer",
+               "switch \"" + leaf.name + "\": " + std::to_string(least) + " bytes each");
       }
     }
     // roce in training: each ring allreduce waits the congestion the roce model finds on the job's RoCE fabric.
@@ -711,7 +725,7 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
           const auto& leaf = cl->topology ? cl->topology->switch_model : cl->network_switch;
           if (leaf.buffer && leaf.buffer->lossless_pool > 0)
             if (auto st = models::apply_switch_buffer(leaf, *j.training.roce_fabric); !st.ok())
-              fail(r.file(), r.field(given ? "roce_fabric" : "hw"), st.error().expected, st.error().got);
+              fail(r.file(), r.field(r.has("switch") ? "switch" : "hw"), st.error().expected, st.error().got);
         }
       if (auto st = check_collective_mode(j.training); !st.ok())
         fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);

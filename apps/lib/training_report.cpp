@@ -715,6 +715,15 @@ std::string training_table(const TrainingReport& r)
     o += fmt::format("allreduce library {} ({})\n", collectives::describe(s.library, s.collectives),
                      library_defaults ? "its defaults" : "changed from its defaults by the job");
   }
+  if (s.roce_fabric)
+    o += fmt::format("RoCE fabric (network model roce): {} leaves, uplinks {:.4g}:1, {}, PFC {}, ECN {}, DCQCN {}\n",
+                     s.roce_fabric->leaves, s.roce_fabric->oversubscription,
+                     s.roce_fabric->shared_pool > 0 ? models::roce_buffer_text(*s.roce_fabric)
+                     : s.roce_fabric->buffer == models::roce_hpcc_defaults(s.roce_fabric->rate).buffer
+                         ? std::string("buffer HPCC's 16 MB per 50 Gb/s of the ranks' NIC")
+                         : "buffer " + std::to_string(s.roce_fabric->buffer) + " bytes",
+                     s.roce_fabric->pfc.enabled ? "on" : "off", s.roce_fabric->ecn.enabled ? "on" : "off",
+                     s.roce_fabric->dcqcn.enabled ? "on" : "off");
   if (r.reference)
     o += fmt::format("1-GPU reference ({}): step {:.1f} ms, {:.1f} images/s\n",
                      s.mode == training::SyncMode::PARAMETER_SERVER ? "variables on the host CPU"

@@ -87,6 +87,20 @@ Result<RoceScenario> parse_roce_scenario(const std::string& name)
   return Error::at("", "scenario", "one of incast, victim, converge, longflows, allreduce", "\"" + name + "\"");
 }
 
+std::string roce_buffer_text(const RoceConfig& c)
+{
+  if (c.shared_pool == 0) return "buffer " + std::to_string(c.buffer) + " bytes";
+  const std::string alpha = c.pfc.threshold_shift == 0 ? "1" : "1/" + std::to_string(1u << c.pfc.threshold_shift);
+  return "switch " + c.switch_name + "'s lossless pool of " + std::to_string(c.shared_pool) +
+         " bytes, PFC above alpha " + alpha + " x its free bytes" +
+         (c.pfc.rows.empty() ? std::string() : ", its headroom and XON by port speed (" + c.pfc_cable + " cable)");
+}
+
+int roce_classes(const RoceConfig& c)
+{
+  return c.scenario == RoceScenario::VICTIM && c.victim_priority != 0 ? 2 : 1;
+}
+
 double roce_step(const RoceConfig& c)
 {
   if (c.step > 0) return c.step;
@@ -148,6 +162,8 @@ Status check_roce(const RoceConfig& c)
   if (!(e.pmax >= 0 && e.pmax <= 1)) return bad("pmax", "0..1", e.pmax);
   if (c.pfc.threshold_shift < 0 || c.pfc.threshold_shift > 16)
     return bad("threshold_shift", "0..16", c.pfc.threshold_shift);
+  if (c.victim_priority < 0 || c.victim_priority > 7 || (c.victim_priority > 0 && c.scenario != RoceScenario::VICTIM))
+    return bad("victim_priority", "0..7, and 0 outside the victim scenario", c.victim_priority);
   if (!(c.pfc.headroom_bdps >= 0 && c.pfc.headroom_bdps <= 1000))
     return bad("headroom_bdps", "0..1000", c.pfc.headroom_bdps);
   if (c.scenario == RoceScenario::CONVERGE && !(c.start2 >= 0 && c.start2 <= 10))
@@ -204,8 +220,27 @@ Status check_roce(const RoceConfig& c)
   for (const auto& sw : shape) {
     double reserved = 0;
     for (const double r : sw.ingress_rates) {
-      const double headroom = c.pfc.headroom_bdps * r / 8 * c.delay;
+      const SwitchBuffer::PfcRow* row = nullptr;
+      if (!c.pfc.rows.empty()) {
+        row = pfc_row(c.pfc.rows, r);
+        if (!row)
+          return bad("pfc_rows",
+                     "a PFC row (xon, xoff) in switch " + c.switch_name +
+                         "'s profile at or above every port speed of "
+                         "switch " +
+                         sw.name + " (bits/s)",
+                     r);
+      }
+      const double headroom = row ? double(row->xoff) : c.pfc.headroom_bdps * r / 8 * c.delay;
       const double needed = r / 8 * (2 * c.delay + (c.frame_bytes + c.control_bytes) * 8.0 / r) + c.frame_bytes;
+      if (c.pfc.enabled && headroom < needed && row)
+        return bad("delay",
+                   "PFC headroom (switch " + c.switch_name + "'s XOFF_TH, " + short_number(headroom) + " bytes at " +
+                       short_number(r * 1e-9) + " Gb/s for a " + c.pfc_cable + " cable) for the " +
+                       short_number(std::ceil(needed)) +
+                       " bytes that arrive while a PAUSE takes effect over this delay: a shorter delay (the profile's "
+                       "cable), or the buffer given without the switch",
+                   c.delay);
       if (c.pfc.enabled && headroom < needed)
         return bad("delay",
                    "PFC headroom (headroom_bdps " + short_number(c.pfc.headroom_bdps) +
@@ -214,9 +249,9 @@ Status check_roce(const RoceConfig& c)
                        " bytes that arrive while a PAUSE takes effect: a longer delay or more headroom_bdps (HPCC's "
                        "3 one-way BDPs is short below about 20 Gb/s on 1 us links)",
                    c.delay);
-      reserved += headroom + double(c.pfc.reserve);
+      reserved += (headroom + double(c.pfc.reserve)) * roce_classes(c);
     }
-    const double shared_min = double(sw.ingress_rates.size()) * c.frame_bytes;
+    const double shared_min = double(sw.ingress_rates.size()) * c.frame_bytes * roce_classes(c);
     if (c.shared_pool > 0) {
       if (double(c.shared_pool) < shared_min)
         return bad("shared_pool",
@@ -239,7 +274,7 @@ Status apply_switch_buffer(const SwitchProfile& sw, RoceConfig& c)
 {
   if (!sw.buffer || sw.buffer->lossless_pool == 0)
     return Error::at(sw.name, "buffer.lossless_pool",
-                     "a switch profile with a lossless pool and its alpha (docs/hardware-profiles.md), or the "
+                     "a switch profile with a lossless pool and its alpha (docs/formats.md), or the "
                      "buffer given directly",
                      "switch \"" + sw.name + "\" gives none");
   const double shift = -std::log2(sw.buffer->lossless_alpha);
@@ -249,6 +284,11 @@ Status apply_switch_buffer(const SwitchProfile& sw, RoceConfig& c)
                      std::to_string(sw.buffer->lossless_alpha));
   c.shared_pool = sw.buffer->lossless_pool;
   c.pfc.threshold_shift = int(shift);
+  if (!sw.buffer->pfc.empty()) { // SAI's XOFF_TH as headroom, XON_TH and XON_OFFSET_TH for RESUME
+    c.pfc.rows = sw.buffer->pfc;
+    c.pfc.resume_offset = sw.buffer->xon_offset;
+    c.pfc_cable = sw.buffer->pfc_cable;
+  }
   c.switch_name = sw.name;
   return {};
 }
@@ -287,7 +327,7 @@ std::string roce_field_scenario(const std::string& field, RoceScenario s)
       {"leaves", RoceScenario::ALLREDUCE},    {"oversubscription", RoceScenario::ALLREDUCE},
       {"placement", RoceScenario::ALLREDUCE}, {"start2", RoceScenario::CONVERGE},
       {"duration", RoceScenario::LONGFLOWS},  {"warmup", RoceScenario::LONGFLOWS},
-      {"local", RoceScenario::VICTIM}};
+      {"local", RoceScenario::VICTIM},        {"victim_priority", RoceScenario::VICTIM}};
   const auto it = owner.find(field);
   if (it == owner.end() || it->second == s) return "";
   return roce_scenario_name(it->second);
@@ -333,24 +373,29 @@ struct Port {
   double rate = 0;           ///< bits/s
   double bytes_per_step = 0; ///< what the link carries in one step
   int slots = 1;             ///< steps from entering the port's link to arriving at `to` (propagation + one frame)
-  // Egress FIFO (switch ports): fluid in arrival order, one chunk per flow per step it arrived in
-  std::vector<int> flows; ///< flows crossing this port
+  std::vector<int> flows;    ///< flows crossing this port
   struct Chunk {
     int k; ///< entry of `flows`
     double bytes;
     uint64_t step; ///< when it arrived (chunks of one flow and step merge)
   };
-  std::deque<Chunk> fifo;
+  /// One PFC priority's share of the port: its egress FIFO (switch ports: fluid in arrival order, one chunk per flow
+  /// per step it arrived in), its pause state, and the ingress accounting at `to` (a switch) for what came through
+  /// the port in that priority (HPCC switch-mmu.cc: counters per port and queue).
+  struct Lane {
+    std::deque<Chunk> fifo;
+    double queue = 0;    ///< bytes
+    bool paused = false; ///< a PAUSE for this priority from `to` is in force
+    uint64_t pause_frames = 0;
+    double paused_time = 0;
+    double ingress_bytes = 0, hdrm_bytes = 0;
+    bool pause_sent = false;
+  };
+  std::vector<Lane> lanes; ///< one per class (roce_classes)
   std::vector<int> hop_of; ///< the index of this port in each flow's path
   std::vector<int> next_k; ///< each flow's entry in its next port's `flows` (-1: the receiver's link)
-  double queue = 0;        ///< bytes
-  bool paused = false;     ///< a PAUSE from `to` is in force
-  uint64_t pause_frames = 0;
-  double paused_time = 0;
+  double queue = 0;        ///< bytes, every lane's
   std::vector<std::vector<std::pair<int, double>>> line; ///< delay line: (entry of `flows`, bytes) per slot
-  // Ingress accounting at `to` (a switch) for what came through this port (HPCC switch-mmu.cc)
-  double ingress_bytes = 0, hdrm_bytes = 0;
-  bool pause_sent = false;
 };
 
 struct Switch {
@@ -360,6 +405,7 @@ struct Switch {
 
 struct Flow {
   int src = 0, dst = 0;
+  int cls = 0;           ///< its class: 0 (priority 0), or 1 (the victim's own priority)
   std::vector<int> path; ///< ports, from the sender's NIC to the receiver's link
   double start = 0;
   double to_send = 0;   ///< wire bytes not yet sent (infinite for LONGFLOWS)
@@ -388,7 +434,8 @@ struct Event {
   double t;
   uint64_t seq;
   EvKind kind;
-  int who; ///< flow or port
+  int who;     ///< flow or port
+  int cls = 0; ///< PAUSE, RESUME: the class
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
@@ -421,6 +468,7 @@ private:
       p.rate = rate;
       p.bytes_per_step = rate / 8 * dt_;
       p.slots = std::max(1, int(std::lround(hop_time(p, c_.frame_bytes) / dt_)));
+      p.lanes.resize(size_t(roce_classes(c_)));
       ports_.push_back(std::move(p));
     }
   }
@@ -470,14 +518,25 @@ private:
         c_.shared_pool > 0 ? double(c_.shared_pool) : double(c_.buffer) - s.total_headroom - s.total_reserve;
     return std::max(0.0, (pool - s.shared_used) / double(1u << c_.pfc.threshold_shift));
   }
-  /// Headroom of an ingress port: `headroom_bdps` one-way bandwidth-delay products of its link (HPCC third.cc).
-  double headroom(const Port& in) const { return c_.pfc.headroom_bdps * in.rate / 8 * c_.delay; }
-  double shared_of(const Port& in) const { return std::max(0.0, in.ingress_bytes - double(c_.pfc.reserve)); }
-  bool admit(Port& in, double s);
-  void release(Port& in, double s);
-  void maybe_pause(int in_port, double now);
-  void maybe_resume(int in_port, double now);
-  void push_event(double t, EvKind k, int who) { events_.push(Event{t, seq_++, k, who}); }
+  /// Headroom of an ingress port: the switch profile's XOFF_TH at its speed, else `headroom_bdps` one-way
+  /// bandwidth-delay products of its link (HPCC third.cc).
+  double headroom(const Port& in) const
+  {
+    if (const auto* row = pfc_row(c_.pfc.rows, in.rate)) return double(row->xoff);
+    return c_.pfc.headroom_bdps * in.rate / 8 * c_.delay;
+  }
+  /// XON_TH of an ingress port (a switch profile's; 0 without one): at or below it RESUME goes out.
+  double xon_threshold(const Port& in) const
+  {
+    const auto* row = pfc_row(c_.pfc.rows, in.rate);
+    return row ? double(row->xon) : 0;
+  }
+  double shared_of(const Port::Lane& in) const { return std::max(0.0, in.ingress_bytes - double(c_.pfc.reserve)); }
+  bool admit(Port& in, int cls, double s);
+  void release(Port& in, int cls, double s);
+  void maybe_pause(int in_port, int cls, double now);
+  void maybe_resume(int in_port, int cls, double now);
+  void push_event(double t, EvKind k, int who, int cls = 0) { events_.push(Event{t, seq_++, k, who, cls}); }
   void on_cnp(Flow& f, double now);
   void run_timers(Flow& f, double until);
   void increase(Flow& f);
@@ -500,6 +559,7 @@ private:
   uint64_t seq_ = 0;
   std::vector<int> host_ports_, switch_ports_, used_ports_;
   int hot_port_ = -1, victim_ = -1;
+  std::vector<double> shares_; ///< a port's step split between its lanes (scratch)
   double marked_ = 0, cnps_ = 0, drops_ = 0;
 };
 
@@ -535,6 +595,7 @@ void Fabric::build()
       add_flow(h, r, {h, s2, r}, start_of(k++), false);
     victim_ = int(flows_.size());
     add_flow(v, w, {v, s1, s2, w}, start_of(k++), false);
+    flows_.back().cls = roce_classes(c_) - 1; // its own lossless priority when victim_priority is set
     hot_port_ = port_between(s2, r);
   } else if (c_.scenario == RoceScenario::ALLREDUCE) {
     // Leaf-spine: `leaves` leaves of n / leaves hosts each, one spine; each leaf's uplink carries its hosts' line
@@ -575,14 +636,16 @@ void Fabric::build()
     }
     hot_port_ = port_between(s0, r);
   }
-  // Switch accounting: headroom per ingress port (three one-way BDPs), a reserve per port.
+  // Switch accounting: headroom (three one-way BDPs) and a reserve per ingress port and lossless priority (a
+  // SONiC switch reserves each lossless priority group's headroom; HPCC's MMU, with one priority, one per port).
   for (size_t n = 0; n < nodes_.size(); ++n)
     if (nodes_[n].is_switch) switches_[int(n)] = Switch{};
+  const double classes = roce_classes(c_);
   for (auto& p : ports_)
     if (nodes_[size_t(p.to)].is_switch) {
       auto& s = switches_[p.to];
-      s.total_headroom += headroom(p);
-      s.total_reserve += double(c_.pfc.reserve);
+      s.total_headroom += headroom(p) * classes;
+      s.total_reserve += double(c_.pfc.reserve) * classes;
     }
   for (size_t f = 0; f < flows_.size(); ++f)
     for (size_t h = 0; h < flows_[f].path.size(); ++h) {
@@ -609,12 +672,13 @@ void Fabric::build()
     f.mark_budget = -std::log(1 - uniform());
 }
 
-bool Fabric::admit(Port& in, double s)
+bool Fabric::admit(Port& port, int cls, double s)
 {
-  auto& sw = switches_[in.to];
+  auto& sw = switches_[port.to];
+  auto& in = port.lanes[size_t(cls)];
   const double thr = threshold(sw);
   // HPCC's admission, with or without PFC (without, nothing pauses the sender and the headroom overflows).
-  if (s + in.hdrm_bytes > headroom(in) + EPS && s + shared_of(in) > thr + EPS) return false;
+  if (s + in.hdrm_bytes > headroom(port) + EPS && s + shared_of(in) > thr + EPS) return false;
   // The chunk fills the port's reserve first, then the shared pool up to the threshold, then headroom (HPCC's MMU
   // admits packets whole; a fluid chunk is split where the packet boundary would fall on average).
   const double to_reserve = std::min(s, std::max(0.0, double(c_.pfc.reserve) - in.ingress_bytes));
@@ -626,9 +690,10 @@ bool Fabric::admit(Port& in, double s)
   return true;
 }
 
-void Fabric::release(Port& in, double s)
+void Fabric::release(Port& port, int cls, double s)
 {
-  auto& sw = switches_[in.to];
+  auto& sw = switches_[port.to];
+  auto& in = port.lanes[size_t(cls)];
   const double from_hdrm = std::min(in.hdrm_bytes, s);
   const double from_shared = std::min(s - from_hdrm, shared_of(in));
   in.hdrm_bytes -= from_hdrm;
@@ -637,25 +702,29 @@ void Fabric::release(Port& in, double s)
   if (in.hdrm_bytes < EPS) in.hdrm_bytes = 0;
 }
 
-void Fabric::maybe_pause(int in_port, double now)
+void Fabric::maybe_pause(int in_port, int cls, double now)
 {
   if (!c_.pfc.enabled) return;
-  auto& in = ports_[size_t(in_port)];
+  auto& port = ports_[size_t(in_port)];
+  auto& in = port.lanes[size_t(cls)];
   if (in.pause_sent) return;
-  if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[in.to]) - EPS) {
+  if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[port.to]) - EPS) {
     in.pause_sent = true;
-    push_event(now + hop_time(in, c_.control_bytes), EvKind::PAUSE_AT_PORT, in_port);
+    push_event(now + hop_time(port, c_.control_bytes), EvKind::PAUSE_AT_PORT, in_port, cls);
   }
 }
 
-void Fabric::maybe_resume(int in_port, double now)
+void Fabric::maybe_resume(int in_port, int cls, double now)
 {
-  auto& in = ports_[size_t(in_port)];
+  auto& port = ports_[size_t(in_port)];
+  auto& in = port.lanes[size_t(cls)];
   if (!in.pause_sent || in.hdrm_bytes > EPS) return;
   const double shared = shared_of(in);
-  if (shared < EPS || shared + double(c_.pfc.resume_offset) <= threshold(switches_[in.to]) + EPS) {
+  // SAI: XON when the usage is at most max(XON_TH, the limit - XON_OFFSET_TH) and the headroom is empty.
+  if (shared < EPS || shared <= xon_threshold(port) + EPS ||
+      shared + double(c_.pfc.resume_offset) <= threshold(switches_[port.to]) + EPS) {
     in.pause_sent = false;
-    push_event(now + hop_time(in, c_.control_bytes), EvKind::RESUME_AT_PORT, in_port);
+    push_event(now + hop_time(port, c_.control_bytes), EvKind::RESUME_AT_PORT, in_port, cls);
   }
 }
 
@@ -753,11 +822,11 @@ Result<RoceResult> Fabric::run()
         run_timers(f, e.t);
         if (c_.dcqcn.enabled && f.completion < 0) on_cnp(f, e.t);
       } else if (e.kind == EvKind::PAUSE_AT_PORT) {
-        auto& p = ports_[size_t(e.who)];
-        p.paused = true;
-        ++p.pause_frames;
+        auto& lane = ports_[size_t(e.who)].lanes[size_t(e.cls)];
+        lane.paused = true;
+        ++lane.pause_frames;
       } else {
-        ports_[size_t(e.who)].paused = false;
+        ports_[size_t(e.who)].lanes[size_t(e.cls)].paused = false;
       }
     }
     for (auto& f : flows_)
@@ -783,31 +852,34 @@ Result<RoceResult> Fabric::run()
           }
           continue;
         }
-        if (!admit(p, bytes)) {
+        if (!admit(p, f.cls, bytes)) {
           drops_ += bytes;
           continue;
         }
         auto& out_port = ports_[size_t(f.path[size_t(p.hop_of[size_t(k)]) + 1])];
+        auto& lane = out_port.lanes[size_t(f.cls)];
         const int next_k = p.next_k[size_t(k)];
-        if (!out_port.fifo.empty() && out_port.fifo.back().k == next_k && out_port.fifo.back().step == step)
-          out_port.fifo.back().bytes += bytes;
+        if (!lane.fifo.empty() && lane.fifo.back().k == next_k && lane.fifo.back().step == step)
+          lane.fifo.back().bytes += bytes;
         else
-          out_port.fifo.push_back({next_k, bytes, step});
+          lane.fifo.push_back({next_k, bytes, step});
+        lane.queue += bytes;
         out_port.queue += bytes;
       }
       arriving.clear();
-      if (to_switch) maybe_pause(pi, t0);
+      if (to_switch)
+        for (size_t cls = 0; cls < p.lanes.size(); ++cls)
+          maybe_pause(pi, int(cls), t0);
     }
     // 3. Senders: each started flow offers its DCQCN rate; the NIC scales the offers down alike when they exceed its
     // line.
     for (const int pi : host_ports_) {
       auto& p = ports_[size_t(pi)];
-      if (p.paused) continue;
       double want_total = 0;
       int active = 0;
       for (size_t k = 0; k < p.flows.size(); ++k) {
         auto& f = flows_[size_t(p.flows[k])];
-        if (p.hop_of[k] != 0 || f.to_send <= EPS || t1 <= f.start) {
+        if (p.hop_of[k] != 0 || f.to_send <= EPS || t1 <= f.start || p.lanes[size_t(f.cls)].paused) {
           host_offer[size_t(p.flows[k])] = 0;
           continue;
         }
@@ -844,45 +916,71 @@ Result<RoceResult> Fabric::run()
     // 4. Switch egress ports serve their FIFO at line rate unless paused; ECN marks at dequeue.
     for (const int pi : switch_ports_) {
       auto& p = ports_[size_t(pi)];
-      if (p.paused) p.paused_time += dt_;
-      if (p.paused || p.queue <= EPS) continue;
-      // Serve the head of the FIFO: a FIFO delays every byte, and the marks it carries, by the queue ahead of it
-      // (serving each flow in proportion to its backlog would feed congestion back a queueing delay too early).
-      double budget = std::min(p.queue, p.bytes_per_step);
-      double q_now = p.queue;
-      auto& line = p.line[slot % size_t(p.slots)];
-      while (budget > EPS && !p.fifo.empty()) {
-        auto& head = p.fifo.front();
-        const double y = std::min(head.bytes, budget);
-        const size_t k = size_t(head.k);
-        head.bytes -= y;
-        budget -= y;
-        q_now -= y;
-        if (head.bytes <= EPS) p.fifo.pop_front();
-        const int fi = p.flows[k];
-        auto& f = flows_[size_t(fi)];
-        line.emplace_back(int(k), y);
-        const int in_port = f.path[size_t(p.hop_of[k]) - 1];
-        release(ports_[size_t(in_port)], y);
-        maybe_resume(in_port, t0);
-        const double mark_p = mark_probability(std::max(0.0, q_now));
-        if (mark_p > 0) {
-          const double hazard = mark_p >= 1 ? std::numeric_limits<double>::infinity() : -std::log1p(-mark_p);
-          const double frames = y / c_.frame_bytes;
-          marked_ += frames * mark_p;
-          if (c_.dcqcn.enabled && c_.dcqcn.cnp_interval <= 0) cnps_ += frames * mark_p;
-          f.mark_budget -= frames * hazard;
-          if (f.mark_budget <= 0) {
-            f.mark_budget = -std::log(1 - uniform());
-            push_event(t0 + f.to_receiver[size_t(p.hop_of[k])], EvKind::MARK_AT_RECEIVER, fi);
-          }
+      for (auto& lane : p.lanes)
+        if (lane.paused) lane.paused_time += dt_;
+      if (p.queue <= EPS) continue;
+      // The line's step is shared by the lanes that are neither paused nor empty, round robin between them (HPCC's
+      // qbb-net-device serves its queues in turn): equal shares, what one cannot use going to the others.
+      shares_.assign(p.lanes.size(), 0.0);
+      double left = p.bytes_per_step;
+      for (int open = 0;;) {
+        open = 0;
+        for (size_t c = 0; c < p.lanes.size(); ++c)
+          open += !p.lanes[c].paused && p.lanes[c].queue - shares_[c] > EPS ? 1 : 0;
+        if (open == 0 || left <= EPS) break;
+        const double each = left / open;
+        for (size_t c = 0; c < p.lanes.size(); ++c) {
+          auto& lane = p.lanes[c];
+          if (lane.paused || lane.queue - shares_[c] <= EPS) continue;
+          const double give = std::min(each, lane.queue - shares_[c]);
+          shares_[c] += give;
+          left -= give;
         }
       }
-      const double q_after = p.fifo.empty() ? 0.0 : std::max(0.0, q_now);
-      p.queue = q_after < EPS ? 0 : q_after;
+      auto& line = p.line[slot % size_t(p.slots)];
+      for (size_t cls = 0; cls < p.lanes.size(); ++cls) {
+        auto& lane = p.lanes[cls];
+        // Serve the head of the FIFO: a FIFO delays every byte, and the marks it carries, by the queue ahead of it
+        // (serving each flow in proportion to its backlog would feed congestion back a queueing delay too early).
+        double budget = shares_[cls];
+        double q_now = lane.queue;
+        while (budget > EPS && !lane.fifo.empty()) {
+          auto& head = lane.fifo.front();
+          const double y = std::min(head.bytes, budget);
+          const size_t k = size_t(head.k);
+          head.bytes -= y;
+          budget -= y;
+          q_now -= y;
+          if (head.bytes <= EPS) lane.fifo.pop_front();
+          const int fi = p.flows[k];
+          auto& f = flows_[size_t(fi)];
+          line.emplace_back(int(k), y);
+          const int in_port = f.path[size_t(p.hop_of[k]) - 1];
+          release(ports_[size_t(in_port)], int(cls), y);
+          maybe_resume(in_port, int(cls), t0);
+          const double mark_p = mark_probability(std::max(0.0, q_now));
+          if (mark_p > 0) {
+            const double hazard = mark_p >= 1 ? std::numeric_limits<double>::infinity() : -std::log1p(-mark_p);
+            const double frames = y / c_.frame_bytes;
+            marked_ += frames * mark_p;
+            if (c_.dcqcn.enabled && c_.dcqcn.cnp_interval <= 0) cnps_ += frames * mark_p;
+            f.mark_budget -= frames * hazard;
+            if (f.mark_budget <= 0) {
+              f.mark_budget = -std::log(1 - uniform());
+              push_event(t0 + f.to_receiver[size_t(p.hop_of[k])], EvKind::MARK_AT_RECEIVER, fi);
+            }
+          }
+        }
+        const double q_after = lane.fifo.empty() ? 0.0 : std::max(0.0, q_now);
+        lane.queue = q_after < EPS ? 0 : q_after;
+      }
+      p.queue = 0;
+      for (const auto& lane : p.lanes)
+        p.queue += lane.queue;
     }
     for (const int pi : host_ports_)
-      if (ports_[size_t(pi)].paused) ports_[size_t(pi)].paused_time += dt_;
+      for (auto& lane : ports_[size_t(pi)].lanes)
+        if (lane.paused) lane.paused_time += dt_;
     const auto& hot = ports_[size_t(hot_port_)];
     out.peak_queue = std::max(out.peak_queue, hot.queue);
     queue_integral += hot.queue * dt_;
@@ -905,13 +1003,12 @@ Result<RoceResult> Fabric::run()
       if (sw.shared_used > 1)
         return Error::at("", "roce model", "a switch's shared pool empty once every flow finished",
                          nodes_[size_t(node)].name + " still counting " + std::to_string(sw.shared_used) + " bytes");
-    for (const int pi : used_ports_) {
-      const auto& p = ports_[size_t(pi)];
-      if (p.queue > 1 || p.ingress_bytes > 1 || p.hdrm_bytes > 1)
-        return Error::at("", "roce model", "empty queues and ingress counters once every flow finished",
-                         port_name(pi) + " holding " + std::to_string(p.queue + p.ingress_bytes + p.hdrm_bytes) +
-                             " bytes");
-    }
+    for (const int pi : used_ports_)
+      for (const auto& lane : ports_[size_t(pi)].lanes)
+        if (lane.queue > 1 || lane.ingress_bytes > 1 || lane.hdrm_bytes > 1)
+          return Error::at("", "roce model", "empty queues and ingress counters once every flow finished",
+                           port_name(pi) + " holding " +
+                               std::to_string(lane.queue + lane.ingress_bytes + lane.hdrm_bytes) + " bytes");
   }
   if (!endless && finished < flows_.size())
     return Error::at("", "stop", "every flow finished within " + std::to_string(c_.stop) + " s of simulated time",
@@ -949,7 +1046,10 @@ Result<RoceResult> Fabric::run()
   out.cnps = cnps_;
   out.drops = drops_;
   for (const auto& p : ports_)
-    if (p.pause_frames > 0) out.pauses.push_back({port_name(int(&p - ports_.data())), p.pause_frames, p.paused_time});
+    for (size_t cls = 0; cls < p.lanes.size(); ++cls)
+      if (p.lanes[cls].pause_frames > 0)
+        out.pauses.push_back({port_name(int(&p - ports_.data())), p.lanes[cls].pause_frames, p.lanes[cls].paused_time,
+                              cls == 0 ? 0 : c_.victim_priority});
   return out;
 }
 

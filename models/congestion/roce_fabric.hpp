@@ -61,6 +61,9 @@ struct PfcParams {
   uint64_t resume_offset = 3072; ///< RESUME when the port's shared use is this far below the threshold
   int threshold_shift = 3;       ///< dynamic threshold: free shared buffer >> shift (alpha = 1/8, HPCC third.cc)
   double headroom_bdps = 3;      ///< headroom per port in one-way link BDPs (HPCC third.cc)
+  /// A switch profile's rows (SwitchBuffer::pfc): a port's headroom is its speed's XOFF_TH in place of
+  /// headroom_bdps, and RESUME also goes out at or below its XON_TH. Empty: HPCC's headroom and resume rule.
+  std::vector<SwitchBuffer::PfcRow> rows;
 };
 
 /// The topologies the model and the ns-3 reference share (node names as in their output).
@@ -91,12 +94,17 @@ struct RoceConfig {
   /// SONiC's ingress_lossless_pool); 0: `buffer` less the headroom and reserve (HPCC's switch MMU).
   uint64_t shared_pool = 0;
   std::string switch_name;    ///< the switch profile the pool and PFC threshold came from ("": none)
+  std::string pfc_cable;      ///< the cable the switch profile's PFC rows assume ("": no rows)
   int payload_bytes = 1000;   ///< per data frame
   int frame_bytes = 1062;     ///< on the wire: payload + Eth 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
   int control_bytes = 64;     ///< a CNP or a PAUSE frame
   DcqcnParams dcqcn;
   EcnParams ecn;
   PfcParams pfc;
+  /// VICTIM: the PFC priority of the victim flow v -> w (every other flow's is 0). Another priority than 0 is a
+  /// lossless class of its own: its own egress queue, ingress accounting, headroom and PAUSE, so the others' pauses
+  /// do not stop it (802.1Qbb); the port's line is shared round robin between the classes.
+  int victim_priority = 0;
   double start2 = 500e-6;  ///< CONVERGE
   double duration = 0.05;  ///< LONGFLOWS
   double warmup = 0.02;    ///< LONGFLOWS
@@ -128,6 +136,7 @@ struct RocePortPause {
   std::string port; ///< "<node>-><node>": the egress port that was paused
   uint64_t frames = 0;
   double paused = 0; ///< s
+  int priority = 0;  ///< the PFC priority paused
 };
 
 struct RoceResult {
@@ -150,6 +159,13 @@ struct RoceResult {
   double longest_pause() const; ///< s, the longest any port spent paused
 };
 
+/// The switches' buffer as reports give it: "buffer N bytes", or "switch X's lossless pool of N bytes, PFC above
+/// 1/K of its free bytes" when a switch profile set it.
+std::string roce_buffer_text(const RoceConfig& c);
+
+/// The lossless classes the scenario has: 2 with a victim in a priority of its own, else 1.
+int roce_classes(const RoceConfig& c);
+
 /// The model's time step: `step` when set, else half the fastest of 1 us, DCQCN's alpha and decrease periods and the
 /// link delay, and never less than one data frame's time on a link (0.5 us at 100 Gb/s with HPCC's timers: six
 /// frames). Every rate, queue and pause changes at step boundaries; feedback (marks, CNPs, PAUSE) carries exact times.
@@ -169,8 +185,8 @@ const std::vector<RoceSettingUnit>& roce_setting_units();
 const RoceSettingUnit* roce_setting_unit(const std::string& field_or_key);
 
 /// The settings only one scenario reads (leaves, oversubscription and placement: allreduce; start2: converge;
-/// duration and warmup: longflows; local: victim), by their field names: "" when `field` applies to `s`, else the
-/// scenario it belongs to.
+/// duration and warmup: longflows; local and victim_priority: victim), by their field names: "" when `field` applies to
+/// `s`, else the scenario it belongs to.
 std::string roce_field_scenario(const std::string& field, RoceScenario s);
 
 /// A switch of the scenario's fabric and the rates of its ingress links (for the buffer checks and estimates).

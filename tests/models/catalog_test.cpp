@@ -481,6 +481,10 @@ TEST_CASE("A switch's buffer: its pools and alphas load, wrong ones are refused 
   CHECK(sn2100->buffer->lossy_alpha == 8);      // q_lossy_profile dynamic_th 3
   CHECK(sn2100->buffer->lossless_alpha == 1);
   CHECK(sn2100->buffer->memory == 16000000);
+  REQUIRE(sn2100->buffer->pfc.size() == 5); // pg_profile_lookup.ini's 5 m rows, 10G to 100G
+  CHECK(sn2100->buffer->pfc.back().rate == 100e9);
+  CHECK(sn2100->buffer->pfc.back().xoff == 30720);
+  CHECK(sn2100->buffer->pfc.back().xon == 19456);
   auto sx = Catalog().network_switch("mellanox-sx1036");
   REQUIRE(sx.ok());
   CHECK_FALSE(sx->buffer);
@@ -514,6 +518,25 @@ TEST_CASE("A switch's buffer: its pools and alphas load, wrong ones are refused 
        "buffer.lossy_pool"},
       {"typo", R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") + R"(, "lossy_alfa": 1})",
        "buffer.lossy_alfa"},
+      {"pfcshort",
+       R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") +
+           R"(, "pfc": {"cable": "5m", "speeds_gbps": [40, 100], "xon_bytes": [1, 2], "xoff_bytes": [3],
+           "source": "a test's value"}})",
+       "buffer.pfc.xoff_bytes"},
+      {"pfctwice",
+       R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") +
+           R"(, "pfc": {"cable": "5m", "speeds_gbps": [40, 40], "xon_bytes": [1, 2], "xoff_bytes": [3, 4],
+           "source": "a test's value"}})",
+       "buffer.pfc.speeds_gbps"},
+      {"pfcnosource",
+       R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") +
+           R"(, "pfc": {"cable": "5m", "speeds_gbps": [40], "xon_bytes": [1], "xoff_bytes": [3]}})",
+       "buffer.pfc.source"},
+      {"pfczero",
+       R"({"lossy_pool": )" + q("1", "MB") + R"(, "lossy_alpha": )" + q("1", "1") +
+           R"(, "pfc": {"cable": "5m", "speeds_gbps": [40], "xon_bytes": [1], "xoff_bytes": [0],
+           "source": "a test's value"}})",
+       "buffer.pfc.xoff_bytes"},
   };
   for (const auto& c : cases) {
     s.write("switch", c.name, head + c.buffer + "}");

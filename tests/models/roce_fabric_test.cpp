@@ -4,6 +4,7 @@
 // port), DCQCN's direction (fewer pauses, a shorter queue), the fluid fixed point against the model's long-lived
 // flows, determinism, and the refusals. Agreement with packet-level ns-3 is the ctest entry `ns3:roce-agreement` and
 // validation/cases/n2_roce_dcqcn.json.
+#include "models/catalog.hpp"
 #include "models/congestion/dcqcn_fluid.hpp"
 #include "models/congestion/roce_fabric.hpp"
 #include "models/network_models.hpp"
@@ -115,6 +116,47 @@ TEST_CASE("roce: a paused trunk blocks a victim flow whose own port is idle (PFC
   const auto mm = tp::models::max_min_roce(c).value();
   CHECK(mm.victim_bps > 0.45 * c.rate * c.payload_bytes / c.frame_bytes);
   CHECK(r->victim_bps < 0.3 * mm.victim_bps);
+}
+
+TEST_CASE("roce: a victim in a PFC priority of its own is not stopped by the others' PAUSE frames")
+{
+  RoceConfig c = base(RoceScenario::VICTIM, 4, 2000000, 2000000);
+  c.local = 4;
+  c.dcqcn.enabled = false;
+  auto same = simulate_roce(c);
+  c.victim_priority = 3;
+  auto own = simulate_roce(c);
+  REQUIRE(same.ok());
+  REQUIRE(own.ok());
+  CHECK(own->drops == 0);
+  // s2 still pauses the trunk, but only priority 0, the a-flows' class; nothing pauses the trunk in priority 3.
+  bool trunk_paused_0 = false, trunk_paused_3 = false;
+  for (const auto& p : own->pauses) {
+    trunk_paused_0 |= p.port == "s1->s2" && p.priority == 0 && p.frames > 0;
+    trunk_paused_3 |= p.port == "s1->s2" && p.priority == 3;
+    CHECK((p.priority == 0 || p.priority == 3));
+  }
+  CHECK(trunk_paused_0);
+  CHECK_FALSE(trunk_paused_3);
+  for (const auto& p : same->pauses)
+    CHECK(p.priority == 0);
+  // The victim gets at least what max-min leaves it on the trunk (half the link), not the third of it it keeps
+  // when the a-flows' pauses hold it in the same queue.
+  const auto mm = tp::models::max_min_roce(c).value();
+  CHECK(own->victim_bps > 0.9 * mm.victim_bps);
+  CHECK(own->victim_bps > 3 * same->victim_bps);
+  // Every byte of both classes arrives: the a-flows finish no later than max-min's (r's port is their bottleneck).
+  CHECK(own->completion < 1.02 * mm.completion);
+
+  // The priority belongs to the victim scenario and to 0..7.
+  RoceConfig wrong = base(RoceScenario::INCAST, 4, 1000000, 2000000);
+  wrong.victim_priority = 3;
+  auto e = tp::models::check_roce(wrong);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().field == "victim_priority");
+  c.victim_priority = 8;
+  CHECK_FALSE(tp::models::check_roce(c).ok());
+  CHECK(tp::models::roce_field_scenario("victim_priority", RoceScenario::INCAST) == "victim");
 }
 
 TEST_CASE("roce: DCQCN reacts to ECN: fewer PAUSE frames and a shorter queue than PFC alone")
@@ -346,4 +388,42 @@ TEST_CASE("roce: a switch profile's lossless pool and alpha set when PFC pauses"
   auto t = tp::models::check_roce(tiny);
   REQUIRE_FALSE(t.ok());
   CHECK(t.error().field == "shared_pool");
+}
+
+TEST_CASE("roce: a switch profile's PFC rows give each port its speed's headroom and XON", "[quick]")
+{
+  using tp::models::SwitchBuffer;
+  const std::vector<SwitchBuffer::PfcRow> rows = {{40e9, 29696, 19456}, {100e9, 30720, 19456}};
+  // A port takes its speed's row, else the next faster one's; none above the fastest.
+  CHECK(tp::models::pfc_row(rows, 40e9)->xoff == 29696);
+  CHECK(tp::models::pfc_row(rows, 25e9)->xoff == 29696);
+  CHECK(tp::models::pfc_row(rows, 80e9)->xoff == 30720);
+  CHECK(tp::models::pfc_row(rows, 100e9)->xoff == 30720);
+  CHECK(tp::models::pfc_row(rows, 200e9) == nullptr);
+
+  auto sn2100 = tp::models::Catalog().network_switch("mellanox-sn2100");
+  REQUIRE(sn2100.ok());
+  RoceConfig c = base(RoceScenario::INCAST, 16, 1000000, 32000000);
+  c.dcqcn.enabled = false;
+  REQUIRE(tp::models::apply_switch_buffer(sn2100.value(), c).ok());
+  REQUIRE(c.pfc.rows.size() == 5);
+  CHECK(c.pfc.resume_offset == 0); // SONiC sets no XON_OFFSET_TH on Mellanox
+  c.shared_pool = 400000;          // a pool that fills: the pauses use the rows' headroom
+  auto r = simulate_roce(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops == 0);
+  CHECK(pause_frames(r.value()) > 0);
+  // 30720 bytes of headroom hold what arrives during a PAUSE over 1 us links, not over 5 us ones (127 KB at 100 Gb/s):
+  // the model refuses rather than drop.
+  c.delay = 5e-6;
+  auto st = tp::models::check_roce(c);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().field == "delay");
+  CHECK(st.error().expected.find("XOFF_TH") != std::string::npos);
+  // A port faster than every row is refused, naming the rows.
+  c.delay = 1e-6;
+  c.rate = 200e9;
+  auto fast = tp::models::check_roce(c);
+  REQUIRE_FALSE(fast.ok());
+  CHECK(fast.error().field == "pfc_rows");
 }
