@@ -554,6 +554,11 @@ int run_roce(const frontend::ParsedArgs& a)
     auto sw = models::Catalog().network_switch(a.get("switch"));
     if (!sw.ok()) return report_error(sw.error());
     if (auto st = models::apply_switch_buffer(sw.value(), c); !st.ok()) return report_error(st.error());
+    if (!c.pfc.rows.empty() && a.has("headroom-bdps"))
+      return report_error(Error::at("", "--headroom-bdps",
+                                    "no --headroom-bdps beside --switch " + sw->name +
+                                        " (its profile's pfc rows give each port's headroom)",
+                                    "both"));
   }
   c.delay = delay.value() * 1e-6;
   c.ecn.kmin = kmin.value();
@@ -676,8 +681,9 @@ Command roce_command()
       {"delay", 0, true, "US", "every link's propagation delay in microseconds (default 1)"},
       {"buffer", 'b', true, "BYTES", "each switch's shared buffer (default HPCC's 16 MB per 50 Gb/s: 32 MB at 100G)"},
       {"switch", 0, true, "NAME",
-       "a switch profile: every switch's PFC pool and threshold are its lossless pool and alpha (headroom and "
-       "reserve stay HPCC's); in place of --buffer"},
+       "a switch profile: every switch's PFC pool and threshold are its lossless pool and alpha, and with its pfc "
+       "rows each port's headroom and XON its speed's XOFF_TH and XON_TH (the reserve stays HPCC's); in place of "
+       "--buffer"},
       {"profile", 0, true, "NAME",
        "hpcc (default: the HPCC repository's DCQCN and ECN settings at this rate) or paper (the DCQCN paper's)"},
       {"dcqcn", 0, true, "on|off", "DCQCN at the senders (default on); off: line rate, PFC alone"},

@@ -11,12 +11,17 @@ uint64_t dynamic_threshold_share(uint64_t shared, double alpha, int congested)
   return uint64_t(std::floor(alpha * double(shared) / (1.0 + double(congested) * alpha)));
 }
 
-const SwitchBuffer::PfcRow* pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate)
+std::optional<SwitchBuffer::PfcRow> pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate)
 {
-  const SwitchBuffer::PfcRow* best = nullptr;
-  for (const auto& row : rows)
+  const SwitchBuffer::PfcRow *best = nullptr, *fastest = nullptr;
+  for (const auto& row : rows) {
     if (row.rate >= rate * (1 - 1e-6) && (!best || row.rate < best->rate)) best = &row;
-  return best;
+    if (!fastest || row.rate > fastest->rate) fastest = &row;
+  }
+  if (best) return *best;
+  if (!fastest) return std::nullopt;
+  const uint64_t k = uint64_t(std::ceil(rate / fastest->rate * (1 - 1e-9)));
+  return SwitchBuffer::PfcRow{fastest->rate * double(k), fastest->xoff * k, fastest->xon * k};
 }
 
 Result<uint64_t> lossy_port_buffer(const SwitchProfile& sw, int congested)

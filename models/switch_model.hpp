@@ -36,9 +36,10 @@ struct SwitchBuffer {
   std::string pfc_cable; ///< the cable the rows assume, as the source says ("5m")
 };
 
-/// The PFC row for a port of `rate` bits/s: the row of that speed, else of the next faster speed listed (a port
-/// between two speeds, such as an oversubscribed uplink's aggregate, takes the larger headroom); nullptr above them.
-const SwitchBuffer::PfcRow* pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate);
+/// The PFC figures for a port of `rate` bits/s: the row of that speed, else of the next faster speed listed (a port
+/// between two speeds takes the larger headroom); a port faster than every row is k parallel ports of the fastest
+/// (an aggregate uplink), k = ceil(rate / its speed), with k times its XOFF_TH and XON_TH. nullopt without rows.
+std::optional<SwitchBuffer::PfcRow> pfc_row(const std::vector<SwitchBuffer::PfcRow>& rows, double rate);
 
 struct SwitchProfile {
   std::string name;

@@ -180,35 +180,6 @@ analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, 
   return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
 }
 
-/// The RoCE fabric a ring allreduce of `bytes` over `ranks` ranks crosses with `hops` of its hops between hosts:
-/// the roce model's allreduce scenario with one sender per such hop (each sends what a ring hop carries,
-/// 2 (ranks - 1) / ranks of the buffer), and a horizon long enough for the ring at a tenth of its fair share.
-models::RoceConfig roce_ring(const models::RoceConfig& fabric, int ranks, int hops, double bytes)
-{
-  auto c = fabric;
-  c.scenario = models::RoceScenario::ALLREDUCE;
-  c.senders = hops;
-  const double per_hop = 2.0 * (ranks - 1) / ranks * bytes; // what each hop of the job's ring carries
-  c.size = std::max<uint64_t>(1, uint64_t(std::ceil(per_hop * hops / (2.0 * (hops - 1)))));
-  const double fair = c.rate / 8 / std::max(1.0, c.oversubscription); // bytes/s a sender gets through its uplink
-  c.stop = std::min(100.0, std::max(c.stop, 10 * per_hop / fair + 1e-3));
-  return c;
-}
-
-/// The fabric at the ranks' NIC rate: HPCC's rate-dependent settings (buffer, ECN thresholds, DCQCN's increase
-/// steps) that still hold their 100 Gb/s default are taken at the NIC's rate instead (a value the file set stays).
-models::RoceConfig at_nic_rate(models::RoceConfig c, double bps)
-{
-  const auto given = models::roce_hpcc_defaults(c.rate), nic = models::roce_hpcc_defaults(bps);
-  if (c.buffer == given.buffer) c.buffer = nic.buffer;
-  if (c.ecn.kmin == given.ecn.kmin) c.ecn.kmin = nic.ecn.kmin;
-  if (c.ecn.kmax == given.ecn.kmax) c.ecn.kmax = nic.ecn.kmax;
-  if (c.dcqcn.ai == given.dcqcn.ai) c.dcqcn.ai = nic.dcqcn.ai;
-  if (c.dcqcn.hai == given.dcqcn.hai) c.dcqcn.hai = nic.dcqcn.hai;
-  c.rate = bps;
-  return c;
-}
-
 /// Network model roce: every ring takes, beyond the analytical fabric's time on the cluster, what the job's RoCE
 /// fabric adds to its hops between hosts: their max-min time over a non-blocking fabric of the same leaves (the
 /// oversubscribed uplinks: network time), and the roce model's time over that max-min (PFC pauses, DCQCN's rate
@@ -228,26 +199,18 @@ Status add_roce_congestion(const models::ClusterProfile& cluster, const Training
     hops += p.worker_host[size_t(r)] != p.worker_host[size_t((r + 1) % ranks)];
   const auto& host = cluster.host(size_t(p.worker_host[0]));
   if (host.nics.empty()) return Error::at("", "network_model", "ranks on hosts with a NIC", "roce");
-  const models::RoceConfig fabric = at_nic_rate(*job.roce_fabric, host.nics[0].nic.line_rate * 8);
+  const models::RoceConfig fabric = models::roce_at_nic_rate(*job.roce_fabric, host.nics[0].nic.line_rate * 8);
   // The model's errors in the file's terms: roce_fabric.<key>, the ring's hops between hosts for its senders.
   auto in_field = [hops, sw = fabric.switch_name](Error e) {
-    const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
-    if (e.field == "shared_pool") // a switch profile's lossless pool
-      e.got += " (the lossless pool of switch " + sw + ")";
-    e.field = "roce_fabric." + std::string(e.field == "shared_pool" || e.field == "pfc_rows" ? "switch"
-                                           : unit                                            ? unit->key
-                                                                                             : e.field.c_str());
-    for (size_t at; (at = e.expected.find("senders")) != std::string::npos;)
-      e.expected.replace(at, 7, "the ring's " + std::to_string(hops) + " hops between hosts");
-    return e;
+    return models::roce_fabric_error(std::move(e), hops, sw);
   };
   const int checked_hops = std::max(hops, 2); // the settings are checked even where no hop leaves a host
-  if (auto st = models::check_roce(roce_ring(fabric, std::max(ranks, 2), checked_hops, 1e6)); !st.ok())
+  if (auto st = models::check_roce(models::roce_ring(fabric, std::max(ranks, 2), checked_hops, 1e6)); !st.ok())
     return in_field(st.error());
   if (hops == 0) return {}; // every rank on one host: no ring crosses the fabric
   rings->set_congestion(
       [fabric, ranks, hops, in_field](double bytes) -> Result<AnalyticalCollectives::Extra> {
-        const auto c = roce_ring(fabric, ranks, hops, bytes);
+        const auto c = models::roce_ring(fabric, ranks, hops, bytes);
         auto roce = models::run_roce_model("roce", c);
         if (!roce.ok()) return in_field(roce.error());
         auto flow = models::run_roce_model("flow", c);

@@ -595,6 +595,10 @@ void read_roce_settings(Reader& r, models::RoceConfig& c)
     if (!sw.ok()) fail(r.file(), r.field("switch"), sw.error().expected, sw.error().got);
     if (auto st = models::apply_switch_buffer(sw.value(), c); !st.ok())
       fail(r.file(), r.field("switch"), st.error().expected, st.error().got);
+    if (!c.pfc.rows.empty() && r.has("headroom_bdps"))
+      fail(r.file(), r.field("headroom_bdps"),
+           "no headroom_bdps beside switch \"" + sw->name + "\" (its profile's pfc rows give each port's headroom)",
+           "both");
   }
   c.buffer = r.size("buffer", c.buffer);
   c.dcqcn.enabled = r.boolean("dcqcn", true);
@@ -654,6 +658,32 @@ void parse_roce_job(Reader& r, JobSpec& j)
                             : unit                                                              ? unit->key
                                                                                                 : st.error().field;
     fail(r.file(), r.field(key), st.error().expected, st.error().got);
+  }
+}
+
+/// A training job's RoCE fabric checked when the file is read, on the ring the job will most likely have: its ranks
+/// host by host (ranks_per_host, else every GPU), one hop between hosts per host used, at the NIC's rate (the job's
+/// `nic`, else the first host's). The run checks the ring it places again.
+void check_roce_fabric(Reader& r, const JobSpec& j)
+{
+  const auto& t = j.training;
+  const models::Catalog cat;
+  auto cluster = cluster_for(cat, j.hw, 1, j.switch_name);
+  if (!cluster.ok() || cluster->host_count() == 0) return; // check_profiles names a broken hw
+  const auto& host = cluster->host(0);
+  double bps = host.nics.empty() ? 0 : host.nics[0].nic.line_rate * 8;
+  if (!t.nic.empty())
+    if (auto nic = cat.nic(t.nic); nic.ok()) bps = nic->line_rate * 8;
+  if (!(bps > 0)) return;
+  const int per_host = t.ranks_per_host > 0 ? t.ranks_per_host : std::max(1, int(host.gpus.size()));
+  const int hosts = int(cluster->host_count());
+  const int ranks = t.workers > 0 ? t.workers : hosts * per_host;
+  const int used = std::min(hosts, (ranks + per_host - 1) / per_host);
+  const int hops = used > 1 ? used : 0;
+  const auto fabric = models::roce_at_nic_rate(*t.roce_fabric, bps);
+  if (auto st = models::check_roce(models::roce_ring(fabric, std::max(ranks, 2), std::max(hops, 2), 1e6)); !st.ok()) {
+    const Error e = models::roce_fabric_error(st.error(), std::max(hops, 2), fabric.switch_name);
+    fail(r.file(), r.field(e.field), e.expected, e.got);
   }
 }
 
@@ -720,7 +750,7 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
       // A fabric whose file names neither a buffer nor a switch has the cluster's switch's pool when its profile gives
       // one (the leaves' model, else HPCC's buffer at the NIC's rate).
       const auto* given = r.has("roce_fabric") ? &r.get("roce_fabric") : nullptr;
-      if (!given || (!given->contains("buffer") && !given->contains("switch")))
+      if (!given || (!given->contains("buffer") && !given->contains("switch") && !given->contains("headroom_bdps")))
         if (auto cl = cluster_for(models::Catalog(), j.hw, 1, j.switch_name); cl.ok()) {
           const auto& leaf = cl->topology ? cl->topology->switch_model : cl->network_switch;
           if (leaf.buffer && leaf.buffer->lossless_pool > 0)
@@ -729,6 +759,7 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
         }
       if (auto st = check_collective_mode(j.training); !st.ok())
         fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);
+      check_roce_fabric(r, j);
     }
     if (!incast && r.has("port_buffer"))
       fail(r.file(), r.field("port_buffer"),

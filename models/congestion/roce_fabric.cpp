@@ -220,17 +220,7 @@ Status check_roce(const RoceConfig& c)
   for (const auto& sw : shape) {
     double reserved = 0;
     for (const double r : sw.ingress_rates) {
-      const SwitchBuffer::PfcRow* row = nullptr;
-      if (!c.pfc.rows.empty()) {
-        row = pfc_row(c.pfc.rows, r);
-        if (!row)
-          return bad("pfc_rows",
-                     "a PFC row (xon, xoff) in switch " + c.switch_name +
-                         "'s profile at or above every port speed of "
-                         "switch " +
-                         sw.name + " (bits/s)",
-                     r);
-      }
+      const auto row = pfc_row(c.pfc.rows, r);
       const double headroom = row ? double(row->xoff) : c.pfc.headroom_bdps * r / 8 * c.delay;
       const double needed = r / 8 * (2 * c.delay + (c.frame_bytes + c.control_bytes) * 8.0 / r) + c.frame_bytes;
       if (c.pfc.enabled && headroom < needed && row)
@@ -261,13 +251,48 @@ Status check_roce(const RoceConfig& c)
       continue;
     }
     if (double(c.buffer) < reserved + shared_min)
-      return bad("buffer",
-                 "at least switch " + sw.name + "'s headroom and reserve for its " +
-                     std::to_string(sw.ingress_rates.size()) + " ports plus a frame of shared buffer per port (" +
-                     std::to_string(uint64_t(reserved + shared_min)) + " bytes)",
-                 double(c.buffer));
+      return bad(
+          "buffer",
+          "at least switch " + sw.name + "'s headroom and reserve for its " + std::to_string(sw.ingress_rates.size()) +
+              " ports" + (roce_classes(c) > 1 ? " and " + std::to_string(roce_classes(c)) + " priorities" : "") +
+              " plus a frame of shared buffer per port (" + std::to_string(uint64_t(reserved + shared_min)) + " bytes)",
+          double(c.buffer));
   }
   return {};
+}
+
+Error roce_fabric_error(Error e, int hops, const std::string& switch_name)
+{
+  const RoceSettingUnit* unit = roce_setting_unit(e.field);
+  if (e.field == "shared_pool") e.got += " (the lossless pool of switch " + switch_name + ")";
+  e.field = "roce_fabric." + std::string(e.field == "shared_pool" ? "switch" : unit ? unit->key : e.field.c_str());
+  for (size_t at; (at = e.expected.find("senders")) != std::string::npos;)
+    e.expected.replace(at, 7, "the ring's " + std::to_string(hops) + " hops between hosts");
+  return e;
+}
+
+RoceConfig roce_at_nic_rate(RoceConfig c, double bps)
+{
+  const auto given = roce_hpcc_defaults(c.rate), nic = roce_hpcc_defaults(bps);
+  if (c.buffer == given.buffer) c.buffer = nic.buffer;
+  if (c.ecn.kmin == given.ecn.kmin) c.ecn.kmin = nic.ecn.kmin;
+  if (c.ecn.kmax == given.ecn.kmax) c.ecn.kmax = nic.ecn.kmax;
+  if (c.dcqcn.ai == given.dcqcn.ai) c.dcqcn.ai = nic.dcqcn.ai;
+  if (c.dcqcn.hai == given.dcqcn.hai) c.dcqcn.hai = nic.dcqcn.hai;
+  c.rate = bps;
+  return c;
+}
+
+RoceConfig roce_ring(const RoceConfig& fabric, int ranks, int hops, double bytes)
+{
+  auto c = fabric;
+  c.scenario = RoceScenario::ALLREDUCE;
+  c.senders = hops;
+  const double per_hop = 2.0 * (ranks - 1) / ranks * bytes; // what each hop of the job's ring carries
+  c.size = std::max<uint64_t>(1, uint64_t(std::ceil(per_hop * hops / (2.0 * (hops - 1)))));
+  const double fair = c.rate / 8 / std::max(1.0, c.oversubscription); // bytes/s a sender gets through its uplink
+  c.stop = std::min(100.0, std::max(c.stop, 10 * per_hop / fair + 1e-3));
+  return c;
 }
 
 Status apply_switch_buffer(const SwitchProfile& sw, RoceConfig& c)
@@ -522,14 +547,15 @@ private:
   /// bandwidth-delay products of its link (HPCC third.cc).
   double headroom(const Port& in) const
   {
-    if (const auto* row = pfc_row(c_.pfc.rows, in.rate)) return double(row->xoff);
+    if (const auto row = pfc_row(c_.pfc.rows, in.rate)) return double(row->xoff);
     return c_.pfc.headroom_bdps * in.rate / 8 * c_.delay;
   }
-  /// XON_TH of an ingress port (a switch profile's; 0 without one): at or below it RESUME goes out.
+  /// XON_TH of an ingress port (a switch profile's row; -1 without rows): at or below it RESUME goes out. It is
+  /// compared with the lane's shared use beyond its reserve, as the threshold is (SAI says "total buffer usage").
   double xon_threshold(const Port& in) const
   {
-    const auto* row = pfc_row(c_.pfc.rows, in.rate);
-    return row ? double(row->xon) : 0;
+    const auto row = pfc_row(c_.pfc.rows, in.rate);
+    return row ? double(row->xon) : -1; // -1: no XON_TH
   }
   double shared_of(const Port::Lane& in) const { return std::max(0.0, in.ingress_bytes - double(c_.pfc.reserve)); }
   bool admit(Port& in, int cls, double s);
@@ -708,7 +734,8 @@ void Fabric::maybe_pause(int in_port, int cls, double now)
   auto& port = ports_[size_t(in_port)];
   auto& in = port.lanes[size_t(cls)];
   if (in.pause_sent) return;
-  if (in.hdrm_bytes > EPS || shared_of(in) >= threshold(switches_[port.to]) - EPS) {
+  // A lane holds bytes before it can pause (one without traffic in a full pool would never be resumed).
+  if (in.hdrm_bytes > EPS || (in.ingress_bytes > EPS && shared_of(in) >= threshold(switches_[port.to]) - EPS)) {
     in.pause_sent = true;
     push_event(now + hop_time(port, c_.control_bytes), EvKind::PAUSE_AT_PORT, in_port, cls);
   }
@@ -721,7 +748,7 @@ void Fabric::maybe_resume(int in_port, int cls, double now)
   if (!in.pause_sent || in.hdrm_bytes > EPS) return;
   const double shared = shared_of(in);
   // SAI: XON when the usage is at most max(XON_TH, the limit - XON_OFFSET_TH) and the headroom is empty.
-  if (shared < EPS || shared <= xon_threshold(port) + EPS ||
+  if (shared < EPS || (!c_.pfc.rows.empty() && shared <= xon_threshold(port) + EPS) ||
       shared + double(c_.pfc.resume_offset) <= threshold(switches_[port.to]) + EPS) {
     in.pause_sent = false;
     push_event(now + hop_time(port, c_.control_bytes), EvKind::RESUME_AT_PORT, in_port, cls);

@@ -117,6 +117,20 @@ struct RoceConfig {
 /// The defaults above with the HPCC profile at `bps` (DCQCN, ECN) and its buffer (16 MB per 50 Gb/s).
 RoceConfig roce_hpcc_defaults(double bps);
 
+/// The fabric at a NIC rate of `bps` (a training job's roce_fabric at its ranks' NICs): HPCC's rate-dependent
+/// settings (buffer, ECN thresholds, DCQCN's increase steps) that still hold their default at `c.rate` are taken at
+/// `bps` instead (a value the file set stays).
+RoceConfig roce_at_nic_rate(RoceConfig c, double bps);
+
+/// The fabric a ring allreduce of `bytes` over `ranks` ranks crosses with `hops` of its hops between hosts: the
+/// allreduce scenario with one sender per such hop (each sends what a ring hop carries, 2 (ranks - 1) / ranks of the
+/// buffer), and a horizon long enough for the ring at a tenth of its fair share.
+RoceConfig roce_ring(const RoceConfig& fabric, int ranks, int hops, double bytes);
+
+/// A roce model error about a training job's fabric in the file's terms: the field as `roce_fabric.<key>` (a switch
+/// profile's pool as `roce_fabric.switch`, naming `switch_name`), the senders as the ring's `hops` hops between hosts.
+Error roce_fabric_error(Error e, int hops, const std::string& switch_name);
+
 /// Every switch of `c` as the profile's: its lossless pool as the shared pool and its lossless alpha as the PFC
 /// threshold (alpha = 2^-threshold_shift; headroom and reserve stay the model's, HPCC's). An error naming the
 /// profile when it gives no lossless pool, or an alpha above 1 (the model's threshold is a right shift).

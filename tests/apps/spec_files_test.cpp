@@ -644,6 +644,10 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
   refused(ar + R"(, "roce_fabric": {"leaves": 2}})", "jobs[0].roce_fabric", "network_model \"roce\"");
   refused(ar + R"(, "network_model": "roce", "roce_fabric": {"size": "1M"}})", "jobs[0].roce_fabric.size", "");
   refused(ar + R"(, "network_model": "roce", "roce_fabric": 2})", "jobs[0].roce_fabric", "an object");
+  // The fabric is checked when the file is read, on the ring the job will have: 4 hosts, 4 hops between them.
+  refused(ar + R"(, "network_model": "roce", "roce_fabric": {"leaves": 3}})", "jobs[0].roce_fabric.leaves",
+          "a divisor of the ring's 4 hops between hosts");
+  refused(ar + R"(, "network_model": "roce", "roce_fabric": {"delay_us": 20000}})", "jobs[0].roce_fabric.delay_us", "");
   refused(ar + R"(, "network_model": "roce", "collective_mode": "protocol"})", "jobs[0].network_model",
           "collective_mode \"analytical\"");
   refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "ps", "transport": "grpc",

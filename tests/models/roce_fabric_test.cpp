@@ -399,7 +399,10 @@ TEST_CASE("roce: a switch profile's PFC rows give each port its speed's headroom
   CHECK(tp::models::pfc_row(rows, 25e9)->xoff == 29696);
   CHECK(tp::models::pfc_row(rows, 80e9)->xoff == 30720);
   CHECK(tp::models::pfc_row(rows, 100e9)->xoff == 30720);
-  CHECK(tp::models::pfc_row(rows, 200e9) == nullptr);
+  // An aggregate faster than every row is parallel ports of the fastest: 250 Gb/s is three 100 Gb/s ports.
+  CHECK(tp::models::pfc_row(rows, 250e9)->xoff == 3 * 30720);
+  CHECK(tp::models::pfc_row(rows, 250e9)->xon == 3 * 19456);
+  CHECK_FALSE(tp::models::pfc_row({}, 40e9));
 
   auto sn2100 = tp::models::Catalog().network_switch("mellanox-sn2100");
   REQUIRE(sn2100.ok());
@@ -420,10 +423,30 @@ TEST_CASE("roce: a switch profile's PFC rows give each port its speed's headroom
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().field == "delay");
   CHECK(st.error().expected.find("XOFF_TH") != std::string::npos);
-  // A port faster than every row is refused, naming the rows.
-  c.delay = 1e-6;
-  c.rate = 200e9;
-  auto fast = tp::models::check_roce(c);
-  REQUIRE_FALSE(fast.ok());
-  CHECK(fast.error().field == "pfc_rows");
+  // An allreduce fabric's 160 Gb/s uplink aggregate on 40 Gb/s hosts runs, its headroom that of two 100G ports.
+  RoceConfig ring = base(RoceScenario::ALLREDUCE, 8, 1000000, 32000000);
+  ring.rate = 40e9;
+  ring.oversubscription = 1;
+  REQUIRE(tp::models::apply_switch_buffer(sn2100.value(), ring).ok());
+  CHECK(tp::models::check_roce(ring).ok());
+  CHECK(simulate_roce(ring).ok());
+}
+
+TEST_CASE("roce: a lane without traffic is never paused, even in a full pool", "[quick]")
+{
+  // The victim's own priority carries nothing through the l-ports and a-ports but v's: with a pool that fills, a
+  // PAUSE for an idle lane would never be resumed.
+  RoceConfig c = base(RoceScenario::VICTIM, 8, 1000000, 32000000);
+  c.local = 8;
+  c.dcqcn.enabled = false;
+  c.victim_priority = 3;
+  c.shared_pool = 60000;
+  c.pfc.threshold_shift = 0;
+  auto r = simulate_roce(c);
+  REQUIRE(r.ok());
+  CHECK(r->drops == 0);
+  for (const auto& p : r->pauses) {
+    INFO(p.port << " priority " << p.priority);
+    if (p.priority == 3) CHECK((p.port == "v->s1" || p.port == "s1->s2"));
+  }
 }
