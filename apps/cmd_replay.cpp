@@ -329,9 +329,15 @@ public:
   /// --collectives nccl: every collective timed by the NCCL collective model on nodes of --hw's host.
   bool nccl() const { return nccl_; }
 
-  /// The NCCL op of a recorded collective kind ("allreduce", "reducescatter", ...); none for the kinds it lacks.
+  /// A point-to-point kind: NCCL's send, recv, or a group of them (PyTorch's batched isend/irecv).
+  static bool p2p(const std::string& kind) { return kind == "send" || kind == "recv" || kind == "sendrecv"; }
+
+  /// The NCCL op of a recorded collective kind ("allreduce", "reducescatter", ...); none for the kinds it lacks. A
+  /// point-to-point send between two ranks is timed as NCCL's point-to-point sends of a two-rank alltoall (NCCL runs
+  /// alltoall as grouped ncclSend/ncclRecv; over two ranks each rank sends the other half the buffer).
   static std::optional<models::nccl::Op> nccl_op(const std::string& kind)
   {
+    if (p2p(kind)) return models::nccl::Op::ALLTOALL;
     if (kind == "allreduce") return models::nccl::Op::ALL_REDUCE;
     if (kind == "allgather") return models::nccl::Op::ALL_GATHER;
     if (kind == "reducescatter" || kind == "reduce_scatter") return models::nccl::Op::REDUCE_SCATTER;
@@ -348,7 +354,7 @@ public:
     auto cl = cluster_of(1);
     if (!cl.ok()) return cl.error();
     const models::HostProfile& host = (*cl)->host(0);
-    const int ranks = ranks_of(c);
+    const int ranks = p2p(c.kind) ? 2 : ranks_of(c); // a send has one peer: two ranks, on one node when more share one
     const int gpus = int(host.gpus.size());
     const int per_node = std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's stated assumption
     if (per_node > gpus || per_node < 1 || ranks % per_node != 0)
@@ -368,6 +374,7 @@ public:
   /// msg nelems", Horovod's tensor, Chakra's comm size), which for an all_gather is one rank's share of the output.
   static double nccl_bytes(const traces::TraceCollective& c, int ranks)
   {
+    if (p2p(c.kind)) return 2.0 * double(c.bytes); // the two-rank alltoall whose half to the peer is the message
     return c.kind == "allgather" ? double(c.bytes) * ranks : double(c.bytes);
   }
 
@@ -428,8 +435,9 @@ public:
   {
     if (!c.bytes_known) return "size unknown";
     if (nccl_ && !nccl_op(c.kind))
-      return c.kind + " is not one of NCCL's collectives the model times (point-to-point, reduce, gather, scatter "
-                      "and barriers are kept)";
+      return c.kind + " is not one of NCCL's operations the model times (reduce, gather, scatter and barriers are "
+                      "kept)";
+    if (nccl_ && p2p(c.kind)) return ""; // a send has its two ranks whatever the group
     if (!nccl_ && c.kind != "allreduce")
       return c.kind + " is not simulated as a ring (--collectives nccl times every NCCL collective)";
     if (ranks_of(c) < 2) return ranks_of(c) == 0 ? "ranks not known (--ranks N)" : "a group of one rank";

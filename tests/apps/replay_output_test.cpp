@@ -328,3 +328,50 @@ TEST_CASE("a collective's time keeps a bottleneck named in two words", "[quick]"
   CHECK(t.beta_link == "cpu memcpy");
   CHECK(tp::frontend::parse_collective_time("0.25 0 inf -").beta_link.empty());
 }
+
+TEST_CASE(
+    "replay --collectives nccl times a point-to-point send and recv between two ranks, not at their recorded time")
+{
+  // A pipeline stage's send and recv of 16 MiB (PyTorch 2.x's record_param_comms args on the nccl: calls).
+  const fs::path d = temp_dir("p2p");
+  std::ofstream(d / "p2p.json") << R"({"distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 8},
+    "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:send", "pid": 1, "tid": 1, "ts": 1000, "dur": 900,
+     "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8}},
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:recv", "pid": 1, "tid": 1, "ts": 3000, "dur": 900,
+     "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8}}]})";
+  auto replay = [&](const std::string& extra) {
+    const fs::path out = d / "out.json";
+    auto r = tp::test::run_cli("replay " + (d / "p2p.json").string() +
+                               " --hw dgx-a100-8gpu --collectives nccl --json " + out.string() + extra);
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(slurp(out));
+  };
+  const auto across = replay("");
+  const auto within = replay(" --ranks-per-node 2");
+  const double bytes = 4194304.0 * 4;
+  for (const auto* j : {&across, &within}) {
+    int seen = 0;
+    for (const auto& e : (*j)["events"]) {
+      if (e["event"] != "send" && e["event"] != "recv") continue;
+      ++seen;
+      INFO(e.dump());
+      CHECK(e["kept_recorded"].is_null());
+      CHECK(e["ranks"] == 2);
+      CHECK(e["bytes"].get<double>() == bytes);
+      CHECK(e["algorithm"].get<std::string>().find("p2p") != std::string::npos);
+    }
+    CHECK(seen == 2);
+  }
+  auto replayed = [](const nlohmann::json& j) { return j["events"][0]["replayed_ms"].get<double>() * 1e-3; };
+  // Across two nodes the message crosses one HDR NIC (200 Gb/s): its wire time within a factor of two (latency and
+  // NCCL's per-channel ceilings on top, no more); within one node NVLink carries it faster.
+  const double wire = bytes / (200e9 / 8);
+  CHECK(replayed(across) > 0.5 * wire);
+  CHECK(replayed(across) < 2.0 * wire);
+  CHECK(replayed(within) < replayed(across));
+  CHECK(across["events"][0]["algorithm"].get<std::string>().find("2x1") != std::string::npos);
+  CHECK(within["events"][0]["algorithm"].get<std::string>().find("1x2") != std::string::npos);
+  fs::remove_all(d);
+}
