@@ -354,9 +354,12 @@ public:
     auto cl = cluster_of(1);
     if (!cl.ok()) return cl.error();
     const models::HostProfile& host = (*cl)->host(0);
-    const int ranks = p2p(c.kind) ? 2 : ranks_of(c); // a send has one peer: two ranks, on one node when more share one
+    // A send has one peer, which the traces do not name: two ranks on two nodes (pipeline stages across nodes, as
+    // Megatron-LM places them; a warning says so).
+    const int ranks = p2p(c.kind) ? 2 : ranks_of(c);
     const int gpus = int(host.gpus.size());
-    const int per_node = std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's stated assumption
+    const int per_node =
+        p2p(c.kind) ? 1 : std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's stated assumption
     if (per_node > gpus || per_node < 1 || ranks % per_node != 0)
       return Error::at(
           "", "--ranks-per-node",
@@ -612,7 +615,11 @@ public:
         row.algorithm = fmt::format("nccl {}/{} {}x{}", models::nccl::to_string(p.algo),
                                     models::nccl::to_string(p.proto), setup->nodes, setup->gpus_per_node);
         row.replayed = collective_new_[ci] = p.seconds;
-        row.bottleneck = p.bottleneck;
+        row.bottleneck = p.bottleneck.empty() && bytes == 0 ? "latency only (no bytes)" : p.bottleneck;
+        if (ReplayFabric::p2p(c.kind))
+          job_.warnings.add(c.kind + ": its peer is not in the trace; timed between two nodes (pipeline stages "
+                                     "across nodes, as Megatron-LM places them)",
+                            c.name);
         report_.recorded_simulated += c.duration, report_.simulated += p.seconds;
         report_.rows.push_back(row);
         continue;

@@ -349,7 +349,7 @@ TEST_CASE(
     return nlohmann::json::parse(slurp(out));
   };
   const auto across = replay("");
-  const auto within = replay(" --ranks-per-node 2");
+  const auto within = replay(" --ranks-per-node 2"); // the peer is still assumed on another node
   const double bytes = 4194304.0 * 4;
   for (const auto* j : {&across, &within}) {
     int seen = 0;
@@ -366,12 +366,15 @@ TEST_CASE(
   }
   auto replayed = [](const nlohmann::json& j) { return j["events"][0]["replayed_ms"].get<double>() * 1e-3; };
   // Across two nodes the message crosses one HDR NIC (200 Gb/s): its wire time within a factor of two (latency and
-  // NCCL's per-channel ceilings on top, no more); within one node NVLink carries it faster.
+  // NCCL's per-channel ceilings on top, no more).
   const double wire = bytes / (200e9 / 8);
   CHECK(replayed(across) > 0.5 * wire);
   CHECK(replayed(across) < 2.0 * wire);
-  CHECK(replayed(within) < replayed(across));
+  CHECK(replayed(within) == replayed(across));
   CHECK(across["events"][0]["algorithm"].get<std::string>().find("2x1") != std::string::npos);
-  CHECK(within["events"][0]["algorithm"].get<std::string>().find("1x2") != std::string::npos);
+  bool said = false; // the assumption is stated
+  for (const auto& w : across["warnings"])
+    said |= w.dump().find("its peer is not in the trace") != std::string::npos;
+  CHECK(said);
   fs::remove_all(d);
 }
