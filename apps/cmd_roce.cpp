@@ -432,8 +432,8 @@ int run_reference(const std::string& path, bool as_json, double tolerance, doubl
 Error as_option_error(Error e)
 {
   const models::RoceSettingUnit* unit = models::roce_setting_unit(e.field);
-  if (e.field == "shared_pool" || e.field == "pfc_rows") { // set by --switch only
-    e.field = e.field == "shared_pool" ? "--switch (its lossless pool)" : "--switch (its PFC rows)";
+  if (e.field == "shared_pool") { // set by --switch only
+    e.field = "--switch (its lossless pool)";
     return e;
   }
   if (!unit) {
@@ -589,14 +589,15 @@ int run_roce(const frontend::ParsedArgs& a)
   auto names = models::network_model_list(a.get("network-model", "flow,roce"), "roce", "--network-model");
   if (!names.ok()) return report_error(names.error());
   for (const char* field :
-       {"leaves", "oversubscription", "placement", "start2", "duration", "warmup", "local", "victim-priority"})
-    if (a.has(field))
-      if (const std::string owner = models::roce_field_scenario(
-              std::string(field) == "victim-priority" ? "victim_priority" : field, c.scenario);
-          !owner.empty())
-        return report_error(Error::at("", std::string("--") + field,
-                                      "--scenario " + owner + " (only it reads the option)",
-                                      std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
+       {"leaves", "oversubscription", "placement", "start2", "duration", "warmup", "local", "victim-priority"}) {
+    if (!a.has(field)) continue;
+    std::string name = field; // the option's field name: dashes as underscores
+    std::replace(name.begin(), name.end(), '-', '_');
+    if (const std::string owner = models::roce_field_scenario(name, c.scenario); !owner.empty())
+      return report_error(Error::at("", std::string("--") + field,
+                                    "--scenario " + owner + " (only it reads the option)",
+                                    std::string("--scenario ") + models::roce_scenario_name(c.scenario)));
+  }
   const bool fixed_point = a.has("fixed-point");
   if (fixed_point && !c.dcqcn.enabled)
     return report_error(Error::at("", "--fixed-point", "DCQCN on (the fixed point is DCQCN's)", "--dcqcn off"));

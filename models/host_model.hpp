@@ -91,6 +91,8 @@ struct ClusterProfile {
   /// Profile of the i-th host (in host_names() order).
   const HostProfile& host(size_t i) const;
   size_t host_count() const;
+  /// The switch a host's port is on: the topology's leaves, else the one switch.
+  const SwitchProfile& leaf_switch() const { return topology ? topology->switch_model : network_switch; }
 };
 
 /// Build a cluster of `count` copies of `host` behind `sw` (used by perftest and tests).

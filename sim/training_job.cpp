@@ -458,7 +458,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   sim_options.rpc_threads = job.rpc_threads;
   sim_options.tcp_incast = job.tcp_incast;
   sim_options.tcp_port_buffer = job.tcp_port_buffer;
-  const models::SwitchProfile& leaf = cluster.topology ? cluster.topology->switch_model : cluster.network_switch;
+  const models::SwitchProfile& leaf = cluster.leaf_switch();
   if (job.tcp_incast && job.tcp_port_buffer == 0) { // the receivers' ports share their switch's memory
     auto share = models::lossy_port_buffer(leaf, 1);
     if (!share.ok()) return Error::at("", "port_buffer", share.error().expected, share.error().got);

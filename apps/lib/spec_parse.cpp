@@ -654,9 +654,7 @@ void parse_roce_job(Reader& r, JobSpec& j)
   c.stop = r.number("stop_s", 1e-9, 100, c.stop);
   if (auto st = models::check_roce(c); !st.ok()) {
     const models::RoceSettingUnit* unit = models::roce_setting_unit(st.error().field);
-    const std::string key = st.error().field == "shared_pool" || st.error().field == "pfc_rows" ? "switch"
-                            : unit                                                              ? unit->key
-                                                                                                : st.error().field;
+    const std::string key = st.error().field == "shared_pool" ? "switch" : unit ? unit->key : st.error().field;
     fail(r.file(), r.field(key), st.error().expected, st.error().got);
   }
 }
@@ -664,19 +662,17 @@ void parse_roce_job(Reader& r, JobSpec& j)
 /// A training job's RoCE fabric checked when the file is read, on the ring the job will most likely have: its ranks
 /// host by host (ranks_per_host, else every GPU), one hop between hosts per host used, at the NIC's rate (the job's
 /// `nic`, else the first host's). The run checks the ring it places again.
-void check_roce_fabric(Reader& r, const JobSpec& j)
+void check_roce_fabric(Reader& r, const JobSpec& j, const models::Catalog& cat, const models::ClusterProfile& cluster)
 {
   const auto& t = j.training;
-  const models::Catalog cat;
-  auto cluster = cluster_for(cat, j.hw, 1, j.switch_name);
-  if (!cluster.ok() || cluster->host_count() == 0) return; // check_profiles names a broken hw
-  const auto& host = cluster->host(0);
+  if (cluster.host_count() == 0) return;
+  const auto& host = cluster.host(0);
   double bps = host.nics.empty() ? 0 : host.nics[0].nic.line_rate * 8;
   if (!t.nic.empty())
     if (auto nic = cat.nic(t.nic); nic.ok()) bps = nic->line_rate * 8;
   if (!(bps > 0)) return;
   const int per_host = t.ranks_per_host > 0 ? t.ranks_per_host : std::max(1, int(host.gpus.size()));
-  const int hosts = int(cluster->host_count());
+  const int hosts = int(cluster.host_count());
   const int ranks = t.workers > 0 ? t.workers : hosts * per_host;
   const int used = std::min(hosts, (ranks + per_host - 1) / per_host);
   const int hops = used > 1 ? used : 0;
@@ -714,7 +710,7 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
       // switch profile must give one (a broken hw or switch is check_profiles' error).
       auto cluster = cluster_for(models::Catalog(), j.hw, 1, j.switch_name);
       if (cluster.ok()) {
-        const auto& leaf = cluster->topology ? cluster->topology->switch_model : cluster->network_switch;
+        const auto& leaf = cluster->leaf_switch();
         if (auto b = models::lossy_port_buffer(leaf, 1); !b.ok())
           fail(r.file(), r.field("port_buffer"),
                "the bytes each switch port toward a receiver holds, or a switch profile (\"switch\") whose buffer "
@@ -750,16 +746,18 @@ void parse_network_model(Reader& r, JobSpec& j, const std::string& kind)
       // A fabric whose file names neither a buffer nor a switch has the cluster's switch's pool when its profile gives
       // one (the leaves' model, else HPCC's buffer at the NIC's rate).
       const auto* given = r.has("roce_fabric") ? &r.get("roce_fabric") : nullptr;
-      if (!given || (!given->contains("buffer") && !given->contains("switch") && !given->contains("headroom_bdps")))
-        if (auto cl = cluster_for(models::Catalog(), j.hw, 1, j.switch_name); cl.ok()) {
-          const auto& leaf = cl->topology ? cl->topology->switch_model : cl->network_switch;
-          if (leaf.buffer && leaf.buffer->lossless_pool > 0)
-            if (auto st = models::apply_switch_buffer(leaf, *j.training.roce_fabric); !st.ok())
-              fail(r.file(), r.field(r.has("switch") ? "switch" : "hw"), st.error().expected, st.error().got);
-        }
+      const models::Catalog cat;
+      auto cluster = cluster_for(cat, j.hw, 1, j.switch_name); // a broken hw or switch is check_profiles' error
+      if (cluster.ok() &&
+          (!given || (!given->contains("buffer") && !given->contains("switch") && !given->contains("headroom_bdps")))) {
+        const auto& leaf = cluster->leaf_switch();
+        if (leaf.buffer && leaf.buffer->lossless_pool > 0)
+          if (auto st = models::apply_switch_buffer(leaf, *j.training.roce_fabric); !st.ok())
+            fail(r.file(), r.field(r.has("switch") ? "switch" : "hw"), st.error().expected, st.error().got);
+      }
       if (auto st = check_collective_mode(j.training); !st.ok())
         fail(r.file(), r.field("network_model"), st.error().expected, st.error().got);
-      check_roce_fabric(r, j);
+      if (cluster.ok()) check_roce_fabric(r, j, cat, cluster.value());
     }
     if (!incast && r.has("port_buffer"))
       fail(r.file(), r.field("port_buffer"),
