@@ -96,6 +96,48 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
   return watch(std::move(exec), std::move(done));
 }
 
+uint64_t Reactor::add_spinner(simgrid::s4u::Host* host)
+{
+  const uint64_t id = next_id_++;
+  spinners_[id].host = host;
+  if (running_) start_spinner(id);
+  return id;
+}
+
+bool Reactor::remove_spinner(uint64_t id)
+{
+  auto it = spinners_.find(id);
+  if (it == spinners_.end()) return false;
+  if (it->second.exec) cancel_in_simgrid(it->second.exec);
+  spinners_.erase(it);
+  return true;
+}
+
+void Reactor::start_spinner(uint64_t id)
+{
+  Spinner& s = spinners_.at(id);
+  if (s.exec) return;
+  // Work that never ends within any simulation (1e300 flops is ~1e291 s at any host speed): SimGrid's solver gives
+  // it one core's share like any one-thread exec, and its end date never comes first.
+  s.exec = simgrid::kernel::actor::simcall_answered([host = s.host] {
+    auto e = simgrid::s4u::Exec::init();
+    e->set_flops_amount(1e300);
+    e->set_host(host);
+    e->start();
+    return simgrid::s4u::ActivityPtr(e);
+  });
+  id_of_[s.exec.get()] = id; // so that cancel_in_simgrid cancels it; a completion of it is never reported
+}
+
+void Reactor::stop_spinners()
+{
+  for (auto& [id, s] : spinners_)
+    if (s.exec) {
+      cancel_in_simgrid(s.exec);
+      s.exec = nullptr;
+    }
+}
+
 uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done)
 {
   const uint64_t id = next_id_++;
@@ -240,6 +282,16 @@ void Reactor::take_snapshot()
 }
 
 void Reactor::run()
+{
+  running_ = true;
+  for (const auto& [id, s] : spinners_)
+    start_spinner(id);
+  run_loop();
+  stop_spinners();
+  running_ = false;
+}
+
+void Reactor::run_loop()
 {
   deadline_hit_ = false;
   for (;;) {

@@ -50,6 +50,14 @@ public:
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
+  /// A thread that spins for the rest of its process's life (a busy-polling progress thread): one core of `host`
+  /// busy, sharing the host's cores with every exec there. It never keeps run() going: it runs while run() does
+  /// (started when run() starts, or at once inside it; cancelled when run() returns), so it takes its share of the
+  /// cores only while other work is simulated. Returns an id for remove_spinner().
+  uint64_t add_spinner(simgrid::s4u::Host* host);
+  /// Stop a spinner (its process died); false if unknown.
+  bool remove_spinner(uint64_t id);
+  size_t spinners() const { return spinners_.size(); }
   /// Cancel a watched activity (its callback never runs). False if its callback already ran or is in the ready
   /// queue; an activity SimGrid reported complete but not yet handed on is withdrawn (true).
   bool cancel_activity(uint64_t id);
@@ -88,6 +96,10 @@ public:
 
 private:
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
+  void run_loop();
+  /// Start a spinner's exec in SimGrid (run() going), or cancel it there (run() returning).
+  void start_spinner(uint64_t id);
+  void stop_spinners();
   /// Hand the completed activities SimGrid reported (all of one instant) to the ready queue, in start order.
   void take_completions();
   /// Block the reactor's actor until a completion is reported or `timeout` (< 0: none) passes.
@@ -112,6 +124,13 @@ private:
   bool background_keeps_alive_ = false;
   DeadlineSnapshot at_deadline_;
   std::vector<Watched> activities_;
+  /// Spinners by id, with the exec that holds their core while run() goes (null between runs).
+  struct Spinner {
+    simgrid::s4u::Host* host = nullptr;
+    simgrid::s4u::ActivityPtr exec;
+  };
+  std::map<uint64_t, Spinner> spinners_;
+  bool running_ = false;
   std::unordered_map<uint64_t, size_t> activity_index_;
   /// The watched activities by SimGrid object, for the completion callback.
   std::unordered_map<const simgrid::s4u::Activity*, uint64_t> id_of_;

@@ -35,6 +35,18 @@ Task SimRuntime::guard(Task task) const
 void SimRuntime::kill()
 {
   *alive_ = false;
+  for (uint64_t id : pollers_)
+    ctx_.reactor.remove_spinner(id);
+  pollers_.clear();
+}
+
+void SimRuntime::start_busy_poller(int numa_node, const std::string&)
+{
+  if (!*alive_) return;
+  // The thread runs on the socket of the task's CPU memory (a node the host does not have: its first socket).
+  const int sockets = int(ctx_.platform->machine(machine_).sockets.size());
+  const int s = numa_node >= 0 && numa_node < sockets ? numa_node : 0;
+  pollers_.push_back(ctx_.reactor.add_spinner(ctx_.platform->cpu_host(machine_, s)));
 }
 bool SimRuntime::cancel(TimerId id)
 {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tp::sim {
 
@@ -25,6 +26,7 @@ public:
   MemorySpace& memory() override;
   const std::string& name() const override { return name_; }
   MemorySpace* peer_memory(const std::string& process) override;
+  void start_busy_poller(int numa_node, const std::string& label) override;
 
   /// Model time of a work item when nothing else runs (no contention); used by tests and closed forms.
   Result<double> estimate(const Work& work) const;
@@ -35,6 +37,8 @@ public:
   /// CPU seconds of the work it ran on its machine's CPU sockets (host copies, (de)serialization, host sums and
   /// updates, registrations, CPU work), as each item's uncontended time.
   double work_cpu_seconds() const { return work_cpu_seconds_; }
+  /// Its busy-polling threads (each a core of its socket busy for as long as the process lives).
+  int busy_pollers() const { return int(pollers_.size()); }
 
 private:
   Task guard(Task task) const;
@@ -48,6 +52,7 @@ private:
   SimMemory& memory_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   double work_cpu_seconds_ = 0;
+  std::vector<uint64_t> pollers_; ///< Reactor spinner ids
 };
 
 } // namespace tp::sim

@@ -452,6 +452,7 @@ std::vector<ProcessCpu> Simulation::cpu_use() const
       c.rpc_messages += pool->use().items;
     }
     c.work_cpu_seconds = p->sim_runtime().work_cpu_seconds();
+    c.busy_pollers = p->sim_runtime().busy_pollers();
     out.push_back(std::move(c));
   }
   return out;

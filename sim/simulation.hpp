@@ -77,6 +77,7 @@ struct ProcessCpu {
   double rpc_waited_seconds = 0; ///< time its messages waited for one of its gRPC threads, summed over them
   uint64_t rpc_messages = 0;     ///< messages its gRPC threads worked on
   double work_cpu_seconds = 0;   ///< its other CPU work (SimRuntime::work_cpu_seconds)
+  int busy_pollers = 0;          ///< its busy-polling threads (SimRuntime::busy_pollers)
 };
 
 /// The busy gRPC threads of one process's pool over time (Simulation::record_cpu).

@@ -299,7 +299,7 @@ public:
     std::vector<jobs::ProcessCpuUse> out;
     for (const auto& c : sim_.cpu_use()) {
       out.push_back({task_of_process(c.process), c.host, c.rpc_threads, c.rpc_cpu_seconds, c.rpc_waited_seconds,
-                     double(c.rpc_messages), c.work_cpu_seconds});
+                     double(c.rpc_messages), c.work_cpu_seconds, c.busy_pollers});
     }
     return out;
   }

@@ -181,7 +181,8 @@ json result_json(const sim::TrainingResult& r, bool with_events)
                    {"rpc_cpu_seconds", c.rpc_cpu_seconds},
                    {"rpc_waited_seconds", c.rpc_waited_seconds},
                    {"rpc_messages", c.rpc_messages},
-                   {"work_cpu_seconds", c.work_cpu_seconds}});
+                   {"work_cpu_seconds", c.work_cpu_seconds},
+                   {"busy_pollers", c.busy_pollers}});
   j["cpu_use"] = cpu;
   if (r.faults_injected) j["faults"] = faults_json(r);
   if (r.incast_port_buffer_max > 0 || !r.incast_buffer_switch.empty())
@@ -230,7 +231,8 @@ sim::TrainingResult result_from(const json& j)
     r.placement.push_back({p.at("task"), p.at("process"), p.at("host"), p.at("gpus").get<std::vector<int>>()});
   for (const auto& c : j.at("cpu_use"))
     r.cpu_use.push_back({c.at("task"), c.at("host"), c.at("rpc_threads"), c.at("rpc_cpu_seconds"),
-                         c.at("rpc_waited_seconds"), c.at("rpc_messages"), c.at("work_cpu_seconds")});
+                         c.at("rpc_waited_seconds"), c.at("rpc_messages"), c.at("work_cpu_seconds"),
+                         c.value("busy_pollers", 0)});
   if (j.contains("faults")) faults_from(j.at("faults"), r);
   if (j.contains("incast_port_buffer")) {
     const auto& b = j.at("incast_port_buffer");
@@ -663,22 +665,30 @@ std::string cpu_use_table(const TrainingReport& r)
 {
   constexpr size_t SHOWN = 4;
   std::string o;
+  bool polled = false;
   for (const auto& run : r.runs) {
     const auto& x = run.result;
     if (!run.error.empty() || x.step_time <= 0) continue;
     std::vector<jobs::ProcessCpuUse> cpu = x.cpu_use;
-    auto total = [](const jobs::ProcessCpuUse& c) { return c.rpc_cpu_seconds + c.work_cpu_seconds; };
+    // A busy poller runs the whole step.
+    auto total = [&](const jobs::ProcessCpuUse& c) {
+      return c.rpc_cpu_seconds + c.work_cpu_seconds + c.busy_pollers * x.step_time;
+    };
     std::stable_sort(cpu.begin(), cpu.end(), [&](const auto& a, const auto& b) { return total(a) > total(b); });
     if (cpu.empty() || total(cpu[0]) <= 0) continue;
+    // The polling column only where a task of the run busy-polls.
+    const bool polling = std::any_of(cpu.begin(), cpu.end(), [](const auto& c) { return c.busy_pollers > 0; });
+    polled = polled || polling;
     o += fmt::format(
-        "\n{}: CPU per task and step (the busiest first)\n{:<14} {:>7} {:>9} {:>12} {:>10} {:>14} {:>13}\n",
-        run.transport, "task", "threads", "messages", "gRPC CPU ms", "cores busy", "mean wait ms", "other CPU ms");
+        "\n{}: CPU per task and step (the busiest first)\n{:<14} {:>7} {:>9} {:>12} {:>10} {:>14} {:>13}{}\n",
+        run.transport, "task", "threads", "messages", "gRPC CPU ms", "cores busy", "mean wait ms", "other CPU ms",
+        polling ? fmt::format(" {:>8}", "polling") : "");
     for (size_t k = 0; k < cpu.size() && k < SHOWN; ++k) {
       const auto& c = cpu[k];
-      o +=
-          fmt::format("{:<14} {:>7} {:>9.0f} {:>12.1f} {:>10.2f} {:>14.3f} {:>13.1f}\n", short_task(c.process),
-                      c.rpc_threads, c.rpc_messages, c.rpc_cpu_seconds * 1e3, c.rpc_cpu_seconds / x.step_time,
-                      c.rpc_messages > 0 ? c.rpc_waited_seconds / c.rpc_messages * 1e3 : 0.0, c.work_cpu_seconds * 1e3);
+      o += fmt::format("{:<14} {:>7} {:>9.0f} {:>12.1f} {:>10.2f} {:>14.3f} {:>13.1f}{}\n", short_task(c.process),
+                       c.rpc_threads, c.rpc_messages, c.rpc_cpu_seconds * 1e3, c.rpc_cpu_seconds / x.step_time,
+                       c.rpc_messages > 0 ? c.rpc_waited_seconds / c.rpc_messages * 1e3 : 0.0, c.work_cpu_seconds * 1e3,
+                       polling ? fmt::format(" {:>8}", c.busy_pollers) : "");
     }
     if (cpu.size() > SHOWN) o += fmt::format("... and {} more tasks (--json lists every one)\n", cpu.size() - SHOWN);
   }
@@ -686,6 +696,10 @@ std::string cpu_use_table(const TrainingReport& r)
     o += "gRPC CPU: what its gRPC threads ran for its messages (per byte and per message); cores busy: that CPU over "
          "the step; mean wait: how long a message queued for a thread; other CPU: copies, (de)serialization, sums and "
          "updates\n";
+  if (polled)
+    o +=
+        "polling: threads that busy-poll, each holding a core of its socket all the step (TF contrib MPI's MPI thread, "
+        "GDR's server loop, AR-gRPC's poller)\n";
   return o;
 }
 

@@ -110,6 +110,7 @@ Status create_tasks(JobBackend& backend, const training::StepGraph& graph, const
     ts.transport = job.transport;
     ts.memory.kind = job.strategy;
     ts.options = job.options;
+    ts.collective_library_only = graph.layout.mode == training::SyncMode::ALLREDUCE;
     const auto data = job.task_data.find(task);
     auto rt = backend.create_task(p, ts, spec,
                                   data == job.task_data.end() ? std::nullopt : std::optional<Location>(data->second));
@@ -310,6 +311,7 @@ void add_cpu_use(std::vector<ProcessCpuUse>& sum, const std::vector<ProcessCpuUs
     auto w = was.find(a.process);
     const ProcessCpuUse* b = w == was.end() ? nullptr : w->second;
     it->rpc_threads = a.rpc_threads;
+    it->busy_pollers = a.busy_pollers;
     it->rpc_cpu_seconds += a.rpc_cpu_seconds - (b ? b->rpc_cpu_seconds : 0);
     it->rpc_waited_seconds += a.rpc_waited_seconds - (b ? b->rpc_waited_seconds : 0);
     it->rpc_messages += a.rpc_messages - (b ? b->rpc_messages : 0);

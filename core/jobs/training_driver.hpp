@@ -71,6 +71,7 @@ struct ProcessCpuUse {
   double rpc_waited_seconds = 0; ///< time its messages waited for one of its gRPC threads, summed over them
   double rpc_messages = 0;       ///< messages its gRPC threads worked on
   double work_cpu_seconds = 0;   ///< its other CPU work: host copies, (de)serialization, sums and updates
+  int busy_pollers = 0; ///< its busy-polling threads, each a core busy all the time (Runtime::start_busy_poller)
 };
 
 /// How a job ended when a step did not complete (TrainingDriverJob::report_failure): where, what tensorpath's

@@ -41,6 +41,12 @@ public:
   /// (shared memory / CMA for host memory, CUDA IPC for GPU memory), or nullptr (another machine, unknown, or
   /// not supported by the backend). MPI libraries use such a path between ranks of one node.
   virtual MemorySpace* peer_memory(const std::string& process) { return nullptr; }
+  /// A thread of this process that busy-polls for the rest of the process's life: a progress loop that never blocks
+  /// (TF contrib MPI's MPI thread, GDR's server loop, AR-gRPC's RDMA poller), so it keeps one core of NUMA node
+  /// `numa_node`'s socket busy. The simulator charges that core: it competes with every other CPU work on the
+  /// machine. The emulator does nothing: its event loop blocks when idle, and a spinning thread would only take a
+  /// core from the machine that runs it (docs/model.md, "The CPU of a process").
+  virtual void start_busy_poller(int numa_node, const std::string& label) {}
 };
 
 } // namespace tp

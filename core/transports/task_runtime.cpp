@@ -34,6 +34,7 @@ Result<std::unique_ptr<TaskRuntime>> TaskRuntime::create(const TaskSpec& spec, c
   ctx.cpu_numa_node = spec.cpu_numa_node;
   ctx.library_call_seconds = spec.library_call_seconds;
   ctx.options = spec.options;
+  ctx.collective_library_only = spec.collective_library_only;
   TaskRuntime* self = t.get();
   ctx.on_fatal = [self](const Error& e) {
     if (self->fatal_handler_) self->fatal_handler_(e);

@@ -22,6 +22,10 @@ struct TaskSpec {
   /// the host's CPU profile's (models::CpuProfile::mpi_call_overhead), which the backend fills in. NaN: not given; a
   /// transport that needs it refuses to start.
   double library_call_seconds = std::numeric_limits<double>::quiet_NaN();
+  /// The transport only carries a collective library's point-to-point messages (allreduce mode: Baidu's ring,
+  /// Horovod and MaTEx call MPI from their own threads), not TensorFlow's rendezvous: TF's own transport threads
+  /// (contrib MPI's busy-polling MPI thread) do not run (TaskContext::collective_library_only).
+  bool collective_library_only = false;
 };
 
 class TaskRuntime {

@@ -47,6 +47,8 @@ struct TaskContext {
   /// One call into the host's communication library, seconds (TaskSpec::library_call_seconds; NaN: not given).
   double library_call_seconds = std::numeric_limits<double>::quiet_NaN();
   TransportOptions options; ///< common knobs, and each transport's own (options.of<MpiOptions>())
+  /// Only a collective library's messages go through this transport, not TF's rendezvous (TaskSpec's field).
+  bool collective_library_only = false;
   /// Where a transport reports a failure that the original implementation treats as fatal (a CHECK that aborts
   /// the process, e.g. any error completion in TF verbs): the driver stops the job and reports it, even when no
   /// receive of this task is waiting. Empty: nobody listens (the transport still fails what is pending).

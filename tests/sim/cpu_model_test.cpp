@@ -116,7 +116,7 @@ namespace {
 
 /// A PS-mode step on `workers` one-GPU worker hosts and one PS host of `ps_cores` cores (TF 1.15's threads): every
 /// worker pulls 32 MiB of variables and pushes their gradients through the PS's gRPC threads.
-sim::TrainingResult ps_step(int workers, int ps_cores)
+sim::TrainingResult ps_step(int workers, int ps_cores, const std::string& transport = "grpc")
 {
   transports::register_builtin_transports();
   models::ClusterProfile cl;
@@ -129,7 +129,7 @@ sim::TrainingResult ps_step(int workers, int ps_cores)
   m.batch = 16;
   m.layers = {{"l0", 1e-3, 2e-3, {{"l0/w", 16 << 20, true}}}, {"l1", 1e-3, 2e-3, {{"l1/w", 16 << 20, true}}}};
   sim::TrainingJob j;
-  j.transport = "grpc";
+  j.transport = transport;
   j.layout.workers = workers;
   j.layout.gpus_per_worker = 1;
   j.layout.ps_tasks = 1;
@@ -141,17 +141,27 @@ sim::TrainingResult ps_step(int workers, int ps_cores)
     auto res = sim::run_training_job(cl, m, j);
     if (!res.ok()) return res.error();
     double ps_cpu = 0;
+    int ps_pollers = -1, worker_pollers = -1;
     for (const auto& c : res->cpu_use)
-      if (c.process.find("/job:ps/") != std::string::npos) ps_cpu = c.rpc_cpu_seconds;
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g", res->step_time, res->breakdown.cpu, ps_cpu);
+      if (c.process.find("/job:ps/") != std::string::npos) {
+        ps_cpu = c.rpc_cpu_seconds;
+        ps_pollers = c.busy_pollers;
+      } else {
+        worker_pollers = c.busy_pollers;
+      }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g %d %d", res->step_time, res->breakdown.cpu, ps_cpu, ps_pollers,
+                  worker_pollers);
     return std::string(buf);
   });
   REQUIRE(r.ok());
   sim::TrainingResult out;
   double ps_cpu = 0;
-  REQUIRE(std::sscanf(r.value().c_str(), "%lf %lf %lf", &out.step_time, &out.breakdown.cpu, &ps_cpu) == 3);
-  out.cpu_use.push_back({"ps", "p0", 0, ps_cpu, 0, 0, 0});
+  int ps_pollers = -1, worker_pollers = -1;
+  REQUIRE(std::sscanf(r.value().c_str(), "%lf %lf %lf %d %d", &out.step_time, &out.breakdown.cpu, &ps_cpu, &ps_pollers,
+                      &worker_pollers) == 5);
+  out.cpu_use.push_back({"ps", "p0", 0, ps_cpu, 0, 0, 0, ps_pollers});
+  out.cpu_use.push_back({"worker", "w0", 0, 0, 0, 0, 0, worker_pollers});
   return out;
 }
 
@@ -204,4 +214,118 @@ TEST_CASE("cpu: a sum over every core holds them: two at once take twice as long
   CHECK(together[1] == Approx(2 * alone).epsilon(0.01));
   // The process's CPU counts the cores it held: three sums, four cores each.
   CHECK(s->cpu_use()[0].work_cpu_seconds == Approx(3 * 4 * alone).epsilon(0.01));
+}
+
+namespace {
+
+/// Seconds that `work` takes on process "a" of a one-machine cluster of `cores` cores per socket, with `pollers`
+/// busy-polling threads started first; the work runs in two simulation runs, so the pollers must come back in the
+/// second (and must not keep either run from ending). In a child process (one simulation per process).
+std::vector<double> beside_pollers(Work work, int cores, int pollers)
+{
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto s = sim::Simulation::create(test::test_cluster(1, cpu_bound_host(cores))).value();
+    auto* p = s->add_process("node0", "a").value();
+    for (int k = 0; k < pollers; ++k)
+      p->runtime().start_busy_poller(0, "test poller");
+    if (work.kind == WorkKind::REDUCE) {
+      AllocAttr host;
+      host.location = Location::host(0);
+      work.src = p->memory().allocate(work.bytes, host).value();
+      work.dst = p->memory().allocate(work.bytes, host).value();
+    }
+    std::vector<double> took;
+    for (int run = 0; run < 2; ++run) {
+      const double t0 = s->now();
+      p->runtime().execute(work, [&](Status st) {
+        if (st.ok()) took.push_back(p->runtime().now() - t0);
+      });
+      s->run();
+    }
+    if (took.size() != 2) return Error::msg("the work did not finish in each run");
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %d", took[0], took[1], s->cpu_use()[0].busy_pollers);
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  std::vector<double> took(2);
+  int counted = -1;
+  REQUIRE(std::sscanf(r.value().c_str(), "%lf %lf %d", &took[0], &took[1], &counted) == 3);
+  CHECK(counted == pollers);
+  return took;
+}
+
+} // namespace
+
+TEST_CASE("cpu: a busy-polling thread holds a core: work beside it on a one-core socket takes twice as long", "[quick]")
+{
+  const Work ten_ms = Work::cpu(0, 10e-3);
+  const auto alone = beside_pollers(ten_ms, 1, 0);
+  const auto one_core = beside_pollers(ten_ms, 1, 1);
+  const auto two_cores = beside_pollers(ten_ms, 2, 1);
+  const auto two_pollers_two_cores = beside_pollers(ten_ms, 2, 2);
+  INFO("alone " << alone[0] << " s; one core + poller " << one_core[0] << " s; two cores + poller " << two_cores[0]
+                << " s; two cores + two pollers " << two_pollers_two_cores[0] << " s");
+  for (int run = 0; run < 2; ++run) {
+    CHECK(one_core[size_t(run)] == Approx(2 * alone[size_t(run)]).epsilon(0.01));
+    CHECK(two_cores[size_t(run)] == Approx(alone[size_t(run)]).epsilon(0.01));
+    CHECK(two_pollers_two_cores[size_t(run)] == Approx(1.5 * alone[size_t(run)]).epsilon(0.01));
+  }
+}
+
+TEST_CASE("cpu: a sum over every core shares them with a busy poller", "[quick]")
+{
+  Work sum;
+  sum.kind = WorkKind::REDUCE;
+  sum.bytes = 64 << 20;
+  sum.threads = 0; // every core of the socket
+  const auto alone = beside_pollers(sum, 4, 0);
+  const auto with_poller = beside_pollers(sum, 4, 1);
+  INFO("sum alone " << alone[0] << " s, beside a poller " << with_poller[0] << " s");
+  // Five threads on four cores: the sum keeps between 3 and 3.2 of its 4 cores (a fair share per thread gives 4/5
+  // of each core to each of the five; a fair share per exec gives the poller its one core).
+  CHECK(with_poller[0] >= 1.24 * alone[0]);
+  CHECK(with_poller[0] <= 1.34 * alone[0]);
+  CHECK(with_poller[1] == Approx(with_poller[0]).epsilon(1e-6));
+}
+
+TEST_CASE("cpu: the transports whose original busy-polls hold a core in every process of a PS job, the others none",
+          "[ps]")
+{
+  // TF contrib MPI's MPI thread, GDR's server loop and AR-gRPC's poller spin; gRPC's completion-queue threads and
+  // verbs' CQ thread block until there is work.
+  for (const auto& [transport, pollers] :
+       std::vector<std::pair<std::string, int>>{{"grpc", 0}, {"verbs_v2", 0}, {"mpi", 1}, {"gdr", 1}, {"ar_grpc", 1}}) {
+    INFO(transport);
+    const auto r = ps_step(2, 2, transport);
+    CHECK(r.cpu_use[0].busy_pollers == pollers);
+    CHECK(r.cpu_use[1].busy_pollers == pollers);
+  }
+}
+
+TEST_CASE("cpu: the mpi transport carrying a collective library's ring (allreduce mode) starts no MPI thread",
+          "[training]")
+{
+  transports::register_builtin_transports();
+  training::TrainingModel m;
+  m.name = "one-layer";
+  m.batch = 16;
+  m.layers = {{"l0", 1e-3, 2e-3, {{"l0/w", 1 << 20, true}}}};
+  sim::TrainingJob j;
+  j.transport = "mpi";
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.workers = 2;
+  j.layout.ps_tasks = 0;
+  j.layout.ranks_per_host = 1;
+  j.steps = 2;
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto res = sim::run_training_job(test::test_cluster(2, cpu_bound_host(2)), m, j);
+    if (!res.ok()) return res.error();
+    int pollers = 0;
+    for (const auto& c : res->cpu_use)
+      pollers += c.busy_pollers;
+    return std::to_string(res->cpu_use.size()) + " " + std::to_string(pollers);
+  });
+  REQUIRE(r.ok());
+  CHECK(r.value() == "2 0");
 }

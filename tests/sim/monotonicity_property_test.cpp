@@ -46,6 +46,7 @@ enum class Mechanism {
   FAIR_SHARING,     ///< concurrent transfers share links and a QP fairly (max-min, round-robin chunks)
   GREEDY_DISPATCH,  ///< ops take a GPU stream or CPU thread in the order they become ready (Graham's anomaly)
   COORDINATOR_TICK, ///< the collective engine's loop sleeps a tick after each cycle (negotiation phase)
+  POLLER_SHARE,     ///< a busy-polling thread shares the cores fairly: work that overlaps takes more of them
 };
 
 const char* mechanism_name(Mechanism m)
@@ -59,6 +60,8 @@ const char* mechanism_name(Mechanism m)
     return "greedy dispatch of ready ops";
   case Mechanism::COORDINATOR_TICK:
     return "coordinator tick phase";
+  case Mechanism::POLLER_SHARE:
+    return "a busy poller's fair share of the cores";
   }
   return "?";
 }
@@ -119,9 +122,21 @@ struct Point {
   }
 };
 
-/// Which documented mechanism can make `p` slower with more of `knob` (docs/model.md, "Monotonicity").
-Mechanism mechanism_for(const Point& p, Knob knob)
+/// Whether `transport` busy-polls a core in every process outside allreduce mode (Runtime::start_busy_poller).
+bool busy_polls(const std::string& transport)
 {
+  return transport == "mpi" || transport == "gdr" || transport == "ar_grpc";
+}
+
+/// Cores per socket from which a process's busy poller leaves its CPU work a core for each item that can overlap
+/// in the covered domain (one process per host; a few tensors' copies and (de)serializations at once).
+constexpr int POLLER_FREE_CORES = 4;
+
+/// Which documented mechanism can make `p` slower with more of `knob` (docs/model.md, "Monotonicity").
+Mechanism mechanism_for(const Point& p, Knob knob, const std::string& transport)
+{
+  if (busy_polls(transport) && p.kind != Point::Kind::ALLREDUCE && p.cores < POLLER_FREE_CORES)
+    return Mechanism::POLLER_SHARE;
   switch (p.kind) {
   case Point::Kind::TRANSFER:
     return p.tensors == 1 ? Mechanism::NONE : Mechanism::FAIR_SHARING;
@@ -145,7 +160,7 @@ uint64_t fnv1a(const std::string& s)
 }
 
 /// A random valid point; `covered`: one that no documented mechanism covers for `knob` (the property must hold).
-Point draw(std::mt19937_64& rng, Knob knob, bool covered)
+Point draw(std::mt19937_64& rng, Knob knob, bool covered, const std::string& transport)
 {
   auto uniform = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
   auto pick = [&](int a, int b) { return std::uniform_int_distribution<int>(a, b)(rng); };
@@ -192,7 +207,8 @@ Point draw(std::mt19937_64& rng, Knob knob, bool covered)
       p.tensors = 1;
       p.workers = p.ps = 1;
       p.dedicated_ps = true;
-    } else if (mechanism_for(p, knob) == Mechanism::NONE) {
+      if (busy_polls(transport)) p.cores = std::max(p.cores, POLLER_FREE_CORES);
+    } else if (mechanism_for(p, knob, transport) == Mechanism::NONE) {
       continue;
     }
     return p;
@@ -301,8 +317,8 @@ void check_monotonic(const std::string& transport, Knob knob)
   const int covered = points_from_env(20);
   const int total = covered + std::max(1, covered / 4);
   for (int i = 0; i < total; ++i) {
-    const Point p = draw(rng, knob, i < covered);
-    const Mechanism m = mechanism_for(p, knob);
+    const Point p = draw(rng, knob, i < covered, transport);
+    const Mechanism m = mechanism_for(p, knob, transport);
     INFO("transport " << transport << ", more " << knob_name(knob) << ", seed " << seed
                       << " (TP_MONOTONIC_SEED), point " << i << ": " << p.describe());
     auto base = measure(transport, p, knob, false);

@@ -186,6 +186,10 @@ public:
                     : Status(Error::at("", "library_call_seconds",
                                        "the host's MPI call cost (the backend fills it from the CPU profile)",
                                        std::to_string(ctx_.library_call_seconds)));
+    // TF's MPIRendezvousMgr starts its MPI thread in its constructor: a `while (1)` loop of MPI_Iprobe / MPI_Test
+    // that never sleeps (tensorflow/contrib/mpi/mpi_rendezvous_mgr.cc, MPIBackgroundThread), so it holds a core for
+    // the process's life. A collective library calling MPI from its own threads has no such loop.
+    if (st.ok() && !ctx_.collective_library_only) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "MPI thread");
     ctx_.runtime->post([st, done] { done(st); });
   }
   void shutdown() override { rpc_.shutdown(); }
