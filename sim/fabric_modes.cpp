@@ -629,6 +629,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     ts.task = ranks[size_t(r)].task;
     ts.transport = job.transport;
     ts.options = job.options;
+    ts.collective_library_only = true; // the ring's messages are a collective library's, not TF's rendezvous
     complete_task_spec(ts, host);
     auto t = transports::TaskRuntime::create(ts, p.value()->name(), p.value()->runtime(),
                                              p.value()->device_count() ? &p.value()->device() : nullptr,

@@ -57,7 +57,7 @@ public:
   uint64_t add_spinner(simgrid::s4u::Host* host);
   /// Stop a spinner (its process died); false if unknown.
   bool remove_spinner(uint64_t id);
-  size_t spinners() const { return spinners_.size(); }
+  size_t spinners() const { return spinners_.size(); } ///< for tests
   /// Cancel a watched activity (its callback never runs). False if its callback already ran or is in the ready
   /// queue; an activity SimGrid reported complete but not yet handed on is withdrawn (true).
   bool cancel_activity(uint64_t id);
@@ -97,7 +97,7 @@ public:
 private:
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
   void run_loop();
-  /// Start a spinner's exec in SimGrid (run() going), or cancel it there (run() returning).
+  /// Start a spinner's exec in SimGrid (run() going; stop_spinners() cancels them all when it returns).
   void start_spinner(uint64_t id);
   void stop_spinners();
   /// Hand the completed activities SimGrid reported (all of one instant) to the ready queue, in start order.

@@ -697,9 +697,8 @@ std::string cpu_use_table(const TrainingReport& r)
          "the step; mean wait: how long a message queued for a thread; other CPU: copies, (de)serialization, sums and "
          "updates\n";
   if (polled)
-    o +=
-        "polling: threads that busy-poll, each holding a core of its socket all the step (TF contrib MPI's MPI thread, "
-        "GDR's server loop, AR-gRPC's poller)\n";
+    o += "polling: threads that busy-poll, each running on a core of its socket all the step (a fair share of them "
+         "where they are short; TF contrib MPI's MPI thread, GDR's server loop, AR-gRPC's poller)\n";
   return o;
 }
 

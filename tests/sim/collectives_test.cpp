@@ -59,6 +59,7 @@ struct Ring {
       ts.transport = transport;
       ts.memory.gpudirect_gpus = {0};
       ts.options = options;
+      ts.collective_library_only = true;
       ts.library_call_seconds = test::test_host().sockets[0].cpu.mpi_call_overhead;
       auto t = transports::TaskRuntime::create(ts, p->name(), p->runtime(), &p->device(), p->streams(), spec);
       REQUIRE(t.ok());

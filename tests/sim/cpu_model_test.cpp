@@ -146,8 +146,8 @@ sim::TrainingResult ps_step(int workers, int ps_cores, const std::string& transp
       if (c.process.find("/job:ps/") != std::string::npos) {
         ps_cpu = c.rpc_cpu_seconds;
         ps_pollers = c.busy_pollers;
-      } else {
-        worker_pollers = c.busy_pollers;
+      } else if (worker_pollers < 0 || c.busy_pollers != worker_pollers) {
+        worker_pollers = worker_pollers < 0 ? c.busy_pollers : -2; // -2: the workers differ
       }
     char buf[160];
     std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g %d %d", res->step_time, res->breakdown.cpu, ps_cpu, ps_pollers,

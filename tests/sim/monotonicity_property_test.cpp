@@ -122,7 +122,8 @@ struct Point {
   }
 };
 
-/// Whether `transport` busy-polls a core in every process outside allreduce mode (Runtime::start_busy_poller).
+/// Whether `transport` busy-polls a core in every process (Runtime::start_busy_poller; mpi not in allreduce mode, whose
+/// points are under a mechanism anyway).
 bool busy_polls(const std::string& transport)
 {
   return transport == "mpi" || transport == "gdr" || transport == "ar_grpc";

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -98,4 +99,61 @@ TEST_CASE("reactor: stop() drops the activities in flight and lets them go", "[r
   CHECK_FALSE(called);
   CHECK(pending_after == 0);
   CHECK(held_after == 0);
+}
+
+TEST_CASE("reactor: a spinner shares the cores only while run() goes, can join a running loop, and is let go on "
+          "every exit",
+          "[reactor]")
+{
+  double alone = -1, added = -1, removed = -1, idle = -1;
+  size_t held = 1, spinners = 9;
+  int cores = 0;
+  in_actor([&](sim::Reactor& r, simgrid::s4u::Host*, simgrid::s4u::Host*, simgrid::s4u::Host* cpu) {
+    cores = cpu->get_core_count();
+    const double work = cpu->get_speed() * 1.0; // one second per thread
+    // Every core for one second.
+    double t0 = r.now();
+    r.start_exec(cpu, work, cores, [&] { alone = r.now() - t0; });
+    r.run();
+    // A spinner added from a timer at 0.5 s, while the loop runs: the rest runs at cores / (cores + 1).
+    t0 = r.now();
+    uint64_t spinner = 0;
+    r.start_exec(cpu, work, cores, [&] { added = r.now() - t0; });
+    r.after(0.5, [&] { spinner = r.add_spinner(cpu); });
+    r.run();
+    // The spinner alone keeps nothing going.
+    t0 = r.now();
+    r.run();
+    idle = r.now() - t0;
+    // It comes back with the next run; removed at 0.5 s, the rest runs at full speed.
+    t0 = r.now();
+    r.start_exec(cpu, work, cores, [&] { removed = r.now() - t0; });
+    r.after(0.5, [&] { CHECK(r.remove_spinner(spinner)); });
+    r.run();
+    CHECK_FALSE(r.remove_spinner(spinner));
+    // stop() and a deadline with a spinner running: run() returns and lets it go.
+    const uint64_t second = r.add_spinner(cpu);
+    r.start_exec(cpu, work * 100, 1, [] {});
+    r.after(1e-3, [&] { r.stop(); });
+    r.run();
+    r.set_deadline(r.now() + 1e-3);
+    r.start_exec(cpu, work * 100, 1, [] {});
+    r.run();
+    CHECK(r.deadline_hit());
+    r.set_deadline(std::numeric_limits<double>::infinity());
+    r.remove_spinner(second);
+    r.after(1e-3, [] {}); // SimGrid reports the cancelled execs' ends on the way
+    r.run();
+    held = r.cancelled_held();
+    spinners = r.spinners();
+  });
+  const double c = cores;
+  INFO(cores << " cores: alone " << alone << " s, spinner added at 0.5 s " << added << " s, removed at 0.5 s "
+             << removed << " s");
+  CHECK(alone == Approx(1.0).epsilon(1e-5));
+  CHECK(added == Approx(0.5 + 0.5 * (c + 1) / c).epsilon(1e-5));
+  CHECK(idle == 0);
+  CHECK(removed == Approx(0.5 + (1 - 0.5 * c / (c + 1))).epsilon(1e-5));
+  CHECK(held == 0);
+  CHECK(spinners == 0);
 }

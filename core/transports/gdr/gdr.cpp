@@ -56,8 +56,10 @@ public:
     // rdma_get_request and ibv_poll_cq over every connection's CQ, which never blocks (tensorflow/contrib/gdr/
     // gdr_memory_manager.cc as first merged, and again once the client side was made asynchronous; one version in
     // between waited in epoll_wait with a 1 ms timeout instead): a core busy.
-    ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "GDR server loop");
-    GrpcTransport::start(std::move(done));
+    GrpcTransport::start([this, done = std::move(done)](Status st) {
+      if (st.ok()) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "GDR server loop");
+      done(st);
+    });
   }
 
 protected:
