@@ -354,12 +354,12 @@ public:
     auto cl = cluster_of(1);
     if (!cl.ok()) return cl.error();
     const models::HostProfile& host = (*cl)->host(0);
-    // A send has one peer, which the traces do not name: two ranks on two nodes (pipeline stages across nodes, as
-    // Megatron-LM places them; a warning says so).
+    // A send has one peer: two ranks, on one node when the trace names the peer and it shares the recording rank's
+    // node, else on two (pipeline stages across nodes, as Megatron-LM places them; a warning says so).
     const int ranks = p2p(c.kind) ? 2 : ranks_of(c);
     const int gpus = int(host.gpus.size());
-    const int per_node =
-        p2p(c.kind) ? 1 : std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's stated assumption
+    const int per_node = p2p(c.kind) ? (p2p_same_node(c).value_or(false) ? 2 : 1)
+                                     : std::min(ranks, job_.per_node > 0 ? job_.per_node : 1); // the head's assumption
     if (per_node > gpus || per_node < 1 || ranks % per_node != 0)
       return Error::at(
           "", "--ranks-per-node",
@@ -371,6 +371,16 @@ public:
     s.gpus_per_node = per_node;
     s.topology = (*cl)->topology;
     return models::nccl::complete_setup(s, host);
+  }
+
+  /// Whether a send's or recv's peer runs on the recording rank's node, with the job's ranks per node placed in rank
+  /// order (torchrun's local ranks): none when the trace names no peer or no recording rank.
+  std::optional<bool> p2p_same_node(const traces::TraceCollective& c) const
+  {
+    const int rank = c.rank >= 0 ? c.rank : job_.trace.rank; // one rank's file: the rank it recorded
+    if (c.peer < 0 || rank < 0) return std::nullopt;
+    const int per_node = job_.per_node > 0 ? job_.per_node : 1;
+    return c.peer != rank && rank / per_node == c.peer / per_node;
   }
 
   /// The bytes of a recorded collective as nccl-tests counts them: the trace gives each rank's input (Kineto's "In
@@ -616,7 +626,7 @@ public:
                                     models::nccl::to_string(p.proto), setup->nodes, setup->gpus_per_node);
         row.replayed = collective_new_[ci] = p.seconds;
         row.bottleneck = p.bottleneck.empty() && bytes == 0 ? "latency only (no bytes)" : p.bottleneck;
-        if (ReplayFabric::p2p(c.kind))
+        if (ReplayFabric::p2p(c.kind) && !fabric_.p2p_same_node(c))
           job_.warnings.add(c.kind + ": its peer is not in the trace; timed between two nodes (pipeline stages "
                                      "across nodes, as Megatron-LM places them)",
                             c.name);

@@ -2,7 +2,8 @@
 // "kernel") are compute ops on their device. A collective is a CPU-side call: an "nccl:<collective>" record
 // function, or the "record_param_comms" op that encloses it (PyTorch >= 1.13); calls nested on one thread are one
 // collective. Its size is "In msg nelems" x "dtype" (PyTorch >= 2.0), else the tensors of "Input Dims" x "Input
-// type" (PyTorch 1.x: [[1024, 256]] of "float"); its ranks "Group size", "Process Group Ranks" or distributedInfo.
+// type" (PyTorch 1.x: [[1024, 256]] of "float"); its ranks "Group size", "Process Group Ranks" or distributedInfo; a
+// send's or recv's peer "Dst Rank" / "Src Rank" where newer releases write them.
 // Its time is that of its NCCL kernel, found through the kernel's "correlation" (the cudaLaunchKernel with that
 // correlation id was called inside the collective's call, on the same thread) or, failing that, its "External id"
 // — never by file order: Kineto writes the CPU events first and the kernels after them. A record_param_comms
@@ -188,7 +189,7 @@ json kept_part(json&& e)
   json& kept = part["args"] = json::object();
   for (const char* key :
        {"External id", "external id", "correlation", "Collective name", "In msg nelems", "Out msg nelems", "dtype",
-        "Input Dims", "Input type", "Group size", "Process Group Name", "Process Group Ranks"})
+        "Input Dims", "Input type", "Group size", "Process Group Name", "Process Group Ranks", "Dst Rank", "Src Rank"})
     if (auto v = args->find(key); v != args->end()) kept[key] = std::move(*v);
   return part;
 }
@@ -361,6 +362,14 @@ struct KinetoReader {
       auto group = numeric(args, "Group size", 1, MAX_RANKS, true, file, at);
       if (!group.ok()) return group.error();
       if (*group && c.ranks == 0) c.ranks = int(**group);
+      for (const char* key : {"Dst Rank", "Src Rank"}) { // a send's or recv's peer (global rank)
+        auto peer = numeric(args, key, 0, MAX_RANKS, true, file, at);
+        if (!peer.ok()) return peer.error();
+        if (*peer && trace.world_size > 0 && **peer >= trace.world_size)
+          return Error::at(file, at + "." + key, "a rank below world_size " + std::to_string(trace.world_size),
+                           args[key].dump());
+        if (*peer && c.peer < 0) c.peer = int(**peer);
+      }
       if (c.group.empty() && args.contains("Process Group Name"))
         c.group = args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()
                                                          : args["Process Group Name"].dump();

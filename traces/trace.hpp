@@ -45,6 +45,9 @@ struct TraceCollective {
   int ranks = 0;                ///< 0: not recorded
   std::string group;            ///< the process group's name, where the trace names it
   std::vector<int> group_ranks; ///< the group's global ranks, where the trace lists them
+  /// A send's or recv's peer, a global rank (Kineto's "Dst Rank" / "Src Rank", which newer PyTorch releases' comms
+  /// metadata gives a send and a recv); -1: not recorded.
+  int peer = -1;
   double start = 0, duration = 0;
   double issued = -1; ///< when the CPU called it, where the trace says; -1: not known
   int step = -1;

@@ -378,3 +378,43 @@ TEST_CASE(
   CHECK(said);
   fs::remove_all(d);
 }
+
+TEST_CASE("replay --collectives nccl places a send on one node when the trace names a peer that shares the node")
+{
+  // Rank 1 sends to rank 0 and receives from rank 5 ("Dst Rank" / "Src Rank", as newer PyTorch releases record them).
+  const fs::path d = temp_dir("p2p_peer");
+  std::ofstream(d / "p2p.json") << R"({"distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 8},
+    "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:send", "pid": 1, "tid": 1, "ts": 1000, "dur": 900,
+     "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8, "Dst Rank": 0}},
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:recv", "pid": 1, "tid": 1, "ts": 3000, "dur": 900,
+     "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8, "Src Rank": 5}}]})";
+  auto replay = [&](const std::string& extra) {
+    const fs::path out = d / "out.json";
+    auto r = tp::test::run_cli("replay " + (d / "p2p.json").string() +
+                               " --hw dgx-a100-8gpu --collectives nccl --json " + out.string() + extra);
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(slurp(out));
+  };
+  auto event = [](const nlohmann::json& j, const std::string& kind) {
+    for (const auto& e : j["events"])
+      if (e["event"] == kind) return e;
+    FAIL("no " << kind << " in " << j.dump().substr(0, 400));
+    return nlohmann::json();
+  };
+  const auto four = replay(" --ranks-per-node 4"); // ranks 0-3 on node 0, 4-7 on node 1
+  const auto one = replay("");                     // one rank per node: every peer on another node
+  INFO(four.dump().substr(0, 1200));
+  // The send to rank 0 stays on the node (NVLink), the recv from rank 5 crosses to the other node.
+  CHECK(event(four, "send")["algorithm"].get<std::string>().find("1x2") != std::string::npos);
+  CHECK(event(four, "recv")["algorithm"].get<std::string>().find("2x1") != std::string::npos);
+  CHECK(event(four, "send")["replayed_ms"].get<double>() < 0.5 * event(four, "recv")["replayed_ms"].get<double>());
+  CHECK(event(one, "send")["algorithm"].get<std::string>().find("2x1") != std::string::npos);
+  CHECK(event(one, "send")["replayed_ms"].get<double>() == event(four, "recv")["replayed_ms"].get<double>());
+  // The peer is known: no warning that it is assumed.
+  for (const auto* j : {&four, &one})
+    for (const auto& w : (*j)["warnings"])
+      CHECK(w.dump().find("its peer is not in the trace") == std::string::npos);
+  fs::remove_all(d);
+}
