@@ -8,21 +8,44 @@ namespace tp::sim {
 
 AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links,
                                    std::function<const AnalyticalRoute&(int, int, double)> route)
-    : links_(std::move(links)), free_at_(links_.size(), 0.0), route_(std::move(route))
+    : links_(std::move(links)), busy_(links_.size()), route_(std::move(route))
 {
 }
 
 void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()> delivered)
 {
   const AnalyticalRoute& r = route_(src, dst, bytes);
-  double start = now_, rate = std::numeric_limits<double>::infinity();
-  for (int l : r.links) {
-    rate = std::min(rate, links_[size_t(l)].bandwidth);
-    if (links_[size_t(l)].shared) start = std::max(start, free_at_[size_t(l)]);
-  }
-  const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
+  double rate = std::numeric_limits<double>::infinity();
   for (int l : r.links)
-    if (links_[size_t(l)].shared) free_at_[size_t(l)] = start + busy;
+    rate = std::min(rate, links_[size_t(l)].bandwidth);
+  const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
+  // The earliest start from now at which every shared link of the route is free for `busy`: a gap that an earlier
+  // message left on a link while it waited for its other links is used (no link is held idle for a later message).
+  double start = now_;
+  if (busy > 0)
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int l : r.links) {
+        if (!links_[size_t(l)].shared) continue;
+        auto& held = busy_[size_t(l)]; // by start, not overlapping
+        size_t ended = 0;              // those over by now are forgotten
+        while (ended < held.size() && held[ended].second <= now_)
+          ++ended;
+        if (ended > 0) held.erase(held.begin(), held.begin() + std::ptrdiff_t(ended));
+        for (const auto& [from, to] : held)
+          if (from < start + busy && to > start) { // overlaps [start, start + busy): after it
+            start = to;
+            moved = true;
+          }
+      }
+    }
+  if (busy > 0)
+    for (int l : r.links)
+      if (links_[size_t(l)].shared) {
+        auto& held = busy_[size_t(l)];
+        const auto at = std::lower_bound(held.begin(), held.end(), std::make_pair(start, start + busy));
+        held.insert(at, {start, start + busy});
+      }
   const double delay = r.latency + (r.delay ? r.delay(bytes) : 0.0);
   calendar_.push(Event{start + busy + delay, seq_++, std::move(delivered)});
 }

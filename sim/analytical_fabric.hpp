@@ -1,11 +1,13 @@
 // The analytical fabric: messages over directional links, timed on its own event calendar without SimGrid's
-// max-min solver. A message holds every shared link of its route from the moment all of them are free until
-// its last byte (first come, first served), moving at the slowest link's rate, and lands after the route's
-// delay for its size (fixed costs, copies outside the links, a staging pipeline's fill: sim/fabric_modes.cpp). Where no
-// link is shared this is exactly what the flow model computes; where links are shared the same bytes take the same
-// total time but are served one message after the other instead of side by side. Built from the same SimGrid platform
-// as the flow model (routes and link rates are read from it). Tests: tests/sim/fabric_modes_test.cpp. Bench:
-// bench/allreduce_scale_bench.
+// max-min solver. A message holds every shared link of its route, moving at the slowest link's rate, from the
+// earliest moment all of them are free for its whole time until its last byte (in the order messages are sent, each
+// taking the first such gap: a link reserved for a message that waits for its other links is not held idle, and a
+// later message that fits before it uses it), and lands after the route's delay for its size (fixed costs, copies
+// outside the links, a staging pipeline's fill: sim/fabric_modes.cpp). Where no link is shared this is exactly what
+// the flow model computes; where links are shared the same bytes are served one message after the other instead of
+// side by side, so the first finishes earlier than under max-min (docs/model.md, "Fabric modes"). Built from the same
+// SimGrid platform as the flow model (routes and link rates are read from it). Tests: tests/sim/fabric_modes_test.cpp.
+// Bench: bench/allreduce_scale_bench.
 #pragma once
 
 #include "core/collectives/ring_schedule.hpp"
@@ -13,6 +15,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tp::sim {
@@ -48,7 +51,8 @@ private:
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   std::vector<AnalyticalLink> links_;
-  std::vector<double> free_at_;
+  /// Per link, the intervals messages hold it (start, end), by start, those not yet over (a few at a time).
+  std::vector<std::vector<std::pair<double, double>>> busy_;
   std::function<const AnalyticalRoute&(int, int, double)> route_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> calendar_;
   double now_ = 0;

@@ -1,6 +1,6 @@
 // The message schedule of a ring allreduce (reduce-scatter then allgather, Baidu's segments), run on any
 // MessageFabric: the SimGrid flow model (one comm per message, max-min sharing: sim/flow_fabric) or the
-// analytical fabric (own event calendar, links reserved first come first served: sim/analytical_fabric) for
+// analytical fabric (own event calendar, links reserved one message after the other: sim/analytical_fabric) for
 // collectives too large to simulate message by message through the transports. Each rank does at step s:
 // send its segment to the right, wait for the left's segment and for its own send, add (reduce-scatter only),
 // go on (the adds and copies of RingScheduleOptions between steps). Tests: tests/sim/fabric_modes_test.cpp.
