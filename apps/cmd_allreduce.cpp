@@ -127,7 +127,9 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
                                           (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host)
                             : std::string());
     else if (mode == sim::FabricMode::ANALYTICAL)
-      how = "analytical: ranks' routes share links, so the ring was timed message by message on every host.\n";
+      how = "analytical: ranks' routes share links, so the ring was timed message by message on every host, one message "
+            "after the other on a shared link: a bandwidth-bound ring can take up to 1.8x the flow model's time "
+            "(docs/model.md, \"Fabric modes\"; --mode flow shares them).\n";
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
     // The recurrence simulates no message one by one: no messages per second.
