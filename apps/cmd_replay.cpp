@@ -374,13 +374,22 @@ public:
   }
 
   /// Whether a send's or recv's peer runs on the recording rank's node, with the job's ranks per node placed in rank
-  /// order (torchrun's local ranks): none when the trace names no peer or no recording rank.
-  std::optional<bool> p2p_same_node(const traces::TraceCollective& c) const
+  /// order (torchrun's local ranks); none, with why in `why`, when that cannot be said: the trace names no peer, or
+  /// no recording rank, or a peer that is the rank itself or beyond the job's ranks.
+  std::optional<bool> p2p_same_node(const traces::TraceCollective& c, std::string* why = nullptr) const
   {
     const int rank = c.rank >= 0 ? c.rank : job_.trace.rank; // one rank's file: the rank it recorded
-    if (c.peer < 0 || rank < 0) return std::nullopt;
+    const char* unknown = c.peer < 0                                       ? "its peer is not in the trace"
+                          : rank < 0                                       ? "the recording rank is not known"
+                          : c.peer == rank                                 ? "its peer is the recording rank"
+                          : job_.job_ranks > 0 && c.peer >= job_.job_ranks ? "its peer is beyond the job's ranks"
+                                                                           : nullptr;
+    if (unknown) {
+      if (why) *why = unknown;
+      return std::nullopt;
+    }
     const int per_node = job_.per_node > 0 ? job_.per_node : 1;
-    return c.peer != rank && rank / per_node == c.peer / per_node;
+    return rank / per_node == c.peer / per_node;
   }
 
   /// The bytes of a recorded collective as nccl-tests counts them: the trace gives each rank's input (Kineto's "In
@@ -626,9 +635,11 @@ public:
                                     models::nccl::to_string(p.proto), setup->nodes, setup->gpus_per_node);
         row.replayed = collective_new_[ci] = p.seconds;
         row.bottleneck = p.bottleneck.empty() && bytes == 0 ? "latency only (no bytes)" : p.bottleneck;
-        if (ReplayFabric::p2p(c.kind) && !fabric_.p2p_same_node(c))
-          job_.warnings.add(c.kind + ": its peer is not in the trace; timed between two nodes (pipeline stages "
-                                     "across nodes, as Megatron-LM places them)",
+        std::string why;
+        if (ReplayFabric::p2p(c.kind) && !fabric_.p2p_same_node(c, &why))
+          job_.warnings.add(c.kind + ": " + why +
+                                "; timed between two nodes (pipeline stages across nodes, as "
+                                "Megatron-LM places them)",
                             c.name);
         report_.recorded_simulated += c.duration, report_.simulated += p.seconds;
         report_.rows.push_back(row);

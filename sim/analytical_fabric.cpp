@@ -20,7 +20,8 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
     rate = std::min(rate, links_[size_t(l)].bandwidth);
   const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
   // The earliest start from now at which every shared link of the route is free for `busy`: a gap that an earlier
-  // message left on a link while it waited for its other links is used (no link is held idle for a later message).
+  // message left on a link while it waited for its other links is used (a link is not reserved before its message
+  // can start).
   double start = now_;
   if (busy > 0)
     for (bool moved = true; moved;) {
@@ -32,11 +33,13 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
         while (ended < held.size() && held[ended].second <= now_)
           ++ended;
         if (ended > 0) held.erase(held.begin(), held.begin() + std::ptrdiff_t(ended));
-        for (const auto& [from, to] : held)
-          if (from < start + busy && to > start) { // overlaps [start, start + busy): after it
+        for (const auto& [from, to] : held) {
+          if (from >= start + busy) break; // by start: none after it overlaps
+          if (to > start) {                // overlaps [start, start + busy): after it
             start = to;
             moved = true;
           }
+        }
       }
     }
   if (busy > 0)

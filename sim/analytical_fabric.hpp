@@ -1,13 +1,13 @@
 // The analytical fabric: messages over directional links, timed on its own event calendar without SimGrid's
 // max-min solver. A message holds every shared link of its route, moving at the slowest link's rate, from the
 // earliest moment all of them are free for its whole time until its last byte (in the order messages are sent, each
-// taking the first such gap: a link reserved for a message that waits for its other links is not held idle, and a
-// later message that fits before it uses it), and lands after the route's delay for its size (fixed costs, copies
-// outside the links, a staging pipeline's fill: sim/fabric_modes.cpp). Where no link is shared this is exactly what
-// the flow model computes; where links are shared the same bytes are served one message after the other instead of
-// side by side, so the first finishes earlier than under max-min (docs/model.md, "Fabric modes"). Built from the same
-// SimGrid platform as the flow model (routes and link rates are read from it). Tests: tests/sim/fabric_modes_test.cpp.
-// Bench: bench/allreduce_scale_bench.
+// taking the first such gap: a link is not reserved before its message can start, and a later message that fits in
+// the time a link waits for one still held up by its other links uses it), and lands after the route's delay for its
+// size (fixed costs, copies outside the links, a staging pipeline's fill: sim/fabric_modes.cpp). Where no link is
+// shared this is exactly what the flow model computes; where links are shared the same bytes are served one message
+// after the other instead of side by side, so the first finishes earlier than under max-min (docs/model.md, "Fabric
+// modes"). Built from the same SimGrid platform as the flow model (routes and link rates are read from it). Tests:
+// tests/sim/fabric_modes_test.cpp. Bench: bench/allreduce_scale_bench.
 #pragma once
 
 #include "core/collectives/ring_schedule.hpp"

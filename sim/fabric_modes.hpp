@@ -4,7 +4,8 @@
 //   flow        the ring's message schedule as plain SimGrid comms along the data path protocol mode takes (the
 //               mpi transport's: host bounce buffers, peer copies within a host, host staging of GPU payloads;
 //               see DataPath), max-min sharing, with the path's fixed costs: no protocol, no device semantics
-//   analytical  the same schedule on the analytical fabric (own calendar, first-come-first-served links, no
+//   analytical  the same schedule on the analytical fabric (own calendar, shared links served one message after the
+//   other, no
 //               max-min solver), the same paths with their links and rates read from the same platform
 // Used by `tensorpath allreduce` and `replay`, training's analytical collectives and bench/allreduce_scale_bench.
 // Tests: tests/sim/fabric_modes_test.cpp, tests/sim/fabric_agreement_test.cpp (flow and analytical against protocol).

@@ -362,13 +362,22 @@ struct KinetoReader {
       auto group = numeric(args, "Group size", 1, MAX_RANKS, true, file, at);
       if (!group.ok()) return group.error();
       if (*group && c.ranks == 0) c.ranks = int(**group);
-      for (const char* key : {"Dst Rank", "Src Rank"}) { // a send's or recv's peer (global rank)
+      // A send's peer is its "Dst Rank", a recv's its "Src Rank" (a global rank; the other key, where a trace has
+      // both, is the recording rank itself); a batched sendrecv takes the first either names.
+      for (const char* key : {"Dst Rank", "Src Rank"}) {
+        if ((c.kind == "send" && key[0] != 'D') || (c.kind == "recv" && key[0] != 'S')) continue;
+        if (!args.is_object() || !args.contains(key)) continue;
         auto peer = numeric(args, key, 0, MAX_RANKS, true, file, at);
         if (!peer.ok()) return peer.error();
-        if (*peer && trace.world_size > 0 && **peer >= trace.world_size)
+        if (!*peer) {
+          warn.add("unreadable peers", at + "." + key + ": not a rank (" + args[key].dump().substr(0, 40) +
+                                           "): the peer is taken as unknown");
+          continue;
+        }
+        if (trace.world_size > 0 && **peer >= trace.world_size)
           return Error::at(file, at + "." + key, "a rank below world_size " + std::to_string(trace.world_size),
                            args[key].dump());
-        if (*peer && c.peer < 0) c.peer = int(**peer);
+        if (c.peer < 0) c.peer = int(**peer);
       }
       if (c.group.empty() && args.contains("Process Group Name"))
         c.group = args["Process Group Name"].is_string() ? args["Process Group Name"].get<std::string>()

@@ -418,3 +418,47 @@ TEST_CASE("replay --collectives nccl places a send on one node when the trace na
       CHECK(w.dump().find("its peer is not in the trace") == std::string::npos);
   fs::remove_all(d);
 }
+
+TEST_CASE("replay takes a recv's peer from Src Rank and a send's from Dst Rank, and says why a peer cannot place it")
+{
+  // A recv whose trace carries both keys (Dst Rank the recording rank 1, Src Rank the peer 0); a send to itself; a
+  // file with no recording rank. Rank 1 of 4 per node.
+  const fs::path d = temp_dir("p2p_keys");
+  auto trace = [&](const std::string& name, const std::string& info, const std::string& kind,
+                   const std::string& peer_args) {
+    std::ofstream(d / name) << R"({"distributedInfo": {"backend": "nccl", )" << info << R"("world_size": 8},
+      "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "nccl:)"
+                            << kind << R"(", "pid": 1, "tid": 1, "ts": 1000, "dur": 900,
+       "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8, )"
+                            << peer_args << "}}]}";
+  };
+  trace("both.json", R"("rank": 1, )", "recv", R"("Src Rank": 0, "Dst Rank": 1)");
+  trace("self.json", R"("rank": 1, )", "send", R"("Dst Rank": 1)");
+  trace("norank.json", "", "send", R"("Dst Rank": 0)");
+  trace("garbage.json", R"("rank": 1, )", "send", R"("Dst Rank": "zero")");
+  auto replay = [&](const std::string& file) {
+    const fs::path out = d / "out.json";
+    auto r = tp::test::run_cli("replay " + (d / file).string() +
+                               " --hw dgx-a100-8gpu --collectives nccl --ranks-per-node 4 --json " + out.string());
+    INFO(r.out);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(slurp(out));
+  };
+  auto said = [](const nlohmann::json& j, const std::string& words) {
+    for (const auto& w : j["warnings"])
+      if (w.dump().find(words) != std::string::npos) return true;
+    return false;
+  };
+  const auto both = replay("both.json");
+  CHECK(both["events"][0]["algorithm"].get<std::string>().find("1x2") != std::string::npos); // rank 0: same node
+  CHECK_FALSE(said(both, "timed between two nodes"));
+  const auto self = replay("self.json");
+  CHECK(self["events"][0]["algorithm"].get<std::string>().find("2x1") != std::string::npos);
+  CHECK(said(self, "its peer is the recording rank"));
+  const auto norank = replay("norank.json");
+  CHECK(said(norank, "the recording rank is not known"));
+  const auto garbage = replay("garbage.json");
+  CHECK(said(garbage, "Dst Rank: not a rank"));
+  CHECK(said(garbage, "its peer is not in the trace"));
+  fs::remove_all(d);
+}

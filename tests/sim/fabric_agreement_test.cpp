@@ -65,9 +65,9 @@ double handshake(const models::HostProfile& h)
 /// The bound: |protocol - fabric| within 5 % of the protocol time, plus, the fabric being faster, the handshake of
 /// each of the 2 (N - 1) ring steps. The 5 %: a pipelined host staging of a GPU payload copies 256 KiB blocks, one
 /// after the other, each paying a copy's DMA round trip (0.5 us for a 20 us block on this host, 2.5 %) where the
-/// fabric charges the fixed costs once per message; the rest is max-min against first-come-first-served sharing.
-/// Measured (docs/model.md): at most 10.7 us of a 12 us handshake per step at the small and medium sizes, and
-/// 2.6 % beyond the handshakes at the large size.
+/// fabric charges the fixed costs once per message; the rest is max-min against one message after the other on a shared
+/// link. Measured (docs/model.md): at most 10.7 us of a 12 us handshake per step at the small and medium sizes, and 2.6
+/// % beyond the handshakes at the large size.
 constexpr double RELATIVE = 0.05;
 
 /// Flow and analytical within the bound of protocol mode at a tiny (256 B segments: a TensorProto, under

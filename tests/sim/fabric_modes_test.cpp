@@ -1,6 +1,6 @@
 // Fabric modes of a ring allreduce: the analytical fabric agrees with SimGrid's flow model within 1 % where no
 // link is shared, both match the alpha-beta ring formula there, the protocol mode moves the same schedule through
-// a transport (slower, never faster), and the analytical fabric serializes a shared link first come first served.
+// a transport (slower, never faster), and the analytical fabric serves a shared link one message after the other.
 #include "core/collectives/ring_schedule.hpp"
 #include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
@@ -89,7 +89,7 @@ TEST_CASE("protocol mode is never faster than the bare message schedule", "[fabr
   CHECK(proto[0] > ana[0]);
 }
 
-TEST_CASE("analytical fabric serves a shared link first come first served", "[fabric]")
+TEST_CASE("analytical fabric serves a shared link one message after the other", "[fabric]")
 {
   // Two messages of 1 MB over one 1 GB/s link with 1 us latency: the second waits for the first.
   sim::AnalyticalRoute route{{0}, 1e-6, {}};
@@ -359,6 +359,26 @@ TEST_CASE("the analytical fabric holds no link idle for a message that waits for
   CHECK(gap[2] == Approx(1e-3)); // in the gap (it landed at 3 ms when A was held from m2's call)
   const auto no_fit = run({{0, 1e6}, {1, 1e6}, {2, 1.5e6}});
   CHECK(no_fit[2] == Approx(3.5e-3));
+}
+
+TEST_CASE("the analytical fabric finds a time every link of a route is free, a link's gap moving another's", "[fabric]")
+{
+  // Links A, B, C at 1 GB/s. B is held 0-1.5 ms, C 0-1 ms, so a message over C and A holds A 1-2 ms. A message over A
+  // and B: B is free from 1.5 ms, but then A is not until 2 ms: it holds both 2-3 ms (a search that looked at each
+  // link once would have it from 1.5 ms, over A's 1-2 ms).
+  std::vector<sim::AnalyticalLink> links{{"A", 1e9, true}, {"B", 1e9, true}, {"C", 1e9, true}};
+  std::vector<sim::AnalyticalRoute> routes{{{1}, 0, {}}, {{2}, 0, {}}, {{2, 0}, 0, {}}, {{0, 1}, 0, {}}};
+  sim::AnalyticalFabric f(links,
+                          [&](int src, int, double) -> const sim::AnalyticalRoute& { return routes[size_t(src)]; });
+  std::vector<double> landed(4, -1);
+  const double bytes[4] = {1.5e6, 1e6, 1e6, 1e6};
+  for (int k = 0; k < 4; ++k)
+    f.send(k, 9, bytes[k], [&f, &landed, k] { landed[size_t(k)] = f.now(); });
+  f.run();
+  CHECK(landed[0] == Approx(1.5e-3));
+  CHECK(landed[1] == Approx(1e-3));
+  CHECK(landed[2] == Approx(2e-3));
+  CHECK(landed[3] == Approx(3e-3));
 }
 
 TEST_CASE("analytical rings on DGX A100 hosts, whose routes share links, stay near the flow model as they grow",
