@@ -329,6 +329,21 @@ TEST_CASE("a collective's time keeps a bottleneck named in two words", "[quick]"
   CHECK(tp::frontend::parse_collective_time("0.25 0 inf -").beta_link.empty());
 }
 
+namespace {
+
+/// `tensorpath replay TRACE --hw dgx-a100-8gpu --collectives nccl EXTRA --json`, which must succeed; its JSON.
+nlohmann::json replay_nccl_json(const fs::path& trace, const std::string& extra)
+{
+  const fs::path out = trace.parent_path() / "out.json";
+  auto r = tp::test::run_cli("replay " + trace.string() + " --hw dgx-a100-8gpu --collectives nccl --json " +
+                             out.string() + extra);
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  return nlohmann::json::parse(slurp(out));
+}
+
+} // namespace
+
 TEST_CASE(
     "replay --collectives nccl times a point-to-point send and recv between two ranks, not at their recorded time")
 {
@@ -340,14 +355,7 @@ TEST_CASE(
      "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8}},
     {"ph": "X", "cat": "user_annotation", "name": "nccl:recv", "pid": 1, "tid": 1, "ts": 3000, "dur": 900,
      "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8}}]})";
-  auto replay = [&](const std::string& extra) {
-    const fs::path out = d / "out.json";
-    auto r = tp::test::run_cli("replay " + (d / "p2p.json").string() +
-                               " --hw dgx-a100-8gpu --collectives nccl --json " + out.string() + extra);
-    INFO(r.out);
-    REQUIRE(r.status == 0);
-    return nlohmann::json::parse(slurp(out));
-  };
+  auto replay = [&](const std::string& extra) { return replay_nccl_json(d / "p2p.json", extra); };
   const auto across = replay("");
   const auto within = replay(" --ranks-per-node 2"); // the peer is still assumed on another node
   const double bytes = 4194304.0 * 4;
@@ -389,14 +397,7 @@ TEST_CASE("replay --collectives nccl places a send on one node when the trace na
      "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8, "Dst Rank": 0}},
     {"ph": "X", "cat": "user_annotation", "name": "nccl:recv", "pid": 1, "tid": 1, "ts": 3000, "dur": 900,
      "args": {"In msg nelems": 4194304, "Out msg nelems": 4194304, "dtype": "Float", "Group size": 8, "Src Rank": 5}}]})";
-  auto replay = [&](const std::string& extra) {
-    const fs::path out = d / "out.json";
-    auto r = tp::test::run_cli("replay " + (d / "p2p.json").string() +
-                               " --hw dgx-a100-8gpu --collectives nccl --json " + out.string() + extra);
-    INFO(r.out);
-    REQUIRE(r.status == 0);
-    return nlohmann::json::parse(slurp(out));
-  };
+  auto replay = [&](const std::string& extra) { return replay_nccl_json(d / "p2p.json", extra); };
   auto event = [](const nlohmann::json& j, const std::string& kind) {
     for (const auto& e : j["events"])
       if (e["event"] == kind) return e;
@@ -436,14 +437,7 @@ TEST_CASE("replay takes a recv's peer from Src Rank and a send's from Dst Rank, 
   trace("self.json", R"("rank": 1, )", "send", R"("Dst Rank": 1)");
   trace("norank.json", "", "send", R"("Dst Rank": 0)");
   trace("garbage.json", R"("rank": 1, )", "send", R"("Dst Rank": "zero")");
-  auto replay = [&](const std::string& file) {
-    const fs::path out = d / "out.json";
-    auto r = tp::test::run_cli("replay " + (d / file).string() +
-                               " --hw dgx-a100-8gpu --collectives nccl --ranks-per-node 4 --json " + out.string());
-    INFO(r.out);
-    REQUIRE(r.status == 0);
-    return nlohmann::json::parse(slurp(out));
-  };
+  auto replay = [&](const std::string& file) { return replay_nccl_json(d / file, " --ranks-per-node 4"); };
   auto said = [](const nlohmann::json& j, const std::string& words) {
     for (const auto& w : j["warnings"])
       if (w.dump().find(words) != std::string::npos) return true;
