@@ -22,8 +22,11 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
   ++rings_;
   const double bytes = double(all[0].t.total_bytes());
   auto it = seconds_by_bytes_.find(bytes);
-  if (it == seconds_by_bytes_.end())
-    it = seconds_by_bytes_.emplace(bytes, analytical_ring_seconds(routes_, bytes, adds_)).first;
+  if (it == seconds_by_bytes_.end()) {
+    bool closed_form = true;
+    it = seconds_by_bytes_.emplace(bytes, analytical_ring(routes_, bytes, adds_, &closed_form).seconds).first;
+    if (!closed_form) ++shared_link_sizes_;
+  }
   double seconds = it->second;
   if (excess_) {
     auto e = excess_by_bytes_.find(bytes);

@@ -41,6 +41,9 @@ public:
   void allreduce(collectives::Channel& ch, int64_t step, const std::string& name, Tensor t,
                  std::function<void(Result<Tensor>)> done) override;
   uint64_t rings() const { return rings_; }
+  /// Tensor sizes whose ring ran on routes that share links (timed one message after the other, not by the
+  /// recurrence: a bandwidth-bound one can take up to 1.8x the flow model's time, docs/model.md "Fabric modes").
+  uint64_t shared_link_sizes() const { return shared_link_sizes_; }
 
 private:
   struct Waiting {
@@ -56,6 +59,7 @@ private:
   Excess excess_;
   OnWait on_wait_;
   uint64_t rings_ = 0;
+  uint64_t shared_link_sizes_ = 0;
 };
 
 } // namespace tp::sim

@@ -410,11 +410,6 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   return collectives::run_ring_allreduce(counted, int(ring.ranks()), bytes, opt);
 }
 
-double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt)
-{
-  return analytical_ring(ring, bytes, opt, nullptr).seconds;
-}
-
 namespace {
 
 /// alpha and beta of rank 0 -> 1 at one segment (for the alpha-beta reference).

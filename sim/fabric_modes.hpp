@@ -155,7 +155,5 @@ collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double 
 /// where ring_links_unshared (`*closed_form` set to true), else message by message on the analytical fabric.
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
                                                 const collectives::RingScheduleOptions& opt, bool* closed_form);
-/// Simulated seconds of analytical_ring.
-double analytical_ring_seconds(const RingRoutes& ring, double bytes, const collectives::RingScheduleOptions& opt);
 
 } // namespace tp::sim

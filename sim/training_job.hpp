@@ -127,6 +127,8 @@ struct TrainingResult {
   /// senders, charged or not; bytes), and the switch profile whose pool the ports shared ("" with a fixed port).
   uint64_t incast_port_buffer_min = 0, incast_port_buffer_max = 0;
   std::string incast_buffer_switch;
+  /// collective_mode analytical: tensor sizes whose rings ran on routes that share links (AnalyticalCollectives).
+  uint64_t analytical_shared_link_sizes = 0;
   std::optional<TrainingFailure> failure;
 };
 

@@ -185,6 +185,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
                    {"busy_pollers", c.busy_pollers}});
   j["cpu_use"] = cpu;
   if (r.faults_injected) j["faults"] = faults_json(r);
+  if (r.analytical_shared_link_sizes > 0) j["analytical_shared_link_sizes"] = r.analytical_shared_link_sizes;
   if (r.incast_port_buffer_max > 0 || !r.incast_buffer_switch.empty())
     j["incast_port_buffer"] = {
         {"min", r.incast_port_buffer_min},
@@ -234,6 +235,7 @@ sim::TrainingResult result_from(const json& j)
                          c.at("rpc_waited_seconds"), c.at("rpc_messages"), c.at("work_cpu_seconds"),
                          c.value("busy_pollers", 0)});
   if (j.contains("faults")) faults_from(j.at("faults"), r);
+  r.analytical_shared_link_sizes = j.value("analytical_shared_link_sizes", uint64_t(0));
   if (j.contains("incast_port_buffer")) {
     const auto& b = j.at("incast_port_buffer");
     r.incast_port_buffer_min = b.at("min");
@@ -775,6 +777,13 @@ std::string training_table(const TrainingReport& r)
                        "{:.1f} ms\n",
                        "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
+  for (const auto& run : r.runs)
+    if (run.error.empty() && run.result.analytical_shared_link_sizes > 0)
+      o += fmt::format(
+          "\n{}: the analytical rings of {} tensor size(s) ran on routes that share links, one message "
+          "after the other: a bandwidth-bound ring can take up to 1.8x the flow model's time (docs/model.md, "
+          "\"Fabric modes\"; --collective-mode protocol moves them through the transport)\n",
+          run.transport, run.result.analytical_shared_link_sizes);
   o += cpu_use_table(r);
   // tcp-incast: the port buffers the charged bursts met (fixed, or the switch's dynamic-threshold share).
   for (const auto& run : r.runs) {

@@ -6,6 +6,7 @@
 // analytical mode (the last test cases: the scale issue's "agreement between modes").
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
+#include "models/catalog.hpp"
 #include "number_in_child.hpp"
 #include "sim/fabric_modes.hpp"
 #include "sim/training_job.hpp"
@@ -326,4 +327,33 @@ TEST_CASE("training steps: rings on a RoCE fabric take its oversubscription as n
   const auto [local, local_retry] = roce_ring_step(leaf_spine(2, true, false));
   CHECK(std::abs(local - alone) < resolution);
   CHECK(local_retry < resolution);
+}
+
+TEST_CASE("a training run says when its analytical rings ran on routes that share links", "[fabric][training]")
+{
+  // Sixteen ranks on two dgx-a100-8gpu hosts (GPUs and NICs in pairs behind PCIe switches: hops share links) against
+  // one GPU per test host (no link shared): the tensor sizes whose rings ran one message after the other.
+  transports::register_builtin_transports();
+  auto dgx = models::Catalog().host("dgx-a100-8gpu");
+  REQUIRE(dgx.ok());
+  auto shared_sizes = [&](const models::HostProfile& h, int hosts, int per_host) {
+    sim::TrainingJob j;
+    j.transport = "mpi";
+    j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+    j.layout.workers = hosts * per_host;
+    j.layout.ps_tasks = 0;
+    j.layout.ranks_per_host = per_host;
+    j.steps = 2;
+    j.collective_mode = sim::FabricMode::ANALYTICAL;
+    j.options.own<transports::MpiOptions>().optimal_path = true;
+    j.options.own<transports::MpiOptions>().nonblocking_recv = true;
+    const auto cl = test::test_cluster(size_t(hosts), h);
+    return test::number_in_child([&]() -> Result<double> {
+      auto x = sim::run_training_job(cl, gradients(3, 1 << 20), j);
+      if (!x.ok()) return x.error();
+      return double(x->analytical_shared_link_sizes);
+    });
+  };
+  CHECK(shared_sizes(dgx.value(), 2, 8) == 1); // three gradients of one size
+  CHECK(shared_sizes(test::test_host(), 3, 1) == 0);
 }
