@@ -23,7 +23,7 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
   // message left on a link while it waited for its other links is used (a link is not reserved before its message
   // can start).
   double start = now_;
-  if (busy > 0)
+  if (busy > 0) {
     for (bool moved = true; moved;) {
       moved = false;
       for (int l : r.links) {
@@ -42,13 +42,13 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
         }
       }
     }
-  if (busy > 0)
     for (int l : r.links)
       if (links_[size_t(l)].shared) {
         auto& held = busy_[size_t(l)];
-        const auto at = std::lower_bound(held.begin(), held.end(), std::make_pair(start, start + busy));
-        held.insert(at, {start, start + busy});
+        held.insert(std::lower_bound(held.begin(), held.end(), std::make_pair(start, start + busy)),
+                    {start, start + busy});
       }
+  }
   const double delay = r.latency + (r.delay ? r.delay(bytes) : 0.0);
   calendar_.push(Event{start + busy + delay, seq_++, std::move(delivered)});
 }

@@ -40,7 +40,7 @@ void SimRuntime::kill()
   pollers_.clear();
 }
 
-void SimRuntime::start_busy_poller(int numa_node, const std::string&)
+void SimRuntime::start_busy_poller(int numa_node)
 {
   if (!*alive_) return;
   // The thread runs on the socket of the task's CPU memory (a node the host does not have: its first socket).

@@ -26,7 +26,7 @@ public:
   MemorySpace& memory() override;
   const std::string& name() const override { return name_; }
   MemorySpace* peer_memory(const std::string& process) override;
-  void start_busy_poller(int numa_node, const std::string& label) override;
+  void start_busy_poller(int numa_node) override;
 
   /// Model time of a work item when nothing else runs (no contention); used by tests and closed forms.
   Result<double> estimate(const Work& work) const;

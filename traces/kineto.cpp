@@ -364,8 +364,10 @@ struct KinetoReader {
       if (*group && c.ranks == 0) c.ranks = int(**group);
       // A send's peer is its "Dst Rank", a recv's its "Src Rank" (a global rank; the other key, where a trace has
       // both, is the recording rank itself); a batched sendrecv takes the first either names.
-      for (const char* key : {"Dst Rank", "Src Rank"}) {
-        if ((c.kind == "send" && key[0] != 'D') || (c.kind == "recv" && key[0] != 'S')) continue;
+      const std::vector<const char*> peer_keys = c.kind == "send"   ? std::vector<const char*>{"Dst Rank"}
+                                                 : c.kind == "recv" ? std::vector<const char*>{"Src Rank"}
+                                                                    : std::vector<const char*>{"Dst Rank", "Src Rank"};
+      for (const char* key : peer_keys) {
         if (!args.is_object() || !args.contains(key)) continue;
         auto peer = numeric(args, key, 0, MAX_RANKS, true, file, at);
         if (!peer.ok()) return peer.error();

@@ -46,7 +46,7 @@ public:
   /// `numa_node`'s socket busy. The simulator charges that core: it competes with every other CPU work on the
   /// machine. The emulator does nothing: its event loop blocks when idle, and a spinning thread would only take a
   /// core from the machine that runs it (docs/model.md, "The CPU of a process").
-  virtual void start_busy_poller(int numa_node, const std::string& label) {}
+  virtual void start_busy_poller(int numa_node) {}
 };
 
 } // namespace tp

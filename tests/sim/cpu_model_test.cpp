@@ -227,7 +227,7 @@ std::vector<double> beside_pollers(Work work, int cores, int pollers)
     auto s = sim::Simulation::create(test::test_cluster(1, cpu_bound_host(cores))).value();
     auto* p = s->add_process("node0", "a").value();
     for (int k = 0; k < pollers; ++k)
-      p->runtime().start_busy_poller(0, "test poller");
+      p->runtime().start_busy_poller(0);
     if (work.kind == WorkKind::REDUCE) {
       AllocAttr host;
       host.location = Location::host(0);

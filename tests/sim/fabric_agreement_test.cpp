@@ -189,6 +189,21 @@ training::TrainingModel gradients(int count, uint64_t bytes)
   return m;
 }
 
+/// Allreduce training on the mpi transport over `hosts` hosts of `per_host` ranks, with the MPI options the fabric
+/// modes need (the receives leave the MPI thread free).
+sim::TrainingJob mpi_allreduce_job(int hosts, int per_host)
+{
+  sim::TrainingJob j;
+  j.transport = "mpi";
+  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  j.layout.workers = hosts * per_host;
+  j.layout.ps_tasks = 0;
+  j.layout.ranks_per_host = per_host;
+  j.options.own<transports::MpiOptions>().optimal_path = true;
+  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
+  return j;
+}
+
 double step_seconds(const models::ClusterProfile& cl, const training::TrainingModel& m, sim::TrainingJob j,
                     sim::FabricMode mode)
 {
@@ -212,15 +227,8 @@ void training_agrees(const models::HostProfile& h, int hosts, int ranks_per_host
   transports::register_builtin_transports();
   const auto cl = test::test_cluster(hosts, h);
   const auto m = gradients(count, bytes);
-  sim::TrainingJob j;
-  j.transport = "mpi";
-  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-  j.layout.workers = hosts * ranks_per_host;
-  j.layout.ps_tasks = 0;
-  j.layout.ranks_per_host = ranks_per_host;
+  sim::TrainingJob j = mpi_allreduce_job(hosts, ranks_per_host);
   j.steps = 3;
-  j.options.own<transports::MpiOptions>().optimal_path = true;
-  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
   const int n = j.layout.workers;
   const double p = step_seconds(cl, m, j, sim::FabricMode::PROTOCOL);
   const double a = step_seconds(cl, m, j, sim::FabricMode::ANALYTICAL);
@@ -265,16 +273,9 @@ std::pair<double, double> roce_ring_step(const std::optional<models::RoceConfig>
   transports::register_builtin_transports();
   const auto cl = test::test_cluster(4, host(0));
   const auto m = gradients(4, 8 << 20);
-  sim::TrainingJob j;
-  j.transport = "mpi";
-  j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-  j.layout.workers = 4;
-  j.layout.ps_tasks = 0;
-  j.layout.ranks_per_host = 1;
+  sim::TrainingJob j = mpi_allreduce_job(4, 1);
   j.steps = 3;
   j.collective_mode = sim::FabricMode::ANALYTICAL;
-  j.options.own<transports::MpiOptions>().optimal_path = true;
-  j.options.own<transports::MpiOptions>().nonblocking_recv = true;
   j.roce_fabric = fabric;
   const double step = test::number_in_child([&]() -> Result<double> {
     auto x = sim::run_training_job(cl, m, j);
@@ -337,16 +338,9 @@ TEST_CASE("a training run says when its analytical rings ran on routes that shar
   auto dgx = models::Catalog().host("dgx-a100-8gpu");
   REQUIRE(dgx.ok());
   auto shared_sizes = [&](const models::HostProfile& h, int hosts, int per_host) {
-    sim::TrainingJob j;
-    j.transport = "mpi";
-    j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-    j.layout.workers = hosts * per_host;
-    j.layout.ps_tasks = 0;
-    j.layout.ranks_per_host = per_host;
+    sim::TrainingJob j = mpi_allreduce_job(hosts, per_host);
     j.steps = 2;
     j.collective_mode = sim::FabricMode::ANALYTICAL;
-    j.options.own<transports::MpiOptions>().optimal_path = true;
-    j.options.own<transports::MpiOptions>().nonblocking_recv = true;
     const auto cl = test::test_cluster(size_t(hosts), h);
     return test::number_in_child([&]() -> Result<double> {
       auto x = sim::run_training_job(cl, gradients(3, 1 << 20), j);

@@ -101,7 +101,7 @@ public:
     Status st = rpc_.start();
     // The paper (Biswas, Lu, Panda, HiPC 2018) finds completions by busy polling on dedicated polling thread(s), since
     // multi-core nodes have cores to spare; how many is not given: one per process, a core busy for its life.
-    if (st.ok()) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "AR-gRPC RDMA poller");
+    if (st.ok()) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node);
     if (!st.ok() || ctx_.options.of<ArGrpcOptions>().eager_threshold) {
       ctx_.runtime->post([st, done] { done(st); });
       return;

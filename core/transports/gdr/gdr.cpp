@@ -57,7 +57,7 @@ public:
     // gdr_memory_manager.cc as first merged, and again once the client side was made asynchronous; one version in
     // between waited in epoll_wait with a 1 ms timeout instead): a core busy.
     GrpcTransport::start([this, done = std::move(done)](Status st) {
-      if (st.ok()) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "GDR server loop");
+      if (st.ok()) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node);
       done(st);
     });
   }

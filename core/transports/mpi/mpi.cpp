@@ -189,7 +189,7 @@ public:
     // TF's MPIRendezvousMgr starts its MPI thread in its constructor: a `while (1)` loop of MPI_Iprobe / MPI_Test
     // that never sleeps (tensorflow/contrib/mpi/mpi_rendezvous_mgr.cc, MPIBackgroundThread), so it holds a core for
     // the process's life. A collective library calling MPI from its own threads has no such loop.
-    if (st.ok() && !ctx_.collective_library_only) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node, "MPI thread");
+    if (st.ok() && !ctx_.collective_library_only) ctx_.runtime->start_busy_poller(ctx_.cpu_numa_node);
     ctx_.runtime->post([st, done] { done(st); });
   }
   void shutdown() override { rpc_.shutdown(); }
