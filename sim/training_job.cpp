@@ -449,7 +449,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   auto placed = place_tasks(cluster, L);
   if (!placed.ok()) return placed.error();
   const Placement& p = placed.value();
-  auto sgr = jobs::partitioned_step_graph(model, p.layout);
+  training::StepLayout graph_layout = p.layout;
+  graph_layout.one_rank_template = job.share_rank_ops;
+  auto sgr = jobs::partitioned_step_graph(model, graph_layout);
   if (!sgr.ok()) return sgr.error();
   const training::StepGraph sg = std::move(sgr.value());
 
@@ -486,6 +488,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   out.ps_bytes = sg.ps_bytes;
   out.remote_transfers_per_step = sg.remote_sends;
   out.remote_bytes_per_step = sg.remote_bytes;
+  out.rank_template = sg.rank_template;
   add_placement(out, cluster, job, p);
 
   auto analytical = analytical_rings(cluster, job, p, sim);

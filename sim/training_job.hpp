@@ -77,6 +77,9 @@ struct TrainingJob {
   /// congestion (PFC, ECN, DCQCN: models/congestion/roce_fabric.hpp, scenario allreduce) each ring waits beyond
   /// max-min. Its rate is the ranks' NIC line rate; ranks and size are each ring's. Unset: off.
   std::optional<models::RoceConfig> roce_fabric;
+  /// Allreduce mode: one copy of rank 0's ops serves every rank (StepGraph::rank_template; the results are the same,
+  /// memory and set-up no longer grow with ranks x ops). false: every rank's ops in the graph (the tests compare).
+  bool share_rank_ops = true;
 };
 
 using StepBreakdown = jobs::StepBreakdown;
@@ -105,6 +108,7 @@ struct TrainingResult {
   std::vector<uint64_t> ps_bytes; ///< variable bytes per PS shard
   std::vector<TaskPlacement> placement;
   double wall_seconds = 0;
+  bool rank_template = false; ///< the step graph held rank 0's ops for every rank (TrainingJob::share_rank_ops)
   uint64_t simgrid_activities = 0;
   double broadcast_seconds = 0;    ///< the initial variable broadcast (allreduce mode, when asked)
   uint64_t negotiation_rounds = 0; ///< coordinator rounds of rank 0, all steps

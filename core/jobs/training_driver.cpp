@@ -272,16 +272,26 @@ void add_breakdown(TrainingDriverResult& out, const training::StepGraph& graph, 
   std::vector<training::OpTiming> timings;
   std::vector<transports::TransferRecord> records;
   double busy = 0;
+  // A rank template's ranks each keep to their own ops, transfers and devices: the path runs in the rank that finished
+  // last (the first of them on a tie), and only its timings are read.
+  std::optional<size_t> last_rank;
+  if (graph.rank_template) {
+    std::vector<double> last(set.tasks.size(), -1);
+    set.on_each([&](size_t k) { last[k] = set.tasks[k].executor->last_end(); });
+    last_rank = size_t(std::max_element(last.begin(), last.end()) - last.begin());
+  }
+  training::RankNames names;
   set.on_each([&](size_t k) { // each task's executor and log read on its own loop
     const auto& t = set.tasks[k];
+    t.executor->add_compute_seconds(busy);
+    if (last_rank && k != *last_rank) return;
+    if (last_rank) names = training::RankNames(graph.layout, training::rank_of_task(t.runtime->spec().task));
     auto ti = t.executor->timings();
     timings.insert(timings.end(), ti.begin(), ti.end());
-    for (const auto& e : t.executor->events())
-      if (e.kind == training::OpKind::FORWARD || e.kind == training::OpKind::BACKWARD) busy += e.end - e.start;
     for (const auto& r : t.runtime->log().records())
       records.push_back(r);
   });
-  const auto cp = training::critical_path(graph, timings, records, t0, t1, hooks.retry_windows(t0, t1));
+  const auto cp = training::critical_path(graph, timings, records, t0, t1, hooks.retry_windows(t0, t1), &names);
   auto& o = out.breakdown;
   o.compute += cp.compute, o.copy += cp.copy, o.registration += cp.registration, o.pcie += cp.pcie;
   o.network += cp.network, o.aggregate_apply += cp.aggregate_apply, o.waiting += cp.waiting;

@@ -21,10 +21,7 @@ std::string process_name(const std::string& task)
 Result<training::StepGraph> partitioned_step_graph(const training::TrainingModel& model,
                                                    const training::StepLayout& layout)
 {
-  auto sg = training::build_step_graph(model, layout);
-  if (!sg.ok()) return sg.error();
-  training::partition(sg.value());
-  return std::move(sg.value());
+  return training::build_partitioned_step_graph(model, layout);
 }
 
 int RankList::rank_of(const std::string& task) const

@@ -39,8 +39,10 @@ template <class Match> double covered(const std::vector<RetryWindow>& ws, double
 
 CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& timings,
                            const std::vector<transports::TransferRecord>& records, double step_start, double step_end,
-                           const std::vector<RetryWindow>& retries)
+                           const std::vector<RetryWindow>& retries, const RankNames* rank)
 {
+  const RankNames same;
+  const RankNames& names = rank ? *rank : same;
   const Graph& g = sg.graph;
   CriticalPath cp;
   std::unordered_map<std::string, OpId> id_of;
@@ -50,16 +52,21 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
     if (g[*it].kind == OpKind::SEND) send_of_key[g[*it].key] = *it;
   }
   std::unordered_map<OpId, OpTiming> t;
+  std::vector<OpId> in_order; // the timed ops in the order of `timings` (ties go to the first)
   for (const auto& x : timings) {
     auto it = id_of.find(x.name);
-    if (it != id_of.end() && x.end >= 0) t[it->second] = x;
+    if (it == id_of.end() || x.end < 0) continue;
+    if (t.emplace(it->second, x).second)
+      in_order.push_back(it->second);
+    else
+      t[it->second] = x;
   }
   std::unordered_map<std::string, const transports::TransferRecord*> rec;
   for (const auto& r : records)
     if (r.side == transports::Side::CONSUMER) rec[r.key] = &r;
   // Ops per device, for "who held the device".
   std::unordered_map<std::string, std::vector<OpId>> on_device;
-  for (const auto& [id, _] : t)
+  for (const OpId id : in_order)
     if (runs_on_device(g[id].kind)) on_device[g[id].device].push_back(id);
 
   auto charge = [&](OpId v, double a, double b) {
@@ -84,7 +91,8 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       return;
     }
     case OpKind::RECV: {
-      auto it = rec.find(op.key);
+      const std::string key = names(op.key);
+      auto it = rec.find(key);
       if (it == rec.end() || it->second->total() <= 0) {
         // A device copy inside the task (no transport): PCIe between host and GPU, else a memcpy.
         const bool gpu_src = op.key.substr(0, op.key.find(';')).find("device:GPU") != std::string::npos;
@@ -102,8 +110,8 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
       const double net = f * (r.seconds[size_t(Phase::WIRE)] + r.wait());
       double lost = 0;
       if (!retries.empty() && net > 0) {
-        const std::string me = task_of_device(op.device);
-        const std::string src = task_of_device(op.key.substr(0, op.key.find(';')));
+        const std::string me = task_of_device(names(op.device));
+        const std::string src = task_of_device(key.substr(0, key.find(';')));
         lost = std::min(net, covered(retries, a, b, [&](const RetryWindow& w) {
                           return (w.task == me && w.peer_task == src) || (w.task == src && w.peer_task == me);
                         }));
@@ -117,12 +125,12 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
     }
   };
 
-  // The op that finished last.
+  // The op that finished last (on a tie, the first in `timings`: the first task's).
   OpId cur{};
   double last = -1;
-  for (const auto& [id, x] : t)
-    if (x.end > last) {
-      last = x.end;
+  for (const OpId id : in_order)
+    if (t[id].end > last) {
+      last = t[id].end;
       cur = id;
     }
   if (last < 0) {

@@ -17,6 +17,7 @@
 namespace tp::training {
 
 struct StepGraph;
+class RankNames;
 
 struct CriticalPath {
   double compute = 0;
@@ -44,9 +45,11 @@ struct RetryWindow {
 };
 
 /// `timings`: every op of every task for one step (names unique across tasks). `records`: the consumer-side
-/// transfer records of that step (matched to RECVs by rendezvous key).
+/// transfer records of that step (matched to RECVs by rendezvous key). A rank template's graph: the timings and records
+/// of the rank that finished last, and `names` its names (nullptr: the graph's) (a rank's ops, transfers and devices
+/// are its own: the path stays in it).
 CriticalPath critical_path(const StepGraph& graph, const std::vector<OpTiming>& timings,
                            const std::vector<transports::TransferRecord>& records, double step_start, double step_end,
-                           const std::vector<RetryWindow>& retries = {});
+                           const std::vector<RetryWindow>& retries = {}, const RankNames* names = nullptr);
 
 } // namespace tp::training

@@ -74,10 +74,16 @@ public:
   size_t op_count() const;
   /// This task's variables (name of the VARIABLE op's output tensor -> tensor), after prepare().
   const std::map<std::string, Tensor>& variables() const;
-  const std::vector<OpEvent>& events() const;
+  /// What ran since clear_events(), in the order it finished.
+  std::vector<OpEvent> events() const;
   void clear_events();
-  /// Timings of every op of this task in the last step (after it finished).
+  /// Timings of every op of this task in the last step (after it finished), named as in the graph (a rank template's:
+  /// rank 0's names; critical_path takes the rank's RankNames).
   std::vector<OpTiming> timings() const;
+  /// Adds the GPU kernel time (FORWARD and BACKWARD ops) since clear_events() to `busy`, op by op.
+  void add_compute_seconds(double& busy) const;
+  /// When the last op of the last step ended (-1 before any).
+  double last_end() const;
   /// After a failed step: which transfer or collective failed it (no kind if none did).
   FailedOp failed_op() const;
   /// The transfers and collectives issued in this step and not finished yet, earliest first (what the task was

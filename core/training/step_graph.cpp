@@ -6,6 +6,7 @@
 #include <boost/graph/topological_sort.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace tp::training {
 
@@ -28,8 +29,26 @@ std::string task_of_device(const std::string& device)
 const std::vector<OpId>& StepGraph::ops_of(const std::string& task) const
 {
   static const std::vector<OpId> none;
+  if (rank_template) {
+    const int r = rank_of_task(task);
+    if (r < 0 || r >= layout.workers) return none;
+    auto it = ops_by_task.find(worker_task(0));
+    return it == ops_by_task.end() ? none : it->second;
+  }
   auto it = ops_by_task.find(task);
   return it == ops_by_task.end() ? none : it->second;
+}
+
+int rank_of_task(const std::string& task)
+{
+  static const std::string prefix = "/job:worker/replica:0/task:";
+  if (task.size() <= prefix.size() || task.compare(0, prefix.size(), prefix) != 0) return -1;
+  long r = 0;
+  for (size_t i = prefix.size(); i < task.size(); ++i) {
+    if (task[i] < '0' || task[i] > '9' || r > 100000000) return -1;
+    r = r * 10 + (task[i] - '0');
+  }
+  return int(r);
 }
 
 void index_tasks(StepGraph& sg)
@@ -297,7 +316,93 @@ void add_ps_applies(StepGraph& sg, const std::vector<FlatVariable>& vars, const 
   }
 }
 
+/// `a` in rank 0's template renamed for rank 1 is `b`, rank 1's own op (a collective's name is every rank's).
+bool renames_to(const RankNames& names, const Op& a, const Op& b)
+{
+  if (a.kind != b.kind || a.seconds != b.seconds || a.arity != b.arity || a.collective != b.collective ||
+      a.bytes != b.bytes || a.remote != b.remote || a.outputs.size() != b.outputs.size())
+    return false;
+  for (size_t k = 0; k < a.outputs.size(); ++k)
+    if (a.outputs[k].bytes != b.outputs[k].bytes || names(a.outputs[k].tensor) != b.outputs[k].tensor) return false;
+  return names(a.name) == b.name && names(a.device) == b.device && names(a.key) == b.key && names(a.tensor) == b.tensor;
+}
+
 } // namespace
+
+RankNames::RankNames(const StepLayout& layout, int rank)
+    : rank_(rank), gpu_from_(gpu_of(worker_task(0), layout.gpu_of.at(0).at(0))),
+      gpu_to_(gpu_of(worker_task(rank), layout.gpu_of.at(size_t(rank)).at(0))), cpu_from_(cpu_of(worker_task(0))),
+      cpu_to_(cpu_of(worker_task(rank))), token_to_("rank" + std::to_string(rank))
+{
+}
+
+std::string RankNames::operator()(const std::string& s) const
+{
+  if (rank_ == 0 || s.empty()) return s;
+  static const std::string token = "rank0";
+  auto digit = [&](size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  auto word = [&](size_t i) { return i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'); };
+  std::string out;
+  out.reserve(s.size() + 8);
+  size_t i = 0;
+  while (i < s.size()) {
+    // Whole device names (not a prefix of a longer GPU number), and "rank0" as a whole word after a '/' or at the start
+    // (op names "rank0/...", tensors ".../rank0", "...rank0->device", "...rank0@device", keys "...rank0;0:0").
+    if (s.compare(i, gpu_from_.size(), gpu_from_) == 0 && !digit(i + gpu_from_.size())) {
+      out += gpu_to_;
+      i += gpu_from_.size();
+    } else if (s.compare(i, cpu_from_.size(), cpu_from_) == 0 && !digit(i + cpu_from_.size())) {
+      out += cpu_to_;
+      i += cpu_from_.size();
+    } else if (s.compare(i, token.size(), token) == 0 && (i == 0 || s[i - 1] == '/') && !word(i + token.size())) {
+      out += token_to_;
+      i += token.size();
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+Result<StepGraph> build_partitioned_step_graph(const TrainingModel& model, const StepLayout& layout_in)
+{
+  StepLayout layout = layout_in;
+  if (auto st = check_and_fill_layout(model, layout); !st.ok()) return st.error();
+  auto partitioned = [&](const StepLayout& l) -> Result<StepGraph> {
+    auto sg = build_step_graph(model, l);
+    if (!sg.ok()) return sg.error();
+    partition(sg.value());
+    return std::move(sg.value());
+  };
+  if (layout.mode != SyncMode::ALLREDUCE || !layout.one_rank_template || layout.workers < 2) return partitioned(layout);
+  StepLayout one = layout, two = layout;
+  one.workers = 1;
+  one.gpu_of = {layout.gpu_of[0]};
+  two.workers = 2;
+  two.gpu_of = {layout.gpu_of[0], layout.gpu_of[1]};
+  auto t = partitioned(one);
+  if (!t.ok()) return t.error();
+  auto check = partitioned(two);
+  if (!check.ok()) return check.error();
+  // Rank 0's ops renamed for rank 1 must be rank 1's, one for one in graph order.
+  const RankNames names(layout, 1);
+  const auto& mine = t.value().ops_of(worker_task(0));
+  const auto& theirs = check.value().ops_of(worker_task(1));
+  bool same = mine.size() == theirs.size();
+  for (size_t k = 0; same && k < mine.size(); ++k)
+    same = renames_to(names, t.value().graph[mine[k]], check.value().graph[theirs[k]]);
+  if (!same) return partitioned(layout);
+  StepGraph sg = std::move(t.value());
+  sg.layout = layout;
+  sg.tasks.clear();
+  for (int w = 0; w < layout.workers; ++w)
+    sg.tasks.push_back(worker_task(w));
+  sg.sends *= size_t(layout.workers);
+  sg.remote_sends *= size_t(layout.workers);
+  sg.remote_bytes *= uint64_t(layout.workers);
+  sg.rank_template = true;
+  return sg;
+}
 
 Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout_in)
 {

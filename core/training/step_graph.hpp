@@ -58,6 +58,8 @@ struct StepLayout {
   /// distributed_replicated refreshes a worker's replicas this way); false: every tower pulls from the PS itself
   /// (tf_cnn_benchmarks' parameter_server mode: "each tower gets a copy of the variables from the PS").
   bool fetch_per_worker = false;
+  /// Allreduce mode: hold rank 0's ops only, every rank running them on its own devices (StepGraph::rank_template).
+  bool one_rank_template = false;
   /// Allreduce mode: reduce gradients in host memory (MaTEx's TfReduce is a CPU kernel: gradients are copied to the
   /// host, allreduced there, and copied back for the update); false: on the GPU (Baidu, Horovod).
   bool allreduce_on_host = false;
@@ -80,15 +82,42 @@ struct StepGraph {
   /// Each task's ops in vertex order (index_tasks; build_step_graph and partition keep it up to date), so that a task
   /// finds its ops without a scan of every rank's ops and a string cut per op.
   std::map<std::string, std::vector<OpId>> ops_by_task;
-  /// The ops of `task` in vertex order (none for a task that runs no op).
+  /// Allreduce mode with StepLayout::one_rank_template: the graph holds rank 0's ops only and every rank runs them
+  /// on its own devices under its own names (RankNames); `sends` counts every rank's. Ranks differ in nothing else
+  /// (their GPU's place in the host is the backend's business), so one copy serves a thousand ranks.
+  bool rank_template = false;
+  /// The ops of `task` in vertex order (none for a task that runs no op); in a rank template, rank 0's for every rank.
   const std::vector<OpId>& ops_of(const std::string& task) const;
 };
+
+/// A rank's names for the ops of a rank template: rank 0's devices, keys, op and tensor names with the rank's task,
+/// GPU and "rank<r>" in place of rank 0's (the identity for rank 0 and for a graph that is not a template).
+class RankNames {
+public:
+  RankNames() = default;
+  RankNames(const StepLayout& layout, int rank);
+  std::string operator()(const std::string& s) const;
+  bool identity() const { return rank_ == 0; }
+  int rank() const { return rank_; }
+
+private:
+  int rank_ = 0;
+  std::string gpu_from_, gpu_to_, cpu_from_, cpu_to_, token_to_;
+};
+
+/// The rank of allreduce task `task` ("/job:worker/replica:0/task:<r>"), or -1.
+int rank_of_task(const std::string& task);
 
 /// Fill StepGraph::ops_by_task from the graph's ops.
 void index_tasks(StepGraph& g);
 
 /// Build the unpartitioned step graph. Errors for an empty model or a layout that does not fit.
 Result<StepGraph> build_step_graph(const TrainingModel& model, const StepLayout& layout);
+
+/// The partitioned step graph; in allreduce mode with StepLayout::one_rank_template, rank 0's ops only
+/// (StepGraph::rank_template) after checking that renaming them gives rank 1's exactly (else every rank's ops, as
+/// without the option: a model whose names contain rank 0's words).
+Result<StepGraph> build_partitioned_step_graph(const TrainingModel& model, const StepLayout& layout);
 
 /// Insert SEND/RECV pairs on every edge between devices (one pair per tensor and destination device) and
 /// set each op's scheduling order. Idempotent in effect: a partitioned graph has no cross-device edges.

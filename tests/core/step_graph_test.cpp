@@ -175,3 +175,108 @@ TEST_CASE("sync modes and op kinds read back from their words, and a wrong word 
   CHECK(bad_kind.error().expected.find("forward, backward") != std::string::npos);
   CHECK(bad_kind.error().expected.find(" or recv") != std::string::npos);
 }
+
+namespace {
+
+/// Every rank's ops of `full` are rank 0's ops of `tmpl` renamed for that rank, one for one, field by field.
+void check_template_renames_to(const StepGraph& tmpl, const StepGraph& full)
+{
+  REQUIRE(tmpl.rank_template);
+  REQUIRE_FALSE(full.rank_template);
+  CHECK(tmpl.tasks == full.tasks);
+  CHECK(tmpl.sends == full.sends);
+  CHECK(tmpl.remote_sends == full.remote_sends);
+  CHECK(boost::num_vertices(tmpl.graph) * full.tasks.size() == boost::num_vertices(full.graph));
+  for (int r = 0; r < full.layout.workers; ++r) {
+    const RankNames names(tmpl.layout, r);
+    const auto& mine = tmpl.ops_of(worker_task(r));
+    const auto& theirs = full.ops_of(worker_task(r));
+    REQUIRE(mine.size() == theirs.size());
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const Op& a = tmpl.graph[mine[k]];
+      const Op& b = full.graph[theirs[k]];
+      INFO("rank " << r << ": " << b.name);
+      CHECK(a.kind == b.kind);
+      CHECK(names(a.name) == b.name);
+      CHECK(names(a.device) == b.device);
+      CHECK(names(a.key) == b.key);
+      CHECK(names(a.tensor) == b.tensor);
+      CHECK(a.collective == b.collective);
+      REQUIRE(a.outputs.size() == b.outputs.size());
+      for (size_t o = 0; o < a.outputs.size(); ++o)
+        CHECK(names(a.outputs[o].tensor) == b.outputs[o].tensor);
+      if (k > 0) // the order on a device is the same, though the numbers are not
+        CHECK((a.order < tmpl.graph[mine[k - 1]].order) == (b.order < full.graph[theirs[k - 1]].order));
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("a rank template renamed per rank is every rank's ops, GPUs of a host and host reductions included",
+          "[step_graph]")
+{
+  for (const bool on_host : {false, true}) {
+    StepLayout l;
+    l.mode = SyncMode::ALLREDUCE;
+    l.workers = 12;
+    l.allreduce_on_host = on_host;
+    for (int r = 0; r < l.workers; ++r)
+      l.gpu_of.push_back({r % 8}); // ranks 0-7 on GPUs 0-7 of one host, 8-11 on GPUs 0-3 of the next
+    auto full = build_partitioned_step_graph(toy(), l);
+    l.one_rank_template = true;
+    auto tmpl = build_partitioned_step_graph(toy(), l);
+    REQUIRE(full.ok());
+    REQUIRE(tmpl.ok());
+    INFO("on host " << on_host);
+    CHECK(tmpl->sends == (on_host ? 12u * 8 : 0u)); // per rank and variable: GPU -> host, host -> GPU
+    check_template_renames_to(tmpl.value(), full.value());
+    CHECK(tmpl->ops_of(worker_task(12)).empty());
+    CHECK(tmpl->ops_of(ps_task(0)).empty());
+  }
+}
+
+TEST_CASE("a model whose names rank 0's renaming would change keeps every rank's ops", "[step_graph]")
+{
+  TrainingModel m = toy();
+  m.layers[1].variables[0].name = "rank0"; // rank 1's copy keeps this word; renaming would not
+  StepLayout l;
+  l.mode = SyncMode::ALLREDUCE;
+  l.workers = 3;
+  l.one_rank_template = true;
+  auto sg = build_partitioned_step_graph(m, l);
+  REQUIRE(sg.ok());
+  CHECK_FALSE(sg->rank_template);
+  CHECK(count(sg.value(), OpKind::ALLREDUCE) == 3 * 4);
+  // Parameter-server graphs and one rank never are templates.
+  l.workers = 1;
+  CHECK_FALSE(build_partitioned_step_graph(toy(), l)->rank_template);
+  StepLayout ps;
+  ps.workers = 2;
+  ps.ps_tasks = 1;
+  ps.one_rank_template = true;
+  CHECK_FALSE(build_partitioned_step_graph(toy(), ps)->rank_template);
+}
+
+TEST_CASE("rank names: the rank of a task, and words that only look like rank 0's stay", "[step_graph]")
+{
+  CHECK(rank_of_task(worker_task(0)) == 0);
+  CHECK(rank_of_task(worker_task(1023)) == 1023);
+  CHECK(rank_of_task(ps_task(3)) == -1);
+  CHECK(rank_of_task("/job:worker/replica:0/task:") == -1);
+  CHECK(rank_of_task("/job:worker/replica:0/task:1x") == -1);
+  StepLayout l;
+  l.mode = SyncMode::ALLREDUCE;
+  l.workers = 12;
+  for (int r = 0; r < l.workers; ++r)
+    l.gpu_of.push_back({r % 8});
+  const RankNames eleven(l, 11);
+  CHECK(eleven("rank0/fwd/l0") == "rank11/fwd/l0");
+  CHECK(eleven("grad/l0/w/rank0->/job:worker/replica:0/task:0/device:GPU:0") ==
+        "grad/l0/w/rank11->/job:worker/replica:0/task:11/device:GPU:3");
+  CHECK(eleven("/job:worker/replica:0/task:0/device:CPU:0") == "/job:worker/replica:0/task:11/device:CPU:0");
+  CHECK(eleven("/job:worker/replica:0/task:0/device:GPU:01") == "/job:worker/replica:0/task:0/device:GPU:01");
+  CHECK(eleven("rank00/x") == "rank00/x");
+  CHECK(eleven("prerank0/x") == "prerank0/x");
+  CHECK(RankNames(l, 0)("rank0/fwd/l0") == "rank0/fwd/l0");
+}
