@@ -13,7 +13,6 @@
 #include "core/collectives/ring_schedule.hpp"
 
 #include <functional>
-#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,17 +43,23 @@ public:
   uint64_t events() const { return events_; }
 
 private:
+  /// A calendar entry: small, so that the heap moves little; its callback waits in `callbacks_[slot]`.
   struct Event {
     double t;
     uint64_t seq;
-    std::function<void()> f;
+    uint32_t slot;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   std::vector<AnalyticalLink> links_;
+  std::vector<double> bandwidth_; ///< links_' rates and sharing, side by side for the per-message scans
+  std::vector<char> shared_;
   /// Per link, the intervals messages hold it (start, end), by start, those not yet over (a few at a time).
   std::vector<std::vector<std::pair<double, double>>> busy_;
   std::function<const AnalyticalRoute&(int, int, double)> route_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> calendar_;
+  void schedule(double t, std::function<void()> f);
+  std::vector<Event> calendar_; ///< a heap by (time, seq), earliest on top
+  std::vector<std::function<void()>> callbacks_;
+  std::vector<uint32_t> free_slots_;
   double now_ = 0;
   uint64_t seq_ = 0, events_ = 0;
 };

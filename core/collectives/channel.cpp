@@ -6,14 +6,19 @@
 
 namespace tp::collectives {
 
-Channel::Channel(transports::TaskRuntime& task, std::vector<RankInfo> ranks, int rank)
+Channel::Channel(transports::TaskRuntime& task, RankTable ranks, int rank)
     : task_(task), ranks_(std::move(ranks)), rank_(rank)
+{
+}
+
+Channel::Channel(transports::TaskRuntime& task, std::vector<RankInfo> ranks, int rank)
+    : Channel(task, std::make_shared<const std::vector<RankInfo>>(std::move(ranks)), rank)
 {
 }
 
 std::string Channel::key(const std::string& name, int from, int to) const
 {
-  return rendezvous::create_key(ranks_[size_t(from)].device, 1, ranks_[size_t(to)].device, name);
+  return rendezvous::create_key(info(from).device, 1, info(to).device, name);
 }
 
 Status Channel::send(int64_t step, const std::string& name, int peer, const Tensor& t)
@@ -30,7 +35,7 @@ void Channel::recv(int64_t step, const std::string& name, int peer, std::functio
     done(k.error());
     return;
   }
-  auto d = rendezvous::parse_device_name(ranks_[size_t(rank_)].device);
+  auto d = rendezvous::parse_device_name(info(rank_).device);
   rendezvous::RecvArgs args;
   args.dst_location = transports::device_location(d.value(), task_.spec().cpu_numa_node);
   args.alloc_attrs.nic_compatible = true;

@@ -8,6 +8,7 @@
 #include "core/tensor/tensor.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,16 @@ struct RankInfo {
   std::string device; ///< full device name of the rank's tensors, ".../device:GPU:0"
 };
 
+/// Every rank of a collective, shared by the ranks' channels and engines (one copy, not one per rank).
+using RankTable = std::shared_ptr<const std::vector<RankInfo>>;
+
 class Channel {
 public:
+  Channel(transports::TaskRuntime& task, RankTable ranks, int rank);
   Channel(transports::TaskRuntime& task, std::vector<RankInfo> ranks, int rank);
   int rank() const { return rank_; }
-  int size() const { return int(ranks_.size()); }
-  const RankInfo& info(int r) const { return ranks_[size_t(r)]; }
+  int size() const { return int(ranks_->size()); }
+  const RankInfo& info(int r) const { return (*ranks_)[size_t(r)]; }
   transports::TaskRuntime& task() { return task_; }
   /// Rendezvous Send (passive): `peer` fetches it with recv(.., name, this rank).
   Status send(int64_t step, const std::string& name, int peer, const Tensor& t);
@@ -39,7 +44,7 @@ public:
 private:
   std::string key(const std::string& name, int from, int to) const;
   transports::TaskRuntime& task_;
-  std::vector<RankInfo> ranks_;
+  RankTable ranks_;
   int rank_;
 };
 

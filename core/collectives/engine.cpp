@@ -15,10 +15,18 @@ constexpr uint8_t kByName = 0, kById = 1;
 
 } // namespace
 
-CollectiveEngine::CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, std::vector<RankInfo> ranks,
-                                   std::vector<std::string> processes, int rank, EngineOptions options)
+CollectiveEngine::CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, RankTable ranks,
+                                   std::shared_ptr<const std::vector<std::string>> processes, int rank,
+                                   EngineOptions options)
     : task_(task), streams_(streams), channel_(task, std::move(ranks), rank), processes_(std::move(processes)),
       options_(options)
+{
+}
+
+CollectiveEngine::CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, std::vector<RankInfo> ranks,
+                                   std::vector<std::string> processes, int rank, EngineOptions options)
+    : CollectiveEngine(task, streams, std::make_shared<const std::vector<RankInfo>>(std::move(ranks)),
+                       std::make_shared<const std::vector<std::string>>(std::move(processes)), rank, options)
 {
 }
 
@@ -38,9 +46,9 @@ void CollectiveEngine::schedule_tick()
 
 Status CollectiveEngine::start()
 {
-  if (int(processes_.size()) != channel_.size())
+  if (int(processes_->size()) != channel_.size())
     return Error::at("", "processes", std::to_string(channel_.size()) + " (one per rank)",
-                     std::to_string(processes_.size()));
+                     std::to_string(processes_->size()));
   if (!options_.coordinator) return ok_status();
   rpc_ = std::make_unique<rpc::RpcNode>(task_.runtime(), streams_, options_.rpc_port);
   if (rank() == 0) {
@@ -195,7 +203,7 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
     if (!cached && options_.request_bytes > names[i].size() + 13)
       wire += options_.request_bytes - (names[i].size() + 13);
   }
-  rpc_->call(processes_[0], "Negotiate", rpc::Payload{w.take(), wire}, [this, after](Result<rpc::Payload> p) {
+  rpc_->call((*processes_)[0], "Negotiate", rpc::Payload{w.take(), wire}, [this, after](Result<rpc::Payload> p) {
     if (!p.ok()) {
       // The coordinator is gone: fail everything outstanding.
       active_ = false;

@@ -60,6 +60,8 @@ struct EngineStats {
 class CollectiveEngine : public training::CollectiveHook {
 public:
   /// `processes[r]`: the stream name of rank r's process (where its coordinator RPC listens).
+  CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, RankTable ranks,
+                   std::shared_ptr<const std::vector<std::string>> processes, int rank, EngineOptions options = {});
   CollectiveEngine(transports::TaskRuntime& task, StreamNetwork& streams, std::vector<RankInfo> ranks,
                    std::vector<std::string> processes, int rank, EngineOptions options = {});
   ~CollectiveEngine() override;
@@ -119,7 +121,7 @@ private:
   transports::TaskRuntime& task_;
   StreamNetwork& streams_;
   Channel channel_;
-  std::vector<std::string> processes_;
+  std::shared_ptr<const std::vector<std::string>> processes_;
   EngineOptions options_;
   std::unique_ptr<rpc::RpcNode> rpc_;
   EngineStats stats_;

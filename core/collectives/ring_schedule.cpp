@@ -56,7 +56,11 @@ struct Ring {
     const int step = s.step;
     ++messages;
     const int right = mod(r + 1, n);
-    f.send(r, right, seg_bytes(idx), [this, r, right, step] {
+    // Rank and step in one word: with `this` the callback fits std::function's own storage (no allocation per message).
+    const uint64_t rank_step = uint64_t(uint32_t(r)) << 32 | uint32_t(step);
+    f.send(r, right, seg_bytes(idx), [this, rank_step] {
+      const int r = int(rank_step >> 32), step = int(uint32_t(rank_step));
+      const int right = mod(r + 1, n);
       st[size_t(r)].sent = true;
       st[size_t(right)].got[size_t(step)] = 1;
       progress(r);

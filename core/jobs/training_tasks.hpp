@@ -34,6 +34,9 @@ Result<training::StepGraph> partitioned_step_graph(const training::TrainingModel
 struct RankList {
   std::vector<collectives::RankInfo> ranks;
   std::vector<std::string> processes;
+  /// The same two lists, one copy shared by every rank's engine and channels.
+  collectives::RankTable table;
+  std::shared_ptr<const std::vector<std::string>> process_table;
   /// The rank of `task` (it must be one).
   int rank_of(const std::string& task) const;
 };

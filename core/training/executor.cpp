@@ -110,6 +110,7 @@ struct TaskExecutor::Impl {
     const std::string me = task.spec().task;
     if (sg.rank_template) names = RankNames(sg.layout, rank_of_task(me));
     std::map<OpId, int> local_of;
+    ops.reserve(sg.ops_of(me).size()); // exactly: a thousand ranks each keep their own
     for (const OpId id : sg.ops_of(me)) {
       local_of[id] = int(ops.size());
       LocalOp lo;
@@ -236,6 +237,7 @@ struct TaskExecutor::Impl {
     failed = false;
     failed_op = {};
     step_done = std::move(done);
+    if (state.empty()) state.reserve(ops.size());
     state.resize(ops.size());
     remaining = ops.size();
     for (size_t i = 0; i < ops.size(); ++i) { // the last step's tensors released here, as a fresh state would
