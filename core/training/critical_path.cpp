@@ -141,7 +141,7 @@ CriticalPath critical_path(const StepGraph& sg, const std::vector<OpTiming>& tim
   double horizon = last;
   for (size_t guard = 0; guard < t.size() * 4 + 8; ++guard) {
     const OpTiming& x = t[cur];
-    cp.ops.push_back(g[cur].name);
+    cp.ops.push_back(names(g[cur].name));
     // Latest-arriving input (a RECV's input is its SEND on the peer task).
     OpId pred{};
     double pred_end = -1;

@@ -108,7 +108,13 @@ struct TaskExecutor::Impl {
   {
     const Graph& g = sg.graph;
     const std::string me = task.spec().task;
-    if (sg.rank_template) names = RankNames(sg.layout, rank_of_task(me));
+    if (sg.rank_template) {
+      const int rank = rank_of_task(me);
+      if (rank < 0 || rank >= sg.layout.workers)
+        return Error::at("", me, "one of the " + std::to_string(sg.layout.workers) + " ranks of the graph",
+                         "another task");
+      names = RankNames(sg.layout, rank);
+    }
     std::map<OpId, int> local_of;
     ops.reserve(sg.ops_of(me).size()); // exactly: a thousand ranks each keep their own
     for (const OpId id : sg.ops_of(me)) {
@@ -208,11 +214,13 @@ struct TaskExecutor::Impl {
     return out;
   }
 
-  /// An op's first input (slot 0: its only one, or the first by name), or an error when it has none.
+  /// An op's first input (slot 0: its only one, or the first by name), or an error when it has none. Every slot is
+  /// filled by the time the op runs (each is an in-edge's tensor); a tensor without storage (a 0-byte transfer's) is
+  /// handed on as it is.
   const Tensor* first_input(int i)
   {
     const auto& in = state[size_t(i)].inputs;
-    if (in.empty() || !in[0].storage) {
+    if (in.empty()) {
       fail(Error::at("", names(ops[size_t(i)].op->name), "an input tensor", "none"));
       return nullptr;
     }
@@ -340,7 +348,10 @@ struct TaskExecutor::Impl {
       });
       return;
     case OpKind::APPLY:
-      if (!first_input(i)) return;
+      if (const Tensor* grad = first_input(i); !grad || !grad->storage) {
+        if (grad) fail(Error::at("", names(op.name), "a gradient with storage to apply", "an empty tensor"));
+        return;
+      }
       enqueue(i, [this, i, gen](std::function<void()> free) {
         const double t0 = rt().now();
         const Tensor& grad = state[size_t(i)].inputs[0];
@@ -365,8 +376,7 @@ struct TaskExecutor::Impl {
     }
     case OpKind::SEND: {
       const auto& in = state[size_t(i)].inputs;
-      if (lo.send_input < 0 || !in[size_t(lo.send_input)].storage)
-        return fail(Error::at("", names(op.name), "input tensor " + names(op.tensor), "none"));
+      if (lo.send_input < 0) return fail(Error::at("", names(op.name), "input tensor " + names(op.tensor), "none"));
       if (auto st = task.rendezvous().send(step, keys[size_t(lo.key)], in[size_t(lo.send_input)], false); !st.ok())
         return fail(st.error());
       complete(i, {});
