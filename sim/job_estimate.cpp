@@ -79,9 +79,10 @@ constexpr double MATERIALIZED_COPIES = 3;
 // Peak RSS against the step graph's size: ResNet-50 parameter-server jobs with 2 to 16 workers (36-106 MB,
 // 1.5-2.1 KB per op) and ring-allreduce jobs with 16 to 128 ranks (69-475 MB, 1.7-2.6 KB per op).
 // Since allreduce ranks share one copy of rank 0's ops (StepGraph::rank_template) those jobs take less: ResNet-50,
-// Baidu, analytical rings on dgx-a100-8gpu hosts, 64 to 1024 ranks: 74 MB to 1.6 GB, 1.0-1.4 KB per rank and op, and
-// 0.57 to 30.5 s of CPU against the 1.7 to 69.2 s these constants were fitted to (docs/performance.md). The constants
-// are kept: they still bound parameter-server jobs from above, and err high (2.3x at 1024 ranks) for allreduce ones.
+// Baidu, analytical rings on dgx-a100-8gpu hosts, 64 to 1024 ranks: 73 MB to 1.4 GB, 1.0-1.2 KB per rank and op, and
+// 0.59 to 32.1 s of CPU against the 1.7 to 69.2 s these constants were fitted to (docs/performance.md). The constants
+// are kept: they still bound parameter-server jobs from above, and err high for allreduce ones (at 1024 ranks the
+// estimate is 71 s and 3.7 GB).
 constexpr double BYTES_PER_OP = 2.6e3;
 // Each remote transfer of a step keeps its records until the step ends: ResNet-50 ring allreduce over 16 ranks in
 // protocol mode (128 K ring messages per step) peaked at 421 MB, parameter servers through verbs_v1 (5,340 transfers
