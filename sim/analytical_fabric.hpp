@@ -51,8 +51,6 @@ private:
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   std::vector<AnalyticalLink> links_;
-  std::vector<double> bandwidth_; ///< links_' rates and sharing, side by side for the per-message scans
-  std::vector<char> shared_;
   /// Per link, the intervals messages hold it (start, end), by start, those not yet over (a few at a time).
   std::vector<std::vector<std::pair<double, double>>> busy_;
   std::function<const AnalyticalRoute&(int, int, double)> route_;

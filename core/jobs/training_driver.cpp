@@ -395,7 +395,7 @@ Result<TrainingDriverResult> run_training(JobBackend& backend, const training::S
     started.push_back({set.procs[k], set.tasks[k].runtime.get()});
   if (auto st = start_transports(backend, started, job.start_timeout); !st.ok()) return st.error();
   TrainingDriverResult out;
-  if (job.initial_broadcast && !ranks.ranks.empty() && graph.layout.workers > 1)
+  if (job.initial_broadcast && !ranks.ranks->empty() && graph.layout.workers > 1)
     if (auto st = initial_broadcast(backend, job, ranks, set, out); !st.ok()) return st.error();
 
   StepTimes times;

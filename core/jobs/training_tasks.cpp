@@ -27,10 +27,11 @@ Result<training::StepGraph> partitioned_step_graph(const training::TrainingModel
 int RankList::rank_of(const std::string& task) const
 {
   // Rank r is task r (rank_list's order): a look at one entry, not a scan of every rank's.
-  if (const int r = training::rank_of_task(task); r >= 0 && size_t(r) < ranks.size() && ranks[size_t(r)].task == task)
+  const auto& all = *ranks;
+  if (const int r = training::rank_of_task(task); r >= 0 && size_t(r) < all.size() && all[size_t(r)].task == task)
     return r;
   int rank = 0;
-  while (ranks[size_t(rank)].task != task)
+  while (all[size_t(rank)].task != task)
     ++rank;
   return rank;
 }
@@ -39,15 +40,17 @@ RankList rank_list(const training::StepLayout& layout)
 {
   RankList out;
   if (layout.mode != training::SyncMode::ALLREDUCE) return out;
+  std::vector<collectives::RankInfo> ranks;
+  std::vector<std::string> processes;
   for (int r = 0; r < layout.workers; ++r) {
     const std::string task = training::worker_task(r);
-    out.ranks.push_back(
+    ranks.push_back(
         {task, task + (layout.allreduce_on_host ? std::string("/device:CPU:0")
                                                 : "/device:GPU:" + std::to_string(layout.gpu_of[size_t(r)][0]))});
-    out.processes.push_back(process_name(task));
+    processes.push_back(process_name(task));
   }
-  out.table = std::make_shared<const std::vector<collectives::RankInfo>>(out.ranks);
-  out.process_table = std::make_shared<const std::vector<std::string>>(out.processes);
+  out.ranks = std::make_shared<const std::vector<collectives::RankInfo>>(std::move(ranks));
+  out.processes = std::make_shared<const std::vector<std::string>>(std::move(processes));
   return out;
 }
 
@@ -82,9 +85,9 @@ Status set_up_task(TrainingTask& task, std::unique_ptr<transports::TaskRuntime> 
 {
   task.runtime = std::move(runtime);
   const std::string& name = task.runtime->spec().task;
-  if (!ranks.ranks.empty()) {
-    task.engine = std::make_unique<collectives::CollectiveEngine>(
-        *task.runtime, streams, ranks.table, ranks.process_table, ranks.rank_of(name), options.collectives);
+  if (!ranks.ranks->empty()) {
+    task.engine = std::make_unique<collectives::CollectiveEngine>(*task.runtime, streams, ranks.ranks, ranks.processes,
+                                                                  ranks.rank_of(name), options.collectives);
     if (options.ring_runner) task.engine->set_ring_runner(options.ring_runner);
     if (auto st = task.engine->start(); !st.ok()) return st.error();
     if (!options.collectives.coordinator) task.engine->set_order(graph_order_of_allreduces(graph));
@@ -120,7 +123,7 @@ void broadcast_next(std::shared_ptr<Broadcasts> b, size_t i)
 
 std::unique_ptr<collectives::Channel> broadcast_channel(TrainingTask& task, const RankList& ranks)
 {
-  return std::make_unique<collectives::Channel>(*task.runtime, ranks.table, ranks.rank_of(task.runtime->spec().task));
+  return std::make_unique<collectives::Channel>(*task.runtime, ranks.ranks, ranks.rank_of(task.runtime->spec().task));
 }
 
 void start_variable_broadcast(TrainingTask& task, collectives::Channel& channel, std::shared_ptr<BroadcastState> state)

@@ -32,11 +32,9 @@ Result<training::StepGraph> partitioned_step_graph(const training::TrainingModel
 /// Allreduce mode: every rank's task and the device its tensors live on (the host's CPU when reduced on the host,
 /// else its first GPU), and the process of each rank (where its coordinator RPC listens). Empty in PS mode.
 struct RankList {
-  std::vector<collectives::RankInfo> ranks;
-  std::vector<std::string> processes;
-  /// The same two lists, one copy shared by every rank's engine and channels.
-  collectives::RankTable table;
-  std::shared_ptr<const std::vector<std::string>> process_table;
+  /// One copy of each list, shared by every rank's engine and channels (empty, never null, in PS mode).
+  collectives::RankTable ranks = std::make_shared<const std::vector<collectives::RankInfo>>();
+  std::shared_ptr<const std::vector<std::string>> processes = std::make_shared<const std::vector<std::string>>();
   /// The rank of `task` (it must be one).
   int rank_of(const std::string& task) const;
 };

@@ -165,14 +165,15 @@ struct TaskExecutor::Impl {
       lo.inputs.erase(std::unique(lo.inputs.begin(), lo.inputs.end(), same), lo.inputs.end());
       if (lo.op->kind == OpKind::SEND) lo.send_input = slot_of(lo.inputs, lo.op->tensor);
     }
-    for (auto& lo : ops)
+    for (auto& lo : ops) {
+      const auto outs = output_names(*lo.op);
       for (auto& e : lo.out) {
         if (e.tensor->empty()) continue;
         e.input = slot_of(ops[size_t(e.consumer)].inputs, *e.tensor);
-        const auto outs = output_names(*lo.op);
-        const auto it = std::find(outs.begin(), outs.end(), *e.tensor);
+        const auto it = std::find_if(outs.begin(), outs.end(), [&](const std::string* o) { return *o == *e.tensor; });
         e.output = it == outs.end() ? MISSING : int(it - outs.begin());
       }
+    }
     for (size_t i = 0; i < ops.size(); ++i) {
       const Op& op = *ops[i].op;
       if (op.kind == OpKind::ALLREDUCE && !collectives)
@@ -204,13 +205,13 @@ struct TaskExecutor::Impl {
 
   /// The tensors an op hands on, in output-slot order: a RECV its received tensor, APPLY and SEND nothing, the others
   /// their outputs.
-  static std::vector<std::string> output_names(const Op& op)
+  static std::vector<const std::string*> output_names(const Op& op)
   {
-    if (op.kind == OpKind::RECV) return {op.tensor};
+    if (op.kind == OpKind::RECV) return {&op.tensor};
     if (op.kind == OpKind::APPLY || op.kind == OpKind::SEND) return {};
-    std::vector<std::string> out;
+    std::vector<const std::string*> out;
     for (const auto& o : op.outputs)
-      out.push_back(o.tensor);
+      out.push_back(&o.tensor);
     return out;
   }
 

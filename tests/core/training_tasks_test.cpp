@@ -20,15 +20,15 @@ TEST_CASE("the rank list of allreduce mode names each rank's reduction device, a
   l.ps_tasks = 0;
   l.gpu_of = {{0}, {1}, {0}};
   auto r = jobs::rank_list(l);
-  REQUIRE(r.ranks.size() == 3);
-  CHECK(r.ranks[1].task == training::worker_task(1));
-  CHECK(r.ranks[1].device == training::worker_task(1) + "/device:GPU:1");
-  CHECK(r.processes == std::vector<std::string>{"worker0", "worker1", "worker2"});
+  REQUIRE(r.ranks->size() == 3);
+  CHECK((*r.ranks)[1].task == training::worker_task(1));
+  CHECK((*r.ranks)[1].device == training::worker_task(1) + "/device:GPU:1");
+  CHECK(*r.processes == std::vector<std::string>{"worker0", "worker1", "worker2"});
   CHECK(r.rank_of(training::worker_task(2)) == 2);
   l.allreduce_on_host = true;
-  CHECK(jobs::rank_list(l).ranks[0].device == training::worker_task(0) + "/device:CPU:0");
+  CHECK((*jobs::rank_list(l).ranks)[0].device == training::worker_task(0) + "/device:CPU:0");
   l.mode = training::SyncMode::PARAMETER_SERVER;
-  CHECK(jobs::rank_list(l).ranks.empty());
+  CHECK(jobs::rank_list(l).ranks->empty());
 }
 
 TEST_CASE("step times keep every step and average those after the warm-up", "[training]")
