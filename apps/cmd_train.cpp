@@ -65,7 +65,7 @@ int run_train(const frontend::ParsedArgs& a)
     return report_error(Error::at("", "tensorpath train --precision", models::PRECISIONS, spec.precision));
   // Options of the other mode would be silently ignored: refuse them.
   if (mode.ok() && spec.mode == training::SyncMode::PARAMETER_SERVER)
-    for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode"})
+    for (const char* o : {"library", "fusion", "tick-ms", "response-cache", "collective-mode", "symmetric-ranks"})
       if (a.has(o))
         return report_error(Error::at("", std::string("tensorpath train --") + o,
                                       "an allreduce option only with --mode allreduce", "--mode ps"));
@@ -101,6 +101,7 @@ int run_train(const frontend::ParsedArgs& a)
   if (!mode.ok()) return report_error(mode.error());
   if (!collective_mode.ok() && spec.mode == training::SyncMode::ALLREDUCE) return report_error(collective_mode.error());
   spec.one_gpu_reference = !a.has("no-reference");
+  spec.symmetric_ranks = a.has("symmetric-ranks");
   spec.collect_events = a.has("trace");
   frontend::ProgressLine line("train", frontend::ProgressLine::stderr_is_terminal());
   auto res = frontend::run_training(spec, [&line](double fraction, const std::string& what, double estimate) {
@@ -161,6 +162,10 @@ Command train_command()
        "allreduce: protocol (every ring segment through the transport, default) or analytical (rings timed on the "
        "analytical fabric: for hundreds of ranks; the mpi transport's path, with --mpi-optimal-path and "
        "--mpi-nonblocking-recv)"},
+      {"symmetric-ranks", 0, false, "",
+       "allreduce, --collective-mode analytical, identical hosts behind one switch: simulate two hosts' ranks and take "
+       "every other host to run as they do (rings timed for every rank; memory and time no longer grow with the "
+       "ranks; docs/model.md \"Symmetric ranks\" says what it leaves out)"},
   };
   // The transports' own switches (core/transports/<name>: OptionKnob), where the mpi ones always stood.
   for (auto& o : frontend::transport_flag_options())

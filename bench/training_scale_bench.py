@@ -9,11 +9,18 @@ in the same series (1.0 = linear cost). Series (issue 17's benchmarks):
   vgg16-ps         VGG16, parameter servers (as many as workers), one GPU per worker, gRPC, 3 steps (8 to 128
                    workers; default 8 16 32 64)
 
+With --symmetric the allreduce series run with --symmetric-ranks (two hosts' ranks simulated for the whole cluster,
+docs/model.md "Symmetric ranks"; 1,024 to 65,536 GPUs by default), and each size up to --whole-up-to N (default 512)
+also runs with every rank simulated: the table then gives the simulated step of both and their ratio (the reference
+run the collapse is checked against).
+
 Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
+                                     [--symmetric [--whole-up-to N]]
 Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
 Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
 """
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -36,14 +43,20 @@ SERIES = {
 
 
 def measure(tp, args):
-    """(cpu seconds, wall seconds, peak RSS in MB, exit status) of one run, children included."""
-    cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", tp, "train"] + args
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    """(cpu seconds, wall seconds, peak RSS in MB, exit status, simulated step seconds or None) of one run, children
+    included."""
+    cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", tp, "train"] + args + ["--json"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    step = None
+    try:
+        step = json.loads(p.stdout)["runs"][0]["step_time"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        pass
     for line in p.stderr.splitlines():
         if line.startswith("TIME "):
             u, s, e, m = line.split()[1:]
-            return float(u) + float(s), float(e), float(m) / 1024.0, p.returncode
-    return None, None, None, p.returncode
+            return float(u) + float(s), float(e), float(m) / 1024.0, p.returncode, step
+    return None, None, None, p.returncode, step
 
 
 def exponent(points):
@@ -64,18 +77,27 @@ def main():
     ap.add_argument("--tensorpath", default="build/tensorpath")
     ap.add_argument("--series", choices=sorted(SERIES), action="append")
     ap.add_argument("--gpus", type=int, nargs="+")
+    ap.add_argument("--symmetric", action="store_true", help="allreduce series with --symmetric-ranks")
+    ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
     o = ap.parse_args()
     if not os.path.exists("/usr/bin/time"):
         sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")
     os.environ.setdefault("TENSORPATH_TIME_LIMIT", "60m")
     failed = False
-    for name in o.series or sorted(SERIES):
+    names = o.series or sorted(SERIES)
+    if o.symmetric:
+        names = [n for n in names if "--mode allreduce" in SERIES[n][0]]
+    for name in names:
         template, sizes, steps = SERIES[name]
+        if o.symmetric:
+            template += " --symmetric-ranks"
+            sizes = [64, 256, 1024, 4096, 16384, 65536]
         print(f"\n{name}: tensorpath train {template.format(n='N')}")
-        print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}")
+        print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}" +
+              (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else ""))
         points, first = [], None
         for n in o.gpus or sizes:
-            cpu, wall, rss, rc = measure(o.tensorpath, template.format(n=n).split())
+            cpu, wall, rss, rc, step = measure(o.tensorpath, template.format(n=n).split())
             if rc != 0 or cpu is None:
                 print(f"{n:6d} failed or refused (exit {rc})")
                 failed = failed or rc not in (0, 2)
@@ -83,7 +105,18 @@ def main():
             per = cpu / (n * steps)
             first = first or per
             points.append((n, cpu))
-            print(f"{n:6d} {cpu:9.2f} {wall:9.2f} {rss:9.0f} {per * 1e3:11.2f}ms {per / first:8.2f}x")
+            row = f"{n:6d} {cpu:9.2f} {wall:9.2f} {rss:9.0f} {per * 1e3:11.2f}ms {per / first:8.2f}x"
+            if o.symmetric:
+                row += f" {step * 1e3:10.1f}" if step else f" {'-':>10s}"
+                if n <= o.whole_up_to:
+                    wcpu, _, _, wrc, whole = measure(o.tensorpath,
+                                                     template.replace(" --symmetric-ranks", "").format(n=n).split())
+                    if wrc == 0 and whole and step:
+                        row += f" {whole * 1e3:10.1f} {step / whole:9.4f} {wcpu:12.2f}"
+                    else:
+                        row += f" whole run failed or refused (exit {wrc})"
+                        failed = failed or wrc not in (0, 2)
+            print(row)
         print(f"growth exponent of the CPU time: {exponent(points):.2f} (1.0: linear in the GPUs)")
     return 1 if failed else 0
 

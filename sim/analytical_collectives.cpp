@@ -6,8 +6,8 @@
 
 namespace tp::sim {
 
-AnalyticalCollectives::AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds)
-    : routes_(std::move(routes)), adds_(adds)
+AnalyticalCollectives::AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds, int ring_ranks)
+    : routes_(std::move(routes)), adds_(adds), ring_ranks_(ring_ranks)
 {
 }
 
@@ -24,7 +24,8 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
   auto it = seconds_by_bytes_.find(bytes);
   if (it == seconds_by_bytes_.end()) {
     bool closed_form = true;
-    it = seconds_by_bytes_.emplace(bytes, analytical_ring(routes_, bytes, adds_, &closed_form).seconds).first;
+    it = seconds_by_bytes_.emplace(bytes, analytical_ring(routes_, bytes, adds_, &closed_form, ring_ranks_).seconds)
+             .first;
     if (!closed_form) ++shared_link_sizes_;
   }
   double seconds = it->second;

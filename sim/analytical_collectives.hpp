@@ -30,7 +30,9 @@ public:
   /// Called with each ring's charged wait: from, until.
   using OnWait = std::function<void(double from, double until)>;
 
-  AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds);
+  /// `ring_ranks` > the routes' ranks: every ring is one of that many ranks whose routes repeat the given ones
+  /// (TrainingJob::symmetric_ranks; analytical_ring's ring_ranks); 0: the routes' ranks.
+  AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds, int ring_ranks = 0);
   /// Network model roce: every ring also takes `excess(bytes)` (cached per size); its congestion is reported through
   /// `on_wait`.
   void set_congestion(Excess excess, OnWait on_wait)
@@ -53,6 +55,7 @@ private:
   };
   RingRoutes routes_;
   collectives::RingScheduleOptions adds_;
+  int ring_ranks_ = 0;
   std::map<std::pair<int64_t, std::string>, std::vector<Waiting>> pending_;
   std::map<double, double> seconds_by_bytes_; ///< the ring's time per tensor size (sizes repeat every step)
   std::map<double, Result<Extra>> excess_by_bytes_;

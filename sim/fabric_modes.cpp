@@ -397,17 +397,26 @@ collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double 
 }
 
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
-                                                const collectives::RingScheduleOptions& opt, bool* closed_form)
+                                                const collectives::RingScheduleOptions& opt, bool* closed_form,
+                                                int ring_ranks)
 {
-  const bool unshared = ring_links_unshared(ring, bytes);
+  const int k = int(ring.ranks());
+  const int n = ring_ranks > 0 ? ring_ranks : k;
+  if (n > k) {
+    // Folded: every period of ranks must see the same segments, so a tensor whose segments have two sizes is timed
+    // with every segment of the larger one (at most one element more each; an empty segment's work then counts).
+    const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
+    if (!sizes.one_size()) bytes = sizes.larger * double(n);
+  }
+  const bool unshared = ring_links_unshared(ring, bytes, n);
   if (closed_form) *closed_form = unshared;
-  if (unshared)
+  if (unshared) // rank r's route is rank (r mod k)'s: the recurrence over all n ranks, as with every route built
     return collectives::ring_allreduce_uncontended(
-        int(ring.ranks()), bytes, [&ring](int r, double n) { return ring_hop_time(ring, r, n); }, opt);
+        n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, k);
   AnalyticalFabric f(ring.links,
-                     [&ring](int src, int, double n) -> const AnalyticalRoute& { return ring.route(src, n); });
-  CountingFabric counted(f, 2.0 * double(ring.ranks()) * double(ring.ranks() - 1));
-  return collectives::run_ring_allreduce(counted, int(ring.ranks()), bytes, opt);
+                     [&ring](int src, int, double b) -> const AnalyticalRoute& { return ring.route(src, b); });
+  CountingFabric counted(f, 2.0 * double(k) * double(n - 1));
+  return collectives::run_folded_ring_allreduce(counted, k, n, bytes, opt);
 }
 
 namespace {

@@ -153,7 +153,11 @@ bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments = 0)
 collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes);
 /// One ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving): by the ring's recurrence
 /// where ring_links_unshared (`*closed_form` set to true), else message by message on the analytical fabric.
+/// `ring_ranks` > ring.ranks(): the routes are one period of a ring of that many ranks (identical hosts: rank r's route
+/// is rank (r mod ring.ranks())'s, as TrainingJob::symmetric_ranks simulates them): the recurrence over every rank
+/// (exact), or message by message folded onto the routes' ranks (collectives::run_folded_ring_allreduce).
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
-                                                const collectives::RingScheduleOptions& opt, bool* closed_form);
+                                                const collectives::RingScheduleOptions& opt, bool* closed_form,
+                                                int ring_ranks = 0);
 
 } // namespace tp::sim

@@ -5,6 +5,7 @@
 // bench/estimate_check.py reruns the commands and prints estimate against measurement (docs/resource-bounds.md).
 // Where a cost grew with the job, the largest per-unit value measured is taken: the estimates err high.
 #include "sim/job_estimate.hpp"
+#include "sim/training_job.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -322,8 +323,12 @@ uint64_t step_graph_ops(const training::TrainingModel& model, const TrainingLayo
              : towers * (2 * layers + 2 * vars) + workers * vars;
 }
 
-JobEstimate estimate_training(const models::ClusterProfile& cluster, const training::TrainingModel& model,
-                              const TrainingJob& job)
+namespace {
+
+/// `ring_ranks` > 0: the job is a symmetric job's simulated part (TrainingJob::symmetric_ranks), its rings that many
+/// ranks' folded onto its own.
+JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                                     const TrainingJob& job, int ring_ranks)
 {
   const auto& L = job.layout;
   JobEstimate e = estimate_platform(cluster);
@@ -372,9 +377,19 @@ JobEstimate estimate_training(const models::ClusterProfile& cluster, const train
       // Analytical rings: the routes once, each distinct ring timed once on the analytical fabric (no messages),
       // message by message at worst (where ranks' routes share links).
       const double rings = double(analytical_rings_per_job(model, job));
-      e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces timed once, 2 N (N-1) " +
-                "messages each x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
-            tasks, RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * rings);
+      if (ring_ranks > 0) {
+        // Folded: the simulated ranks' routes, each ring's 2 (N-1) steps per simulated rank, message by message or
+        // by the recurrence (which then runs one period of ranks: cheaper per step).
+        const double whole = ring_ranks;
+        e.add("the analytical rings, folded (" + num(n) + " routes, " + num(rings) + " distinct allreduces of " +
+                  num(whole) + " ranks timed once, 2 (N-1) messages per simulated rank x " +
+                  human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
+              tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (whole - 1) * rings);
+      } else {
+        e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces timed once, 2 N " +
+                  "(N-1) messages each x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
+              tasks, RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * rings);
+      }
     }
     if (job.roce_fabric && job.collective_mode == FabricMode::ANALYTICAL) {
       // Every distinct ring once on the roce model (sim/training_job.cpp add_roce_congestion): at most one sender
@@ -408,6 +423,23 @@ JobEstimate estimate_training(const models::ClusterProfile& cluster, const train
     }
   }
   return e;
+}
+
+} // namespace
+
+JobEstimate estimate_training(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                              const TrainingJob& job)
+{
+  if (job.symmetric_ranks) {
+    auto c = symmetric_ranks_job(cluster, job);
+    if (c.ok() && c.value()) {
+      JobEstimate e = estimate_placed_training(c.value()->cluster, model, c.value()->job, c.value()->ranks);
+      e.job += ", symmetric: " + std::to_string(c.value()->ranks) + " ranks as " +
+               std::to_string(c.value()->job.layout.workers) + " simulated";
+      return e;
+    }
+  }
+  return estimate_placed_training(cluster, model, job, 0);
 }
 
 JobEstimate estimate_perftest(const models::ClusterProfile& cluster, const PerftestJob& job)

@@ -145,9 +145,11 @@ Result<Placement> place_tasks(const models::ClusterProfile& cluster, const Train
   return p;
 }
 
-/// Allreduce mode with collective_mode analytical: the rings timed on the analytical fabric (null otherwise).
-Result<std::unique_ptr<AnalyticalCollectives>>
-analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, const Placement& p, Simulation& sim)
+/// Allreduce mode with collective_mode analytical: the rings timed on the analytical fabric (null otherwise); each
+/// one a ring of `ring_ranks` whose routes repeat the placed ranks' (0: the placed ranks).
+Result<std::unique_ptr<AnalyticalCollectives>> analytical_rings(const models::ClusterProfile& cluster,
+                                                                const TrainingJob& job, const Placement& p,
+                                                                Simulation& sim, int ring_ranks)
 {
   const auto& L = job.layout;
   if (job.collective_mode == FabricMode::FLOW)
@@ -177,7 +179,8 @@ analytical_rings(const models::ClusterProfile& cluster, const TrainingJob& job, 
   }
   // The protocol ring's reductions and copies at rank 0's tensors (every rank's are alike).
   const collectives::RingScheduleOptions adds = ring_adds(cluster.host(size_t(p.worker_host[0])), eps[0].loc);
-  return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds);
+  return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds,
+                                                 ring_ranks);
 }
 
 /// Network model roce: every ring takes, beyond the analytical fabric's time on the cluster, what the job's RoCE
@@ -436,11 +439,44 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
 
 } // namespace
 
-Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
-                                        const TrainingJob& job)
+Result<std::optional<SymmetricJob>> symmetric_ranks_job(const models::ClusterProfile& cluster, const TrainingJob& job)
+{
+  const auto& L = job.layout;
+  auto refuse = [](const std::string& expected, const std::string& got) {
+    return Error::at("", "symmetric_ranks", expected + "; every host must run alike", got);
+  };
+  if (L.mode != TrainingLayout::Mode::ALLREDUCE) return refuse("an allreduce job", "a parameter-server job");
+  if (job.collective_mode != FabricMode::ANALYTICAL)
+    return refuse("collective_mode analytical (rings timed for the whole job)", "collective_mode protocol");
+  if (!job.faults.empty()) return refuse("a job without injected faults", "faults on some hosts");
+  if (job.initial_broadcast) return refuse("no initial broadcast", "a broadcast from rank 0");
+  if (job.roce_fabric) return refuse("network model flow or analytical", "network model roce");
+  if (!L.worker_hosts.empty()) return refuse("ranks placed in order, host by host", "worker_hosts given");
+  if (cluster.groups.size() != 1)
+    return refuse("a cluster of one group of identical hosts", std::to_string(cluster.groups.size()) + " groups");
+  if (cluster.topology && cluster.topology->tiers > 1)
+    return refuse("hosts behind one switch", std::to_string(cluster.topology->tiers) + "-tier topology");
+  const int per_host = L.ranks_per_host > 0 ? L.ranks_per_host : int(cluster.host(0).gpus.size());
+  if (per_host < 1 || L.workers % per_host != 0)
+    return refuse("ranks filling every host (a multiple of " + std::to_string(per_host) + " per host)",
+                  std::to_string(L.workers) + " ranks");
+  const int hosts = L.workers / per_host;
+  if (hosts <= SYMMETRIC_SIMULATED_HOSTS) return std::optional<SymmetricJob>{};
+  SymmetricJob c{cluster, job, L.workers, hosts};
+  c.cluster.groups[0].count = SYMMETRIC_SIMULATED_HOSTS;
+  c.job.layout.workers = SYMMETRIC_SIMULATED_HOSTS * per_host;
+  c.job.layout.ranks_per_host = per_host;
+  c.job.symmetric_ranks = false; // the job as simulated
+  return std::optional<SymmetricJob>{std::move(c)};
+}
+
+namespace {
+
+/// The job as placed on `cluster`; `ring_ranks` > 0: its rings are that many ranks' (TrainingJob::symmetric_ranks).
+Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                                  const TrainingJob& job, int ring_ranks)
 {
   const auto w0 = std::chrono::steady_clock::now();
-  if (auto st = check_job(model, job); !st.ok()) return st.error();
   const auto& L = job.layout;
   // Refuse up front what the machine cannot hold or the time budget does not allow: the step graph grows with tasks x
   // (layers + variables), the rings with ranks^2.
@@ -491,7 +527,7 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   out.rank_template = sg.rank_template;
   add_placement(out, cluster, job, p);
 
-  auto analytical = analytical_rings(cluster, job, p, sim);
+  auto analytical = analytical_rings(cluster, job, p, sim, ring_ranks);
   if (!analytical.ok()) return analytical.error();
   if (auto st = add_roce_congestion(cluster, job, p, sim, analytical.value().get()); !st.ok()) return st.error();
   SimJobBackend backend(sim, cluster);
@@ -505,6 +541,29 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
     return Error::at("", "port_buffer", "a port the tcp-incast model can run", e);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   return out;
+}
+
+} // namespace
+
+Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
+                                        const TrainingJob& job)
+{
+  if (auto st = check_job(model, job); !st.ok()) return st.error();
+  if (!job.symmetric_ranks) return run_placed(cluster, model, job, 0);
+  if (auto placed = place_tasks(cluster, job.layout); !placed.ok()) return placed.error(); // the whole job fits
+  auto collapsed = symmetric_ranks_job(cluster, job);
+  if (!collapsed.ok()) return collapsed.error();
+  if (!collapsed.value()) return run_placed(cluster, model, job, 0);
+  const SymmetricJob& c = *collapsed.value();
+  auto r = run_placed(c.cluster, model, c.job, c.ranks);
+  if (!r.ok()) return r.error();
+  TrainingResult& out = r.value();
+  out.simulated_ranks = c.job.layout.workers;
+  out.symmetric_hosts = c.hosts;
+  out.gpus = c.ranks * c.job.layout.gpus_per_worker;
+  if (out.step_time > 0 && !out.step_seconds.empty() && out.images_per_second > 0)
+    out.images_per_second = double(out.batch) * out.gpus / out.step_time;
+  return r;
 }
 
 } // namespace tp::sim

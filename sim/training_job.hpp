@@ -80,6 +80,14 @@ struct TrainingJob {
   /// Allreduce mode: one copy of rank 0's ops serves every rank (StepGraph::rank_template; the results are the same,
   /// memory and set-up no longer grow with ranks x ops). false: every rank's ops in the graph (the tests compare).
   bool share_rank_ops = true;
+  /// Allreduce mode, rings timed analytically, on identical hosts behind one switch with every host full: simulate
+  /// the ranks of two hosts (rank 0's, with the coordinator, and one more that reaches it over the fabric) and take
+  /// every other host to run as they do; each ring is timed as the whole job's (analytical_ring's ring_ranks). Memory
+  /// and time then no longer grow with the ranks. What it leaves out: rank 0's coordinator handles two hosts' requests
+  /// per round instead of every rank's, and a ring whose routes share links is timed folded onto those two hosts
+  /// (docs/model.md "Symmetric ranks" gives the measured differences). A job it cannot collapse is an error naming
+  /// what breaks the symmetry; one of two hosts or fewer runs whole.
+  bool symmetric_ranks = false;
 };
 
 using StepBreakdown = jobs::StepBreakdown;
@@ -109,6 +117,10 @@ struct TrainingResult {
   std::vector<TaskPlacement> placement;
   double wall_seconds = 0;
   bool rank_template = false; ///< the step graph held rank 0's ops for every rank (TrainingJob::share_rank_ops)
+  /// TrainingJob::symmetric_ranks: the ranks simulated (the rest taken to run alike) and the hosts they stand for;
+  /// 0 where every rank was simulated. placement, cpu_use and events list the simulated ranks only.
+  int simulated_ranks = 0;
+  int symmetric_hosts = 0;
   uint64_t simgrid_activities = 0;
   double broadcast_seconds = 0;    ///< the initial variable broadcast (allreduce mode, when asked)
   uint64_t negotiation_rounds = 0; ///< coordinator rounds of rank 0, all steps
@@ -138,5 +150,16 @@ struct TrainingResult {
 
 Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
                                         const TrainingJob& job);
+
+/// TrainingJob::symmetric_ranks: the job on two of the cluster's identical hosts (the ranks simulated; its rings
+/// are `ranks` ranks'), or an error naming what breaks the symmetry; nothing where the job has two hosts or fewer
+/// (it runs whole).
+struct SymmetricJob {
+  models::ClusterProfile cluster;
+  TrainingJob job;
+  int ranks = 0, hosts = 0; ///< the whole job's
+};
+constexpr int SYMMETRIC_SIMULATED_HOSTS = 2;
+Result<std::optional<SymmetricJob>> symmetric_ranks_job(const models::ClusterProfile& cluster, const TrainingJob& job);
 
 } // namespace tp::sim

@@ -401,6 +401,7 @@ void read_allreduce_options(Reader& r, TrainingSpec& t)
   if (!collective_mode.ok())
     fail(r.file(), r.field("collective_mode"), collective_mode.error().expected, collective_mode.error().got);
   t.collective_mode = collective_mode.value();
+  t.symmetric_ranks = r.boolean("symmetric_ranks", false);
 }
 
 /// Refuse a field of the other synchronisation mode: it would be silently ignored.
@@ -408,7 +409,7 @@ void refuse_other_mode_fields(Reader& r, const TrainingSpec& t)
 {
   const char* allreduce_only[] = {"library",         "coordinator",         "tick_ms",           "fusion",
                                   "response_cache",  "batch_d2d_memcopies", "initial_broadcast", "allreduce_on_host",
-                                  "collective_mode", "ranks_per_host"};
+                                  "collective_mode", "ranks_per_host",      "symmetric_ranks"};
   const char* ps_only[] = {"ps", "fetch", "gpus_per_worker"};
   if (t.mode == training::SyncMode::PARAMETER_SERVER)
     for (const char* f : allreduce_only)

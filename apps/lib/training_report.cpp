@@ -186,6 +186,8 @@ json result_json(const sim::TrainingResult& r, bool with_events)
   j["cpu_use"] = cpu;
   if (r.faults_injected) j["faults"] = faults_json(r);
   if (r.analytical_shared_link_sizes > 0) j["analytical_shared_link_sizes"] = r.analytical_shared_link_sizes;
+  if (r.simulated_ranks > 0)
+    j["symmetric_ranks"] = {{"simulated_ranks", r.simulated_ranks}, {"hosts", r.symmetric_hosts}};
   if (r.incast_port_buffer_max > 0 || !r.incast_buffer_switch.empty())
     j["incast_port_buffer"] = {
         {"min", r.incast_port_buffer_min},
@@ -236,6 +238,10 @@ sim::TrainingResult result_from(const json& j)
                          c.value("busy_pollers", 0)});
   if (j.contains("faults")) faults_from(j.at("faults"), r);
   r.analytical_shared_link_sizes = j.value("analytical_shared_link_sizes", uint64_t(0));
+  if (j.contains("symmetric_ranks")) {
+    r.simulated_ranks = j.at("symmetric_ranks").at("simulated_ranks");
+    r.symmetric_hosts = j.at("symmetric_ranks").at("hosts");
+  }
   if (j.contains("incast_port_buffer")) {
     const auto& b = j.at("incast_port_buffer");
     r.incast_port_buffer_min = b.at("min");
@@ -443,6 +449,7 @@ Result<sim::TrainingJob> training_job(const TrainingSpec& spec, const models::Ho
     if (spec.collective_mode == sim::FabricMode::FLOW)
       return Error::at("", "collective_mode", "protocol or analytical", "\"flow\"");
     job.collective_mode = spec.collective_mode;
+    job.symmetric_ranks = spec.symmetric_ranks;
     job.roce_fabric = spec.roce_fabric; // in the estimate too (the roce model's runs)
   }
   return job;
@@ -468,6 +475,7 @@ Result<OneGpuReference> one_gpu_reference(const models::Catalog& cat, const Trai
     one = models::make_cluster(host0, 1, sw.value(), "node");
     ref.transport = "grpc";
     ref.collect_events = false;
+    ref.symmetric_ranks = false;
     ref.layout = sim::TrainingLayout{};
     ref.layout.workers = 1;
     ref.layout.gpus_per_worker = 1;
@@ -539,6 +547,9 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   auto built_job = training_job(spec, host0, hosts);
   if (!built_job.ok()) return built_job.error();
   const sim::TrainingJob& job = built_job.value();
+  // What breaks the symmetry is refused before any run (each transport's job is alike in what it checks).
+  if (job.symmetric_ranks)
+    if (auto c = sim::symmetric_ranks_job(cluster.value(), job); !c.ok()) return c.error();
   auto reference = one_gpu_reference(cat, spec, host0, job);
   if (!reference.ok()) return reference.error();
   const models::ClusterProfile& one = reference->cluster;
@@ -777,6 +788,14 @@ std::string training_table(const TrainingReport& r)
                        "{:.1f} ms\n",
                        "", x.collectives_run, x.negotiation_rounds, x.step_seconds.size(), x.broadcast_seconds * 1e3);
   }
+  for (const auto& run : r.runs)
+    if (run.error.empty() && run.result.simulated_ranks > 0)
+      o +=
+          fmt::format("\n{}: symmetric ranks: {} of the {} ranks simulated ({} of {} identical hosts; every other host "
+                      "taken to run as they do, each ring timed as the {} ranks'); the coordinator handled {} ranks' "
+                      "requests per round (docs/model.md, \"Symmetric ranks\")\n",
+                      run.transport, run.result.simulated_ranks, run.result.gpus, sim::SYMMETRIC_SIMULATED_HOSTS,
+                      run.result.symmetric_hosts, run.result.gpus, run.result.simulated_ranks);
   for (const auto& run : r.runs)
     if (run.error.empty() && run.result.analytical_shared_link_sizes > 0)
       o += fmt::format(

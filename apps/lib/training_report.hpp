@@ -54,6 +54,9 @@ struct TrainingSpec {
   bool allreduce_on_host = false; ///< allreduce: reduce in host memory (MaTEx's CPU TfReduce)
   /// allreduce: protocol (through the transport) or analytical
   sim::FabricMode collective_mode = sim::FabricMode::PROTOCOL;
+  /// allreduce, analytical rings: two hosts' ranks simulated for every identical host
+  /// (sim::TrainingJob::symmetric_ranks)
+  bool symmetric_ranks = false;
   transports::TransportOptions transport_options;
   bool collect_events = false; ///< keep the first transport's last-step events (for a trace)
   sim::FaultPlan faults;       ///< injected into every transport's run (not the 1-GPU reference)

@@ -30,7 +30,8 @@ struct RankState {
 
 struct Ring {
   MessageFabric& f;
-  int n;
+  int n; ///< the ring's ranks: its segments and 2 (n - 1) steps
+  int k; ///< the ranks simulated: 0..k-1, rank k - 1's right is rank 0 (k = n: the whole ring)
   std::vector<int64_t> off;
   RingScheduleOptions opt;
   std::vector<RankState> st;
@@ -55,12 +56,12 @@ struct Ring {
     const int idx = s.step < n - 1 ? mod(r - i, n) : mod(r - i + 1, n);
     const int step = s.step;
     ++messages;
-    const int right = mod(r + 1, n);
+    const int right = r + 1 == k ? 0 : r + 1;
     // Rank and step in one word: with `this` the callback fits std::function's own storage (no allocation per message).
     const uint64_t rank_step = uint64_t(uint32_t(r)) << 32 | uint32_t(step);
     f.send(r, right, seg_bytes(idx), [this, rank_step] {
       const int r = int(rank_step >> 32), step = int(uint32_t(rank_step));
-      const int right = mod(r + 1, n);
+      const int right = r + 1 == k ? 0 : r + 1;
       st[size_t(r)].sent = true;
       st[size_t(right)].got[size_t(step)] = 1;
       progress(r);
@@ -102,14 +103,20 @@ struct Ring {
 RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes,
                                       const RingScheduleOptions& options)
 {
+  return run_folded_ring_allreduce(fabric, ranks, ranks, bytes, options);
+}
+
+RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
+                                             const RingScheduleOptions& options)
+{
   RingScheduleResult out;
-  if (ranks <= 1) return out;
-  Ring ring{fabric, ranks, ring_segments(int64_t(bytes / 4), ranks), options, {}, 0, 0, 0};
-  ring.st.resize(size_t(ranks));
+  if (ranks <= 1 || simulated < 1 || simulated > ranks) return out;
+  Ring ring{fabric, ranks, simulated, ring_segments(int64_t(bytes / 4), ranks), options, {}, 0, 0, 0};
+  ring.st.resize(size_t(simulated));
   for (auto& s : ring.st)
     s.got.assign(size_t(2 * (ranks - 1)), 0);
   const double t0 = fabric.now();
-  for (int r = 0; r < ranks; ++r)
+  for (int r = 0; r < simulated; ++r)
     ring.start_step(r);
   fabric.run();
   out.seconds = ring.end - t0;
@@ -130,7 +137,7 @@ RingSegmentSizes ring_segment_sizes(double bytes, int ranks)
 
 RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
                                               const std::function<RingHopTime(int rank, double bytes)>& hop,
-                                              const RingScheduleOptions& options)
+                                              const RingScheduleOptions& options, int period)
 {
   RingScheduleResult out;
   if (ranks <= 1) return out;
@@ -175,7 +182,18 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
     out.seconds = start;
     return out;
   }
-  std::vector<double> start(size_t(n), 0.0), landed(size_t(n), 0.0);
+  // Hops that repeat every `period` ranks with one segment size: every rank's times repeat too (rank r's depend on
+  // its own hop and its left's times only), so one period's ranks are computed, rank 0's left being the period's
+  // last, with the same operations as over every rank.
+  int m = n;
+  if (period > 0 && period < n && n % period == 0 && larger == n) {
+    bool periodic = true;
+    for (int r = period; r < n && periodic; ++r)
+      periodic = hops[2 * size_t(r)].busy == hops[2 * size_t(r % period)].busy &&
+                 hops[2 * size_t(r)].delay == hops[2 * size_t(r % period)].delay;
+    if (periodic) m = period;
+  }
+  std::vector<double> start(size_t(m), 0.0), landed(size_t(m), 0.0);
   for (int step = 0; step < steps; ++step) {
     const bool reduce = step < n - 1;
     const int i = reduce ? step : step - (n - 1);
@@ -183,14 +201,14 @@ RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
     // step i sends r - i, the allgather's r - i + 1 (Ring::start_step and Ring::progress).
     const int sent = reduce ? i : i - 1;
     int idx = mod(-sent, n); // rank 0's
-    for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
+    for (int r = 0; r < m; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
       const RingHopTime& h = hops[2 * size_t(r) + size_t(size_of(idx))];
       landed[size_t(r)] = (start[size_t(r)] + h.busy) + h.delay;
     }
     const double work_of[2] = {work(step, 0), work(step, 1)};
     idx = mod(-sent - 1, n);
-    double left_landed = landed[size_t(n) - 1];
-    for (int r = 0; r < n; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
+    double left_landed = landed[size_t(m) - 1];
+    for (int r = 0; r < m; ++r, idx = idx + 1 == n ? 0 : idx + 1) {
       const double own = landed[size_t(r)];
       start[size_t(r)] = std::max(own, left_landed) + work_of[size_of(idx)];
       left_landed = own;

@@ -41,6 +41,18 @@ struct RingScheduleResult {
 RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double bytes,
                                       const RingScheduleOptions& options = {});
 
+/// The same ring folded onto its first `simulated` ranks, for a ring whose ranks repeat with that period (identical
+/// hosts, `simulated` ranks per period, every route alike a period later): ranks 0..simulated-1 run the whole ring's
+/// schedule (its `ranks` segments, 2 (ranks - 1) steps, rank r sending segment r - step), and rank simulated - 1's
+/// right is rank 0, standing for the next period's first rank, whose messages by symmetry are rank 0's own. Exact
+/// when the fabric treats every period alike; the analytical fabric breaks ties between messages ready at one instant
+/// in sending order, and the whole ring's last rank sends after every other while a folded one's is a period's
+/// last, so the two can differ where such messages share a link (and where the segments have two sizes, by one
+/// element's time): docs/model.md "Symmetric ranks" gives the measured differences. 2 (ranks - 1) simulated
+/// messages per simulated rank. simulated == ranks: run_ring_allreduce.
+RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
+                                             const RingScheduleOptions& options = {});
+
 /// The ring's segment sizes for `bytes` (float32 elements) over `ranks` (core/collectives/ring.cpp's ring_segments):
 /// the first `larger_count` segments have `larger` bytes, the rest `smaller` (all `larger` when they divide evenly).
 struct RingSegmentSizes {
@@ -65,9 +77,11 @@ struct RingHopTime {
 /// exactly (tests/sim/fabric_modes_test.cpp). `hop` is called once per rank and segment size (at most 2N calls).
 /// Cost: N (N - 1) 2 additions and maxima in O(N) memory; when every rank's hops are the same and the segments all
 /// have one size, the ranks move in lock step and one rank's 2 (N - 1) steps are computed (O(N)).
+/// `period` > 0 dividing `ranks`: where the hops repeat every `period` ranks and the segments have one size, one
+/// period's ranks are computed (O(period N)), the same result.
 RingScheduleResult ring_allreduce_uncontended(int ranks, double bytes,
                                               const std::function<RingHopTime(int rank, double bytes)>& hop,
-                                              const RingScheduleOptions& options = {});
+                                              const RingScheduleOptions& options = {}, int period = 0);
 
 /// The alpha-beta time of the same ring: 2 (N - 1) steps of (alpha + segment / beta), segment = bytes / N.
 double ring_allreduce_alpha_beta(int ranks, double bytes, double alpha, double beta);

@@ -660,6 +660,15 @@ TEST_CASE("Network models: each job's default, a named one checked against the k
   refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "ps", "transport": "grpc",
               "network_model": "analytical"})",
           "jobs[0].network_model", "parameter-server");
+  // symmetric_ranks: an allreduce key (the job refuses what breaks the symmetry when it runs, docs/model.md).
+  auto sym = load(ar + R"(, "collective_mode": "analytical", "symmetric_ranks": true})");
+  REQUIRE(sym.ok());
+  CHECK(sym->jobs[0].training.symmetric_ranks);
+  CHECK_FALSE(load(ar + "}")->jobs[0].training.symmetric_ranks);
+  refused(ar + R"(, "symmetric_ranks": "yes"})", "jobs[0].symmetric_ranks", "");
+  refused(R"({"kind": "training", "hw": "hkust-4node", "model": "vgg16", "mode": "ps", "transport": "grpc",
+              "symmetric_ranks": true})",
+          "jobs[0].symmetric_ranks", "no allreduce option");
 }
 
 TEST_CASE("Faults and network models: a fault the job's model cannot inject is refused when the file is read",
