@@ -267,6 +267,10 @@ private:
     auto one_done = [self, other, f, left, done] {
       if (--*left == 0) self->handed_to_wire(other, f, done);
     };
+    // A message standing for others from this end (Message::sender_copies): their work first, each on the thread
+    // of a connection of its own (the next ones after this connection's).
+    for (uint32_t c = 1; c < f->msg.sender_copies; ++c)
+      net_.pool(client_).run(tcp.message_cpu(f->size), thread_ < 0 ? -1 : thread_ + int(c), {}, {});
     net_.pool(client_).run(
         tcp.message_cpu(f->size), thread_, [self, other, f, one_done] { self->start_wire(other, f, one_done); },
         one_done);
@@ -302,7 +306,16 @@ private:
       auto o = receiver.lock();
       if (!o) return received();
       const auto& tcp_b = o->net_.ctx().platform->machine(o->net_.machine()).tcp;
-      o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_, {}, received);
+      // Standing for others at this end (Message::receiver_copies): each copy's work on the thread of a connection of
+      // its own (the next ones after this connection's); the message is in once all of them are done.
+      const uint32_t copies = std::max<uint32_t>(1, f->msg.receiver_copies);
+      auto left = std::make_shared<uint32_t>(copies);
+      auto one = [left, received] {
+        if (--*left == 0) received();
+      };
+      for (uint32_t c = 1; c < copies; ++c)
+        o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_ < 0 ? -1 : o->thread_ + int(c), {}, one);
+      o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_, {}, one);
     });
   }
 

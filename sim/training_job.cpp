@@ -467,6 +467,10 @@ Result<std::optional<SymmetricJob>> symmetric_ranks_job(const models::ClusterPro
   c.job.layout.workers = SYMMETRIC_SIMULATED_HOSTS * per_host;
   c.job.layout.ranks_per_host = per_host;
   c.job.symmetric_ranks = false; // the job as simulated
+  // The second host's ranks stand for every host but rank 0's: the coordinator works on their requests and
+  // responses once per host.
+  c.job.collectives.first_mirrored_rank = per_host;
+  c.job.collectives.mirrored_copies = uint32_t(hosts - 1);
   return std::optional<SymmetricJob>{std::move(c)};
 }
 

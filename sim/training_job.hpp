@@ -83,10 +83,10 @@ struct TrainingJob {
   /// Allreduce mode, rings timed analytically, on identical hosts behind one switch with every host full: simulate
   /// the ranks of two hosts (rank 0's, with the coordinator, and one more that reaches it over the fabric) and take
   /// every other host to run as they do; each ring is timed as the whole job's (analytical_ring's ring_ranks). Memory
-  /// and time then no longer grow with the ranks. What it leaves out: rank 0's coordinator handles two hosts' requests
-  /// per round instead of every rank's, and a ring whose routes share links is timed folded onto those two hosts
-  /// (docs/model.md "Symmetric ranks" gives the measured differences). A job it cannot collapse is an error naming
-  /// what breaks the symmetry; one of two hosts or fewer runs whole.
+  /// and time then no longer grow with the ranks. The second host's requests to rank 0's coordinator stand for every
+  /// other host's (its threads work on each: EngineOptions::mirrored_copies); a ring whose routes share links is timed
+  /// folded onto the two hosts (docs/model.md "Symmetric ranks" gives the measured differences). A job it cannot
+  /// collapse is an error naming what breaks the symmetry; one of two hosts or fewer runs whole.
   bool symmetric_ranks = false;
 };
 

@@ -792,10 +792,11 @@ std::string training_table(const TrainingReport& r)
     if (run.error.empty() && run.result.simulated_ranks > 0)
       o +=
           fmt::format("\n{}: symmetric ranks: {} of the {} ranks simulated ({} of {} identical hosts; every other host "
-                      "taken to run as they do, each ring timed as the {} ranks'); the coordinator handled {} ranks' "
-                      "requests per round (docs/model.md, \"Symmetric ranks\")\n",
+                      "taken to run as they do, each ring timed as the {} ranks', rank 0's coordinator working on "
+                      "every rank's requests); within about 1 % of every rank simulated where measured, more where "
+                      "Horovod's cycles fuse differently (docs/model.md, \"Symmetric ranks\")\n",
                       run.transport, run.result.simulated_ranks, run.result.gpus, sim::SYMMETRIC_SIMULATED_HOSTS,
-                      run.result.symmetric_hosts, run.result.gpus, run.result.simulated_ranks);
+                      run.result.symmetric_hosts, run.result.gpus);
   for (const auto& run : r.runs)
     if (run.error.empty() && run.result.analytical_shared_link_sizes > 0)
       o += fmt::format(

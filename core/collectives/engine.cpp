@@ -203,7 +203,10 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
     if (!cached && options_.request_bytes > names[i].size() + 13)
       wire += options_.request_bytes - (names[i].size() + 13);
   }
-  rpc_->call((*processes_)[0], "Negotiate", rpc::Payload{w.take(), wire}, [this, after](Result<rpc::Payload> p) {
+  rpc::Payload request{w.take(), wire};
+  if (options_.first_mirrored_rank > 0 && rank() >= options_.first_mirrored_rank)
+    request.server_copies = options_.mirrored_copies;
+  rpc_->call((*processes_)[0], "Negotiate", std::move(request), [this, after](Result<rpc::Payload> p) {
     if (!p.ok()) {
       // The coordinator is gone: fail everything outstanding.
       active_ = false;

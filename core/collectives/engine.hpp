@@ -48,6 +48,11 @@ struct EngineOptions {
   uint32_t batched_copies = 0;
   uint16_t rpc_port = 2300;    ///< the coordinator's RPC port
   uint32_t request_bytes = 64; ///< serialized size of one request (name, type, dtype, shape)
+  /// Symmetric ranks (sim::TrainingJob::symmetric_ranks): ranks from this one on stand for `mirrored_copies` ranks
+  /// each (one per host they stand for): the coordinator's threads work on each one's requests and responses that
+  /// many times (rpc::Payload::server_copies). 0: none.
+  int first_mirrored_rank = 0;
+  uint32_t mirrored_copies = 1;
 };
 
 struct EngineStats {

@@ -163,6 +163,7 @@ void RpcEndpoint::call(const std::string& method, Payload request, std::function
   const uint64_t id = next_call_++;
   pending_[id] = std::move(done);
   Message m{encode_frame(1, id, method, nullptr, request.bytes), request.extra_wire_bytes};
+  m.receiver_copies = request.server_copies;
   std::weak_ptr<RpcEndpoint> weak = weak_from_this();
   conn_->send(std::move(m), [weak, id](Status st) {
     if (st.ok()) return;
@@ -198,7 +199,8 @@ void RpcEndpoint::on_message(Message m)
   const std::string method = f->method;
   std::weak_ptr<RpcEndpoint> weak = weak_from_this();
   const double request_cpu = m.cpu_seconds;
-  Responder respond = [weak, id, method, request_cpu](Result<Payload> r) {
+  const uint32_t copies = m.receiver_copies;
+  Responder respond = [weak, id, method, request_cpu, copies](Result<Payload> r) {
     auto e = weak.lock();
     if (!e || e->closed_) return;
     if (!r.ok()) {
@@ -211,14 +213,18 @@ void RpcEndpoint::on_message(Message m)
       return;
     }
     // The request's CPU wait rides along, so that the caller sees the whole call's.
-    e->conn_->send(Message{encode_frame(2, id, method, nullptr, r.value().bytes), r.value().extra_wire_bytes,
-                           request_cpu + r.value().cpu_seconds});
+    Message out{encode_frame(2, id, method, nullptr, r.value().bytes), r.value().extra_wire_bytes,
+                request_cpu + r.value().cpu_seconds};
+    out.sender_copies = copies;
+    e->conn_->send(std::move(out));
   };
   if (!handlers_ || h == handlers_->end()) {
     respond(Error::status("Unimplemented", "no RPC method \"" + method + "\""));
     return;
   }
-  h->second(Payload{std::move(f->body), m.extra_wire_bytes, 0}, std::move(respond));
+  Payload request{std::move(f->body), m.extra_wire_bytes, 0};
+  request.server_copies = copies;
+  h->second(std::move(request), std::move(respond));
 }
 
 void RpcEndpoint::fail_all(const Error& e)

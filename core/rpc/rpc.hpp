@@ -26,6 +26,10 @@ struct Payload {
   /// A response: seconds the call's request and response waited for CPU on their way (Message::cpu_seconds; 0 on
   /// real backends). Not sent: the server's side rides along in the simulation's message.
   double cpu_seconds = 0;
+  /// A request: the call stands for this many alike calls from as many alike clients (symmetric ranks: a simulated
+  /// rank standing for every other host's); the server's threads work on each request and each response
+  /// (Message::receiver_copies, sender_copies). A handler sees the request's; the response follows it.
+  uint32_t server_copies = 1;
 };
 
 using Responder = std::function<void(Result<Payload>)>;

@@ -22,6 +22,10 @@ struct Message {
   /// Simulated seconds its delivery waited for CPU: the threads of either end busy, or their work on it slower
   /// than the wire (sim/sim_stream.cpp). Set by the receiving end; 0 on real backends.
   double cpu_seconds = 0;
+  /// The message stands for this many alike ones between the end named and as many alike peers, each on its own
+  /// connection (sim::TrainingJob::symmetric_ranks: a simulated rank standing for every other host's): that end's
+  /// threads work on each copy, the other end's once. The simulator's streams only; real backends send it once.
+  uint32_t receiver_copies = 1, sender_copies = 1;
   uint64_t wire_size() const { return bytes.size() + extra_wire_bytes; }
 };
 

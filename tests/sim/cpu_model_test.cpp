@@ -36,7 +36,8 @@ struct Delivery {
 
 /// Process "a" on node0 connects to "b" (node1) and "c" (node2), `peers` of them; each peer sends one BIG message
 /// back on the connection it accepted. Returns when each arrived at a (time since the peer's send) and its CPU share.
-std::vector<Delivery> fan_in(int peers, models::RpcThreading threads, int cores)
+std::vector<Delivery> fan_in(int peers, models::RpcThreading threads, int cores, uint32_t receiver_copies = 1,
+                             uint32_t sender_copies = 1)
 {
   sim::SimOptions so;
   so.rpc_threads = threads;
@@ -53,6 +54,8 @@ std::vector<Delivery> fan_in(int peers, models::RpcThreading threads, int cores)
                           keep.push_back(c);
                           Message m;
                           m.extra_wire_bytes = BIG;
+                          m.receiver_copies = receiver_copies;
+                          m.sender_copies = sender_copies;
                           sent[size_t(k)] = p->runtime().now();
                           c->send(m);
                         })
@@ -100,6 +103,27 @@ TEST_CASE("cpu: eight client threads (TF 1.6) take two peers' responses at once"
   const double work = double(BIG) / RATE;
   CHECK(got[0].at == Approx(work).epsilon(0.05));
   CHECK(got[1].at == Approx(work).epsilon(0.05));
+}
+
+TEST_CASE("cpu: a message standing for others costs its end's threads each copy (symmetric ranks)", "[quick]")
+{
+  // Message::receiver_copies / sender_copies: that end works on every copy, on any free thread, and the message is in
+  // (or out) once its own copy's work is done; the other end works once. One thread: the copies one after the other;
+  // eight threads on four cores: side by side.
+  const double work = double(BIG) / RATE;
+  const auto one_thread = models::tf_rpc_threading("1.3").value();
+  // One simulation per process: each in a child.
+  auto arrival = [](models::RpcThreading threads, uint32_t receiver_copies, uint32_t sender_copies) {
+    auto r = run_isolated([&]() -> Result<std::string> {
+      return std::to_string(fan_in(1, threads, 4, receiver_copies, sender_copies)[0].at);
+    });
+    REQUIRE(r.ok());
+    return std::stod(r.value());
+  };
+  CHECK(arrival(one_thread, 3, 1) == Approx(3 * work).epsilon(0.05));
+  CHECK(arrival(one_thread, 1, 3) == Approx(3 * work).epsilon(0.05));
+  CHECK(arrival(models::tf_rpc_threading("1.6").value(), 3, 1) == Approx(work).epsilon(0.05));
+  CHECK(arrival(one_thread, 1, 1) == Approx(work).epsilon(0.05));
 }
 
 TEST_CASE("cpu: threads share the machine's cores: eight threads on one core take two responses in twice the time",
