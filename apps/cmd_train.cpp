@@ -164,8 +164,8 @@ Command train_command()
        "--mpi-nonblocking-recv)"},
       {"symmetric-ranks", 0, false, "",
        "allreduce, --collective-mode analytical, identical hosts behind one switch: simulate two hosts' ranks and take "
-       "every other host to run as they do (rings timed for every rank; memory and time no longer grow with the "
-       "ranks; docs/model.md \"Symmetric ranks\" says what it leaves out)"},
+       "every other host to run as they do (rings timed for every rank; memory no longer grows with the ranks, time "
+       "far less than with every rank; docs/model.md \"Symmetric ranks\" says what it leaves out)"},
   };
   // The transports' own switches (core/transports/<name>: OptionKnob), where the mpi ones always stood.
   for (auto& o : frontend::transport_flag_options())

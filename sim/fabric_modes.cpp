@@ -19,6 +19,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -410,9 +411,11 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   }
   const bool unshared = ring_links_unshared(ring, bytes, n);
   if (closed_form) *closed_form = unshared;
-  if (unshared) // rank r's route is rank (r mod k)'s: the recurrence over all n ranks, as with every route built
+  // Rank r's route is rank (r mod k)'s: the recurrence over all n ranks, as with every route built, computed over one
+  // period of ranks where the hops repeat with one (k = two hosts' ranks: a host's ranks when the hosts are odd).
+  if (unshared)
     return collectives::ring_allreduce_uncontended(
-        n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, k);
+        n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
   AnalyticalFabric f(ring.links,
                      [&ring](int src, int, double b) -> const AnalyticalRoute& { return ring.route(src, b); });
   CountingFabric counted(f, 2.0 * double(k) * double(n - 1));

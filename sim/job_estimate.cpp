@@ -100,6 +100,10 @@ constexpr double BYTES_PER_STEP_TRANSFER = 6.6e3;
 // 256 1.6, 512 1.2, 1024 1.0).
 constexpr double SECONDS_PER_OP_STEP = 3e-6;
 constexpr double SECONDS_PER_COORDINATOR_RANK = 85e-6;
+// Symmetric ranks (TrainingJob::symmetric_ranks): rank 0's threads work on each other host's request and response as
+// a copy of the second host's, one CPU work item each: 65,536 GPUs of ResNet-50 with Baidu's coordinator, 2 steps,
+// took 1.3 s more with the copies than without (8.1 against 6.8 s; 20 rounds x 2 x 65,520 copies: 0.5 us each).
+constexpr double SECONDS_PER_COORDINATOR_COPY = 1e-6;
 // Parameter-server steps: the F remote transfers of a step (every tower's pulls, every worker's pushes) start
 // together and their cost grows faster than F (SimGrid's max-min sharing over the flows in flight, the transports'
 // queues): per step k x F^2.5 + b x the step's bytes, k and b per transport. CPU seconds per step: ResNet-50 (267
@@ -420,6 +424,11 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       e.add(num(rounds) + " coordinator rounds per step x " + human_seconds(SECONDS_PER_COORDINATOR_RANK) +
                 " x N, x " + num(steps) + " steps",
             tasks_steps, 0, SECONDS_PER_COORDINATOR_RANK * rounds * n * steps);
+      if (ring_ranks > n) // symmetric ranks: rank 0 still works on every other host's request and response
+        e.add(num(rounds) + " coordinator rounds per step x 2 (N - simulated) copies x " +
+                  human_seconds(SECONDS_PER_COORDINATOR_COPY) + ", x " + num(steps) + " steps",
+              "ranks = " + std::to_string(ring_ranks) + ", steps = " + std::to_string(job.steps), 0,
+              SECONDS_PER_COORDINATOR_COPY * rounds * 2 * (double(ring_ranks) - n) * steps);
     }
   }
   return e;

@@ -558,6 +558,9 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   auto collapsed = symmetric_ranks_job(cluster, job);
   if (!collapsed.ok()) return collapsed.error();
   if (!collapsed.value()) return run_placed(cluster, model, job, 0);
+  // The rings folded for every rank count too (run_placed checks the simulated part only).
+  if (auto st = check_budget(estimate_training(cluster, model, job), "run fewer ranks or steps"); !st.ok())
+    return st.error();
   const SymmetricJob& c = *collapsed.value();
   auto r = run_placed(c.cluster, model, c.job, c.ranks);
   if (!r.ok()) return r.error();

@@ -80,13 +80,14 @@ struct TrainingJob {
   /// Allreduce mode: one copy of rank 0's ops serves every rank (StepGraph::rank_template; the results are the same,
   /// memory and set-up no longer grow with ranks x ops). false: every rank's ops in the graph (the tests compare).
   bool share_rank_ops = true;
-  /// Allreduce mode, rings timed analytically, on identical hosts behind one switch with every host full: simulate
-  /// the ranks of two hosts (rank 0's, with the coordinator, and one more that reaches it over the fabric) and take
-  /// every other host to run as they do; each ring is timed as the whole job's (analytical_ring's ring_ranks). Memory
-  /// and time then no longer grow with the ranks. The second host's requests to rank 0's coordinator stand for every
-  /// other host's (its threads work on each: EngineOptions::mirrored_copies); a ring whose routes share links is timed
-  /// folded onto the two hosts (docs/model.md "Symmetric ranks" gives the measured differences). A job it cannot
-  /// collapse is an error naming what breaks the symmetry; one of two hosts or fewer runs whole.
+  /// Allreduce mode, rings timed analytically, on identical hosts behind one switch, each running as many ranks:
+  /// simulate the ranks of two hosts (rank 0's, with the coordinator, and one more that reaches it over the fabric) and
+  /// take every other host to run as they do; each ring is timed as the whole job's (analytical_ring's ring_ranks).
+  /// Memory no longer grows with the ranks, time only through each ring's 2 (N - 1) steps and the coordinator's N
+  /// requests per round. The second host's requests to rank 0's coordinator stand for every other host's (its threads
+  /// work on each: EngineOptions::mirrored_copies); a ring whose routes share links is timed folded onto the two hosts
+  /// (docs/model.md "Symmetric ranks" gives the measured differences). A job it cannot collapse is an error naming what
+  /// breaks the symmetry (whatever its size); one that passes the checks and needs two hosts or fewer runs whole.
   bool symmetric_ranks = false;
 };
 

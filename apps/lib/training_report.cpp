@@ -548,8 +548,12 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   if (!built_job.ok()) return built_job.error();
   const sim::TrainingJob& job = built_job.value();
   // What breaks the symmetry is refused before any run (each transport's job is alike in what it checks).
-  if (job.symmetric_ranks)
-    if (auto c = sim::symmetric_ranks_job(cluster.value(), job); !c.ok()) return c.error();
+  if (job.symmetric_ranks) {
+    sim::TrainingJob as_run = job; // what each transport's run adds to the job
+    as_run.faults = spec.faults;
+    as_run.roce_fabric = spec.roce_fabric;
+    if (auto c = sim::symmetric_ranks_job(cluster.value(), as_run); !c.ok()) return c.error();
+  }
   auto reference = one_gpu_reference(cat, spec, host0, job);
   if (!reference.ok()) return reference.error();
   const models::ClusterProfile& one = reference->cluster;

@@ -107,9 +107,9 @@ TEST_CASE("cpu: eight client threads (TF 1.6) take two peers' responses at once"
 
 TEST_CASE("cpu: a message standing for others costs its end's threads each copy (symmetric ranks)", "[quick]")
 {
-  // Message::receiver_copies / sender_copies: that end works on every copy, on any free thread, and the message is in
-  // (or out) once its own copy's work is done; the other end works once. One thread: the copies one after the other;
-  // eight threads on four cores: side by side.
+  // Message::receiver_copies / sender_copies: that end works on every copy, each on the thread of a connection of its
+  // own, and the message is in (or out) once its own copy's work is done; the other end works once. One thread: the
+  // copies one after the other; eight threads on four cores: side by side.
   const double work = double(BIG) / RATE;
   const auto one_thread = models::tf_rpc_threading("1.3").value();
   // One simulation per process: each in a child.
