@@ -23,7 +23,9 @@ double work_seconds(const std::function<double(double)>& f, double bytes)
 
 struct RankState {
   int step = 0;
-  std::vector<uint8_t> got; ///< per step: the left's segment arrived
+  /// The left's segments arrived so far: they come in step order (the left sends step s + 1 only once its step-s
+  /// message has landed), so step s's has arrived when received > s (one counter per rank, not one flag per step).
+  int received = 0;
   bool sent = false;        ///< own send of the current step delivered
   bool waiting = false;     ///< in the reduce
 };
@@ -63,7 +65,8 @@ struct Ring {
       const int r = int(rank_step >> 32), step = int(uint32_t(rank_step));
       const int right = r + 1 == k ? 0 : r + 1;
       st[size_t(r)].sent = true;
-      st[size_t(right)].got[size_t(step)] = 1;
+      RankState& in = st[size_t(right)];
+      in.received = std::max(in.received, step + 1); // == step + 1: the left's messages land in step order
       progress(r);
       progress(right);
     });
@@ -72,7 +75,7 @@ struct Ring {
   void progress(int r)
   {
     RankState& s = st[size_t(r)];
-    if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || !s.got[size_t(s.step)]) return;
+    if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || s.received <= s.step) return;
     // The local work before the next step, as ring.cpp runs it (none for an empty segment).
     const bool reduce = s.step < n - 1;
     double t = 0;
@@ -113,8 +116,6 @@ RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulate
   if (ranks <= 1 || simulated < 1 || simulated > ranks) return out;
   Ring ring{fabric, ranks, simulated, ring_segments(int64_t(bytes / 4), ranks), options, {}, 0, 0, 0};
   ring.st.resize(size_t(simulated));
-  for (auto& s : ring.st)
-    s.got.assign(size_t(2 * (ranks - 1)), 0);
   const double t0 = fabric.now();
   for (int r = 0; r < simulated; ++r)
     ring.start_step(r);
