@@ -405,7 +405,8 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   const int n = ring_ranks > 0 ? ring_ranks : k;
   if (n > k) {
     // Folded: every period of ranks must see the same segments, so a tensor whose segments have two sizes is timed
-    // with every segment of the larger one (at most one element more each; an empty segment's work then counts).
+    // with every segment of the larger one (at most one element more each; an empty segment's work then counts). The
+    // recurrence could take two sizes exactly, but only over every rank (N^2 steps): this keeps it to one period.
     const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
     if (!sizes.one_size()) bytes = sizes.larger * double(n);
   }
@@ -519,7 +520,7 @@ Result<std::optional<AllreduceResult>> folded_analytical(const models::ClusterPr
   out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
   const auto t0 = clock::now();
   const auto r = collectives::ring_allreduce_uncontended(
-      job.ranks, job.bytes, [&rr, k](int rank, double n) { return ring_hop_time(rr, rank % k, n); }, adds);
+      job.ranks, job.bytes, [&rr, k](int rank, double n) { return ring_hop_time(rr, rank % k, n); }, adds, k);
   out.seconds = r.seconds;
   out.messages = r.messages;
   out.closed_form = true;

@@ -381,19 +381,14 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       // Analytical rings: the routes once, each distinct ring timed once on the analytical fabric (no messages),
       // message by message at worst (where ranks' routes share links).
       const double rings = double(analytical_rings_per_job(model, job));
-      if (ring_ranks > 0) {
-        // Folded: the simulated ranks' routes, each ring's 2 (N-1) steps per simulated rank, message by message or
-        // by the recurrence (which then runs one period of ranks: cheaper per step).
-        const double whole = ring_ranks;
-        e.add("the analytical rings, folded (" + num(n) + " routes, " + num(rings) + " distinct allreduces of " +
-                  num(whole) + " ranks timed once, 2 (N-1) messages per simulated rank x " +
-                  human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
-              tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (whole - 1) * rings);
-      } else {
-        e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces timed once, 2 N " +
-                  "(N-1) messages each x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
-              tasks, RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (n - 1) * rings);
-      }
+      // Symmetric ranks: rings of the whole job's ranks folded onto the simulated ones, 2 (N-1) messages per simulated
+      // rank, message by message or by the recurrence (which then runs one period of ranks: cheaper per step).
+      const double whole = ring_ranks > 0 ? double(ring_ranks) : n;
+      e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces" +
+                (ring_ranks > 0 ? " of " + num(whole) + " ranks folded onto them" : std::string()) +
+                " timed once, 2 (N-1) messages per rank" + (ring_ranks > 0 ? " simulated" : "") + " x " +
+                human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
+            tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (whole - 1) * rings);
     }
     if (job.roce_fabric && job.collective_mode == FabricMode::ANALYTICAL) {
       // Every distinct ring once on the roce model (sim/training_job.cpp add_roce_congestion): at most one sender

@@ -44,6 +44,13 @@ struct InFlight {
   bool lost = false;         ///< the connection broke before it left: never delivered
 };
 
+/// The thread that works on copy `c` (1, 2, ...) of a message standing for others (Message::sender_copies,
+/// receiver_copies): that of a connection of its own, the next ones after this connection's `thread` (-1, any: any).
+int copy_thread(int thread, uint32_t c)
+{
+  return thread < 0 ? -1 : thread + int(c);
+}
+
 class SimStreamConnection final : public StreamConnection, public std::enable_shared_from_this<SimStreamConnection> {
 public:
   /// `client`: this end opened the connection (its work runs on the process's client threads), else it was accepted
@@ -267,10 +274,9 @@ private:
     auto one_done = [self, other, f, left, done] {
       if (--*left == 0) self->handed_to_wire(other, f, done);
     };
-    // A message standing for others from this end (Message::sender_copies): their work first, each on the thread
-    // of a connection of its own (the next ones after this connection's).
+    // A message standing for others from this end (Message::sender_copies): their work first.
     for (uint32_t c = 1; c < f->msg.sender_copies; ++c)
-      net_.pool(client_).run(tcp.message_cpu(f->size), thread_ < 0 ? -1 : thread_ + int(c), {}, {});
+      net_.pool(client_).run(tcp.message_cpu(f->size), copy_thread(thread_, c), {}, {});
     net_.pool(client_).run(
         tcp.message_cpu(f->size), thread_, [self, other, f, one_done] { self->start_wire(other, f, one_done); },
         one_done);
@@ -306,15 +312,15 @@ private:
       auto o = receiver.lock();
       if (!o) return received();
       const auto& tcp_b = o->net_.ctx().platform->machine(o->net_.machine()).tcp;
-      // Standing for others at this end (Message::receiver_copies): each copy's work on the thread of a connection of
-      // its own (the next ones after this connection's); the message is in once all of them are done.
+      // Standing for others at this end (Message::receiver_copies): each copy's work; the message is in once all of
+      // them are done.
       const uint32_t copies = std::max<uint32_t>(1, f->msg.receiver_copies);
       auto left = std::make_shared<uint32_t>(copies);
       auto one = [left, received] {
         if (--*left == 0) received();
       };
       for (uint32_t c = 1; c < copies; ++c)
-        o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_ < 0 ? -1 : o->thread_ + int(c), {}, one);
+        o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), copy_thread(o->thread_, c), {}, one);
       o->net_.pool(o->client_).run(tcp_b.message_cpu(f->size), o->thread_, {}, one);
     });
   }

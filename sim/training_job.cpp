@@ -524,7 +524,7 @@ Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const t
   TrainingResult out;
   out.transport = job.transport;
   out.batch = model.batch;
-  out.gpus = L.workers * L.gpus_per_worker;
+  out.gpus = (ring_ranks > 0 ? ring_ranks : L.workers) * L.gpus_per_worker; // symmetric ranks: the whole job's
   out.ps_bytes = sg.ps_bytes;
   out.remote_transfers_per_step = sg.remote_sends;
   out.remote_bytes_per_step = sg.remote_bytes;
@@ -567,9 +567,6 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   TrainingResult& out = r.value();
   out.simulated_ranks = c.job.layout.workers;
   out.symmetric_hosts = c.hosts;
-  out.gpus = c.ranks * c.job.layout.gpus_per_worker;
-  if (out.step_time > 0 && !out.step_seconds.empty() && out.images_per_second > 0)
-    out.images_per_second = double(out.batch) * out.gpus / out.step_time;
   return r;
 }
 

@@ -455,6 +455,21 @@ Result<sim::TrainingJob> training_job(const TrainingSpec& spec, const models::Ho
   return job;
 }
 
+/// One transport's run of `job`: what the spec adds to it there (faults, stall timeout, the network models).
+sim::TrainingJob transport_run(const TrainingSpec& spec, const sim::TrainingJob& job, const std::string& transport,
+                               bool collect_events)
+{
+  sim::TrainingJob j = job;
+  j.transport = transport;
+  j.collect_events = collect_events;
+  j.faults = spec.faults;
+  j.stall_timeout = spec.stall_timeout;
+  j.tcp_incast = spec.tcp_incast;
+  j.tcp_port_buffer = spec.tcp_port_buffer;
+  j.roce_fabric = spec.roce_fabric;
+  return j;
+}
+
 /// The 1-GPU reference run: its one-host cluster and its job.
 struct OneGpuReference {
   models::ClusterProfile cluster;
@@ -548,12 +563,9 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   if (!built_job.ok()) return built_job.error();
   const sim::TrainingJob& job = built_job.value();
   // What breaks the symmetry is refused before any run (each transport's job is alike in what it checks).
-  if (job.symmetric_ranks) {
-    sim::TrainingJob as_run = job; // what each transport's run adds to the job
-    as_run.faults = spec.faults;
-    as_run.roce_fabric = spec.roce_fabric;
-    if (auto c = sim::symmetric_ranks_job(cluster.value(), as_run); !c.ok()) return c.error();
-  }
+  if (job.symmetric_ranks)
+    if (auto c = sim::symmetric_ranks_job(cluster.value(), transport_run(spec, job, job.transport, false)); !c.ok())
+      return c.error();
   auto reference = one_gpu_reference(cat, spec, host0, job);
   if (!reference.ok()) return reference.error();
   const models::ClusterProfile& one = reference->cluster;
@@ -581,14 +593,7 @@ Result<TrainingReport> run_training(const TrainingSpec& spec, const TrainingProg
   bool events_taken = false;
   for (size_t k = 0; k < spec.transports.size(); ++k) {
     const auto& t = spec.transports[k];
-    sim::TrainingJob j = job;
-    j.transport = t;
-    j.collect_events = spec.collect_events && !events_taken;
-    j.faults = spec.faults;
-    j.stall_timeout = spec.stall_timeout;
-    j.tcp_incast = spec.tcp_incast;
-    j.tcp_port_buffer = spec.tcp_port_buffer;
-    j.roce_fabric = spec.roce_fabric;
+    const sim::TrainingJob j = transport_run(spec, job, t, spec.collect_events && !events_taken);
     auto r = isolated(cluster.value(), model, j, run_progress(k, t));
     done_seconds += run_seconds[k];
     TrainingRun run;
