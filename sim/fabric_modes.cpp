@@ -313,6 +313,27 @@ private:
   uint64_t sent_ = 0;
 };
 
+/// A fresh analytical fabric of a ring's routes, counting its messages for the progress line.
+class CountedAnalyticalFabric final : public collectives::MessageFabric {
+public:
+  CountedAnalyticalFabric(const RingRoutes& ring, double total)
+      : fabric_(ring.links, [&ring](int src, int, double b) -> const AnalyticalRoute& { return ring.route(src, b); }),
+        counted_(fabric_, total)
+  {
+  }
+  double now() const override { return counted_.now(); }
+  void send(int src, int dst, double bytes, std::function<void()> delivered) override
+  {
+    counted_.send(src, dst, bytes, std::move(delivered));
+  }
+  void after(double seconds, std::function<void()> f) override { counted_.after(seconds, std::move(f)); }
+  void run() override { counted_.run(); }
+
+private:
+  AnalyticalFabric fabric_;
+  CountingFabric counted_;
+};
+
 } // namespace
 
 DataPath mpi_data_path(const transports::TransportOptions& options)
@@ -417,10 +438,13 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   if (unshared)
     return collectives::ring_allreduce_uncontended(
         n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
-  AnalyticalFabric f(ring.links,
-                     [&ring](int src, int, double b) -> const AnalyticalRoute& { return ring.route(src, b); });
-  CountingFabric counted(f, 2.0 * double(k) * double(n - 1));
-  return collectives::run_folded_ring_allreduce(counted, k, n, bytes, opt);
+  // Message by message, the steps that repeat counted (collectives::run_steady_ring_allreduce).
+  const double messages = 2.0 * double(k) * double(n - 1);
+  return collectives::run_steady_ring_allreduce(
+      [&ring, messages]() -> std::unique_ptr<collectives::MessageFabric> {
+        return std::make_unique<CountedAnalyticalFabric>(ring, messages);
+      },
+      k, n, bytes, opt);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // bench/estimate_check.py reruns the commands and prints estimate against measurement (docs/resource-bounds.md).
 // Where a cost grew with the job, the largest per-unit value measured is taken: the estimates err high.
 #include "sim/job_estimate.hpp"
+#include "core/collectives/ring_schedule.hpp"
 #include "sim/training_job.hpp"
 
 #include <algorithm>
@@ -192,16 +193,36 @@ uint64_t ring_collectives_per_step(const training::TrainingModel& model, const T
   return std::min<uint64_t>(vars, 4 * (model.bytes() / threshold + 1));
 }
 
-/// The rings the analytical collectives time in a job: each distinct size once (sim/analytical_collectives.cpp keeps
-/// the seconds by size for the whole job); fused batches: a step's worth (the same batches form each step).
-uint64_t analytical_rings_per_job(const training::TrainingModel& model, const TrainingJob& job)
+/// Messages the analytical fabric times for one ring of `bytes` over `whole` ranks, `simulated` of them simulated
+/// (where routes share a link): collectives::run_steady_ring_allreduce's shortened runs (at most two, each phase cut
+/// to RING_STEADY_FIRST_PHASE steps) for one segment size and a ring long enough to cut, else every message. The
+/// shortened runs assume a steady state is found in them; where none is, the ring costs up to twice its messages.
+double analytical_ring_messages(double bytes, double simulated, double whole)
 {
-  if (job.collectives.fusion_threshold > 0) return ring_collectives_per_step(model, job);
+  const double phase = whole - 1;
+  if (phase > 2 * collectives::RING_STEADY_FIRST_PHASE && collectives::ring_segment_sizes(bytes, int(whole)).one_size())
+    return 2 * (2 * collectives::RING_STEADY_FIRST_PHASE) * simulated;
+  return 2 * simulated * phase;
+}
+
+/// The rings the analytical collectives time in a job (each distinct size once: sim/analytical_collectives.cpp keeps
+/// the seconds by size for the whole job; fused batches: a step's worth, the same batches forming each step) and the
+/// messages timed for them (analytical_ring_messages; fused batches' sizes are not known here: every message).
+std::pair<uint64_t, double> analytical_rings_per_job(const training::TrainingModel& model, const TrainingJob& job,
+                                                     double simulated, double whole)
+{
+  if (job.collectives.fusion_threshold > 0) {
+    const uint64_t rings = ring_collectives_per_step(model, job);
+    return {rings, double(rings) * 2 * simulated * (whole - 1)};
+  }
   std::set<uint64_t> sizes;
   for (const auto& l : model.layers)
     for (const auto& v : l.variables)
       sizes.insert(v.bytes);
-  return sizes.size();
+  double messages = 0;
+  for (const uint64_t b : sizes)
+    messages += analytical_ring_messages(double(b), simulated, whole);
+  return {sizes.size(), messages};
 }
 
 } // namespace
@@ -251,8 +272,12 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
               RING_BYTES_PER_RANK * n, RECURRENCE_SECONDS_PER_MESSAGE * messages);
       break;
     }
-    e.add(what + " x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state", ranks,
-          RING_BYTES_PER_RANK_STEP * messages + RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * messages);
+    {
+      const double timed = analytical_ring_messages(job.bytes, n, n);
+      e.add((timed < messages ? num(timed) + " of the " + what + " timed (the steady steps counted)" : what) + " x " +
+                human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state",
+            ranks, RING_BYTES_PER_RANK_STEP * timed + RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * timed);
+    }
     break;
   case FabricMode::FLOW: {
     const double per = FLOW_SECONDS_PER_MESSAGE + FLOW_SECONDS_PER_MESSAGE_PER_RANK * n;
@@ -379,16 +404,17 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
             tasks_steps, BYTES_PER_STEP_TRANSFER * messages, per_message * messages * steps);
     } else {
       // Analytical rings: the routes once, each distinct ring timed once on the analytical fabric (no messages),
-      // message by message at worst (where ranks' routes share links).
-      const double rings = double(analytical_rings_per_job(model, job));
+      // message by message at worst (where ranks' routes share links), its steady steps counted.
       // Symmetric ranks: rings of the whole job's ranks folded onto the simulated ones, 2 (N-1) messages per simulated
       // rank, message by message or by the recurrence (which then runs one period of ranks: cheaper per step).
       const double whole = ring_ranks > 0 ? double(ring_ranks) : n;
-      e.add("the analytical rings (" + num(n) + " routes, " + num(rings) + " distinct allreduces" +
-                (ring_ranks > 0 ? " of " + num(whole) + " ranks folded onto them" : std::string()) +
-                " timed once, 2 (N-1) messages per rank" + (ring_ranks > 0 ? " simulated" : "") + " x " +
+      const auto [rings, timed] = analytical_rings_per_job(model, job, n, whole);
+      e.add("the analytical rings (" + num(n) + " routes, " + num(double(rings)) + " distinct allreduces" +
+                (ring_ranks > 0 ? " of " + num(whole) + " ranks folded onto them" : std::string()) + " timed once, " +
+                num(timed) + " messages (2 (N-1) per rank" + (ring_ranks > 0 ? " simulated" : "") +
+                ", the steady steps of rings with one segment size counted) x " +
                 human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
-            tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * 2 * n * (whole - 1) * rings);
+            tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * timed);
     }
     if (job.roce_fabric && job.collective_mode == FabricMode::ANALYTICAL) {
       // Every distinct ring once on the roce model (sim/training_job.cpp add_roce_congestion): at most one sender

@@ -4,6 +4,8 @@
 #include "core/collectives/ring.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <memory>
 
 namespace tp::collectives {
@@ -32,21 +34,28 @@ struct RankState {
 
 struct Ring {
   MessageFabric& f;
-  int n; ///< the ring's ranks: its segments and 2 (n - 1) steps
+  int n; ///< the ring's ranks: its segments (and, unless shortened, its n - 1 steps of each phase)
   int k; ///< the ranks simulated: 0..k-1, rank k - 1's right is rank 0 (k = n: the whole ring)
   std::vector<int64_t> off;
   RingScheduleOptions opt;
+  int reduce_steps = 0; ///< steps of the reduce-scatter (n - 1; fewer in a shortened run, one segment size only)
+  int gather_steps = 0; ///< steps of the allgather (likewise)
+  /// When set: rank r starts step s at (*starts)[r (reduce_steps + gather_steps + 1) + s] (s = the total: done).
+  std::vector<double>* starts = nullptr;
   std::vector<RankState> st;
   int finished = 0;
   double end = 0;
   uint64_t messages = 0;
+
+  int total_steps() const { return reduce_steps + gather_steps; }
 
   double seg_bytes(int idx) const { return 4.0 * double(off[size_t(idx) + 1] - off[size_t(idx)]); }
 
   void start_step(int r)
   {
     RankState& s = st[size_t(r)];
-    const int total = 2 * (n - 1);
+    const int total = total_steps();
+    if (starts) (*starts)[size_t(r) * size_t(total + 1) + size_t(s.step)] = f.now();
     if (s.step == total) {
       ++finished;
       end = std::max(end, f.now());
@@ -54,8 +63,8 @@ struct Ring {
     }
     s.sent = false;
     // reduce-scatter step i sends segment (r - i); allgather step i sends segment (r - i + 1)
-    const int i = s.step < n - 1 ? s.step : s.step - (n - 1);
-    const int idx = s.step < n - 1 ? mod(r - i, n) : mod(r - i + 1, n);
+    const int i = s.step < reduce_steps ? s.step : s.step - reduce_steps;
+    const int idx = s.step < reduce_steps ? mod(r - i, n) : mod(r - i + 1, n);
     const int step = s.step;
     ++messages;
     const int right = r + 1 == k ? 0 : r + 1;
@@ -75,16 +84,17 @@ struct Ring {
   void progress(int r)
   {
     RankState& s = st[size_t(r)];
-    if (s.waiting || s.step >= 2 * (n - 1) || !s.sent || s.received <= s.step) return;
+    if (s.waiting || s.step >= total_steps() || !s.sent || s.received <= s.step) return;
     // The local work before the next step, as ring.cpp runs it (none for an empty segment).
-    const bool reduce = s.step < n - 1;
+    const bool reduce = s.step < reduce_steps;
     double t = 0;
     if (reduce) {
       const double got = seg_bytes(mod(r - s.step - 1, n));
       t += work_seconds(opt.reduce_time, got);
-      if (s.step == n - 2) t += work_seconds(opt.copy_time, got); // the fully reduced segment into the result
+      if (s.step == reduce_steps - 1)
+        t += work_seconds(opt.copy_time, got); // the fully reduced segment into the result
     } else {
-      t += work_seconds(opt.copy_time, seg_bytes(mod(r - (s.step - (n - 1)), n)));
+      t += work_seconds(opt.copy_time, seg_bytes(mod(r - (s.step - reduce_steps), n)));
     }
     s.waiting = true;
     auto next = [this, r] {
@@ -109,19 +119,120 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
   return run_folded_ring_allreduce(fabric, ranks, ranks, bytes, options);
 }
 
-RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
-                                             const RingScheduleOptions& options)
+namespace {
+
+/// The folded ring with `reduce_steps` and `gather_steps` steps (n - 1 each for the real ring), recording each
+/// rank's step starts in `starts` when set.
+RingScheduleResult run_ring_steps(MessageFabric& fabric, int simulated, int ranks, double bytes,
+                                  const RingScheduleOptions& options, int reduce_steps, int gather_steps,
+                                  std::vector<double>* starts)
 {
   RingScheduleResult out;
   if (ranks <= 1 || simulated < 1 || simulated > ranks) return out;
-  Ring ring{fabric, ranks, simulated, ring_segments(int64_t(bytes / 4), ranks), options, {}, 0, 0, 0};
-  ring.st.resize(size_t(simulated));
+  Ring ring{fabric,       ranks,        simulated, ring_segments(int64_t(bytes / 4), ranks), options,
+            reduce_steps, gather_steps, starts,    std::vector<RankState>(size_t(simulated))};
+  if (starts) starts->assign(size_t(simulated) * size_t(reduce_steps + gather_steps + 1), 0.0);
   const double t0 = fabric.now();
   for (int r = 0; r < simulated; ++r)
     ring.start_step(r);
   fabric.run();
   out.seconds = ring.end - t0;
   out.messages = ring.messages;
+  return out;
+}
+
+/// A stretch of steps whose start times repeat: every `cycle` steps each rank starts `advance` seconds later.
+struct SteadyStretch {
+  int cycle = 0;
+  double advance = 0;
+  bool found() const { return cycle > 0; }
+};
+
+/// Whether two step intervals are equal up to floating-point rounding of times around `t`.
+bool same_interval(double a, double b, double t)
+{
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)) + 64 * DBL_EPSILON * std::abs(t);
+}
+
+/// The steady stretch among steps [lo, hi] of a run's step starts (`starts`, `steps` + 1 per rank): the shortest
+/// cycle c, from the earliest step s0, such that every rank starts each step of [s0, s0 + window + c] exactly c steps'
+/// advance after the step c before it, the window covering twice the ranks' spread (how many steps apart two ranks
+/// are at one instant) and at least RING_STEADY_WINDOW steps.
+SteadyStretch find_steady_stretch(const std::vector<double>& starts, int ranks, int steps, int lo, int hi)
+{
+  const size_t row = size_t(steps) + 1;
+  auto at = [&](int r, int s) { return starts[size_t(r) * row + size_t(s)]; };
+  // How far apart (in steps) the ranks are when rank 0 starts step s (computed once per step).
+  std::vector<int> spreads(size_t(hi) + 1, -1);
+  auto spread_at = [&](int s) {
+    if (spreads[size_t(s)] >= 0) return spreads[size_t(s)];
+    int spread = 0;
+    const double t = at(0, s);
+    for (int r = 1; r < ranks; ++r) {
+      const double* first = &starts[size_t(r) * row];
+      const int j = int(std::upper_bound(first, first + row, t) - first) - 1; // rank r's step at t
+      spread = std::max(spread, std::abs(j - s));
+    }
+    return spreads[size_t(s)] = spread;
+  };
+  for (int c = 1; c <= RING_STEADY_MAX_CYCLE; ++c)
+    for (int s0 = lo; s0 + c + RING_STEADY_WINDOW <= hi; ++s0) {
+      const double advance = at(0, s0 + c) - at(0, s0);
+      if (!(advance > 0)) continue;
+      const int window = std::max(RING_STEADY_WINDOW, 2 * spread_at(s0) + 2 * c);
+      if (s0 + c + window > hi) continue;
+      bool steady = true;
+      for (int s = s0; s <= s0 + window && steady; ++s)
+        for (int r = 0; r < ranks && steady; ++r)
+          steady = same_interval(at(r, s + c) - at(r, s), advance, at(r, s + c));
+      if (steady) return {c, advance};
+    }
+  return {};
+}
+
+} // namespace
+
+RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
+                                             const RingScheduleOptions& options)
+{
+  return run_ring_steps(fabric, simulated, ranks, bytes, options, ranks - 1, ranks - 1, nullptr);
+}
+
+RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
+                                             int simulated, int ranks, double bytes, const RingScheduleOptions& options)
+{
+  const int phase = ranks - 1; // steps of each phase
+  if (ranks > 1 && simulated >= 1 && simulated <= ranks && ring_segment_sizes(bytes, ranks).one_size())
+    for (int shortened = RING_STEADY_FIRST_PHASE; 2 * shortened < phase; shortened *= 2) {
+      // A shortened run: each phase's steps cut to `shortened` (plus what makes the cut a whole number of cycles).
+      int reduce = shortened, gather = shortened;
+      SteadyStretch first, second;
+      RingScheduleResult run;
+      std::vector<double> starts;
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        run = run_ring_steps(*fabric(), simulated, ranks, bytes, options, reduce, gather, &starts);
+        const int steps = reduce + gather;
+        // The reduce-scatter's start times up to its last step's start (its extra copy comes after); the allgather's
+        // from its first step's start to the end.
+        first = find_steady_stretch(starts, simulated, steps, 0, reduce - 1);
+        second = find_steady_stretch(starts, simulated, steps, reduce, steps);
+        if (!first.found() || !second.found()) break;
+        const int extra_reduce = (phase - reduce) % first.cycle, extra_gather = (phase - gather) % second.cycle;
+        if (extra_reduce == 0 && extra_gather == 0) {
+          RingScheduleResult out;
+          out.seconds = run.seconds + double((phase - reduce) / first.cycle) * first.advance +
+                        double((phase - gather) / second.cycle) * second.advance;
+          out.messages = 2 * uint64_t(phase) * uint64_t(simulated);
+          out.simulated_messages = run.messages;
+          return out;
+        }
+        reduce += extra_reduce; // once more, cut at a whole number of cycles
+        gather += extra_gather;
+      }
+    }
+  auto f = fabric();
+  RingScheduleResult out = run_folded_ring_allreduce(*f, simulated, ranks, bytes, options);
+  out.simulated_messages = out.messages;
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace tp::collectives {
@@ -35,6 +36,8 @@ struct RingScheduleOptions {
 struct RingScheduleResult {
   double seconds = 0;    ///< from the start until the last rank finished
   uint64_t messages = 0; ///< messages sent (2 (N-1) N)
+  /// Messages timed one by one (run_steady_ring_allreduce: fewer than `messages` where steady steps were counted).
+  uint64_t simulated_messages = 0;
 };
 
 /// Ring allreduce of `bytes` (float32 elements) over `ranks` ranks on `fabric`, starting now.
@@ -51,6 +54,26 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
 /// element's time): docs/model.md "Symmetric ranks" gives the measured differences. 2 (ranks - 1) simulated
 /// messages per simulated rank. simulated == ranks: run_ring_allreduce.
 RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
+                                             const RingScheduleOptions& options = {});
+
+/// Steady-state steps (run_steady_ring_allreduce): each phase is first cut to this many steps; a cycle of at most
+/// RING_STEADY_MAX_CYCLE steps must repeat over at least RING_STEADY_WINDOW steps.
+inline constexpr int RING_STEADY_FIRST_PHASE = 64;
+inline constexpr int RING_STEADY_MAX_CYCLE = 32;
+inline constexpr int RING_STEADY_WINDOW = 12;
+
+/// run_folded_ring_allreduce (every `fabric()` a fresh, empty fabric of the same links), with the steps that repeat
+/// counted instead of timed one by one. A ring of one segment size does the same work at every step of a phase
+/// (reduce-scatter, allgather), so after a transient its ranks settle into a steady state: each rank starts every
+/// c-th step the same time later. The ring is first run with each phase cut to RING_STEADY_FIRST_PHASE steps; where
+/// both phases of that run show such a stretch (every rank, every step of a window that covers how far apart the
+/// ranks run), the steps cut out are the stretch repeated, and the ring's time is the short run's plus their
+/// advance (the cut made a whole number of cycles, by a second short run if need be). Otherwise the phases are cut
+/// less (twice as many steps) until nothing is left to cut, and then the ring runs whole. Two segment sizes: whole.
+/// Equal to the whole run up to rounding where its steady state holds (tests/sim/fabric_modes_test.cpp bounds it
+/// on shared-link rings); `simulated_messages` says how many messages were timed.
+RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
+                                             int simulated, int ranks, double bytes,
                                              const RingScheduleOptions& options = {});
 
 /// The ring's segment sizes for `bytes` (float32 elements) over `ranks` (core/collectives/ring.cpp's ring_segments):
