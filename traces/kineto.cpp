@@ -7,7 +7,8 @@
 // Its time is that of its NCCL kernel, found through the kernel's "correlation" (the cudaLaunchKernel with that
 // correlation id was called inside the collective's call, on the same thread) or, failing that, its "External id"
 // — never by file order: Kineto writes the CPU events first and the kernels after them. A record_param_comms
-// "wait" (a wait on an earlier collective) is not a collective; GPU-side copies of the calls (gpu_user_annotation)
+// "wait" (a wait on an earlier collective; PyTorch 2.0 writes it with no "Collective name", scalars only and no
+// kernel) is not a collective; GPU-side copies of the calls (gpu_user_annotation)
 // are not read. What cannot be read in full (an unknown dtype, no size, no kernel) is a warning naming the event.
 // The iterations are the "ProfilerStep#N" spans (cpu_op or user_annotation); a kernel belongs to the step whose span
 // holds its launch, a collective to the one that holds its call.
@@ -172,6 +173,17 @@ Result<Size> size_from_input_dims(const json& args, const std::string& file, con
   s.known = true;
   s.bytes = total;
   return s;
+}
+
+/// Whether a call's "Input type" names no tensor (every entry "Scalar" or empty); false when it has none.
+bool tensorless(const json& call)
+{
+  const json args = call.value("args", json::object());
+  auto types = args.find("Input type");
+  if (types == args.end() || !types->is_array() || types->empty()) return false;
+  for (const json& t : *types)
+    if (!t.is_string() || !(t.get<std::string>().empty() || t.get<std::string>() == "Scalar")) return false;
+  return true;
 }
 
 /// What is read again, after the pass over the events, of a collective call or an NCCL kernel: its name and the args
@@ -440,6 +452,14 @@ struct KinetoReader {
     events.insert(events.end(), g.kernels.begin(), g.kernels.end());
     // record_param_comms "wait" (PyTorch >= 2.1) is the wait on an earlier collective's work, not data movement
     if (nccl_name.empty() && coll_name == "wait") return ok_status();
+    // PyTorch 2.0 records the same wait without a "Collective name": a lone record_param_comms whose inputs are
+    // scalars only (no tensor: "Input type" ["Scalar", "Scalar", "Scalar", "", ...]) and that launched no kernel (its
+    // one runtime call a cudaStreamWaitEvent: param's dlrm_kineto traces).
+    if (nccl_name.empty() && coll_name.empty() && g.kernels.empty() && g.calls.size() == 1 &&
+        tensorless(kept.at(calls[g.calls.front()].event))) {
+      tensorless_waits.push_back(calls[g.calls.front()].event);
+      return ok_status();
+    }
     const size_t first = calls[g.calls.front()].event;
     c.name = !nccl_name.empty() ? nccl_name : coll_name.empty() ? text(kept.at(first), "name") : "nccl:" + coll_name;
     c.kind = collective_kind(!coll_name.empty() ? coll_name : nccl_name.empty() ? "" : nccl_name.substr(5));
@@ -509,6 +529,7 @@ struct KinetoReader {
   std::map<std::string, std::vector<size_t>> by_thread; // thread -> groups, by start
   std::unordered_map<std::string, size_t> by_external;  // External id of any call -> group
   std::vector<size_t> orphans;                          // NCCL kernels linked to no call
+  std::vector<size_t> tensorless_waits;                 // record_param_comms read as waits (no "Collective name")
 };
 
 } // namespace
@@ -547,6 +568,13 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     if (auto st = r.add_group_collective(g); !st.ok()) return st.error();
   for (size_t i : r.orphans)
     if (auto st = r.add_orphan_collective(i); !st.ok()) return st.error();
+  if (!r.tensorless_waits.empty()) // one line: they are many, and the same
+    warn.add("waits on collectives",
+             std::to_string(r.tensorless_waits.size()) +
+                 " record_param_comms with no tensor, no \"Collective name\" "
+                 "and no kernel (" +
+                 event_at(r.tensorless_waits.front()) + (r.tensorless_waits.size() > 1 ? ", ..." : "") +
+                 ") read as waits on earlier collectives (PyTorch 2.0 records them so): no data moved, left out");
   std::stable_sort(t.collectives.begin(), t.collectives.end(),
                    [](const TraceCollective& a, const TraceCollective& b) { return a.start < b.start; });
   warn.into(t.warnings);

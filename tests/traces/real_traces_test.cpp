@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
 using namespace tp;
@@ -133,4 +134,62 @@ TEST_CASE("real Chakra .et from Chakra's converter, gzip'd: collectives from the
     CHECK(t->collectives[i].duration == Approx(want[i].dur_us * 1e-6));
     CHECK(t->collectives[i].name.rfind("ncclKernel_", 0) == 0);
   }
+}
+
+TEST_CASE("real Kineto traces of eight ranks of one job, PyTorch 2.0 era: replayed together, tensorless "
+          "record_param_comms read as waits",
+          "[traces]")
+{
+  // param/et_replay/tests/inputs/dlrm_kineto.tar.gz (README.md): DLRM on 8 V100-SXM2 GPUs, one file per rank. Each
+  // rank's 8 collectives were checked by hand (the nccl: call inside each record_param_comms, its Input Dims and type;
+  // the kernel whose correlation is the cudaLaunchKernel's inside it). Five record_param_comms per rank enclose no
+  // nccl: call, name no tensor and launch no kernel (one cudaStreamWaitEvent): waits, not collectives.
+  std::vector<traces::Trace> ranks;
+  for (const char* f :
+       {"worker0_step_12.1694128201545", "worker1_step_12.1694128201556", "worker2_step_12.1694128201554",
+        "worker3_step_12.1694128201557", "worker4_step_12.1694128201547", "worker5_step_12.1694128201549",
+        "worker6_step_12.1694128201553", "worker7_step_12.1694128201553"}) {
+    auto t = traces::read_trace(real(std::string("param_dlrm_kineto/") + f + ".pt.trace.json.gz"));
+    REQUIRE(t.ok());
+    CHECK(t->format == "kineto");
+    CHECK(t->world_size == 8);
+    REQUIRE(t->warnings.size() == 1);
+    CHECK(t->warnings[0].find("5 record_param_comms with no tensor") != std::string::npos);
+    REQUIRE(t->collectives.size() == 8);
+    ranks.push_back(std::move(t.value()));
+  }
+  struct Want {
+    const char* kind;
+    uint64_t bytes;
+    double kernel_us;
+  } rank0[] = {
+      {"alltoall", 6144 * 4, 2146},   // nccl:all_to_all Input Dims [[6144]] "float"
+      {"alltoall", 24 * 8, 1032},     // [[24]] "long int"
+      {"alltoall", 384 * 4, 176},     // [[384]] "int"
+      {"alltoall", 3392 * 4, 131},    // [[3392]] "int"
+      {"allreduce", 394241 * 4, 246}, // nccl:all_reduce [[394241]] "float"
+      {"alltoall", 6144 * 4, 514},    //
+      {"allreduce", 112 * 4, 601},    //
+      {"allreduce", 226960 * 4, 952}, //
+  };
+  for (size_t i = 0; i < std::size(rank0); ++i) {
+    INFO("rank 0, collective " << i);
+    const auto& c = ranks[0].collectives[i];
+    CHECK(c.kind == rank0[i].kind);
+    CHECK(c.bytes == rank0[i].bytes);
+    CHECK(c.bytes_known);
+    CHECK(c.ranks == 8);
+    CHECK(c.duration == Approx(rank0[i].kernel_us * 1e-6));
+  }
+  // Rank 1 issued its first all_to_all 5.5 ms before rank 0 and its kernel waited for the others: 7635 us.
+  CHECK(ranks[1].collectives[0].duration == Approx(7635e-6));
+  CHECK(ranks[1].collectives[4].bytes == 394241 * 4);
+  auto merged = traces::merge_rank_traces(std::move(ranks));
+  REQUIRE(merged.ok());
+  CHECK(merged->collectives.size() == 64);
+  CHECK(traces::infer_job(merged.value()).ranks == 8);
+  std::set<int> seen;
+  for (const auto& c : merged->collectives)
+    seen.insert(c.rank);
+  CHECK(seen == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
 }
