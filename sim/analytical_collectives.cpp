@@ -15,6 +15,7 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
                                       std::function<void(Result<Tensor>)> done)
 {
   auto& w = pending_[{step, name}];
+  if (w.empty()) w.reserve(size_t(ch.size())); // every rank's, once: no reallocation per rank
   w.push_back({&ch, std::move(t), std::move(done)});
   if (int(w.size()) < ch.size()) return;
   std::vector<Waiting> all = std::move(w);

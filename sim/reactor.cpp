@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string>
 
 namespace tp::sim {
 
@@ -68,6 +70,7 @@ uint64_t Reactor::at_background(double when, Task t)
 
 bool Reactor::cancel_timer(uint64_t id)
 {
+  if (drop_lone_exec(id)) return true;
   auto it = timer_when_.find(id);
   if (it == timer_when_.end()) return false;
   timers_.erase({it->second, id});
@@ -83,9 +86,9 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
   return watch(std::move(comm), std::move(done));
 }
 
-uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done)
+simgrid::s4u::ActivityPtr Reactor::start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads)
 {
-  auto exec = simgrid::kernel::actor::simcall_answered([host, flops, threads] {
+  return simgrid::kernel::actor::simcall_answered([host, flops, threads] {
     auto e = simgrid::s4u::Exec::init();
     e->set_flops_amount(flops);
     e->set_host(host);
@@ -93,7 +96,63 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
     e->start();
     return simgrid::s4u::ActivityPtr(e);
   });
-  return watch(std::move(exec), std::move(done));
+}
+
+uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done)
+{
+  if (auto it = lone_on_.find(host); it != lone_on_.end()) make_lone_exec_simgrid(it->second);
+  if (lone_execs_as_timers_ && threads <= 1 && execs_on_[host] == 0 && lone_on_.count(host) == 0) {
+    // Alone on its host: a one-thread exec runs at one core's speed, flops / speed (SimGrid's Cas01 CPU model).
+    const uint64_t id = next_id_++;
+    const double speed = host->get_speed();
+    const double when = now() + flops / speed;
+    timers_.emplace(std::make_pair(when, id), [this, id] { finish_lone_exec(id); });
+    timer_when_[id] = when;
+    lone_.emplace(id, LoneExec{host, flops, speed, now(), std::move(done)});
+    lone_on_[host] = id;
+    ++lone_execs_started_;
+    return id;
+  }
+  return watch(start_simgrid_exec(host, flops, threads), std::move(done), host);
+}
+
+void Reactor::finish_lone_exec(uint64_t id)
+{
+  auto it = lone_.find(id);
+  if (it == lone_.end()) return;
+  Task done = std::move(it->second.done);
+  if (auto on = lone_on_.find(it->second.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
+  lone_.erase(it);
+  ++completed_;
+  done();
+}
+
+void Reactor::make_lone_exec_simgrid(uint64_t id)
+{
+  auto it = lone_.find(id);
+  if (it == lone_.end()) return;
+  LoneExec& e = it->second;
+  lone_on_.erase(e.host);
+  const double left = e.flops - (now() - e.started) * e.speed;
+  if (left < 1.0) return; // ends now (its timer is due): leave it to its timer, the host free for the newcomer
+  timers_.erase({timer_when_.at(id), id});
+  timer_when_.erase(id);
+  LoneExec moved = std::move(e);
+  lone_.erase(it);
+  watch(start_simgrid_exec(moved.host, left, 1), std::move(moved.done), moved.host, id);
+}
+
+bool Reactor::drop_lone_exec(uint64_t id)
+{
+  auto it = lone_.find(id);
+  if (it == lone_.end()) return false;
+  if (auto on = lone_on_.find(it->second.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
+  lone_.erase(it);
+  if (auto w = timer_when_.find(id); w != timer_when_.end()) {
+    timers_.erase({w->second, id});
+    timer_when_.erase(w);
+  }
+  return true;
 }
 
 uint64_t Reactor::add_spinner(simgrid::s4u::Host* host)
@@ -108,7 +167,10 @@ bool Reactor::remove_spinner(uint64_t id)
 {
   auto it = spinners_.find(id);
   if (it == spinners_.end()) return false;
-  if (it->second.exec) cancel_in_simgrid(it->second.exec);
+  if (it->second.exec) {
+    cancel_in_simgrid(it->second.exec);
+    --execs_on_[it->second.host];
+  }
   spinners_.erase(it);
   return true;
 }
@@ -117,6 +179,8 @@ void Reactor::start_spinner(uint64_t id)
 {
   Spinner& s = spinners_.at(id);
   if (s.exec) return;
+  if (auto it = lone_on_.find(s.host); it != lone_on_.end()) make_lone_exec_simgrid(it->second);
+  ++execs_on_[s.host];
   // Work that never ends within any simulation (1e300 flops is ~1e291 s at any host speed): SimGrid's solver gives
   // it one core's share like any one-thread exec, and its end date never comes first.
   s.exec = simgrid::kernel::actor::simcall_answered([host = s.host] {
@@ -135,15 +199,17 @@ void Reactor::stop_spinners()
     if (s.exec) {
       cancel_in_simgrid(s.exec);
       s.exec = nullptr;
+      --execs_on_[s.host];
     }
 }
 
-uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done)
+uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host, uint64_t id)
 {
-  const uint64_t id = next_id_++;
+  if (id == 0) id = next_id_++;
   id_of_[activity.get()] = id;
   activity_index_[id] = activities_.size();
-  activities_.push_back(Watched{std::move(activity), std::move(done), id});
+  if (exec_host) ++execs_on_[exec_host];
+  activities_.push_back(Watched{std::move(activity), std::move(done), id, exec_host});
   return id;
 }
 
@@ -202,6 +268,7 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
   const size_t i = it->second;
   Watched w = std::move(activities_[i]);
   activity_index_.erase(it);
+  if (w.exec_host) --execs_on_[w.exec_host];
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
@@ -221,6 +288,7 @@ void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
 
 bool Reactor::cancel_activity(uint64_t id)
 {
+  if (drop_lone_exec(id)) return true;
   std::optional<Watched> w = unwatch(id);
   if (!w) return false;
   cancel_in_simgrid(w->activity);
@@ -229,6 +297,8 @@ bool Reactor::cancel_activity(uint64_t id)
 
 Reactor::Reactor()
 {
+  if (const char* v = std::getenv("TENSORPATH_EXECS_IN_SIMGRID"); v && *v && std::string(v) != "0")
+    lone_execs_as_timers_ = false;
   connect_completion_callback();
   live_reactors().push_back(this);
 }
@@ -247,6 +317,13 @@ void Reactor::drop_everything()
   auto activities = std::move(activities_);
   auto timers = std::move(timers_);
   auto ready = std::move(ready_);
+  auto lone = std::move(lone_);
+  lone_.clear();
+  lone_on_.clear();
+  for (auto& [host, n] : execs_on_) // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
+    n = 0;
+  for (const auto& [id, s] : spinners_)
+    if (s.exec) ++execs_on_[s.host];
   activities_.clear();
   activity_index_.clear();
   completed_ids_.clear();
@@ -274,8 +351,15 @@ void Reactor::take_snapshot()
     }
     at_deadline_.activities.push_back(p);
   }
+  for (const auto& [id, e] : lone_) {
+    InProgress p;
+    p.remaining = e.flops - (now() - e.started) * e.speed;
+    p.started = e.started;
+    p.from = e.host;
+    at_deadline_.activities.push_back(p);
+  }
   for (const auto& [key, task] : timers_)
-    if (!background_.count(key.second)) {
+    if (!background_.count(key.second) && !lone_.count(key.second)) {
       ++at_deadline_.timers;
       at_deadline_.next_timer = std::min(at_deadline_.next_timer, key.first);
     }

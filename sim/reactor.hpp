@@ -48,8 +48,17 @@ public:
   void set_background_keeps_alive(bool on) { background_keeps_alive_ = on; }
   /// Start a host-to-host comm of `bytes`; `done` runs when it arrives. Returns an id for cancel_activity().
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
-  /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id.
+  /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id (for
+  /// cancel_activity()). One-thread work on a host where nothing else runs (no exec, no spinner) is a timer at
+  /// flops / the host's speed, as SimGrid would time it alone, and no SimGrid activity: each activity SimGrid holds
+  /// costs every completion a walk of maestro's list of them (ExecImpl::post's std::list::remove), which grows with the
+  /// GPUs of a job. Work that arrives on the host while it runs makes it a SimGrid exec of the flops it has left, which
+  /// then shares the host as SimGrid shares it (the sharing depends on the work left, not on what was done), so the
+  /// result is the same as with every exec in SimGrid, up to rounding and the order of completions at one instant
+  /// (tests/sim/reactor_test.cpp, tests/sim/lone_exec_test.cpp). set_lone_execs_as_timers(false), or
+  /// TENSORPATH_EXECS_IN_SIMGRID=1 in the environment, puts every exec in SimGrid.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
+  void set_lone_execs_as_timers(bool on) { lone_execs_as_timers_ = on; }
   /// A thread that spins for the rest of its process's life (a busy-polling progress thread): one core of `host`
   /// busy, sharing the host's cores with every exec there. It never keeps run() going: it runs while run() does
   /// (started when run() starts, or at once inside it; cancelled when run() returns), so it takes its share of the
@@ -72,8 +81,10 @@ public:
   /// SimGrid reports a completion (called in kernel context, from Activity::on_completion).
   void on_activity_completion(const simgrid::s4u::Activity& activity);
 
-  /// Number of activities and timers pending (for tests and statistics).
+  /// Number of activities and timers pending (for tests and statistics; lone execs count once, as timers).
   size_t pending() const { return activities_.size() + timers_.size(); }
+  /// Execs run as timers so far (for tests and statistics).
+  uint64_t lone_execs() const { return lone_execs_started_; }
   uint64_t activities_completed() const { return completed_; }
   /// Cancelled activities still held until SimGrid reports their end (for tests: 0 once the simulation has moved on).
   size_t cancelled_held() const { return cancelled_.size(); }
@@ -95,7 +106,18 @@ public:
   const DeadlineSnapshot& at_deadline() const { return at_deadline_; }
 
 private:
-  uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done);
+  /// Watch an activity under a new id, or under `id` (a lone exec made a SimGrid exec keeps its id); `exec_host`:
+  /// the host of an exec (counted in execs_on_ while watched), null for a comm.
+  uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host = nullptr,
+                 uint64_t id = 0);
+  /// Start a SimGrid exec (kernel context, owned by maestro).
+  static simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
+  /// The lone exec `id` ended (its timer): hand on its callback.
+  void finish_lone_exec(uint64_t id);
+  /// Work arrives on a host whose lone exec still runs: it becomes a SimGrid exec of the flops it has left.
+  void make_lone_exec_simgrid(uint64_t id);
+  /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
+  bool drop_lone_exec(uint64_t id);
   void run_loop();
   /// Start a spinner's exec in SimGrid (run() going; stop_spinners() cancels them all when it returns).
   void start_spinner(uint64_t id);
@@ -112,7 +134,19 @@ private:
     simgrid::s4u::ActivityPtr activity;
     Task done;
     uint64_t id;
+    simgrid::s4u::Host* exec_host = nullptr; ///< an exec's host (execs_on_), null for a comm
   };
+  /// An exec timed alone on its host (start_exec), by id.
+  struct LoneExec {
+    simgrid::s4u::Host* host = nullptr;
+    double flops = 0, speed = 0, started = 0;
+    Task done;
+  };
+  std::unordered_map<uint64_t, LoneExec> lone_;
+  std::unordered_map<const simgrid::s4u::Host*, uint64_t> lone_on_; ///< the host's lone exec
+  std::unordered_map<const simgrid::s4u::Host*, int> execs_on_;     ///< SimGrid execs watched, and spinners, per host
+  bool lone_execs_as_timers_ = true;
+  uint64_t lone_execs_started_ = 0;
   /// Stop watching `id` and return what was watched (none: not watched).
   std::optional<Watched> unwatch(uint64_t id);
   /// Cancel an unwatched activity in SimGrid, unless SimGrid already reported it, holding it until SimGrid lets go.

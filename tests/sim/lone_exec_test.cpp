@@ -1,0 +1,172 @@
+// Lone execs (sim/reactor.cpp): work alone on its host runs as a timer instead of a SimGrid exec, and becomes one,
+// with the flops it has left, when other work arrives on the host. The same completion times as with every exec in
+// SimGrid, for the reactor's own cases and for whole training jobs.
+#include "core/common/isolated_run.hpp"
+#include "core/transports/mpi/mpi.hpp"
+#include "core/transports/transport.hpp"
+#include "sim/platform.hpp"
+#include "sim/reactor.hpp"
+#include "sim/simulation.hpp"
+#include "sim/training_job.hpp"
+#include "test_cluster.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tp;
+
+namespace {
+
+/// Execs on machine 0's first GPU (one core, so that two execs share it) and a comm beside them; "<name> <time>" per
+/// completion in order, then the count of lone execs and the activities completed. `lone`: lone execs as timers.
+std::string gpu_work(bool lone)
+{
+  auto r = run_isolated([&]() -> Result<std::string> {
+    auto sim = sim::Simulation::create(test::test_cluster(2)).value();
+    auto* gpu = sim->platform().gpu_host(0, 0);
+    auto* other_gpu = sim->platform().gpu_host(0, 1);
+    auto* a = sim->platform().nic_endpoint(0, 0, Location::host(0), false);
+    auto* b = sim->platform().nic_endpoint(1, 0, Location::host(0), true);
+    std::ostringstream o;
+    o.precision(17);
+    simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
+      sim::Reactor r;
+      r.set_lone_execs_as_timers(lone);
+      const double speed = gpu->get_speed();
+      auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
+      r.start_exec(gpu, 3e-3 * speed, 1, log("first"));       // alone: 3 ms
+      r.start_exec(other_gpu, 2e-3 * speed, 1, log("other")); // alone on its own GPU
+      r.start_comm(a, b, 1 << 20, log("comm"));
+      r.after(1e-3, [&, speed] { // shares the GPU with the first from 1 ms
+        r.start_exec(gpu, 1e-3 * speed, 1, log("second"));
+      });
+      r.after(10e-3, [&, speed] { // alone again, then cancelled
+        const uint64_t id = r.start_exec(gpu, 5e-3 * speed, 1, log("cancelled"));
+        r.after(1e-3, [&r, id] { CHECK(r.cancel_activity(id)); });
+        r.start_exec(other_gpu, 0.5e-3 * speed, 1, log("last"));
+      });
+      r.run();
+      o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+    });
+    sim->run();
+    return o.str();
+  });
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+struct Completion {
+  std::string name;
+  double t = 0;
+};
+std::vector<Completion> completions(const std::string& text, uint64_t& lone, uint64_t& completed)
+{
+  std::vector<Completion> out;
+  std::istringstream in(text);
+  for (std::string name; in >> name;) {
+    if (name == "lone") {
+      std::string word;
+      in >> lone >> word >> completed;
+      break;
+    }
+    Completion c{name};
+    in >> c.t;
+    out.push_back(c);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("lone execs: alone a timer, sharing a SimGrid exec of the work left, the times as in SimGrid",
+          "[reactor][lone]")
+{
+  uint64_t lone_on = 0, lone_off = 0, done_on = 0, done_off = 0;
+  const auto on = completions(gpu_work(true), lone_on, done_on);
+  const auto off = completions(gpu_work(false), lone_off, done_off);
+  REQUIRE(on.size() == 5); // first, other, comm, second, last: the cancelled one never calls back
+  REQUIRE(on.size() == off.size());
+  for (size_t i = 0; i < on.size(); ++i) {
+    INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
+    CHECK(on[i].name == off[i].name);
+    CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
+  }
+  // The first and the second share one core from 1 ms: 2 ms of the first left, 1 ms of the second, at half speed
+  // each: the second ends at 3 ms, the first at 4 ms.
+  for (const auto& c : off) {
+    if (c.name == "second") CHECK(c.t == Approx(3e-3));
+    if (c.name == "first") CHECK(c.t == Approx(4e-3));
+  }
+  CHECK(lone_off == 0);
+  CHECK(lone_on == 4); // first, other, cancelled, last; the second arrived on a busy GPU
+  CHECK(done_on == done_off);
+}
+
+namespace {
+
+training::TrainingModel small_model()
+{
+  training::TrainingModel m;
+  m.name = "small";
+  m.batch = 8;
+  m.layers = {{"conv", 1e-3, 2e-3, {{"conv/w", 2 << 20, true}, {"conv/b", 512, true}}},
+              {"fc", 5e-4, 1e-3, {{"fc/w", 4 << 20, true}, {"fc/b", 4000, true}}}};
+  return m;
+}
+
+/// The job's step time and images/s, every exec in SimGrid or not (in a child: one simulation per process).
+std::string job_row(const models::ClusterProfile& cl, const sim::TrainingJob& j, bool execs_in_simgrid)
+{
+  auto r = run_isolated([&]() -> Result<std::string> {
+    if (execs_in_simgrid) setenv("TENSORPATH_EXECS_IN_SIMGRID", "1", 1); // this child only
+    transports::register_builtin_transports();
+    auto res = sim::run_training_job(cl, small_model(), j);
+    if (!res.ok()) return res.error();
+    char buf[100];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g", res->step_time, res->images_per_second);
+    return std::string(buf);
+  });
+  REQUIRE(r.ok());
+  return r.value();
+}
+
+} // namespace
+
+TEST_CASE("lone execs: training jobs take the same step with every exec in SimGrid", "[training][lone]")
+{
+  // Protocol rings on GPUs (each rank's adds share its GPU with the backward kernels), and parameter servers over
+  // gRPC (the PS's sums and the gRPC threads on the CPUs beside the workers' kernels).
+  sim::TrainingJob ring;
+  ring.transport = "mpi";
+  ring.options.own<transports::MpiOptions>().optimal_path = true;
+  ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  ring.layout.workers = 4;
+  ring.layout.ps_tasks = 0;
+  ring.steps = 2;
+  sim::TrainingJob ps;
+  ps.transport = "grpc";
+  ps.layout.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
+  ps.layout.workers = 2;
+  ps.layout.ps_tasks = 1;
+  ps.steps = 2;
+  for (const auto* j : {&ring, &ps}) {
+    const auto cl = test::test_cluster(4);
+    double step_on = 0, images_on = 0, step_off = 0, images_off = 0;
+    const std::string on = job_row(cl, *j, false), off = job_row(cl, *j, true);
+    INFO(j->transport << ": lone execs as timers " << on << ", every exec in SimGrid " << off);
+    REQUIRE(std::sscanf(on.c_str(), "%lf %lf", &step_on, &images_on) == 2);
+    REQUIRE(std::sscanf(off.c_str(), "%lf %lf", &step_off, &images_off) == 2);
+    REQUIRE(step_off > 0);
+    CHECK(std::abs(step_on / step_off - 1) <= 1e-9);
+    CHECK(std::abs(images_on / images_off - 1) <= 1e-9);
+  }
+}
