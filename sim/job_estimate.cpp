@@ -194,15 +194,15 @@ uint64_t ring_collectives_per_step(const training::TrainingModel& model, const T
 }
 
 /// Messages the analytical fabric times for one ring of `bytes` over `whole` ranks, `simulated` of them simulated
-/// (where routes share a link): collectives::run_steady_ring_allreduce's shortened runs (at most two, each phase cut
-/// to RING_STEADY_FIRST_PHASE steps) for one segment size and a ring long enough to cut, else every message. The
-/// shortened runs assume a steady state is found in them; where none is, the ring costs up to twice its messages.
+/// (where routes share a link), at most: every message, and for one segment size
+/// collectives::run_steady_ring_allreduce's tries before them. Where a try finds the steady state (DGX A100 rings) the
+/// ring costs only the tries up to it: the estimate then errs high.
 double analytical_ring_messages(double bytes, double simulated, double whole)
 {
-  const double phase = whole - 1;
-  if (phase > 2 * collectives::RING_STEADY_FIRST_PHASE && collectives::ring_segment_sizes(bytes, int(whole)).one_size())
-    return 2 * (2 * collectives::RING_STEADY_FIRST_PHASE) * simulated;
-  return 2 * simulated * phase;
+  double messages = 2 * simulated * (whole - 1);
+  if (collectives::ring_segment_sizes(bytes, int(whole)).one_size())
+    messages += double(collectives::ring_steady_tries_messages(int(simulated), int(whole)));
+  return messages;
 }
 
 /// The rings the analytical collectives time in a job (each distinct size once: sim/analytical_collectives.cpp keeps
@@ -273,10 +273,12 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
       break;
     }
     {
+      // At most every message and the steady-state tries before them; 8 bytes per timed step of a try (its starts).
       const double timed = analytical_ring_messages(job.bytes, n, n);
-      e.add((timed < messages ? num(timed) + " of the " + what + " timed (the steady steps counted)" : what) + " x " +
+      e.add(num(timed) + " messages at most (" + what + ", and the steady-state tries) x " +
                 human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) + " ranks' state",
-            ranks, RING_BYTES_PER_RANK_STEP * timed + RING_BYTES_PER_RANK * n, ANALYTICAL_SECONDS_PER_MESSAGE * timed);
+            ranks, RING_BYTES_PER_RANK_STEP * messages + 8 * (timed - messages) + RING_BYTES_PER_RANK * n,
+            ANALYTICAL_SECONDS_PER_MESSAGE * timed);
     }
     break;
   case FabricMode::FLOW: {
@@ -411,8 +413,8 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       const auto [rings, timed] = analytical_rings_per_job(model, job, n, whole);
       e.add("the analytical rings (" + num(n) + " routes, " + num(double(rings)) + " distinct allreduces" +
                 (ring_ranks > 0 ? " of " + num(whole) + " ranks folded onto them" : std::string()) + " timed once, " +
-                num(timed) + " messages (2 (N-1) per rank" + (ring_ranks > 0 ? " simulated" : "") +
-                ", the steady steps of rings with one segment size counted) x " +
+                num(timed) + " messages at most (2 (N-1) per rank" + (ring_ranks > 0 ? " simulated" : "") +
+                ", and the steady-state tries of rings with one segment size) x " +
                 human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ")",
             tasks, RING_BYTES_PER_RANK * whole, ANALYTICAL_SECONDS_PER_MESSAGE * timed);
     }

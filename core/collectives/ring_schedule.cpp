@@ -148,16 +148,17 @@ struct SteadyStretch {
   bool found() const { return cycle > 0; }
 };
 
-/// Whether two step intervals are equal up to floating-point rounding of times around `t`.
+/// Whether two step intervals are equal up to floating-point rounding: of the times around `t` they are differences
+/// of (a few ulps of t), and of the interval itself.
 bool same_interval(double a, double b, double t)
 {
-  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)) + 64 * DBL_EPSILON * std::abs(t);
+  return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)) + 64 * DBL_EPSILON * std::abs(t);
 }
 
 /// The steady stretch among steps [lo, hi] of a run's step starts (`starts`, `steps` + 1 per rank): the shortest
 /// cycle c, from the earliest step s0, such that every rank starts each step of [s0, s0 + window + c] exactly c steps'
-/// advance after the step c before it, the window covering twice the ranks' spread (how many steps apart two ranks
-/// are at one instant) and at least RING_STEADY_WINDOW steps.
+/// advance after the step c before it, the window covering twice the ranks' largest spread over the cycle's steps
+/// (how many steps apart two ranks are at one instant) and at least RING_STEADY_WINDOW steps.
 SteadyStretch find_steady_stretch(const std::vector<double>& starts, int ranks, int steps, int lo, int hi)
 {
   const size_t row = size_t(steps) + 1;
@@ -179,7 +180,10 @@ SteadyStretch find_steady_stretch(const std::vector<double>& starts, int ranks, 
     for (int s0 = lo; s0 + c + RING_STEADY_WINDOW <= hi; ++s0) {
       const double advance = at(0, s0 + c) - at(0, s0);
       if (!(advance > 0)) continue;
-      const int window = std::max(RING_STEADY_WINDOW, 2 * spread_at(s0) + 2 * c);
+      int spread = 0;
+      for (int s = s0; s <= s0 + c; ++s)
+        spread = std::max(spread, spread_at(s));
+      const int window = std::max(RING_STEADY_WINDOW, 2 * spread + 2 * c);
       if (s0 + c + window > hi) continue;
       bool steady = true;
       for (int s = s0; s <= s0 + window && steady; ++s)
@@ -202,20 +206,24 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
                                              int simulated, int ranks, double bytes, const RingScheduleOptions& options)
 {
   const int phase = ranks - 1; // steps of each phase
+  uint64_t timed = 0;
   if (ranks > 1 && simulated >= 1 && simulated <= ranks && ring_segment_sizes(bytes, ranks).one_size())
-    for (int shortened = RING_STEADY_FIRST_PHASE; 2 * shortened < phase; shortened *= 2) {
-      // A shortened run: each phase's steps cut to `shortened` (plus what makes the cut a whole number of cycles).
-      int reduce = shortened, gather = shortened;
-      SteadyStretch first, second;
-      RingScheduleResult run;
+    for (int cut = RING_STEADY_PHASE; ring_steady_cut_allowed(cut, ranks); cut *= 2) {
+      // A shortened run: each phase's steps cut to `cut` (plus what makes the cut a whole number of cycles). A
+      // drift between ranks (one a fraction of a ns faster per step until it meets a constraint) can outlast a short
+      // cut, so longer ones are tried, up to a quarter of the phase: the longer tries cost at most about half the
+      // whole ring's messages (ring_steady_tries_messages).
+      int reduce = cut, gather = cut;
       std::vector<double> starts;
       for (int attempt = 0; attempt < 2; ++attempt) {
-        run = run_ring_steps(*fabric(), simulated, ranks, bytes, options, reduce, gather, &starts);
+        const RingScheduleResult run =
+            run_ring_steps(*fabric(), simulated, ranks, bytes, options, reduce, gather, &starts);
+        timed += run.messages;
         const int steps = reduce + gather;
         // The reduce-scatter's start times up to its last step's start (its extra copy comes after); the allgather's
         // from its first step's start to the end.
-        first = find_steady_stretch(starts, simulated, steps, 0, reduce - 1);
-        second = find_steady_stretch(starts, simulated, steps, reduce, steps);
+        const SteadyStretch first = find_steady_stretch(starts, simulated, steps, 0, reduce - 1);
+        const SteadyStretch second = find_steady_stretch(starts, simulated, steps, reduce, steps);
         if (!first.found() || !second.found()) break;
         const int extra_reduce = (phase - reduce) % first.cycle, extra_gather = (phase - gather) % second.cycle;
         if (extra_reduce == 0 && extra_gather == 0) {
@@ -223,7 +231,7 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
           out.seconds = run.seconds + double((phase - reduce) / first.cycle) * first.advance +
                         double((phase - gather) / second.cycle) * second.advance;
           out.messages = 2 * uint64_t(phase) * uint64_t(simulated);
-          out.simulated_messages = run.messages;
+          out.simulated_messages = timed;
           return out;
         }
         reduce += extra_reduce; // once more, cut at a whole number of cycles
@@ -232,8 +240,22 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
     }
   auto f = fabric();
   RingScheduleResult out = run_folded_ring_allreduce(*f, simulated, ranks, bytes, options);
-  out.simulated_messages = out.messages;
+  out.simulated_messages = timed + out.messages;
   return out;
+}
+
+bool ring_steady_cut_allowed(int cut, int ranks)
+{
+  const int64_t phase = ranks - 1;
+  return cut == RING_STEADY_PHASE ? 2 * int64_t(cut) < phase : 4 * int64_t(cut) <= phase;
+}
+
+uint64_t ring_steady_tries_messages(int simulated, int ranks)
+{
+  uint64_t m = 0;
+  for (int cut = RING_STEADY_PHASE; ring_steady_cut_allowed(cut, ranks); cut *= 2)
+    m += 2 * uint64_t(cut) + 2 * uint64_t(cut + RING_STEADY_MAX_CYCLE); // a try, and its realignment
+  return m * uint64_t(simulated);
 }
 
 RingSegmentSizes ring_segment_sizes(double bytes, int ranks)

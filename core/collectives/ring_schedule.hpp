@@ -56,25 +56,34 @@ RingScheduleResult run_ring_allreduce(MessageFabric& fabric, int ranks, double b
 RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
                                              const RingScheduleOptions& options = {});
 
-/// Steady-state steps (run_steady_ring_allreduce): each phase is first cut to this many steps; a cycle of at most
-/// RING_STEADY_MAX_CYCLE steps must repeat over at least RING_STEADY_WINDOW steps.
-inline constexpr int RING_STEADY_FIRST_PHASE = 64;
+/// Steady-state steps (run_steady_ring_allreduce): each phase is cut to RING_STEADY_PHASE steps (where that is less
+/// than half the phase), then to twice, four times as many, while the cut is at most a quarter of the phase; a cycle of
+/// at most RING_STEADY_MAX_CYCLE steps must repeat over at least RING_STEADY_WINDOW steps.
+inline constexpr int RING_STEADY_PHASE = 64;
 inline constexpr int RING_STEADY_MAX_CYCLE = 32;
 inline constexpr int RING_STEADY_WINDOW = 12;
 
 /// run_folded_ring_allreduce (every `fabric()` a fresh, empty fabric of the same links), with the steps that repeat
 /// counted instead of timed one by one. A ring of one segment size does the same work at every step of a phase
 /// (reduce-scatter, allgather), so after a transient its ranks settle into a steady state: each rank starts every
-/// c-th step the same time later. The ring is first run with each phase cut to RING_STEADY_FIRST_PHASE steps; where
-/// both phases of that run show such a stretch (every rank, every step of a window that covers how far apart the
-/// ranks run), the steps cut out are the stretch repeated, and the ring's time is the short run's plus their
-/// advance (the cut made a whole number of cycles, by a second short run if need be). Otherwise the phases are cut
-/// less (twice as many steps) until nothing is left to cut, and then the ring runs whole. Two segment sizes: whole.
-/// Equal to the whole run up to rounding where its steady state holds (tests/sim/fabric_modes_test.cpp bounds it
-/// on shared-link rings); `simulated_messages` says how many messages were timed.
+/// c-th step the same time later. The ring is first run with each phase cut to RING_STEADY_PHASE steps; where both
+/// phases of that run show such a stretch (every rank, every step of a window that covers how far apart the ranks
+/// run), the steps cut out are the stretch repeated, and the ring's time is the short run's plus their advance (the
+/// cut made a whole number of cycles, by a second short run if need be). Otherwise longer cuts are tried (twice as
+/// long, up to a quarter of the phase); where none shows it, and for rings of two segment sizes or too short to cut,
+/// the ring runs whole: at most the whole ring's messages and ring_steady_tries_messages. Equal to the whole run up to
+/// rounding where its steady state holds (tests/sim/steady_ring_test.cpp); the analytical fabric breaks exact ties by
+/// floating-point comparisons, so a whole run can itself move by some 1e-5 with its time origin where many messages
+/// tie, and the two then differ by as much. `simulated_messages` says how many messages were timed.
 RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
                                              int simulated, int ranks, double bytes,
                                              const RingScheduleOptions& options = {});
+/// Whether run_steady_ring_allreduce tries a cut of `cut` steps per phase on a ring of `ranks`.
+bool ring_steady_cut_allowed(int cut, int ranks);
+/// The most messages run_steady_ring_allreduce's tries time for `simulated` of `ranks` ranks (before the whole ring,
+/// where none finds the steady state): the first try's, under the whole ring's, and about half the whole ring's at
+/// most for the longer ones.
+uint64_t ring_steady_tries_messages(int simulated, int ranks);
 
 /// The ring's segment sizes for `bytes` (float32 elements) over `ranks` (core/collectives/ring.cpp's ring_segments):
 /// the first `larger_count` segments have `larger` bytes, the rest `smaller` (all `larger` when they divide evenly).
