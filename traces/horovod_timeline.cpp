@@ -7,9 +7,10 @@
 // ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
 // "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
 // unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
-// counter events ("ph": "C") are not collectives. The CYCLE_START marks (HOROVOD_TIMELINE_MARK_CYCLES=1) divide the
-// trace into cycles, its steps; the ranks a NEGOTIATE phase marks ready ("X" events named "0", "1", ...) give the
-// world size.
+// counter events ("ph": "C") are not collectives, nor is an outermost activity whose name names no collective (a
+// warning says so: timelines of Horovod's descendants, such as Bluefog's, add their own, like "FORWARD"). The
+// CYCLE_START marks (HOROVOD_TIMELINE_MARK_CYCLES=1) divide the trace into cycles, its steps; the ranks a NEGOTIATE
+// phase marks ready ("X" events named "0", "1", ...) give the world size.
 #include "core/common/suggest.hpp"
 #include "traces/json_events.hpp"
 #include "traces/trace.hpp"
@@ -61,12 +62,14 @@ long long elements(const json& shape)
   return any || s.find_first_of("[(") != std::string::npos ? n : -1;
 }
 
+/// The collective an operation's name names ("ALLREDUCE", "NCCL_ALLREDUCE", "ENQUEUE_BROADCAST", ...); empty when it
+/// names none.
 std::string kind_of(std::string op)
 {
   op = to_lower(std::move(op));
   for (const char* k : {"allreduce", "allgather", "broadcast", "alltoall", "reducescatter", "adasum", "barrier"})
     if (op.find(k) != std::string::npos) return k;
-  return op;
+  return "";
 }
 
 } // namespace
@@ -187,6 +190,12 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     TraceCollective c;
     c.name = tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid);
     c.kind = kind_of(b.name);
+    if (c.kind.empty()) { // an activity that names no collective (a timeline writer's own: Bluefog's FORWARD, ...)
+      warn.add("activities that are not collectives", b.at + " (" + b.name + " " + c.name +
+                                                          "): names no collective (allreduce, allgather, broadcast, "
+                                                          "alltoall, reducescatter, adasum, barrier): left out");
+      continue;
+    }
     c.library = b.library;
     c.start = b.ts * 1e-6;
     c.duration = (ts - b.ts) * 1e-6;

@@ -194,3 +194,33 @@ TEST_CASE("real Kineto traces of eight ranks of one job, PyTorch 2.0 era: replay
     seen.insert(c.rank);
   CHECK(seen == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
 }
+
+TEST_CASE("real timeline of Bluefog (Horovod's timeline writer, forked), unterminated: its own activities left out",
+          "[traces]")
+{
+  // Bluefog-Lib/bluefog's ybc1.json (README.md): a LeNet-style MNIST job. Written by Bluefog's timeline, a fork of
+  // Horovod's (one process per tensor, B/E pairs, an array never closed), with Bluefog's names: ENQUEUE_ALLREDUCE and
+  // ENQUEUE_BROADCAST around MPI_* phases, and FORWARD and GRADIENT COMPT. spans that are compute, not collectives.
+  // Counted by hand (a stack of B/E per tensor): 2,649 outermost spans, 881 ENQUEUE_ALLREDUCE, 8 ENQUEUE_BROADCAST,
+  // 880 FORWARD, 880 GRADIENT COMPT.; no size anywhere.
+  auto t = traces::read_trace(real("bluefog_timeline_ybc1.json.gz"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "horovod_timeline");
+  REQUIRE(t->collectives.size() == 889);
+  size_t allreduces = 0, broadcasts = 0;
+  for (const auto& c : t->collectives) {
+    allreduces += c.kind == "allreduce";
+    broadcasts += c.kind == "broadcast";
+    CHECK_FALSE(c.bytes_known);
+    CHECK(c.library == "mpi"); // the MPI_* phase inside each
+  }
+  CHECK(allreduces == 881);
+  CHECK(broadcasts == 8);
+  // The first: broadcast.conv1.bias, B at 3944807299538 us, its tensor's last E 77 us later.
+  CHECK(t->collectives[0].name == "broadcast.conv1.bias");
+  CHECK(t->collectives[0].duration == Approx(77e-6));
+  bool told = false;
+  for (const auto& w : t->warnings)
+    told = told || w.find("1755 more: activities that are not collectives") != std::string::npos;
+  CHECK(told); // 5 shown + 1755 more = the 1,760 FORWARD and GRADIENT COMPT. spans
+}
