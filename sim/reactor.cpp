@@ -106,7 +106,9 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
     const uint64_t id = next_id_++;
     const double speed = host->get_speed();
     const double when = now() + flops / speed;
-    timers_.emplace(std::make_pair(when, id), [this, id] { finish_lone_exec(id); });
+    // Its end is handed on with the completions SimGrid reports at that instant, in start order (take_completions),
+    // after the timers due then, as a SimGrid exec's would be.
+    timers_.emplace(std::make_pair(when, id), [this, id] { completed_ids_.push_back(id); });
     timer_when_[id] = when;
     lone_.emplace(id, LoneExec{host, flops, speed, now(), std::move(done)});
     lone_on_[host] = id;
@@ -116,15 +118,15 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
   return watch(start_simgrid_exec(host, flops, threads), std::move(done), host);
 }
 
-void Reactor::finish_lone_exec(uint64_t id)
+bool Reactor::finish_lone_exec(uint64_t id)
 {
   auto it = lone_.find(id);
-  if (it == lone_.end()) return;
-  Task done = std::move(it->second.done);
+  if (it == lone_.end()) return false;
+  ready_.push_back(std::move(it->second.done));
   if (auto on = lone_on_.find(it->second.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
   lone_.erase(it);
   ++completed_;
-  done();
+  return true;
 }
 
 void Reactor::make_lone_exec_simgrid(uint64_t id)
@@ -133,13 +135,18 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   if (it == lone_.end()) return;
   LoneExec& e = it->second;
   lone_on_.erase(e.host);
+  // Ending now (its timer due, or already fired and its end queued): left to end so, the host free for the newcomer.
+  constexpr double TIME_EPSILON = 1e-12; // as run_loop's
+  auto when = timer_when_.find(id);
+  if (when == timer_when_.end() || when->second <= now() + TIME_EPSILON) return;
   const double left = e.flops - (now() - e.started) * e.speed;
-  if (left < 1.0) return; // ends now (its timer is due): leave it to its timer, the host free for the newcomer
-  timers_.erase({timer_when_.at(id), id});
-  timer_when_.erase(id);
+  if (!(left > 0)) return;
+  timers_.erase({when->second, id});
+  timer_when_.erase(when);
   LoneExec moved = std::move(e);
   lone_.erase(it);
   watch(start_simgrid_exec(moved.host, left, 1), std::move(moved.done), moved.host, id);
+  activities_.back().started = moved.started; // a deadline's snapshot reports when the work began
 }
 
 bool Reactor::drop_lone_exec(uint64_t id)
@@ -242,7 +249,10 @@ void Reactor::take_completions()
     const uint64_t id = completed_ids_.front();
     completed_ids_.pop_front();
     std::optional<Watched> w = unwatch(id);
-    if (!w) continue; // cancelled after it completed
+    if (!w) {
+      finish_lone_exec(id); // a lone exec's end (nothing when cancelled after it completed)
+      continue;
+    }
     ++completed_;
     ready_.push_back(std::move(w->done));
   }
@@ -341,7 +351,7 @@ void Reactor::take_snapshot()
   for (const auto& w : activities_) {
     InProgress p;
     p.remaining = w.activity->get_remaining();
-    p.started = w.activity->get_start_time();
+    p.started = w.started >= 0 ? w.started : w.activity->get_start_time();
     if (const auto* c = dynamic_cast<const simgrid::s4u::Comm*>(w.activity.get())) {
       p.comm = true;
       p.from = c->get_source();
@@ -351,7 +361,11 @@ void Reactor::take_snapshot()
     }
     at_deadline_.activities.push_back(p);
   }
-  for (const auto& [id, e] : lone_) {
+  std::map<uint64_t, const LoneExec*> lone_by_id; // in start order, whatever the hash map's
+  for (const auto& [id, e] : lone_)
+    lone_by_id[id] = &e;
+  for (const auto& [id, lone] : lone_by_id) {
+    const LoneExec& e = *lone;
     InProgress p;
     p.remaining = e.flops - (now() - e.started) * e.speed;
     p.started = e.started;

@@ -112,8 +112,8 @@ private:
                  uint64_t id = 0);
   /// Start a SimGrid exec (kernel context, owned by maestro).
   static simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
-  /// The lone exec `id` ended (its timer): hand on its callback.
-  void finish_lone_exec(uint64_t id);
+  /// The lone exec `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
+  bool finish_lone_exec(uint64_t id);
   /// Work arrives on a host whose lone exec still runs: it becomes a SimGrid exec of the flops it has left.
   void make_lone_exec_simgrid(uint64_t id);
   /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
@@ -135,6 +135,7 @@ private:
     Task done;
     uint64_t id;
     simgrid::s4u::Host* exec_host = nullptr; ///< an exec's host (execs_on_), null for a comm
+    double started = -1;                     ///< a lone exec made a SimGrid exec: when its work began
   };
   /// An exec timed alone on its host (start_exec), by id.
   struct LoneExec {

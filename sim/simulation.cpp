@@ -416,7 +416,10 @@ Simulation::AtDeadline Simulation::at_deadline(double window) const
       res.slow |= now - a.started + left >= window / 10;
     }
   }
-  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.seconds_left > y.seconds_left; });
+  // The longest first; equal ones by their text, so that the order does not depend on the order of the activities.
+  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
+    return x.seconds_left != y.seconds_left ? x.seconds_left > y.seconds_left : x.text < y.text;
+  });
   std::string out = std::to_string(comms) + " transfer(s) and " + std::to_string(execs) +
                     " computation(s) in progress, " + std::to_string(snap.timers) + " timer(s) pending";
   if (snap.timers > 0) out += " (the next at t=" + num(snap.next_timer) + " s)";

@@ -456,7 +456,7 @@ struct KinetoReader {
     // scalars only (no tensor: "Input type" ["Scalar", "Scalar", "Scalar", "", ...]) and that launched no kernel (its
     // one runtime call a cudaStreamWaitEvent: param's dlrm_kineto traces).
     if (nccl_name.empty() && coll_name.empty() && g.kernels.empty() && g.calls.size() == 1 &&
-        tensorless(kept.at(calls[g.calls.front()].event))) {
+        tensorless(kept.at(calls[g.calls.front()].event)) && !launched_inside(calls[g.calls.front()])) {
       tensorless_waits.push_back(calls[g.calls.front()].event);
       return ok_status();
     }
@@ -489,6 +489,29 @@ struct KinetoReader {
     }
     trace.collectives.push_back(c);
     return ok_status();
+  }
+
+  /// Whether a kernel was launched on the call's thread during the call (a barrier's allreduce, say: then the call is
+  /// not a wait). The launches by thread and time are gathered once, when first asked.
+  bool launched_inside(const Call& c)
+  {
+    if (!launch_times_built) { // the launches of kernels: of compute ops and of NCCL kernels, by correlation
+      launch_times_built = true;
+      auto add = [this](const std::string& corr) {
+        if (auto it = launches.find(corr); it != launches.end())
+          launch_times[it->second.first].push_back(it->second.second);
+      };
+      for (const std::string& corr : op_correlation)
+        add(corr);
+      for (size_t i : nccl_kernels)
+        add(id_of(kept.at(i).value("args", json::object()), "correlation"));
+      for (auto& [thread, times] : launch_times)
+        std::sort(times.begin(), times.end());
+    }
+    auto it = launch_times.find(c.thread);
+    if (it == launch_times.end()) return false;
+    auto first = std::lower_bound(it->second.begin(), it->second.end(), c.ts - SLACK_US);
+    return first != it->second.end() && *first <= c.ts + c.dur + SLACK_US;
   }
 
   /// An NCCL kernel whose call is not in the trace: a collective of its own, with what its args say.
@@ -530,6 +553,8 @@ struct KinetoReader {
   std::unordered_map<std::string, size_t> by_external;  // External id of any call -> group
   std::vector<size_t> orphans;                          // NCCL kernels linked to no call
   std::vector<size_t> tensorless_waits;                 // record_param_comms read as waits (no "Collective name")
+  std::unordered_map<std::string, std::vector<double>> launch_times; // thread -> its launches' times (launched_inside)
+  bool launch_times_built = false;
 };
 
 } // namespace
@@ -572,8 +597,9 @@ Result<Trace> parse_kineto(const std::string& input, const std::string& file)
     warn.add("waits on collectives",
              std::to_string(r.tensorless_waits.size()) +
                  " record_param_comms with no tensor, no \"Collective name\" "
-                 "and no kernel (" +
-                 event_at(r.tensorless_waits.front()) + (r.tensorless_waits.size() > 1 ? ", ..." : "") +
+                 "and no kernel launched (" +
+                 event_at(*std::min_element(r.tensorless_waits.begin(), r.tensorless_waits.end())) +
+                 (r.tensorless_waits.size() > 1 ? ", ..." : "") +
                  ") read as waits on earlier collectives (PyTorch 2.0 records them so): no data moved, left out");
   std::stable_sort(t.collectives.begin(), t.collectives.end(),
                    [](const TraceCollective& a, const TraceCollective& b) { return a.start < b.start; });

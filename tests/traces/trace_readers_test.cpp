@@ -166,6 +166,30 @@ TEST_CASE("Kineto from PyTorch 2.x: ranks and groups from the record_param_comms
   CHECK(bc.ranks == 2);
 }
 
+TEST_CASE("Kineto from PyTorch 2.0: a record_param_comms with scalars only is a wait unless it launched a kernel",
+          "[traces]")
+{
+  // Two tensorless record_param_comms with no Collective name and no nccl: call inside: the first's one runtime call
+  // is a cudaStreamWaitEvent (a wait: left out, counted in one warning); the second launched a compute kernel (not a
+  // wait: kept as a collective of unknown size, as a barrier whose allreduce the trace records apart would be).
+  const char* scalars =
+      R"("Input Dims": [[], [], [], [], [], []], "Input type": ["Scalar", "Scalar", "Scalar", "", "", ""])";
+  auto t = parse(kineto(std::string(R"(
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 100, "dur": 5, "args": {)") +
+                            scalars + R"(}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 9, "tid": 9, "ts": 101, "dur": 1, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 200, "dur": 50, "args": {)" +
+                            scalars + R"(}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 210, "dur": 5, "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "my_kernel", "pid": 0, "tid": 7, "ts": 220, "dur": 10, "args": {"device": 0, "correlation": 8}}
+  )",
+                        R"("distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2}, )"));
+  REQUIRE(t.collectives.size() == 1);
+  CHECK(t.collectives[0].start == Approx(200e-6));
+  CHECK_FALSE(t.collectives[0].bytes_known);
+  CHECK(warned(t, "1 record_param_comms with no tensor", "traceEvents[0]"));
+}
+
 TEST_CASE("Kineto: an unknown dtype or a missing size is a named warning and an unknown size, not a refusal",
           "[traces]")
 {
