@@ -8,6 +8,7 @@
 #include "sim/reactor.hpp"
 #include "sim/simulation.hpp"
 #include "sim/training_job.hpp"
+#include "small_models.hpp"
 #include "test_cluster.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -114,23 +115,13 @@ TEST_CASE("lone execs: alone a timer, sharing a SimGrid exec of the work left, t
 
 namespace {
 
-training::TrainingModel small_model()
-{
-  training::TrainingModel m;
-  m.name = "small";
-  m.batch = 8;
-  m.layers = {{"conv", 1e-3, 2e-3, {{"conv/w", 2 << 20, true}, {"conv/b", 512, true}}},
-              {"fc", 5e-4, 1e-3, {{"fc/w", 4 << 20, true}, {"fc/b", 4000, true}}}};
-  return m;
-}
-
 /// The job's step time and images/s, every exec in SimGrid or not (in a child: one simulation per process).
 std::string job_row(const models::ClusterProfile& cl, const sim::TrainingJob& j, bool execs_in_simgrid)
 {
   auto r = run_isolated([&]() -> Result<std::string> {
     if (execs_in_simgrid) setenv("TENSORPATH_EXECS_IN_SIMGRID", "1", 1); // this child only
     transports::register_builtin_transports();
-    auto res = sim::run_training_job(cl, small_model(), j);
+    auto res = sim::run_training_job(cl, test::conv_fc_model(4 << 20, true), j);
     if (!res.ok()) return res.error();
     char buf[100];
     std::snprintf(buf, sizeof buf, "%.17g %.17g", res->step_time, res->images_per_second);

@@ -6,6 +6,7 @@
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
 #include "sim/training_job.hpp"
+#include "small_models.hpp"
 #include "test_cluster.hpp"
 
 #include <catch2/catch.hpp>
@@ -16,16 +17,6 @@
 using namespace tp;
 
 namespace {
-
-training::TrainingModel small_model()
-{
-  training::TrainingModel m;
-  m.name = "small";
-  m.batch = 8;
-  m.layers = {{"conv", 1e-3, 2e-3, {{"conv/w", 2 << 20, true}, {"conv/b", 512, true}}},
-              {"fc", 5e-4, 1e-3, {{"fc/w", 64 << 10, true}}}};
-  return m;
-}
 
 std::string g17(double x)
 {
@@ -67,7 +58,7 @@ std::string run_in_child(const models::ClusterProfile& cl, sim::TrainingJob j, b
   j.share_rank_ops = share;
   auto r = run_isolated([&]() -> Result<std::string> {
     transports::register_builtin_transports();
-    auto res = sim::run_training_job(cl, small_model(), j);
+    auto res = sim::run_training_job(cl, test::conv_fc_model(64 << 10, false), j);
     if (!res.ok()) return res.error();
     if (res->rank_template != share) return Error::at("", "rank_template", share ? "true" : "false", "the other");
     return everything(res.value());

@@ -9,6 +9,7 @@
 #include "sim/fabric_modes.hpp"
 #include "sim/simulation.hpp"
 #include "sim/training_job.hpp"
+#include "small_models.hpp"
 #include "test_cluster.hpp"
 
 #include <catch2/catch.hpp>
@@ -110,17 +111,6 @@ TEST_CASE("the ring recurrence over one period of ranks equals it over every ran
 
 namespace {
 
-training::TrainingModel small_model()
-{
-  training::TrainingModel m;
-  m.name = "small";
-  m.batch = 8;
-  m.layers = {{"conv", 1e-3, 2e-3, {{"conv/w", 2 << 20, true}, {"conv/b", 512, true}}},
-              {"bn", 2e-4, 4e-4, {{"bn/gamma", 256, true}, {"bn/beta", 256, true}}},
-              {"fc", 5e-4, 1e-3, {{"fc/w", 4 << 20, true}, {"fc/b", 4000, true}}}};
-  return m;
-}
-
 sim::TrainingJob analytical_job(int ranks)
 {
   sim::TrainingJob j;
@@ -141,7 +131,7 @@ std::string run_row(const models::ClusterProfile& cl, const sim::TrainingJob& j)
 {
   auto r = run_isolated([&]() -> Result<std::string> {
     transports::register_builtin_transports();
-    auto res = sim::run_training_job(cl, small_model(), j);
+    auto res = sim::run_training_job(cl, test::conv_bn_fc_model(), j);
     if (!res.ok()) return res.error();
     double rank0_messages = -1;
     for (const auto& c : res->cpu_use)
