@@ -725,6 +725,13 @@ private:
 };
 
 /// Print the replay on --hw: the head, one row per communication event, the totals, the steps and the warnings.
+/// The communication events re-simulated (not kept at their recorded time).
+size_t resimulated_events(const frontend::ReplayReport& r)
+{
+  return size_t(
+      std::count_if(r.rows.begin(), r.rows.end(), [](const frontend::ReplayRow& x) { return x.replayed >= 0; }));
+}
+
 void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, const ReplayFabric& fabric,
                          const frontend::ReplayReport& report, const traces::ReplayResult& rep)
 {
@@ -760,13 +767,18 @@ void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, co
   std::printf("\ncommunication re-simulated: recorded %.3f ms, simulated %.3f ms (events not re-simulated keep their\n"
               "recorded time)\n",
               report.recorded_simulated * 1e3, report.simulated * 1e3);
-  std::printf(
-      "whole trace: recorded %.3f ms, replayed on %s %.3f ms (%+.1f %%). Replaying on the fabric the trace was\n"
-      "recorded on, the difference is the simulator's error on this trace. The recorded order stands for\n"
-      "dependencies: each event keeps its lanes (device; a transfer's two ends; a collective's every device of its\n"
-      "rank) and its gaps.\n",
-      rep.recorded_span * 1e3, hw.c_str(), rep.replayed_span * 1e3,
-      rep.recorded_span > 0 ? 100 * (rep.replayed_span / rep.recorded_span - 1) : 0.0);
+  if (resimulated_events(report) == 0)
+    std::printf("whole trace: recorded %.3f ms; no event was re-simulated on %s, so the replay is the recording: no\n"
+                "comparison (see the warnings).\n",
+                rep.recorded_span * 1e3, hw.c_str());
+  else
+    std::printf(
+        "whole trace: recorded %.3f ms, replayed on %s %.3f ms (%+.1f %%). Replaying on the fabric the trace was\n"
+        "recorded on, the difference is the simulator's error on this trace. The recorded order stands for\n"
+        "dependencies: each event keeps its lanes (device; a transfer's two ends; a collective's every device of its\n"
+        "rank) and its gaps.\n",
+        rep.recorded_span * 1e3, hw.c_str(), rep.replayed_span * 1e3,
+        rep.recorded_span > 0 ? 100 * (rep.replayed_span / rep.recorded_span - 1) : 0.0);
   print_steps(job.trace, report.steps, true);
   print_warnings(report.warnings);
   std::fflush(stdout);
@@ -811,6 +823,10 @@ int run_replay(const frontend::ParsedArgs& a)
   report.simulations = replay.cache().simulations();
   report.reused = replay.cache().reused();
   report.warnings = job.warnings.lines();
+  if (resimulated_events(report) == 0) // every event kept: the replay is the recording, its +0.0 % no comparison
+    report.warnings.push_back("nothing was re-simulated: every communication event kept its recorded time (the "
+                              "warnings above say why), so the replay equals the recording by construction and its "
+                              "error (+0.0 %) says nothing about the model");
 
   print_replay_report(a, job, fabric, report, rep);
   if (a.has("json"))

@@ -456,3 +456,25 @@ TEST_CASE("replay takes a recv's peer from Src Rank and a send's from Dst Rank, 
   CHECK(said(garbage, "its peer is not in the trace"));
   fs::remove_all(d);
 }
+
+TEST_CASE("replay where nothing could be re-simulated says so instead of a perfect match", "[quick]")
+{
+  // Every collective of unknown size: each keeps its recorded time, so the replay is the recording; "+0.0 %" would
+  // read as a perfect model.
+  const fs::path d = temp_dir("nothing");
+  const std::string unknown = R"({"Group size": 4})";
+  std::ofstream(d / "t.json") << kineto_allreduces({unknown, unknown});
+  auto r = tp::test::run_cli("replay " + (d / "t.json").string() + " --hw connectx4-edr-ib --collectives ring --json " +
+                             (d / "out.json").string());
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "no event was re-simulated on connectx4-edr-ib, so the replay is the recording: no"));
+  CHECK_FALSE(has(r.out, "the difference is the simulator's error"));
+  CHECK(has(r.out, "warning: nothing was re-simulated"));
+  const json j = json::parse(slurp(d / "out.json"));
+  bool warned = false;
+  for (const auto& w : j.at("warnings"))
+    warned = warned || has(w.get<std::string>(), "nothing was re-simulated");
+  CHECK(warned);
+  fs::remove_all(d);
+}
