@@ -294,14 +294,18 @@ AnalyticalRoute analytical_route(const Path& p, std::vector<AnalyticalLink>& lin
   };
   return out;
 }
-/// Counts the ring's messages on their way into a fabric and reports them (core/common/progress.hpp).
+/// Counts the ring's messages on their way into a fabric and reports them (core/common/progress.hpp): in its own
+/// count, or in `sent` when several fabrics time one ring (the steady-state tries, then maybe the whole ring).
 class CountingFabric final : public collectives::MessageFabric {
 public:
-  CountingFabric(collectives::MessageFabric& f, double total) : f_(f), total_(total) {}
+  CountingFabric(collectives::MessageFabric& f, double total, uint64_t* sent = nullptr)
+      : f_(f), total_(total), sent_(sent ? sent : &own_)
+  {
+  }
   double now() const override { return f_.now(); }
   void send(int src, int dst, double bytes, std::function<void()> delivered) override
   {
-    if ((++sent_ & 1023) == 0) report_progress(double(sent_), total_);
+    if ((++*sent_ & 1023) == 0) report_progress(double(*sent_), total_);
     f_.send(src, dst, bytes, std::move(delivered));
   }
   void after(double seconds, std::function<void()> f) override { f_.after(seconds, std::move(f)); }
@@ -310,15 +314,16 @@ public:
 private:
   collectives::MessageFabric& f_;
   double total_;
-  uint64_t sent_ = 0;
+  uint64_t own_ = 0;
+  uint64_t* sent_;
 };
 
 /// A fresh analytical fabric of a ring's routes, counting its messages for the progress line.
 class CountedAnalyticalFabric final : public collectives::MessageFabric {
 public:
-  CountedAnalyticalFabric(const RingRoutes& ring, double total)
+  CountedAnalyticalFabric(const RingRoutes& ring, double total, uint64_t* sent)
       : fabric_(ring.links, [&ring](int src, int, double b) -> const AnalyticalRoute& { return ring.route(src, b); }),
-        counted_(fabric_, total)
+        counted_(fabric_, total, sent)
   {
   }
   double now() const override { return counted_.now(); }
@@ -438,11 +443,13 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   if (unshared)
     return collectives::ring_allreduce_uncontended(
         n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
-  // Message by message, the steps that repeat counted (collectives::run_steady_ring_allreduce).
-  const double messages = 2.0 * double(k) * double(n - 1);
+  // Message by message, the steps that repeat counted (collectives::run_steady_ring_allreduce). The progress line
+  // counts every try's messages against the most they can take (the tries and the whole ring).
+  const double most = 2.0 * double(k) * double(n - 1) + double(collectives::ring_steady_tries_messages(k, n));
+  uint64_t sent = 0;
   return collectives::run_steady_ring_allreduce(
-      [&ring, messages]() -> std::unique_ptr<collectives::MessageFabric> {
-        return std::make_unique<CountedAnalyticalFabric>(ring, messages);
+      [&ring, most, &sent]() -> std::unique_ptr<collectives::MessageFabric> {
+        return std::make_unique<CountedAnalyticalFabric>(ring, most, &sent);
       },
       k, n, bytes, opt);
 }
