@@ -724,7 +724,6 @@ private:
   std::vector<double> transfer_new_, collective_new_;
 };
 
-/// Print the replay on --hw: the head, one row per communication event, the totals, the steps and the warnings.
 /// The communication events re-simulated (not kept at their recorded time).
 size_t resimulated_events(const frontend::ReplayReport& r)
 {
@@ -732,6 +731,7 @@ size_t resimulated_events(const frontend::ReplayReport& r)
       std::count_if(r.rows.begin(), r.rows.end(), [](const frontend::ReplayRow& x) { return x.replayed >= 0; }));
 }
 
+/// Print the replay on --hw: the head, one row per communication event, the totals, the steps and the warnings.
 void print_replay_report(const frontend::ParsedArgs& a, const ReplayJob& job, const ReplayFabric& fabric,
                          const frontend::ReplayReport& report, const traces::ReplayResult& rep)
 {

@@ -207,13 +207,15 @@ double analytical_ring_messages(double bytes, double simulated, double whole)
 
 /// The rings the analytical collectives time in a job (each distinct size once: sim/analytical_collectives.cpp keeps
 /// the seconds by size for the whole job; fused batches: a step's worth, the same batches forming each step) and the
-/// messages timed for them (analytical_ring_messages; fused batches' sizes are not known here: every message).
+/// messages timed for them (analytical_ring_messages; fused batches' sizes are not known here: each counted as of one
+/// segment size, with the steady-state tries, the most a ring can take).
 std::pair<uint64_t, double> analytical_rings_per_job(const training::TrainingModel& model, const TrainingJob& job,
                                                      double simulated, double whole)
 {
   if (job.collectives.fusion_threshold > 0) {
     const uint64_t rings = ring_collectives_per_step(model, job);
-    return {rings, double(rings) * 2 * simulated * (whole - 1)};
+    const double one_size = 4.0 * whole; // a batch whose segments have one size: the tries counted too
+    return {rings, double(rings) * analytical_ring_messages(one_size, simulated, whole)};
   }
   std::set<uint64_t> sizes;
   for (const auto& l : model.layers)

@@ -118,13 +118,21 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
   return watch(start_simgrid_exec(host, flops, threads), std::move(done), host);
 }
 
-bool Reactor::finish_lone_exec(uint64_t id)
+std::optional<Reactor::LoneExec> Reactor::take_lone_exec(uint64_t id)
 {
   auto it = lone_.find(id);
-  if (it == lone_.end()) return false;
-  ready_.push_back(std::move(it->second.done));
-  if (auto on = lone_on_.find(it->second.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
+  if (it == lone_.end()) return std::nullopt;
+  LoneExec e = std::move(it->second);
   lone_.erase(it);
+  if (auto on = lone_on_.find(e.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
+  return e;
+}
+
+bool Reactor::finish_lone_exec(uint64_t id)
+{
+  std::optional<LoneExec> e = take_lone_exec(id);
+  if (!e) return false;
+  ready_.push_back(std::move(e->done));
   ++completed_;
   return true;
 }
@@ -133,7 +141,7 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
 {
   auto it = lone_.find(id);
   if (it == lone_.end()) return;
-  LoneExec& e = it->second;
+  const LoneExec& e = it->second;
   lone_on_.erase(e.host);
   // Ending now (its timer due, or already fired and its end queued): left to end so, the host free for the newcomer.
   constexpr double TIME_EPSILON = 1e-12; // as run_loop's
@@ -143,18 +151,14 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   if (!(left > 0)) return;
   timers_.erase({when->second, id});
   timer_when_.erase(when);
-  LoneExec moved = std::move(e);
-  lone_.erase(it);
+  LoneExec moved = std::move(*take_lone_exec(id));
   watch(start_simgrid_exec(moved.host, left, 1), std::move(moved.done), moved.host, id);
   activities_.back().started = moved.started; // a deadline's snapshot reports when the work began
 }
 
 bool Reactor::drop_lone_exec(uint64_t id)
 {
-  auto it = lone_.find(id);
-  if (it == lone_.end()) return false;
-  if (auto on = lone_on_.find(it->second.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
-  lone_.erase(it);
+  if (!take_lone_exec(id)) return false;
   if (auto w = timer_when_.find(id); w != timer_when_.end()) {
     timers_.erase({w->second, id});
     timer_when_.erase(w);

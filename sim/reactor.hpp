@@ -118,6 +118,9 @@ private:
   void make_lone_exec_simgrid(uint64_t id);
   /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
   bool drop_lone_exec(uint64_t id);
+  struct LoneExec;
+  /// Take a lone exec out of lone_ (and lone_on_, where it is the host's), its timer left as it is.
+  std::optional<LoneExec> take_lone_exec(uint64_t id);
   void run_loop();
   /// Start a spinner's exec in SimGrid (run() going; stop_spinners() cancels them all when it returns).
   void start_spinner(uint64_t id);

@@ -62,12 +62,16 @@ long long elements(const json& shape)
   return any || s.find_first_of("[(") != std::string::npos ? n : -1;
 }
 
+/// The collective kinds an operation's name can name (as a part of it, in any case).
+constexpr const char* COLLECTIVE_KINDS[] = {"allreduce",     "allgather", "broadcast", "alltoall",
+                                            "reducescatter", "adasum",    "barrier"};
+
 /// The collective an operation's name names ("ALLREDUCE", "NCCL_ALLREDUCE", "ENQUEUE_BROADCAST", ...); empty when it
 /// names none.
 std::string kind_of(std::string op)
 {
   op = to_lower(std::move(op));
-  for (const char* k : {"allreduce", "allgather", "broadcast", "alltoall", "reducescatter", "adasum", "barrier"})
+  for (const char* k : COLLECTIVE_KINDS)
     if (op.find(k) != std::string::npos) return k;
   return "";
 }
@@ -191,9 +195,11 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     c.name = tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid);
     c.kind = kind_of(b.name);
     if (c.kind.empty()) { // an activity that names no collective (a timeline writer's own: Bluefog's FORWARD, ...)
-      warn.add("activities that are not collectives", b.at + " (" + b.name + " " + c.name +
-                                                          "): names no collective (allreduce, allgather, broadcast, "
-                                                          "alltoall, reducescatter, adasum, barrier): left out");
+      std::string kinds;
+      for (const char* k : COLLECTIVE_KINDS)
+        kinds += std::string(kinds.empty() ? "" : ", ") + k;
+      warn.add("activities that are not collectives",
+               b.at + " (" + b.name + " " + c.name + "): names no collective (" + kinds + "): left out");
       continue;
     }
     c.library = b.library;

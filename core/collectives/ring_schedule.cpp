@@ -194,6 +194,13 @@ SteadyStretch find_steady_stretch(const std::vector<double>& starts, int ranks, 
   return {};
 }
 
+/// Whether run_steady_ring_allreduce tries a cut of `cut` steps per phase on a ring of `ranks`.
+bool ring_steady_cut_allowed(int cut, int ranks)
+{
+  const int64_t phase = ranks - 1;
+  return cut == RING_STEADY_PHASE ? 2 * int64_t(cut) < phase : 4 * int64_t(cut) <= phase;
+}
+
 } // namespace
 
 RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulated, int ranks, double bytes,
@@ -242,12 +249,6 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
   RingScheduleResult out = run_folded_ring_allreduce(*f, simulated, ranks, bytes, options);
   out.simulated_messages = timed + out.messages;
   return out;
-}
-
-bool ring_steady_cut_allowed(int cut, int ranks)
-{
-  const int64_t phase = ranks - 1;
-  return cut == RING_STEADY_PHASE ? 2 * int64_t(cut) < phase : 4 * int64_t(cut) <= phase;
 }
 
 uint64_t ring_steady_tries_messages(int simulated, int ranks)

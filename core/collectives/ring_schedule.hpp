@@ -78,8 +78,6 @@ inline constexpr int RING_STEADY_WINDOW = 12;
 RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
                                              int simulated, int ranks, double bytes,
                                              const RingScheduleOptions& options = {});
-/// Whether run_steady_ring_allreduce tries a cut of `cut` steps per phase on a ring of `ranks`.
-bool ring_steady_cut_allowed(int cut, int ranks);
 /// The most messages run_steady_ring_allreduce's tries time for `simulated` of `ranks` ranks (before the whole ring,
 /// where none finds the steady state): the first try's, under the whole ring's, and about half the whole ring's at
 /// most for the longer ones.
