@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,42 +29,52 @@ using namespace tp;
 
 namespace {
 
-/// Execs on machine 0's first GPU (one core, so that two execs share it) and a comm beside them; "<name> <time>" per
-/// completion in order, then the count of lone execs and the activities completed. `lone`: lone execs as timers.
-std::string gpu_work(bool lone)
+/// `body` run by a reactor inside a SimGrid actor of a fresh two-machine simulation (in a child: one simulation per
+/// process), lone execs as timers or not; what it writes to its stream (17 digits) is returned.
+std::string in_reactor(bool lone,
+                       const std::function<void(sim::Reactor&, const sim::Platform&, std::ostringstream&)>& body)
 {
   auto r = run_isolated([&]() -> Result<std::string> {
     auto sim = sim::Simulation::create(test::test_cluster(2)).value();
-    auto* gpu = sim->platform().gpu_host(0, 0);
-    auto* other_gpu = sim->platform().gpu_host(0, 1);
-    auto* a = sim->platform().nic_endpoint(0, 0, Location::host(0), false);
-    auto* b = sim->platform().nic_endpoint(1, 0, Location::host(0), true);
     std::ostringstream o;
     o.precision(17);
     simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
       sim::Reactor r;
       r.set_lone_execs_as_timers(lone);
-      const double speed = gpu->get_speed();
-      auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
-      r.start_exec(gpu, 3e-3 * speed, 1, log("first"));       // alone: 3 ms
-      r.start_exec(other_gpu, 2e-3 * speed, 1, log("other")); // alone on its own GPU
-      r.start_comm(a, b, 1 << 20, log("comm"));
-      r.after(1e-3, [&, speed] { // shares the GPU with the first from 1 ms
-        r.start_exec(gpu, 1e-3 * speed, 1, log("second"));
-      });
-      r.after(10e-3, [&, speed] { // alone again, then cancelled
-        const uint64_t id = r.start_exec(gpu, 5e-3 * speed, 1, log("cancelled"));
-        r.after(1e-3, [&r, id] { CHECK(r.cancel_activity(id)); });
-        r.start_exec(other_gpu, 0.5e-3 * speed, 1, log("last"));
-      });
-      r.run();
-      o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+      body(r, sim->platform(), o);
     });
     sim->run();
     return o.str();
   });
   REQUIRE(r.ok());
   return r.value();
+}
+
+/// Execs on machine 0's first GPU (one core, so that two execs share it) and a comm beside them; "<name> <time>" per
+/// completion in order, then the count of lone execs and the activities completed. `lone`: lone execs as timers.
+std::string gpu_work(bool lone)
+{
+  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    auto* gpu = pf.gpu_host(0, 0);
+    auto* other_gpu = pf.gpu_host(0, 1);
+    auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+    auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+    const double speed = gpu->get_speed();
+    auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
+    r.start_exec(gpu, 3e-3 * speed, 1, log("first"));       // alone: 3 ms
+    r.start_exec(other_gpu, 2e-3 * speed, 1, log("other")); // alone on its own GPU
+    r.start_comm(a, b, 1 << 20, log("comm"));
+    r.after(1e-3, [&, speed] { // shares the GPU with the first from 1 ms
+      r.start_exec(gpu, 1e-3 * speed, 1, log("second"));
+    });
+    r.after(10e-3, [&, speed] { // alone again, then cancelled
+      const uint64_t id = r.start_exec(gpu, 5e-3 * speed, 1, log("cancelled"));
+      r.after(1e-3, [&r, id] { CHECK(r.cancel_activity(id)); });
+      r.start_exec(other_gpu, 0.5e-3 * speed, 1, log("last"));
+    });
+    r.run();
+    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+  });
 }
 
 struct Completion {
@@ -169,35 +180,24 @@ namespace {
 /// and another arriving at 2 ms, stopped by a deadline at 3 ms. "<order> <started of each exec in flight>".
 std::string order_and_snapshot(bool lone)
 {
-  auto r = run_isolated([&]() -> Result<std::string> {
-    auto sim = sim::Simulation::create(test::test_cluster(1)).value();
-    auto* gpu = sim->platform().gpu_host(0, 0);
-    std::ostringstream o;
-    o.precision(17);
-    simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
-      sim::Reactor r;
-      r.set_lone_execs_as_timers(lone);
-      const double speed = gpu->get_speed();
-      r.start_exec(gpu, 1e-3 * speed, 1, [&] { o << "exec "; });
-      r.at(1e-3, [&] { o << "timer "; });
-      r.run();
-      r.start_exec(gpu, 3e-3 * speed, 1, [&] { o << "never "; });
-      r.after(1e-3, [&r, gpu, speed] { r.start_exec(gpu, 1e-3 * speed, 1, [] {}); });
-      r.set_deadline(3e-3);
-      r.run();
-      o << (r.deadline_hit() ? "deadline" : "no deadline");
-      std::vector<double> started;
-      for (const auto& a : r.at_deadline().activities)
-        started.push_back(a.started);
-      std::sort(started.begin(), started.end());
-      for (double t : started)
-        o << ' ' << t;
-    });
-    sim->run();
-    return o.str();
+  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    auto* gpu = pf.gpu_host(0, 0);
+    const double speed = gpu->get_speed();
+    r.start_exec(gpu, 1e-3 * speed, 1, [&] { o << "exec "; });
+    r.at(1e-3, [&] { o << "timer "; });
+    r.run();
+    r.start_exec(gpu, 3e-3 * speed, 1, [&] { o << "never "; });
+    r.after(1e-3, [&r, gpu, speed] { r.start_exec(gpu, 1e-3 * speed, 1, [] {}); });
+    r.set_deadline(3e-3);
+    r.run();
+    o << (r.deadline_hit() ? "deadline" : "no deadline");
+    std::vector<double> started;
+    for (const auto& a : r.at_deadline().activities)
+      started.push_back(a.started);
+    std::sort(started.begin(), started.end());
+    for (double t : started)
+      o << ' ' << t;
   });
-  REQUIRE(r.ok());
-  return r.value();
 }
 
 } // namespace
