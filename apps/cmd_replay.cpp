@@ -223,6 +223,16 @@ Result<ReplayJob> read_replay_job(const frontend::ParsedArgs& a)
   if (!ranks_arg.ok()) return ranks_arg.error();
   auto per_node_arg = a.get_int("ranks-per-node", 0, 1, 100000);
   if (!per_node_arg.ok()) return per_node_arg.error();
+  if (ranks_arg.value() > 0 && rank_files > 1) { // the files' own ranks must fit in the job --ranks names
+    int highest = int(rank_files) - 1;
+    for (const auto& c : t->collectives)
+      highest = std::max(highest, c.rank);
+    if (highest >= ranks_arg.value())
+      return Error::at(
+          "", "--ranks",
+          fmt::format("at least {} (the {} rank files given name ranks up to {})", highest + 1, rank_files, highest),
+          std::to_string(ranks_arg.value()));
+  }
   ReplayJob job;
   job.files = std::move(files.value());
   job.rank_files = rank_files;
@@ -877,7 +887,7 @@ Command replay_command()
       "Ranks: from the trace (Kineto distributedInfo, process groups, Horovod's ranks, the ranks or TF tasks its\n"
       "events name); --ranks overrides. Several files of one job (one per rank: rank0.json rank1.json, or their\n"
       "directory) replay together; each file's rank comes from its metadata (Kineto distributedInfo.rank), and\n"
-      "the files must name distinct ranks of one world size.\n"
+      "the files must name distinct ranks of one world size (and --ranks, if given, hold them all).\n"
       "Output: the host and fabric assumed (--hw: host profile, NIC, line rate; ranks and ranks per node and where\n"
       "each came from) at the top with the count of warnings; one row per communication event (bytes, ranks,\n"
       "algorithm, recorded and replayed time, the bottleneck); the steps; then every warning (zero-byte or\n"
