@@ -8,6 +8,7 @@
 // activity is maestro's; the callback queues its id and wakes the reactor's actor.
 #include "sim/reactor.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -262,17 +263,34 @@ void Reactor::take_completions()
   }
 }
 
-void Reactor::wait_for_completion(double timeout)
+void Reactor::wait_for_completion(double until)
 {
   if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
-  // SimGrid 3.32 waits for ever on acquire_timeout(0) (no sleep action): never ask for less than the timers' epsilon.
-  if (timeout >= 0) timeout = std::max(timeout, 1e-12);
+  if (!std::isinf(until)) arm_wakeup(until);
   waiting_ = true;
-  if (timeout < 0)
-    wake_->acquire();
-  else
-    wake_->acquire_timeout(timeout);
+  wake_->acquire();
   waiting_ = false;
+}
+
+void Reactor::arm_wakeup(double date)
+{
+  if (wakeup_timer_ && wakeup_date_ == date) return;
+  disarm_wakeup();
+  wakeup_date_ = date;
+  wakeup_timer_ = simgrid::kernel::timer::Timer::set(date, [this] {
+    wakeup_timer_ = nullptr; // SimGrid deletes the timer after this callback
+    if (waiting_) {
+      waiting_ = false;
+      wake_->release();
+    }
+  });
+}
+
+void Reactor::disarm_wakeup()
+{
+  if (!wakeup_timer_) return;
+  wakeup_timer_->remove();
+  wakeup_timer_ = nullptr;
 }
 
 std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
@@ -319,6 +337,7 @@ Reactor::Reactor()
 
 Reactor::~Reactor()
 {
+  disarm_wakeup();
   drop_everything();
   auto& live = live_reactors();
   live.erase(std::remove(live.begin(), live.end(), this), live.end());
@@ -389,6 +408,7 @@ void Reactor::run()
   for (const auto& [id, s] : spinners_)
     start_spinner(id);
   run_loop();
+  disarm_wakeup(); // a pending wake-up would carry SimGrid's clock on to its date after the last actor ended
   stop_spinners();
   running_ = false;
 }
@@ -434,11 +454,7 @@ void Reactor::run_loop()
       return;
     }
     const double next_timer = timers_.empty() ? deadline_ : std::min(timers_.begin()->first.first, deadline_);
-    if (activities_.empty()) {
-      simgrid::s4u::this_actor::sleep_until(next_timer);
-      continue;
-    }
-    wait_for_completion(std::isinf(next_timer) ? -1.0 : next_timer - t_now);
+    wait_for_completion(next_timer);
   }
 }
 

@@ -127,8 +127,12 @@ private:
   void stop_spinners();
   /// Hand the completed activities SimGrid reported (all of one instant) to the ready queue, in start order.
   void take_completions();
-  /// Block the reactor's actor until a completion is reported or `timeout` (< 0: none) passes.
-  void wait_for_completion(double timeout);
+  /// Block the reactor's actor until a completion is reported or the clock reaches `until` (infinity: no limit).
+  void wait_for_completion(double until);
+  /// Have SimGrid wake the waiting reactor at `date` through a kernel timer (one pending at a time: a heap entry,
+  /// where a semaphore's timeout would start a sleep action in the CPU model for every wait).
+  void arm_wakeup(double date);
+  void disarm_wakeup();
   void drop_everything();
   void take_snapshot();
   /// Timers that keep run() going: all of them, or all but the background ones.
@@ -180,6 +184,8 @@ private:
   std::vector<simgrid::s4u::ActivityPtr> release_later_;
   simgrid::s4u::SemaphorePtr wake_;
   bool waiting_ = false;
+  simgrid::kernel::timer::Timer* wakeup_timer_ = nullptr; ///< pending wake-up (arm_wakeup), owned by SimGrid
+  double wakeup_date_ = 0;
   uint64_t next_id_ = 1;
   uint64_t completed_ = 0;
   bool stop_requested_ = false;
