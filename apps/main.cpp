@@ -4,6 +4,7 @@
 #include "models/catalog.hpp"
 
 #include <cerrno>
+#include <dlfcn.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +100,18 @@ int checked_stdout(int rc)
   return rc;
 }
 
+/// The malloc that serves this process, found at run time: the build links one (TENSORPATH_ALLOCATOR), and --version
+/// shows whether it took effect (a linker that drops an unreferenced library would leave the system's in place).
+const char* malloc_in_use()
+{
+  using InHeap = bool (*)(const void*);
+  auto in_heap = reinterpret_cast<InHeap>(dlsym(RTLD_DEFAULT, "mi_is_in_heap_region"));
+  void* p = std::malloc(64);
+  const bool mimalloc = in_heap && in_heap(p);
+  std::free(p);
+  return mimalloc ? "mimalloc" : "system";
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -113,7 +126,7 @@ int main(int argc, char** argv)
     return 0;
   }
   if (name == "version" || name == "--version") {
-    std::printf("tensorpath %s\n", TENSORPATH_VERSION);
+    std::printf("tensorpath %s (malloc: %s; built for %s)\n", TENSORPATH_VERSION, malloc_in_use(), TENSORPATH_ALLOCATOR);
     return 0;
   }
   for (const auto& c : commands()) {

@@ -6,6 +6,7 @@ PKGS=(cmake ninja-build g++ pkg-config
       libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev catch2
       libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
       libopenmpi-dev openmpi-bin zlib1g-dev libprotobuf-dev protobuf-compiler libns3-dev
+      libmimalloc-dev
       python3-matplotlib python3-nbformat python3-ipykernel jupyter-nbconvert
       clang)
 missing=()

@@ -44,6 +44,15 @@ TEST_CASE("Every subcommand has --help", "[quick]")
   CHECK(run("no-such-command").status == 2);
 }
 
+TEST_CASE("The version line names the malloc in use, the one the build chose", "[quick]")
+{
+  // A build that links mimalloc but runs on the system's malloc (a linker dropping the unreferenced library) would be
+  // as correct and slower: the binary finds at run time which malloc served an allocation.
+  Run r = run("--version");
+  CHECK(r.status == 0);
+  CHECK(r.out.find(std::string("malloc: ").append(TENSORPATH_ALLOCATOR).append(";")) != std::string::npos);
+}
+
 TEST_CASE("Bad arguments and bad profiles exit 2 with a message naming the problem", "[quick]")
 {
   Run r1 = run("perftest --op atomic");
