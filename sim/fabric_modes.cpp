@@ -445,7 +445,7 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
         n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
   // Message by message, the steps that repeat counted (collectives::run_steady_ring_allreduce). The progress line
   // counts every try's messages against the most they can take (the tries and the whole ring).
-  const double most = 2.0 * double(k) * double(n - 1) + double(collectives::ring_steady_tries_messages(k, n));
+  const double most = 2.0 * double(k) * double(n - 1) + double(collectives::ring_steady_tries_messages(k, n, bytes));
   uint64_t sent = 0;
   return collectives::run_steady_ring_allreduce(
       [&ring, most, &sent]() -> std::unique_ptr<collectives::MessageFabric> {

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 namespace tp::collectives {
 
@@ -209,42 +210,79 @@ RingScheduleResult run_folded_ring_allreduce(MessageFabric& fabric, int simulate
   return run_ring_steps(fabric, simulated, ranks, bytes, options, ranks - 1, ranks - 1, nullptr);
 }
 
+namespace {
+
+/// The steady-state count of a ring whose segments have one size (run_steady_ring_allreduce), or none where no try
+/// finds it; `timed` adds the messages the tries timed.
+std::optional<RingScheduleResult> steady_one_size(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
+                                                  int simulated, int ranks, double bytes,
+                                                  const RingScheduleOptions& options, uint64_t& timed)
+{
+  const int phase = ranks - 1; // steps of each phase
+  for (int cut = RING_STEADY_PHASE; ring_steady_cut_allowed(cut, ranks); cut *= 2) {
+    // A shortened run: each phase's steps cut to `cut` (plus what makes the cut a whole number of cycles). A
+    // drift between ranks (one a fraction of a ns faster per step until it meets a constraint) can outlast a short
+    // cut, so longer ones are tried, up to a quarter of the phase: the longer tries cost at most about half the
+    // whole ring's messages (ring_steady_tries_messages).
+    int reduce = cut, gather = cut;
+    std::vector<double> starts;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const RingScheduleResult run =
+          run_ring_steps(*fabric(), simulated, ranks, bytes, options, reduce, gather, &starts);
+      timed += run.messages;
+      const int steps = reduce + gather;
+      // The reduce-scatter's start times up to its last step's start (its extra copy comes after); the allgather's
+      // from its first step's start to the end.
+      const SteadyStretch first = find_steady_stretch(starts, simulated, steps, 0, reduce - 1);
+      const SteadyStretch second = find_steady_stretch(starts, simulated, steps, reduce, steps);
+      if (!first.found() || !second.found()) break;
+      const int extra_reduce = (phase - reduce) % first.cycle, extra_gather = (phase - gather) % second.cycle;
+      if (extra_reduce == 0 && extra_gather == 0) {
+        RingScheduleResult out;
+        out.seconds = run.seconds + double((phase - reduce) / first.cycle) * first.advance +
+                      double((phase - gather) / second.cycle) * second.advance;
+        out.messages = 2 * uint64_t(phase) * uint64_t(simulated);
+        return out;
+      }
+      reduce += extra_reduce; // once more, cut at a whole number of cycles
+      gather += extra_gather;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr<MessageFabric>()>& fabric,
                                              int simulated, int ranks, double bytes, const RingScheduleOptions& options)
 {
-  const int phase = ranks - 1; // steps of each phase
   uint64_t timed = 0;
-  if (ranks > 1 && simulated >= 1 && simulated <= ranks && ring_segment_sizes(bytes, ranks).one_size())
-    for (int cut = RING_STEADY_PHASE; ring_steady_cut_allowed(cut, ranks); cut *= 2) {
-      // A shortened run: each phase's steps cut to `cut` (plus what makes the cut a whole number of cycles). A
-      // drift between ranks (one a fraction of a ns faster per step until it meets a constraint) can outlast a short
-      // cut, so longer ones are tried, up to a quarter of the phase: the longer tries cost at most about half the
-      // whole ring's messages (ring_steady_tries_messages).
-      int reduce = cut, gather = cut;
-      std::vector<double> starts;
-      for (int attempt = 0; attempt < 2; ++attempt) {
-        const RingScheduleResult run =
-            run_ring_steps(*fabric(), simulated, ranks, bytes, options, reduce, gather, &starts);
-        timed += run.messages;
-        const int steps = reduce + gather;
-        // The reduce-scatter's start times up to its last step's start (its extra copy comes after); the allgather's
-        // from its first step's start to the end.
-        const SteadyStretch first = find_steady_stretch(starts, simulated, steps, 0, reduce - 1);
-        const SteadyStretch second = find_steady_stretch(starts, simulated, steps, reduce, steps);
-        if (!first.found() || !second.found()) break;
-        const int extra_reduce = (phase - reduce) % first.cycle, extra_gather = (phase - gather) % second.cycle;
-        if (extra_reduce == 0 && extra_gather == 0) {
-          RingScheduleResult out;
-          out.seconds = run.seconds + double((phase - reduce) / first.cycle) * first.advance +
-                        double((phase - gather) / second.cycle) * second.advance;
-          out.messages = 2 * uint64_t(phase) * uint64_t(simulated);
-          out.simulated_messages = timed;
-          return out;
-        }
-        reduce += extra_reduce; // once more, cut at a whole number of cycles
-        gather += extra_gather;
+  if (ranks > 1 && simulated >= 1 && simulated <= ranks) {
+    const RingSegmentSizes sizes = ring_segment_sizes(bytes, ranks);
+    if (sizes.one_size()) {
+      if (auto out = steady_one_size(fabric, simulated, ranks, bytes, options, timed)) {
+        out->simulated_messages = timed;
+        return *out;
+      }
+    } else if (sizes.smaller > 0) {
+      // Two sizes: the first larger_count segments one element longer. The ring's time lies between those of the
+      // rings with every segment the smaller and every segment the larger, and moves between them in proportion to
+      // the longer segments (measured: within 2 % of that bracket, itself 1e-5 of the ring's time at most; tests/sim/
+      // steady_ring_test.cpp bounds both), so it is taken as the interpolation of their steady-state counts.
+      auto lower = steady_one_size(fabric, simulated, ranks, sizes.smaller * ranks, options, timed);
+      auto upper =
+          lower ? steady_one_size(fabric, simulated, ranks, sizes.larger * ranks, options, timed) : std::nullopt;
+      if (lower && upper) {
+        RingScheduleResult out;
+        const double share = double(sizes.larger_count) / double(ranks);
+        out.seconds = lower->seconds + share * (upper->seconds - lower->seconds);
+        out.messages = lower->messages;
+        out.simulated_messages = timed;
+        out.two_sizes_bracket = upper->seconds - lower->seconds;
+        return out;
       }
     }
+  }
   auto f = fabric();
   RingScheduleResult out = run_folded_ring_allreduce(*f, simulated, ranks, bytes, options);
   out.simulated_messages = timed + out.messages;
@@ -257,6 +295,13 @@ uint64_t ring_steady_tries_messages(int simulated, int ranks)
   for (int cut = RING_STEADY_PHASE; ring_steady_cut_allowed(cut, ranks); cut *= 2)
     m += 2 * uint64_t(cut) + 2 * uint64_t(cut + RING_STEADY_MAX_CYCLE); // a try, and its realignment
   return m * uint64_t(simulated);
+}
+
+uint64_t ring_steady_tries_messages(int simulated, int ranks, double bytes)
+{
+  const RingSegmentSizes sizes = ring_segment_sizes(bytes, ranks);
+  if (sizes.one_size()) return ring_steady_tries_messages(simulated, ranks);
+  return sizes.smaller > 0 ? 2 * ring_steady_tries_messages(simulated, ranks) : 0;
 }
 
 RingSegmentSizes ring_segment_sizes(double bytes, int ranks)
