@@ -1,6 +1,7 @@
 // Real memory for emulated processes (see host_memory.hpp).
 #include "emulator/host_memory.hpp"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +16,25 @@ namespace tp::emu {
 
 namespace {
 
+/// mimalloc (the executables' malloc where the build links it, CMakeLists.txt) maps each block above its segment size
+/// afresh and unmaps it on free, as glibc does above 32 MiB; it keeps freed memory only in an arena reserved up front
+/// with decommits off (measured, mimalloc 2.0.9: 50 x a 64 MiB block 820 k page faults, 16 k so). Its functions are
+/// looked up at run time: the emulator's own tests and sanitizer builds run on glibc.
+void keep_freed_memory_in_mimalloc()
+{
+  using OptionSet = void (*)(int option, long value);
+  using Reserve = int (*)(size_t size, bool commit, bool allow_large);
+  auto option_set = reinterpret_cast<OptionSet>(dlsym(RTLD_DEFAULT, "mi_option_set"));
+  auto reserve = reinterpret_cast<Reserve>(dlsym(RTLD_DEFAULT, "mi_reserve_os_memory"));
+  if (!option_set || !reserve) return;
+  constexpr int MI_OPTION_ALLOW_DECOMMIT = 22; // mimalloc.h's mi_option_allow_decommit (2.0)
+  option_set(MI_OPTION_ALLOW_DECOMMIT, 0);
+  // Address space, not memory: pages are backed as they are touched. Half the machine's memory, so that a kernel
+  // that refuses large mappings refuses none here (then blocks come from the OS, page faults and all, still correct).
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) (void)reserve(size_t(pages) * size_t(page) / 2, true, false);
+}
+
 /// Emulated processes keep the memory they free, as TF's BFC allocator and gRPC's slice pools do: glibc otherwise
 /// maps every block above 32 MiB afresh and unmaps it on free, so each large tensor, staging buffer or message
 /// would pay a page fault per 4 KiB page on first touch (most of a large transfer's time on this kind of machine,
@@ -27,6 +47,7 @@ void keep_freed_memory()
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, -1); // never give the heap back
     mallopt(M_TOP_PAD, 64 << 20);
+    keep_freed_memory_in_mimalloc();
   });
 }
 

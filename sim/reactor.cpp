@@ -266,12 +266,17 @@ void Reactor::take_completions()
 void Reactor::wait_for_completion(double until)
 {
   if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
-  if (!std::isinf(until)) arm_wakeup(until);
+  if (std::isinf(until))
+    disarm_wakeup(); // a wake-up left from a timer since cancelled would only wake the loop for nothing
+  else
+    arm_wakeup(until);
   waiting_ = true;
   wake_->acquire();
   waiting_ = false;
 }
 
+// The kernel timer heap is changed here from the reactor's actor, outside a simcall: safe with SimGrid's sequential
+// contexts (one actor or maestro runs at a time: the simulator never sets contexts/nthreads above 1).
 void Reactor::arm_wakeup(double date)
 {
   if (wakeup_timer_ && wakeup_date_ == date) return;

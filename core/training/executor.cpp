@@ -37,6 +37,8 @@ struct DeviceQueue {
 
 } // namespace
 
+namespace {
+
 /// The wiring of a task's ops, resolved once from the graph (prepare()): what every rank of a rank template shares,
 /// so that a thousand ranks keep one copy. Nothing here depends on the rank: its names, devices' places, keys and
 /// variables stay with each executor.
@@ -186,6 +188,8 @@ struct ExecutorPlan {
     return plan;
   }
 };
+
+} // namespace
 
 struct TaskExecutor::Impl {
   transports::TaskRuntime& task;
