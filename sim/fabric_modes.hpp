@@ -149,6 +149,14 @@ collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Locatio
 /// Whether no link that a message holds (a shared one) is on two ranks' routes at either segment size of `bytes`.
 /// `segments`: the ranks of the ring whose segments are timed (default: the routes' own count).
 bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments = 0);
+/// The most that links shared between ranks' routes can add to a ring allreduce of `bytes` on the analytical fabric
+/// over its time with every link free (ring_allreduce_uncontended): 2 (N - 1) steps, each message waiting at most for
+/// one message of every other rank that shares a link of its route, each holding it at most the longest message's time.
+/// `segments`: as ring_links_unshared.
+double ring_contention_bound(const RingRoutes& ring, double bytes, int segments = 0);
+/// analytical_ring times a ring of fewer elements than ranks by its recurrence where ring_contention_bound is at most
+/// this share of its time.
+inline constexpr double RING_CONTENTION_TOLERANCE = 1e-3;
 /// A message of `bytes` from `rank` on its route when its links are free, as the analytical fabric times it.
 collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes);
 /// One ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving): by the ring's recurrence

@@ -41,6 +41,9 @@ struct RingScheduleResult {
   /// run_steady_ring_allreduce of a ring whose segments have two sizes: the width of the bracket its time was
   /// interpolated in (the rings of every segment the smaller and the larger); 0 otherwise.
   double two_sizes_bracket = 0;
+  /// sim::analytical_ring of a ring timed by its recurrence though routes share links: the most the sharing could add
+  /// (sim::ring_contention_bound); 0 otherwise.
+  double contention_bound = 0;
 };
 
 /// Ring allreduce of `bytes` (float32 elements) over `ranks` ranks on `fabric`, starting now.
