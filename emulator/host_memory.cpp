@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -24,15 +25,25 @@ void keep_freed_memory_in_mimalloc()
 {
   using OptionSet = void (*)(int option, long value);
   using Reserve = int (*)(size_t size, bool commit, bool allow_large);
+  using Version = int (*)();
   auto option_set = reinterpret_cast<OptionSet>(dlsym(RTLD_DEFAULT, "mi_option_set"));
   auto reserve = reinterpret_cast<Reserve>(dlsym(RTLD_DEFAULT, "mi_reserve_os_memory"));
-  if (!option_set || !reserve) return;
+  auto version = reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "mi_version"));
+  // The option's number is 2.0's (Debian 12's 2.0.9): 2.1 renumbered them and purges differently; other versions are
+  // left as they are (page faults on large blocks again, results unchanged).
+  if (!option_set || !reserve || !version || version() < 200 || version() >= 210) return;
   constexpr int MI_OPTION_ALLOW_DECOMMIT = 22; // mimalloc.h's mi_option_allow_decommit (2.0)
   option_set(MI_OPTION_ALLOW_DECOMMIT, 0);
-  // Address space, not memory: pages are backed as they are touched. Half the machine's memory, so that a kernel
-  // that refuses large mappings refuses none here (then blocks come from the OS, page faults and all, still correct).
+  // Under strict overcommit (mode 2) a reserve counts against the commit limit: none then.
+  if (FILE* f = std::fopen("/proc/sys/vm/overcommit_memory", "r")) {
+    const int mode = std::fgetc(f);
+    std::fclose(f);
+    if (mode == '2') return;
+  }
+  // Address space, not memory: pages are backed as they are touched. Half the machine's memory, at most 8 GiB (the
+  // emulator's largest working sets are a few GiB); a refused reserve leaves blocks to the OS (still correct).
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) (void)reserve(size_t(pages) * size_t(page) / 2, true, false);
+  if (pages > 0 && page > 0) (void)reserve(std::min(size_t(pages) * size_t(page) / 2, size_t(8) << 30), true, false);
 }
 
 /// Emulated processes keep the memory they free, as TF's BFC allocator and gRPC's slice pools do: glibc otherwise

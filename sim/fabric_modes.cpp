@@ -429,7 +429,8 @@ double ring_contention_bound(const RingRoutes& ring, double bytes, int segments)
           users[size_t(l)].push_back(r);
     }
   // A message waits for at most one message of every other rank that shares a link of its route (a rank has one in
-  // flight: it sends the next once its own has landed), each holding the link at most `longest`.
+  // flight: it sends the next once its own has landed), each holding the link at most `longest`; and the fabric
+  // moves a message past a free gap shorter than itself (AnalyticalFabric::send), so each wait is at most twice that.
   double worst = 0;
   for (const double seg : {sizes.larger, sizes.smaller})
     for (int r = 0; r < n; ++r) {
@@ -440,7 +441,7 @@ double ring_contention_bound(const RingRoutes& ring, double bytes, int segments)
             if (u != r) others.push_back(u);
       std::sort(others.begin(), others.end());
       others.erase(std::unique(others.begin(), others.end()), others.end());
-      worst = std::max(worst, double(others.size()) * longest);
+      worst = std::max(worst, double(others.size()) * 2 * longest);
     }
   // A chain of the ring's dependencies holds one message per step: 2 (N - 1) steps of the whole ring.
   return 2.0 * double(segments - 1) * worst;
@@ -483,7 +484,7 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   // segments going round) are latency-bound: what sharing a link adds is at most ring_contention_bound, and contention
   // only delays (a message starts no earlier than with its links free, and every step waits for the ones before it),
   // so the recurrence that leaves it out is timed instead of every message, where that bound is at most
-  // RING_CONTENTION_TOLERANCE of its time (measured on 1,024 DGX A100 ranks: 4e-6 of it at most; the bound 1.4e-4).
+  // RING_CONTENTION_TOLERANCE of its time (measured on 1,024 DGX A100 ranks: 4e-6 of it at most; the bound 2.8e-4).
   const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
   const double slack = sizes.smaller == 0 && !sizes.one_size() ? ring_contention_bound(ring, bytes, n)
                                                                 : std::numeric_limits<double>::infinity();

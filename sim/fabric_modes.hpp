@@ -151,7 +151,8 @@ collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Locatio
 bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments = 0);
 /// The most that links shared between ranks' routes can add to a ring allreduce of `bytes` on the analytical fabric
 /// over its time with every link free (ring_allreduce_uncontended): 2 (N - 1) steps, each message waiting at most for
-/// one message of every other rank that shares a link of its route, each holding it at most the longest message's time.
+/// one message of every other rank that shares a link of its route, each holding it at most the longest message's
+/// time, twice that for the gaps a message cannot use.
 /// `segments`: as ring_links_unshared.
 double ring_contention_bound(const RingRoutes& ring, double bytes, int segments = 0);
 /// analytical_ring times a ring of fewer elements than ranks by its recurrence where ring_contention_bound is at most

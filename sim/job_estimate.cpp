@@ -195,7 +195,7 @@ uint64_t ring_collectives_per_step(const training::TrainingModel& model, const T
 
 /// Messages the analytical fabric times for one ring of `bytes` over `whole` ranks, `simulated` of them simulated
 /// (where routes share a link), at most: every message, and collectives::run_steady_ring_allreduce's tries before them
-/// (two rings' for two segment sizes). Where a try finds the steady state (DGX A100 rings) the
+/// (for one segment size). Where a try finds the steady state (DGX A100 rings) the
 /// ring costs only the tries up to it: the estimate then errs high.
 double analytical_ring_messages(double bytes, double simulated, double whole)
 {
@@ -205,16 +205,15 @@ double analytical_ring_messages(double bytes, double simulated, double whole)
 
 /// The rings the analytical collectives time in a job (each distinct size once: sim/analytical_collectives.cpp keeps
 /// the seconds by size for the whole job; fused batches: a step's worth, the same batches forming each step) and the
-/// messages timed for them (analytical_ring_messages; fused batches' sizes are not known here: each counted as of two
-/// segment sizes, with both rings' steady-state tries, the most a ring can take).
+/// messages timed for them (analytical_ring_messages; fused batches' sizes are not known here: each counted as of one
+/// segment size, with the steady-state tries, the most a ring can take).
 std::pair<uint64_t, double> analytical_rings_per_job(const training::TrainingModel& model, const TrainingJob& job,
                                                      double simulated, double whole)
 {
   if (job.collectives.fusion_threshold > 0) {
     const uint64_t rings = ring_collectives_per_step(model, job);
-    // A batch whose segments have two sizes (the most a ring can take: two rings' tries before the whole ring).
-    const double two_sizes = 4.0 * (2 * whole + 1);
-    return {rings, double(rings) * analytical_ring_messages(two_sizes, simulated, whole)};
+    const double one_size = 4.0 * whole; // a batch whose segments have one size: the tries counted too
+    return {rings, double(rings) * analytical_ring_messages(one_size, simulated, whole)};
   }
   std::set<uint64_t> sizes;
   for (const auto& l : model.layers)

@@ -264,23 +264,6 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
         out->simulated_messages = timed;
         return *out;
       }
-    } else if (sizes.smaller > 0) {
-      // Two sizes: the first larger_count segments one element longer. The ring's time lies between those of the
-      // rings with every segment the smaller and every segment the larger, and moves between them in proportion to
-      // the longer segments (measured: within 2 % of that bracket, itself 1e-5 of the ring's time at most; tests/sim/
-      // steady_ring_test.cpp bounds both), so it is taken as the interpolation of their steady-state counts.
-      auto lower = steady_one_size(fabric, simulated, ranks, sizes.smaller * ranks, options, timed);
-      auto upper =
-          lower ? steady_one_size(fabric, simulated, ranks, sizes.larger * ranks, options, timed) : std::nullopt;
-      if (lower && upper) {
-        RingScheduleResult out;
-        const double share = double(sizes.larger_count) / double(ranks);
-        out.seconds = lower->seconds + share * (upper->seconds - lower->seconds);
-        out.messages = lower->messages;
-        out.simulated_messages = timed;
-        out.two_sizes_bracket = upper->seconds - lower->seconds;
-        return out;
-      }
     }
   }
   auto f = fabric();
@@ -299,9 +282,7 @@ uint64_t ring_steady_tries_messages(int simulated, int ranks)
 
 uint64_t ring_steady_tries_messages(int simulated, int ranks, double bytes)
 {
-  const RingSegmentSizes sizes = ring_segment_sizes(bytes, ranks);
-  if (sizes.one_size()) return ring_steady_tries_messages(simulated, ranks);
-  return sizes.smaller > 0 ? 2 * ring_steady_tries_messages(simulated, ranks) : 0;
+  return ring_segment_sizes(bytes, ranks).one_size() ? ring_steady_tries_messages(simulated, ranks) : 0;
 }
 
 RingSegmentSizes ring_segment_sizes(double bytes, int ranks)

@@ -38,9 +38,6 @@ struct RingScheduleResult {
   uint64_t messages = 0; ///< messages sent (2 (N-1) N)
   /// Messages timed one by one (run_steady_ring_allreduce: fewer than `messages` where steady steps were counted).
   uint64_t simulated_messages = 0;
-  /// run_steady_ring_allreduce of a ring whose segments have two sizes: the width of the bracket its time was
-  /// interpolated in (the rings of every segment the smaller and the larger); 0 otherwise.
-  double two_sizes_bracket = 0;
   /// sim::analytical_ring of a ring timed by its recurrence though routes share links: the most the sharing could add
   /// (sim::ring_contention_bound); 0 otherwise.
   double contention_bound = 0;
@@ -76,12 +73,10 @@ inline constexpr int RING_STEADY_WINDOW = 12;
 /// phases of that run show such a stretch (every rank, every step of a window that covers how far apart the ranks
 /// run), the steps cut out are the stretch repeated, and the ring's time is the short run's plus their advance (the
 /// cut made a whole number of cycles, by a second short run if need be). Otherwise longer cuts are tried (twice as
-/// long, up to a quarter of the phase); where none shows it, and for rings too short to cut, the ring runs whole: at
-/// most the whole ring's messages and ring_steady_tries_messages. A ring whose segments have two sizes (the first
-/// `larger_count` one element longer) is timed between the steady counts of the rings with every segment the smaller
-/// and every segment the larger, in proportion to the longer segments (where both find their steady state; else
-/// whole): within 2 % of that bracket (`two_sizes_bracket`), which is at most 1e-5 of the ring's time on the cases
-/// measured (docs/model.md "Steady steps counted"). Equal to the whole run up to
+/// long, up to a quarter of the phase); where none shows it, and for rings of two segment sizes or too short to cut,
+/// the ring runs whole: at most the whole ring's messages and ring_steady_tries_messages. (Timing a ring of two sizes
+/// between the rings of either size was tried and withdrawn: where messages tie on shared links one longer segment per
+/// step can reorder them, and the ring left that bracket by 0.9-6.6 %; docs/model.md.) Equal to the whole run up to
 /// rounding where its steady state holds (tests/sim/steady_ring_test.cpp); the analytical fabric breaks exact ties by
 /// floating-point comparisons, so a whole run can itself move by some 1e-5 with its time origin where many messages
 /// tie, and the two then differ by as much. `simulated_messages` says how many messages were timed.
@@ -92,8 +87,7 @@ RingScheduleResult run_steady_ring_allreduce(const std::function<std::unique_ptr
 /// where none finds the steady state): the first try's, under the whole ring's, and about half the whole ring's at
 /// most for the longer ones.
 uint64_t ring_steady_tries_messages(int simulated, int ranks);
-/// The same for a ring of `bytes`: a ring of one segment size's tries, twice that for two sizes (two one-size rings'
-/// tries), none for a ring whose smaller segments are empty (it runs whole).
+/// The same for a ring of `bytes`: a ring of one segment size's tries, none for two sizes (it runs whole).
 uint64_t ring_steady_tries_messages(int simulated, int ranks, double bytes);
 
 /// The ring's segment sizes for `bytes` (float32 elements) over `ranks` (core/collectives/ring.cpp's ring_segments):

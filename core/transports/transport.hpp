@@ -25,7 +25,8 @@ namespace tp::transports {
 
 /// Task name ("/job:worker/replica:0/task:1") -> the process (stream peer name) that runs it. Copies share one map:
 /// every task of a job holds the job's (TaskContext::cluster), N tasks x N entries as plain maps, 2.5 GB at 4,096
-/// ranks; a change to a shared one copies it first. Read-only use from several threads is safe.
+/// ranks; a change to a shared one copies it first. Read-only use from several threads is safe; fill a spec before
+/// copying it, and keep no reference or iterator across a change (it may then point into another copy's map).
 class ClusterSpec {
 public:
   using Map = std::map<std::string, std::string>;
