@@ -161,7 +161,9 @@ inline constexpr double RING_CONTENTION_TOLERANCE = 1e-3;
 /// A message of `bytes` from `rank` on its route when its links are free, as the analytical fabric times it.
 collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes);
 /// One ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving): by the ring's recurrence
-/// where ring_links_unshared (`*closed_form` set to true), else message by message on the analytical fabric.
+/// where ring_links_unshared (`*closed_form` set to true), or for fewer elements than ranks where ring_contention_bound
+/// is within RING_CONTENTION_TOLERANCE of it (`contention_bound` set); else message by message on the analytical
+/// fabric, its repeated steps counted (collectives::run_steady_ring_allreduce).
 /// `ring_ranks` > ring.ranks(): the routes are one period of a ring of that many ranks (identical hosts: rank r's route
 /// is rank (r mod ring.ranks())'s, as TrainingJob::symmetric_ranks simulates them): the recurrence over every rank
 /// (exact), or message by message folded onto the routes' ranks (collectives::run_folded_ring_allreduce).
