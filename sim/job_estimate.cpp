@@ -86,6 +86,11 @@ constexpr double MATERIALIZED_COPIES = 3;
 // are kept: they still bound parameter-server jobs from above, and err high for allreduce ones (at 1024 ranks the
 // estimate is 71 s and 3.7 GB).
 constexpr double BYTES_PER_OP = 2.6e3;
+// Allreduce ranks sharing rank 0's ops (TrainingJob::share_rank_ops, the default) with one executor plan and one
+// cluster map for all (docs/performance.md): ResNet-50, Baidu, analytical rings on dgx-a100-8gpu hosts, 1,024 / 2,048
+// / 4,096 ranks peaked at 553 MB / 1.09 GB / 2.19 GB, 0.46-0.47 KB per rank and op all told; charged 0.3 KB per op
+// on top of BYTES_PER_PROCESS (0.5 MB each): 1.5-1.6x the measurement at those sizes.
+constexpr double BYTES_PER_TEMPLATE_RANK_OP = 0.3e3;
 // Each remote transfer of a step keeps its records until the step ends: ResNet-50 ring allreduce over 16 ranks in
 // protocol mode (128 K ring messages per step) peaked at 421 MB, parameter servers through verbs_v1 (5,340 transfers
 // per step) 18 MB above the ops and processes: 3.2-6.6 KB per transfer.
@@ -378,9 +383,10 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       (ps ? "workers = " : "ranks = ") + std::to_string(L.workers) +
       (ps && L.gpus_per_worker > 1 ? " x " + std::to_string(L.gpus_per_worker) + " GPUs" : std::string());
   const std::string tasks_steps = tasks + ", steps = " + std::to_string(job.steps);
-  e.add(num(ops) + " step-graph ops x " + std::to_string(int(BYTES_PER_OP)) + " B, x " + num(steps) + " steps x " +
+  const double bytes_per_op = !ps && job.share_rank_ops ? BYTES_PER_TEMPLATE_RANK_OP : BYTES_PER_OP;
+  e.add(num(ops) + " step-graph ops x " + std::to_string(int(bytes_per_op)) + " B, x " + num(steps) + " steps x " +
             human_seconds(SECONDS_PER_OP_STEP),
-        tasks_steps, BYTES_PER_OP * ops, SECONDS_PER_OP_STEP * ops * steps);
+        tasks_steps, bytes_per_op * ops, SECONDS_PER_OP_STEP * ops * steps);
   e.add(num(processes) + " simulated processes x " + human_bytes(BYTES_PER_PROCESS), tasks,
         BYTES_PER_PROCESS * processes, 0);
   if (ps && L.ps_tasks > 0) {
