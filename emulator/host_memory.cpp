@@ -20,7 +20,7 @@ namespace {
 /// mimalloc (the executables' malloc where the build links it, CMakeLists.txt) maps each block above its segment size
 /// afresh and unmaps it on free, as glibc does above 32 MiB; it keeps freed memory only in an arena reserved up front
 /// with decommits off (measured, mimalloc 2.0.9: 50 x a 64 MiB block 820 k page faults, 16 k so). Its functions are
-/// looked up at run time: the emulator's own tests and sanitizer builds run on glibc.
+/// looked up at run time: sanitizer builds and builds without mimalloc run on glibc.
 void keep_freed_memory_in_mimalloc()
 {
   using OptionSet = void (*)(int option, long value);

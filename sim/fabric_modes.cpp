@@ -477,9 +477,11 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   if (closed_form) *closed_form = unshared;
   // Rank r's route is rank (r mod k)'s: the recurrence over all n ranks, as with every route built, computed over one
   // period of ranks where the hops repeat with one (k = two hosts' ranks: a host's ranks when the hosts are odd).
-  if (unshared)
+  auto recurrence = [&] {
     return collectives::ring_allreduce_uncontended(
         n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
+  };
+  if (unshared) return recurrence();
   // Tensors of fewer elements than ranks (segments of one element or none: no steady state to count, the larger
   // segments going round) are latency-bound: what sharing a link adds is at most ring_contention_bound, and contention
   // only delays (a message starts no earlier than with its links free, and every step waits for the ones before it),
@@ -489,8 +491,7 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
   const double slack = sizes.smaller == 0 && !sizes.one_size() ? ring_contention_bound(ring, bytes, n)
                                                                 : std::numeric_limits<double>::infinity();
   if (std::isfinite(slack)) {
-    auto rec = collectives::ring_allreduce_uncontended(
-        n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
+    auto rec = recurrence();
     if (slack <= RING_CONTENTION_TOLERANCE * rec.seconds) {
       rec.contention_bound = slack;
       return rec;

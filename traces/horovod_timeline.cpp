@@ -66,6 +66,18 @@ long long elements(const json& shape)
 constexpr const char* COLLECTIVE_KINDS[] = {"allreduce",     "allgather", "broadcast", "alltoall",
                                             "reducescatter", "adasum",    "barrier"};
 
+/// COLLECTIVE_KINDS as a list for messages ("allreduce, allgather, ...").
+const std::string& collective_kinds_text()
+{
+  static const std::string text = [] {
+    std::string t;
+    for (const char* k : COLLECTIVE_KINDS)
+      t += std::string(t.empty() ? "" : ", ") + k;
+    return t;
+  }();
+  return text;
+}
+
 /// The collective an operation's name names ("ALLREDUCE", "NCCL_ALLREDUCE", "ENQUEUE_BROADCAST", ...); empty when it
 /// names none.
 std::string kind_of(std::string op)
@@ -195,11 +207,8 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     c.name = tensor.count(pid) ? tensor[pid] : "pid " + std::to_string(pid);
     c.kind = kind_of(b.name);
     if (c.kind.empty()) { // an activity that names no collective (a timeline writer's own: Bluefog's FORWARD, ...)
-      std::string kinds;
-      for (const char* k : COLLECTIVE_KINDS)
-        kinds += std::string(kinds.empty() ? "" : ", ") + k;
-      warn.add("activities that are not collectives",
-               b.at + " (" + b.name + " " + c.name + "): names no collective (" + kinds + "): left out");
+      warn.add("activities that are not collectives", b.at + " (" + b.name + " " + c.name + "): names no collective (" +
+                                                          collective_kinds_text() + "): left out");
       continue;
     }
     c.library = b.library;

@@ -70,7 +70,6 @@ struct ExecutorPlan {
     int apply = -1;               ///< APPLY: the index of its variable among the APPLY ops'
     bool remote_consumer = false; ///< an output feeds a remote SEND: allocate NIC-compatible
   };
-  const StepGraph* graph = nullptr; ///< what it was built from (the cache's key)
   std::vector<PlanOp> ops;
   std::vector<const std::string*> queue_devices; ///< each queue's device (the graph's name)
   std::vector<const std::string*> keys;          ///< each key (the graph's name)
@@ -101,7 +100,6 @@ struct ExecutorPlan {
   {
     const Graph& g = sg.graph;
     auto plan = std::make_shared<ExecutorPlan>();
-    plan->graph = &sg;
     auto& ops = plan->ops;
     std::unordered_map<OpId, int> local_of;
     const auto& mine = sg.ops_of(task);
@@ -197,7 +195,6 @@ struct TaskExecutor::Impl {
   ExecutorOptions options;
   CollectiveHook* collectives;
 
-  static constexpr int NO_OUTPUT = ExecutorPlan::NO_OUTPUT, MISSING = ExecutorPlan::MISSING;
   using PlanOp = ExecutorPlan::PlanOp;
   std::shared_ptr<const ExecutorPlan> plan;
   std::span<const PlanOp> ops;             ///< the plan's
