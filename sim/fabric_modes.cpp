@@ -482,14 +482,15 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
         n, bytes, [&ring, k](int r, double b) { return ring_hop_time(ring, r % k, b); }, opt, std::gcd(n, k));
   };
   if (unshared) return recurrence();
-  // Tensors of fewer elements than ranks (segments of one element or none: no steady state to count, the larger
-  // segments going round) are latency-bound: what sharing a link adds is at most ring_contention_bound, and contention
+  // Segments of two sizes (the larger going round: no steady state to count) of a latency-bound ring, such as a
+  // tensor of fewer elements than ranks: what sharing a link adds is at most ring_contention_bound, and contention
   // only delays (a message starts no earlier than with its links free, and every step waits for the ones before it),
   // so the recurrence that leaves it out is timed instead of every message, where that bound is at most
-  // RING_CONTENTION_TOLERANCE of its time (measured on 1,024 DGX A100 ranks: 4e-6 of it at most; the bound 2.8e-4).
+  // RING_CONTENTION_TOLERANCE of its time (measured on 256 and 1,024 DGX A100 ranks, 4 to 12 bytes a segment: 1.7e-6
+  // of it at most, the bound 2.8e-4 to 8.4e-4). A bandwidth-bound ring's bound is far above that: it runs whole.
   const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
-  const double slack = sizes.smaller == 0 && !sizes.one_size() ? ring_contention_bound(ring, bytes, n)
-                                                                : std::numeric_limits<double>::infinity();
+  const double slack =
+      !sizes.one_size() ? ring_contention_bound(ring, bytes, n) : std::numeric_limits<double>::infinity();
   if (std::isfinite(slack)) {
     auto rec = recurrence();
     if (slack <= RING_CONTENTION_TOLERANCE * rec.seconds) {

@@ -155,13 +155,13 @@ bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments = 0)
 /// time, twice that for the gaps a message cannot use.
 /// `segments`: as ring_links_unshared.
 double ring_contention_bound(const RingRoutes& ring, double bytes, int segments = 0);
-/// analytical_ring times a ring of fewer elements than ranks by its recurrence where ring_contention_bound is at most
+/// analytical_ring times a ring whose segments have two sizes by its recurrence where ring_contention_bound is at most
 /// this share of its time.
 inline constexpr double RING_CONTENTION_TOLERANCE = 1e-3;
 /// A message of `bytes` from `rank` on its route when its links are free, as the analytical fabric times it.
 collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double bytes);
 /// One ring allreduce of `bytes` on those routes (a fresh calendar: nothing else moving): by the ring's recurrence
-/// where ring_links_unshared (`*closed_form` set to true), or for fewer elements than ranks where ring_contention_bound
+/// where ring_links_unshared (`*closed_form` set to true), or for segments of two sizes where ring_contention_bound
 /// is within RING_CONTENTION_TOLERANCE of it (`contention_bound` set); else message by message on the analytical
 /// fabric, its repeated steps counted (collectives::run_steady_ring_allreduce).
 /// `ring_ranks` > ring.ranks(): the routes are one period of a ring of that many ranks (identical hosts: rank r's route
