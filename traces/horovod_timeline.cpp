@@ -3,7 +3,8 @@
 // which is dropped with a warning). One "process" per tensor (its name in the process_name metadata); "B"/"E" pairs
 // nest per tensor, the outermost being the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases
 // (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...: an NCCL_* or MPI_* phase names the collective's
-// library). Horovod writes the tensor's "dtype"
+// library, and the span of those phases is the collective's time; the activity's begin is when it was issued).
+// Horovod writes the tensor's "dtype"
 // ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
 // "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
 // unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
@@ -153,6 +154,9 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     json args;
     std::string at;      ///< "[7]": where the B event is
     std::string library; ///< the outermost: "nccl" or "mpi" once a phase inside it says so (NCCL_ALLREDUCE, ...)
+    /// The outermost: the first begin and last end of its library phases (NCCL_*, MPI_*), microseconds; -1: none yet.
+    double moved_from = -1, moved_to = -1;
+    json tid; ///< the B event's "tid" (Horovod writes none; Bluefog puts the MPI phases on a thread of their own)
   };
   std::map<long, std::vector<Open>> open; // per tensor: the B events not yet ended
   std::vector<double> cycles;             // CYCLE_START times, microseconds
@@ -182,7 +186,8 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (!*ts_field) return event_error(file, i, "a numeric \"ts\" (microseconds)", e.dump().substr(0, 80));
     const double ts = **ts_field;
     if (ph == "B") {
-      open[pid].push_back({text(e, "name"), ts, e.value("args", json::object()), at(i), ""});
+      open[pid].push_back(
+          {text(e, "name"), ts, e.value("args", json::object()), at(i), "", -1, -1, e.value("tid", json())});
       continue;
     }
     if (ph == "X") { // instant activities inside an operation: in a NEGOTIATE phase, a rank ready ("name": "3")
@@ -196,8 +201,16 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     Open b = stack.back();
     stack.pop_back();
     if (!stack.empty()) { // a phase inside the collective: NCCL_ALLREDUCE, MPI_ALLREDUCE, ... name its library
-      if (b.name.rfind("NCCL_", 0) == 0) stack.front().library = "nccl";
-      if (b.name.rfind("MPI_", 0) == 0 && stack.front().library.empty()) stack.front().library = "mpi";
+      const bool nccl = b.name.rfind("NCCL_", 0) == 0, mpi = b.name.rfind("MPI_", 0) == 0;
+      Open& outer = stack.front();
+      if (nccl) outer.library = "nccl";
+      if (mpi && outer.library.empty()) outer.library = "mpi";
+      // The library's own phases (a hierarchical allreduce has several), on the activity's thread: where they run on
+      // another (Bluefog's), an "E" cannot be told from the activity's own and the activity's span is kept.
+      if ((nccl || mpi) && stack.size() == 1 && b.tid == outer.tid) {
+        if (outer.moved_from < 0) outer.moved_from = b.ts;
+        outer.moved_to = std::max(outer.moved_to, ts);
+      }
       continue;
     }
     if (b.name.rfind("NEGOTIATE", 0) == 0 || b.name == "WAIT_FOR_DATA" || b.name == "QUEUE" || b.name == "JOIN" ||
@@ -212,9 +225,19 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       continue;
     }
     c.library = b.library;
-    c.start = b.ts * 1e-6;
-    c.duration = (ts - b.ts) * 1e-6;
-    if (c.duration < 0) return event_error(file, i, "an end after its begin", std::to_string(ts));
+    if (ts < b.ts) return event_error(file, i, "an end after its begin", std::to_string(ts));
+    // What the library ran moves the bytes: the span of its phases is the collective, as a Kineto trace's NCCL
+    // kernel is; the activity's begin is when Horovod issued it. Before them lie waits for this and the other ranks'
+    // data, the stream's queue, the fusion buffer's copy and, once, NCCL's set-up (INIT_NCCL, hundreds of ms), which
+    // the replay keeps as recorded. Without such a phase (older timelines, descendants' own) the whole activity.
+    if (b.moved_from >= 0) {
+      c.issued = b.ts * 1e-6;
+      c.start = b.moved_from * 1e-6;
+      c.duration = (b.moved_to - b.moved_from) * 1e-6;
+    } else {
+      c.start = b.ts * 1e-6;
+      c.duration = (ts - b.ts) * 1e-6;
+    }
     const std::string label = b.at + " (" + b.name + " " + c.name + ")";
     // The size: "bytes"/"size" on the begin event, else "dtype" and "shape" on the end event (as Horovod writes
     // them), else on the begin event.

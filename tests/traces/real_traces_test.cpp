@@ -224,3 +224,57 @@ TEST_CASE("real timeline of Bluefog (Horovod's timeline writer, forked), untermi
     told = told || w.find("1755 more: activities that are not collectives") != std::string::npos;
   CHECK(told); // 5 shown + 1755 more = the 1,760 FORWARD and GRADIENT COMPT. spans
 }
+
+TEST_CASE("real Horovod timeline as Horovod writes it: a fused allreduce timed by its NCCL phase, sizes from the end "
+          "events",
+          "[traces]")
+{
+  // sagemaker-debugger's horovod_timeline_small.json (README.md): written by Horovod's timeline.cc on an 8-rank TF2
+  // job, cut after its first allreduce. Checked by hand: pids 1 and 2 are the only tensors past negotiation; their
+  // ALLREDUCE begins at 77576059007 and 77576059009 us, NCCL_ALLREDUCE runs 77576573040-046 and 77576573041-080 us
+  // (after INIT_NCCL's 299 ms), the end events say float32 [10] and float32 [256, 10]; the NEGOTIATE phases mark ranks
+  // 0 to 7 ready; 11 CYCLE_START marks.
+  auto t = traces::read_trace(real("smdebug_horovod_timeline_small.json"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "horovod_timeline");
+  CHECK(t->world_size == 8);
+  CHECK(t->warnings.empty()); // the 88 tensors still negotiating are not collectives
+  REQUIRE(t->collectives.size() == 2);
+  const auto& bias = t->collectives[0];
+  CHECK(bias.name == "Adam_Allreduce/HorovodAllreduce_gradient_tape_model_dense_1_BiasAdd_BiasAddGrad_0");
+  CHECK(bias.kind == "allreduce");
+  CHECK(bias.library == "nccl");
+  CHECK(bias.bytes == 10 * 4);
+  CHECK(bias.issued == Approx(77576059007e-6).epsilon(1e-15));
+  CHECK(bias.start == Approx(77576573040e-6).epsilon(1e-15));
+  CHECK(bias.duration == Approx(6e-6).margin(1e-9));
+  const auto& weights = t->collectives[1];
+  CHECK(weights.name == "Adam_Allreduce/HorovodAllreduce_gradient_tape_model_dense_1_MatMul_1_0");
+  CHECK(weights.bytes == 256 * 10 * 4);
+  CHECK(weights.duration == Approx(39e-6).margin(1e-9));
+  CHECK(t->steps.size() == 11);
+}
+
+TEST_CASE("real TensorFlow 1.0 timeline of one GPU step: executor and GPU tracer lanes, copies without sizes",
+          "[traces]")
+{
+  // ikhlestov/tensorflow_profiling's profiles/GPU/timeline_02_step_0.json (README.md), as TF's Timeline wrote it.
+  // Counted by hand: 171 "X" ops on 8 lanes (the executor's gpu:0 and cpu:0, the tracer's stream:all, 12, 13, 14, 7
+  // and memcpy); the first MatMul on the executor's gpu:0 lane lasts 112,787 us; no RecvTensor, _Send or _Recv.
+  auto t = traces::read_trace(real("tf_timeline_mlp_gpu_step0.json.gz"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "tf_timeline");
+  CHECK(t->ops.size() == 171);
+  CHECK(t->transfers.empty());
+  CHECK(t->collectives.empty());
+  std::set<std::string> lanes;
+  double longest = 0;
+  for (const auto& o : t->ops) {
+    lanes.insert(o.device);
+    longest = std::max(longest, o.duration);
+  }
+  CHECK(lanes.size() == 8);
+  CHECK(lanes.count("/job:localhost/replica:0/task:0/gpu:0") == 1);
+  CHECK(lanes.count("/gpu:0/memcpy") == 1);
+  CHECK(longest == Approx(112787e-6));
+}

@@ -247,11 +247,16 @@ TEST_CASE("Horovod: the size from the end event's dtype and shape, as Horovod wr
   REQUIRE(t.collectives.size() == 3);
   CHECK(t.collectives[0].kind == "allreduce");
   CHECK(t.collectives[0].bytes == 3ull * 3 * 64 * 128 * 4);
-  CHECK(t.collectives[0].duration == Approx(80e-6));
-  CHECK(t.collectives[0].library == "nccl"); // its NCCL_ALLREDUCE phase
+  // Its NCCL_ALLREDUCE phase moves the bytes: that is its time; the ALLREDUCE's begin is when it was issued.
+  CHECK(t.collectives[0].start == Approx(25e-6));
+  CHECK(t.collectives[0].duration == Approx(65e-6));
+  CHECK(t.collectives[0].issued == Approx(20e-6));
+  CHECK(t.collectives[0].library == "nccl");
   CHECK(t.collectives[1].kind == "allgather");
   CHECK(t.collectives[1].bytes == 8 * 1000 * 2);
   CHECK(t.collectives[1].library.empty()); // no phase says
+  CHECK(t.collectives[1].duration == Approx(60e-6)); // the whole activity
+  CHECK(t.collectives[1].issued < 0);
   // no size anywhere: unknown, with a warning naming the event, not 0 bytes silently
   CHECK(t.collectives[2].kind == "broadcast");
   CHECK_FALSE(t.collectives[2].bytes_known);
