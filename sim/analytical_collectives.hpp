@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tp::sim {
@@ -56,7 +57,14 @@ private:
   RingRoutes routes_;
   collectives::RingScheduleOptions adds_;
   int ring_ranks_ = 0;
-  std::map<std::pair<int64_t, std::string>, std::vector<Waiting>> pending_;
+  struct StepAndName {
+    size_t operator()(const std::pair<int64_t, std::string>& k) const
+    {
+      return std::hash<std::string>()(k.second) ^ std::hash<int64_t>()(k.first) * 0x9e3779b97f4a7c15ULL;
+    }
+  };
+  /// Each rank's call, until the last rank's (looked up once per rank and ring: hashed, never walked).
+  std::unordered_map<std::pair<int64_t, std::string>, std::vector<Waiting>, StepAndName> pending_;
   std::map<double, double> seconds_by_bytes_; ///< the ring's time per tensor size (sizes repeat every step)
   std::map<double, Result<Extra>> excess_by_bytes_;
   Excess excess_;

@@ -213,6 +213,7 @@ void CollectiveEngine::negotiate(uint64_t round, std::vector<std::string> names,
       std::vector<std::string> names;
       for (const auto& [n, _] : requests_)
         names.push_back(n);
+      std::sort(names.begin(), names.end()); // in name order, whatever the hash's
       for (const auto& n : names)
         finish(n, p.error());
       return;

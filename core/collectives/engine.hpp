@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tp {
@@ -136,8 +137,9 @@ private:
   bool active_ = false;
   uint64_t round_ = 0;
   std::deque<std::string> new_requests_;    ///< not yet sent to the coordinator
-  std::map<std::string, Request> requests_; ///< waiting for their collective
-  std::map<std::string, bool> seen_;        ///< response cache (names negotiated before)
+  /// Waiting for their collective, by name (hashed: names share long prefixes, and every completion looks one up).
+  std::unordered_map<std::string, Request> requests_;
+  std::unordered_map<std::string, bool> seen_; ///< response cache (names negotiated before)
   bool busy_ = false;                       ///< uncoordinated mode: a collective is running
   std::vector<std::string> order_;          ///< uncoordinated mode: the fixed order of collectives in a step
   size_t next_in_order_ = 0;
@@ -154,7 +156,7 @@ private:
     std::vector<uint64_t> sizes; ///< by rank, 0 = not requested yet
     size_t count = 0;
   };
-  std::map<std::string, TableEntry> table_;
+  std::unordered_map<std::string, TableEntry> table_; ///< never walked: lookups by name
   std::vector<std::string> ready_order_;
   std::vector<std::function<void(std::vector<Response>, bool)>> own_reply_;
   Tensor fusion_buffer_;
