@@ -225,8 +225,8 @@ TEST_CASE("real timeline of Bluefog (Horovod's timeline writer, forked), untermi
   CHECK(told); // 5 shown + 1755 more = the 1,760 FORWARD and GRADIENT COMPT. spans
 }
 
-TEST_CASE("real Horovod timeline as Horovod writes it: a fused allreduce timed by its NCCL phase, sizes from the end "
-          "events",
+TEST_CASE("real Horovod timeline as Horovod writes it: a fused allreduce timed by its NCCL phase with sizes from "
+          "the end events",
           "[traces]")
 {
   // sagemaker-debugger's horovod_timeline_small.json (README.md): written by Horovod's timeline.cc on an 8-rank TF2
@@ -255,7 +255,7 @@ TEST_CASE("real Horovod timeline as Horovod writes it: a fused allreduce timed b
   CHECK(t->steps.size() == 11);
 }
 
-TEST_CASE("real TensorFlow 1.0 timeline of one GPU step: executor and GPU tracer lanes, copies without sizes",
+TEST_CASE("real TensorFlow 1.0 timeline of one GPU step: executor and GPU tracer lanes with copies of no size",
           "[traces]")
 {
   // ikhlestov/tensorflow_profiling's profiles/GPU/timeline_02_step_0.json (README.md), as TF's Timeline wrote it.
@@ -277,4 +277,33 @@ TEST_CASE("real TensorFlow 1.0 timeline of one GPU step: executor and GPU tracer
   CHECK(lanes.count("/job:localhost/replica:0/task:0/gpu:0") == 1);
   CHECK(lanes.count("/gpu:0/memcpy") == 1);
   CHECK(longest == Approx(112787e-6));
+}
+
+TEST_CASE("real distributed TensorFlow 1.x timeline: RecvTensor between tasks of unknown size is kept and said so",
+          "[traces]")
+{
+  // The tf-encrypted fork's timeline_client.json (README.md): 1 ps and 2 workers. Counted by hand: 19 "X" events, 7
+  // of them RecvTensor (traceEvents[13] to [19]) on the Compute lanes of worker 0 (3), worker 1 (2) and the ps (2),
+  // none with a size; the other 12 are ops on the three tasks' CPUs.
+  auto t = traces::read_trace(real("tf_timeline_ps_2workers.json"));
+  REQUIRE(t.ok());
+  CHECK(t->format == "tf_timeline");
+  CHECK(t->ops.size() == 12);
+  REQUIRE(t->transfers.size() == 7);
+  for (const auto& x : t->transfers) {
+    CHECK_FALSE(x.bytes_known); // not 0 bytes silently
+    CHECK(x.bytes == 0);
+  }
+  CHECK(t->transfers[0].duration == Approx(129e-6));
+  std::set<std::string> tasks;
+  for (const auto& o : t->ops)
+    tasks.insert(o.device);
+  CHECK(tasks == std::set<std::string>{"/job:ps/replica:0/task:0/device:CPU:0",
+                                       "/job:worker/replica:0/task:0/device:CPU:0",
+                                       "/job:worker/replica:0/task:1/device:CPU:0"});
+  size_t told = 0;
+  for (const auto& w : t->warnings)
+    told += w.find("carries no size: its size is unknown") != std::string::npos;
+  CHECK(told == 5); // five named, the rest counted ("... and 2 more")
+  CHECK(traces::infer_job(t.value()).ranks == 3);
 }
