@@ -200,6 +200,7 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     if (stack.empty()) return event_error(file, i, "an \"E\" event closing a \"B\" of the same tensor", "none open");
     Open b = stack.back();
     stack.pop_back();
+    if (ts < b.ts) return event_error(file, i, "an end after its begin (" + b.at + ")", std::to_string(ts));
     if (!stack.empty()) { // a phase inside the collective: NCCL_ALLREDUCE, MPI_ALLREDUCE, ... name its library
       const bool nccl = b.name.rfind("NCCL_", 0) == 0, mpi = b.name.rfind("MPI_", 0) == 0;
       Open& outer = stack.front();
@@ -225,13 +226,12 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
       continue;
     }
     c.library = b.library;
-    if (ts < b.ts) return event_error(file, i, "an end after its begin", std::to_string(ts));
     // What the library ran moves the bytes: the span of its phases is the collective, as a Kineto trace's NCCL
     // kernel is; the activity's begin is when Horovod issued it. Before them lie waits for this and the other ranks'
     // data, the stream's queue, the fusion buffer's copy and, once, NCCL's set-up (INIT_NCCL, hundreds of ms), which
     // the replay keeps as recorded. Without such a phase (older timelines, descendants' own) the whole activity.
     if (b.moved_from >= 0) {
-      c.issued = b.ts * 1e-6;
+      c.issued = std::min(b.ts, b.moved_from) * 1e-6; // never after its start, whatever the clocks
       c.start = b.moved_from * 1e-6;
       c.duration = (b.moved_to - b.moved_from) * 1e-6;
     } else {

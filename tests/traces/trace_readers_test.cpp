@@ -264,6 +264,29 @@ TEST_CASE("Horovod: the size from the end event's dtype and shape, as Horovod wr
   CHECK(t.warnings.size() == 1);
 }
 
+TEST_CASE("Horovod: a phase that ends before it begins is refused naming both events", "[traces]")
+{
+  // The NCCL phase's span is the collective's time: a phase ending before its begin would give a negative one.
+  auto t = traces::parse_trace(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 100, "pid": 1},
+                                   {"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 110, "pid": 1},
+                                   {"ph": "E", "ts": 105, "pid": 1},
+                                   {"ph": "E", "ts": 120, "pid": 1}])",
+                               "t.json");
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().message().find("t.json") != std::string::npos);
+  CHECK(t.error().message().find("[2]") != std::string::npos); // the E
+  CHECK(t.error().message().find("an end after its begin ([1])") != std::string::npos);
+  // A library phase that begins before its activity (clocks apart): issued no later than the phase's start.
+  auto u = parse(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 100, "pid": 1},
+                     {"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 90, "pid": 1},
+                     {"ph": "E", "ts": 95, "pid": 1},
+                     {"ph": "E", "ts": 120, "pid": 1}])");
+  REQUIRE(u.collectives.size() == 1);
+  CHECK(u.collectives[0].start == Approx(90e-6));
+  CHECK(u.collectives[0].duration == Approx(5e-6));
+  CHECK(u.collectives[0].issued <= u.collectives[0].start);
+}
+
 TEST_CASE("Horovod: an unknown dtype is a named warning, not a refusal", "[traces]")
 {
   auto t = parse(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 1, "pid": 1},
