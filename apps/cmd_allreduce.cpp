@@ -126,6 +126,11 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
                             ? fmt::format(", on routes read from {} of the {} identical hosts", machines,
                                           (job.ranks + job.ranks_per_host - 1) / job.ranks_per_host)
                             : std::string());
+    else if (mode == sim::FabricMode::ANALYTICAL && result->contention_bound > 0)
+      how = fmt::format("analytical: ranks' routes share links, but the ring is latency-bound: it was timed by its "
+                        "recurrence with every link free, which sharing can lengthen by at most {:.3f} us ({:.1e} of "
+                        "it; docs/model.md, \"Steady steps counted\").\n",
+                        result->contention_bound * 1e6, result->contention_bound / secs);
     else if (mode == sim::FabricMode::ANALYTICAL)
       how = "analytical: ranks' routes share links, so the ring was timed message by message on every host, one message "
             "after the other on a shared link: a bandwidth-bound ring can take up to 1.8x the flow model's time "
@@ -133,7 +138,8 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
     // The recurrence simulates no message one by one: no messages per second.
-    const std::string rate = closed_form || wall <= 0 ? "-" : fmt::format("{:.0f}", double(msgs) / wall);
+    const std::string rate =
+        closed_form || result->contention_bound > 0 || wall <= 0 ? "-" : fmt::format("{:.0f}", double(msgs) / wall);
     std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14s\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
                 ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, rate.c_str());
   }

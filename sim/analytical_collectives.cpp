@@ -25,9 +25,9 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
   auto it = seconds_by_bytes_.find(bytes);
   if (it == seconds_by_bytes_.end()) {
     bool closed_form = true;
-    it = seconds_by_bytes_.emplace(bytes, analytical_ring(routes_, bytes, adds_, &closed_form, ring_ranks_).seconds)
-             .first;
-    if (!closed_form) ++shared_link_sizes_;
+    const auto ring = analytical_ring(routes_, bytes, adds_, &closed_form, ring_ranks_);
+    it = seconds_by_bytes_.emplace(bytes, ring.seconds).first;
+    if (!closed_form) ++(ring.contention_bound > 0 ? bounded_sizes_ : shared_link_sizes_);
   }
   double seconds = it->second;
   if (excess_) {

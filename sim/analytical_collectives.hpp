@@ -47,6 +47,9 @@ public:
   /// Tensor sizes whose ring ran on routes that share links (timed one message after the other, not by the
   /// recurrence: a bandwidth-bound one can take up to 1.8x the flow model's time, docs/model.md "Fabric modes").
   uint64_t shared_link_sizes() const { return shared_link_sizes_; }
+  /// Tensor sizes whose ring shares links but is latency-bound: timed by its recurrence, sharing adding at most
+  /// sim::RING_CONTENTION_TOLERANCE of it (analytical_ring).
+  uint64_t bounded_sizes() const { return bounded_sizes_; }
 
 private:
   struct Waiting {
@@ -70,7 +73,7 @@ private:
   Excess excess_;
   OnWait on_wait_;
   uint64_t rings_ = 0;
-  uint64_t shared_link_sizes_ = 0;
+  uint64_t shared_link_sizes_ = 0, bounded_sizes_ = 0;
 };
 
 } // namespace tp::sim

@@ -536,7 +536,8 @@ std::string to_text(const AllreduceResult& r)
   std::ostringstream o;
   o.precision(17);
   o << r.seconds << ' ' << r.messages << ' ' << r.wall_seconds << ' ' << r.setup_wall_seconds << ' ' << r.alpha << ' '
-    << r.beta << ' ' << int(r.closed_form) << ' ' << r.platform_machines << ' ' << r.beta_link;
+    << r.beta << ' ' << int(r.closed_form) << ' ' << r.platform_machines << ' ' << r.contention_bound << ' '
+    << r.beta_link;
   return o.str();
 }
 
@@ -544,7 +545,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
 {
   AllreduceResult out;
   std::istringstream in(text);
-  std::string f[8]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
+  std::string f[9]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
   for (auto& x : f)
     in >> x;
   std::getline(in >> std::ws, out.beta_link);
@@ -557,6 +558,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
     out.beta = std::stod(f[5]);
     out.closed_form = std::stoi(f[6]) != 0;
     out.platform_machines = std::stoi(f[7]);
+    out.contention_bound = std::stod(f[8]);
   } catch (const std::exception&) {
     return Error::msg("allreduce: unreadable result '" + text + "'");
   }
@@ -698,6 +700,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form);
     out.seconds = r.seconds;
     out.messages = r.messages;
+    out.contention_bound = r.contention_bound;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   }

@@ -69,6 +69,9 @@ struct AllreduceResult {
   /// Analytical mode: no two ranks' routes share a link, so the ring was timed by its recurrence
   /// (collectives::ring_allreduce_uncontended) rather than message by message; the result is the same.
   bool closed_form = false;
+  /// Analytical mode, routes sharing links: a latency-bound ring of two segment sizes timed by its recurrence all the
+  /// same, sharing adding at most this many seconds (sim::ring_contention_bound); 0: not so timed.
+  double contention_bound = 0;
   /// Machines of the SimGrid platform the routes were read from: the cluster's, or three of its identical hosts
   /// (AllreduceJob::fold_alike_hosts).
   int platform_machines = 0;

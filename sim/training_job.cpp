@@ -539,7 +539,10 @@ Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const t
   auto r = jobs::run_training(backend, sg, driver_job(job, p, analytical.value().get()), hooks);
   if (!r.ok()) return r.error();
   finish_result(out, std::move(r.value()), hooks, job, model.batch, sim);
-  if (analytical.value()) out.analytical_shared_link_sizes = analytical.value()->shared_link_sizes();
+  if (analytical.value()) {
+    out.analytical_shared_link_sizes = analytical.value()->shared_link_sizes();
+    out.analytical_bounded_sizes = analytical.value()->bounded_sizes();
+  }
   if (sim_options.tcp_switch_buffer) out.incast_buffer_switch = leaf.name;
   if (const std::string e = sim.incast_error(); !e.empty())
     return Error::at("", "port_buffer", "a port the tcp-incast model can run", e);

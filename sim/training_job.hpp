@@ -146,6 +146,8 @@ struct TrainingResult {
   std::string incast_buffer_switch;
   /// collective_mode analytical: tensor sizes whose rings ran on routes that share links (AnalyticalCollectives).
   uint64_t analytical_shared_link_sizes = 0;
+  /// ... and those of them timed by their recurrence all the same (latency-bound: AnalyticalCollectives).
+  uint64_t analytical_bounded_sizes = 0;
   std::optional<TrainingFailure> failure;
 };
 

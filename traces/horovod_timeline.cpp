@@ -2,8 +2,9 @@
 // Horovod writes "},\n" after each event and never closes the array; a job killed mid-write leaves half an event,
 // which is dropped with a warning). One "process" per tensor (its name in the process_name metadata); "B"/"E" pairs
 // nest per tensor, the outermost being the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases
-// (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...: an NCCL_* or MPI_* phase names the collective's
-// library, and the span of those phases is the collective's time; the activity's begin is when it was issued).
+// (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...: an NCCL_*, MPI_*, GLOO_*, CCL_* or DDL_* phase names the
+// collective's library, and the span of those phases is the collective's time; the activity's begin is when it was
+// issued).
 // Horovod writes the tensor's "dtype"
 // ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
 // "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace tp::traces {
@@ -153,7 +155,9 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     double ts;
     json args;
     std::string at;      ///< "[7]": where the B event is
-    std::string library; ///< the outermost: "nccl" or "mpi" once a phase inside it says so (NCCL_ALLREDUCE, ...)
+    /// The outermost: the library once a phase inside it says so (NCCL_ALLREDUCE: "nccl", MPI_*: "mpi", GLOO_*:
+    /// "gloo", CCL_*: "ccl" (oneCCL), DDL_*: "ddl"; NCCL wins over MPI in a hierarchical allreduce).
+    std::string library;
     /// The outermost: the first begin and last end of its library phases (NCCL_*, MPI_*), microseconds; -1: none yet.
     double moved_from = -1, moved_to = -1;
     json tid; ///< the B event's "tid" (Horovod writes none; Bluefog puts the MPI phases on a thread of their own)
@@ -202,13 +206,15 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     stack.pop_back();
     if (ts < b.ts) return event_error(file, i, "an end after its begin (" + b.at + ")", std::to_string(ts));
     if (!stack.empty()) { // a phase inside the collective: NCCL_ALLREDUCE, MPI_ALLREDUCE, ... name its library
-      const bool nccl = b.name.rfind("NCCL_", 0) == 0, mpi = b.name.rfind("MPI_", 0) == 0;
+      std::string lib;
+      for (const char* prefix : {"NCCL_", "MPI_", "GLOO_", "CCL_", "DDL_"})
+        if (b.name.rfind(prefix, 0) == 0) lib = to_lower(std::string(prefix, std::strlen(prefix) - 1));
       Open& outer = stack.front();
-      if (nccl) outer.library = "nccl";
-      if (mpi && outer.library.empty()) outer.library = "mpi";
-      // The library's own phases (a hierarchical allreduce has several), on the activity's thread: where they run on
-      // another (Bluefog's), an "E" cannot be told from the activity's own and the activity's span is kept.
-      if ((nccl || mpi) && stack.size() == 1 && b.tid == outer.tid) {
+      if (lib == "nccl" || (!lib.empty() && outer.library.empty())) outer.library = lib;
+      // The library's own phases (a hierarchical allreduce has several), directly inside the activity, begun and
+      // ended on its thread: where they run on another (Bluefog's), an "E" cannot be told from the activity's own,
+      // and the activity's span is kept.
+      if (!lib.empty() && stack.size() == 1 && b.tid == outer.tid && e.value("tid", json()) == b.tid) {
         if (outer.moved_from < 0) outer.moved_from = b.ts;
         outer.moved_to = std::max(outer.moved_to, ts);
       }

@@ -337,17 +337,20 @@ TEST_CASE("a training run says when its analytical rings ran on routes that shar
   transports::register_builtin_transports();
   auto dgx = models::Catalog().host("dgx-a100-8gpu");
   REQUIRE(dgx.ok());
-  auto shared_sizes = [&](const models::HostProfile& h, int hosts, int per_host) {
+  // Sizes counted one way or the other (message by message x 1000 + by their recurrence within the bound).
+  auto shared_sizes = [&](const models::HostProfile& h, int hosts, int per_host, uint64_t bytes = 1 << 20) {
     sim::TrainingJob j = mpi_allreduce_job(hosts, per_host);
     j.steps = 2;
     j.collective_mode = sim::FabricMode::ANALYTICAL;
     const auto cl = test::test_cluster(size_t(hosts), h);
     return test::number_in_child([&]() -> Result<double> {
-      auto x = sim::run_training_job(cl, gradients(3, 1 << 20), j);
+      auto x = sim::run_training_job(cl, gradients(3, bytes), j);
       if (!x.ok()) return x.error();
-      return double(x->analytical_shared_link_sizes);
+      return double(x->analytical_shared_link_sizes) * 1000 + double(x->analytical_bounded_sizes);
     });
   };
-  CHECK(shared_sizes(dgx.value(), 2, 8) == 1); // three gradients of one size
+  CHECK(shared_sizes(dgx.value(), 2, 8) == 1000); // three gradients of one size, message by message
   CHECK(shared_sizes(test::test_host(), 3, 1) == 0);
+  // 17 elements on 16 ranks (4- and 8-byte segments): latency-bound, timed by the recurrence, and said so apart.
+  CHECK(shared_sizes(dgx.value(), 2, 8, 4 * 17) == 1);
 }

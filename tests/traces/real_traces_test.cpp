@@ -233,7 +233,7 @@ TEST_CASE("real Horovod timeline as Horovod writes it: a fused allreduce timed b
   // job, cut after its first allreduce. Checked by hand: pids 1 and 2 are the only tensors past negotiation; their
   // ALLREDUCE begins at 77576059007 and 77576059009 us, NCCL_ALLREDUCE runs 77576573040-046 and 77576573041-080 us
   // (after INIT_NCCL's 299 ms), the end events say float32 [10] and float32 [256, 10]; the NEGOTIATE phases mark ranks
-  // 0 to 7 ready; 11 CYCLE_START marks.
+  // 0, 1, 2, 4, 5, 6 and 7 ready (never 3: the world size is the highest plus one); 11 CYCLE_START marks.
   auto t = traces::read_trace(real("smdebug_horovod_timeline_small.json"));
   REQUIRE(t.ok());
   CHECK(t->format == "horovod_timeline");

@@ -287,6 +287,28 @@ TEST_CASE("Horovod: a phase that ends before it begins is refused naming both ev
   CHECK(u.collectives[0].issued <= u.collectives[0].start);
 }
 
+TEST_CASE("Horovod: Gloo's phase times a collective as NCCL's does and a phase ended on another thread does not",
+          "[traces]")
+{
+  // Horovod without MPI runs Gloo: GLOO_ALLREDUCE moves the bytes, after WAIT_FOR_DATA.
+  auto t = parse(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 100, "pid": 1},
+                     {"ph": "B", "name": "WAIT_FOR_DATA", "ts": 100, "pid": 1},
+                     {"ph": "E", "ts": 500, "pid": 1},
+                     {"ph": "B", "name": "GLOO_ALLREDUCE", "ts": 500, "pid": 1},
+                     {"ph": "E", "ts": 510, "pid": 1},
+                     {"ph": "E", "ts": 520, "pid": 1, "args": {"dtype": "float32", "shape": "[4]"}},
+                     {"ph": "B", "name": "ALLREDUCE", "ts": 1000, "pid": 2, "tid": 1},
+                     {"ph": "B", "name": "MPI_ALLREDUCE", "ts": 1020, "pid": 2, "tid": 1},
+                     {"ph": "E", "ts": 1030, "pid": 2, "tid": 2},
+                     {"ph": "E", "ts": 1300, "pid": 2, "tid": 1}])");
+  REQUIRE(t.collectives.size() == 2);
+  CHECK(t.collectives[0].library == "gloo");
+  CHECK(t.collectives[0].start == Approx(500e-6));
+  CHECK(t.collectives[0].duration == Approx(10e-6));
+  CHECK(t.collectives[1].library == "mpi");
+  CHECK(t.collectives[1].duration == Approx(300e-6)); // its phase's E came on another thread: the whole activity
+}
+
 TEST_CASE("Horovod: an unknown dtype is a named warning, not a refusal", "[traces]")
 {
   auto t = parse(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 1, "pid": 1},
