@@ -808,20 +808,20 @@ std::string training_table(const TrainingReport& r)
                       "Horovod's cycles fuse differently (docs/model.md, \"Symmetric ranks\")\n",
                       run.transport, run.result.simulated_ranks, run.result.gpus, sim::SYMMETRIC_SIMULATED_HOSTS,
                       run.result.symmetric_hosts, run.result.gpus);
-  for (const auto& run : r.runs)
-    if (run.error.empty() && run.result.analytical_shared_link_sizes > 0)
+  for (const auto& run : r.runs) {
+    if (!run.error.empty()) continue;
+    if (run.result.analytical_shared_link_sizes > 0)
       o += fmt::format(
           "\n{}: the analytical rings of {} tensor size(s) ran on routes that share links, one message "
           "after the other: a bandwidth-bound ring can take up to 1.8x the flow model's time (docs/model.md, "
           "\"Fabric modes\"; --collective-mode protocol moves them through the transport)\n",
           run.transport, run.result.analytical_shared_link_sizes);
-  for (const auto& run : r.runs)
-    if (run.error.empty() && run.result.analytical_bounded_sizes > 0)
-      o += fmt::format(
-          "\n{}: the analytical rings of {} tensor size(s) share links but are latency-bound: each was timed "
-          "by its recurrence with every link free, which sharing can lengthen by at most 1e-3 of it "
-          "(docs/model.md, \"Steady steps counted\")\n",
-          run.transport, run.result.analytical_bounded_sizes);
+    if (run.result.analytical_bounded_sizes > 0)
+      o += fmt::format("\n{}: the analytical rings of {} tensor size(s) share links but are latency-bound: each was "
+                       "timed by its recurrence with every link free, which sharing can lengthen by at most 1e-3 of "
+                       "it (docs/model.md, \"Steady steps counted\")\n",
+                       run.transport, run.result.analytical_bounded_sizes);
+  }
   o += cpu_use_table(r);
   // tcp-incast: the port buffers the charged bursts met (fixed, or the switch's dynamic-threshold share).
   for (const auto& run : r.runs) {
