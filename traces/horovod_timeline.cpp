@@ -4,11 +4,9 @@
 // nest per tensor, the outermost being the collective (ALLREDUCE, ALLGATHER, BROADCAST, ...), inner ones its phases
 // (NEGOTIATE_*, MEMCPY_IN_FUSION_BUFFER, NCCL_ALLREDUCE, ...: an NCCL_*, MPI_*, GLOO_*, CCL_* or DDL_* phase names the
 // collective's library, and the span of those phases is the collective's time; the activity's begin is when it was
-// issued).
-// Horovod writes the tensor's "dtype"
-// ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the collective's end ("E") event; "bytes"/"size" or
-// "dtype" and "shape" on the begin event are read too. A collective whose size is not there, or whose dtype is
-// unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
+// issued). Horovod writes the tensor's "dtype" ("HOROVOD_FLOAT32") and "shape" ("[3, 3, 64, 128]") on the
+// collective's end ("E") event; "bytes"/"size" or "dtype" and "shape" on the begin event are read too. A collective
+// whose size is not there, or whose dtype is unknown, is reported as of unknown size with a warning. Instant markers ("CYCLE_START", "ph": "i", no pid) and
 // counter events ("ph": "C") are not collectives, nor is an outermost activity whose name names no collective (a
 // warning says so: timelines of Horovod's descendants, such as Bluefog's, add their own, like "FORWARD"). The
 // CYCLE_START marks (HOROVOD_TIMELINE_MARK_CYCLES=1) divide the trace into cycles, its steps; the ranks a NEGOTIATE
@@ -158,7 +156,7 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     /// The outermost: the library once a phase inside it says so (NCCL_ALLREDUCE: "nccl", MPI_*: "mpi", GLOO_*:
     /// "gloo", CCL_*: "ccl" (oneCCL), DDL_*: "ddl"; NCCL wins over MPI in a hierarchical allreduce).
     std::string library;
-    /// The outermost: the first begin and last end of its library phases (NCCL_*, MPI_*), microseconds; -1: none yet.
+    /// The outermost: the first begin and last end of its library's phases (those above), microseconds; -1: none yet.
     double moved_from = -1, moved_to = -1;
     json tid; ///< the B event's "tid" (Horovod writes none; Bluefog puts the MPI phases on a thread of their own)
   };
