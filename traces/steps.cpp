@@ -37,10 +37,25 @@ void assign_steps(Trace& t)
   std::stable_sort(steps.begin(), steps.end(),
                    [](const TraceStep& a, const TraceStep& b) { return a.start < b.start; });
   if (steps.empty()) {
+    // From the first issue or start to the last end (an event issued before its start, a kernel after its launch,
+    // widens the window at its start, not at its end).
+    double lo = INFINITY, hi = -INFINITY;
+    for (const double a : anchors)
+      lo = std::min(lo, a);
+    auto span = [&](double start, double duration) {
+      lo = std::min(lo, start);
+      hi = std::max(hi, start + duration);
+    };
+    for (const auto& o : t.ops)
+      span(o.start, o.duration);
+    for (const auto& x : t.transfers)
+      span(x.start, x.duration);
+    for (const auto& c : t.collectives)
+      span(c.start, c.duration);
     TraceStep s;
     s.name = "whole trace";
-    s.start = anchors.empty() ? 0 : *std::min_element(anchors.begin(), anchors.end());
-    s.end = s.start + t.span();
+    s.start = std::isinf(lo) ? 0 : lo;
+    s.end = std::isinf(hi) ? s.start : std::max(hi, s.start);
     steps.push_back(s);
     if (t.steps_from.empty()) t.steps_from = "no step marks in the trace: the whole trace is one step";
     for (int* slot : slots)

@@ -278,3 +278,18 @@ TEST_CASE("rank files that disagree on the world size, repeat a rank or name non
   REQUIRE_FALSE(no_rank.ok());
   CHECK(no_rank.error().message().find("tf_timeline.json") != std::string::npos);
 }
+
+TEST_CASE("without step marks the whole trace runs from the first issue or start to the last end", "[traces]")
+{
+  // A Horovod allreduce issued at 100 us whose NCCL phase runs 120-170 us, and a second one after it, unmarked.
+  auto t = parse(R"([{"ph": "B", "name": "ALLREDUCE", "ts": 100, "pid": 1},
+                     {"ph": "B", "name": "NCCL_ALLREDUCE", "ts": 120, "pid": 1},
+                     {"ph": "E", "ts": 170, "pid": 1},
+                     {"ph": "E", "ts": 180, "pid": 1},
+                     {"ph": "B", "name": "ALLREDUCE", "ts": 200, "pid": 2},
+                     {"ph": "E", "ts": 260, "pid": 2}])");
+  REQUIRE(t.steps.size() == 1);
+  CHECK(t.steps[0].name == "whole trace");
+  CHECK(t.steps[0].start == Approx(100e-6));
+  CHECK(t.steps[0].end == Approx(260e-6)); // not the first issue plus the events' span (100 + 140 us)
+}
