@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 
 namespace tp::traces {
@@ -204,9 +203,11 @@ Result<Trace> parse_horovod_timeline(const std::string& input, const std::string
     stack.pop_back();
     if (ts < b.ts) return event_error(file, i, "an end after its begin (" + b.at + ")", std::to_string(ts));
     if (!stack.empty()) { // a phase inside the collective: NCCL_ALLREDUCE, MPI_ALLREDUCE, ... name its library
+      static const std::pair<const char*, const char*> LIBRARIES[] = {
+          {"NCCL_", "nccl"}, {"MPI_", "mpi"}, {"GLOO_", "gloo"}, {"CCL_", "ccl"}, {"DDL_", "ddl"}};
       std::string lib;
-      for (const char* prefix : {"NCCL_", "MPI_", "GLOO_", "CCL_", "DDL_"})
-        if (b.name.rfind(prefix, 0) == 0) lib = to_lower(std::string(prefix, std::strlen(prefix) - 1));
+      for (const auto& [prefix, name] : LIBRARIES)
+        if (b.name.rfind(prefix, 0) == 0) lib = name;
       Open& outer = stack.front();
       if (lib == "nccl" || (!lib.empty() && outer.library.empty())) outer.library = lib;
       // The library's own phases (a hierarchical allreduce has several), directly inside the activity, begun and

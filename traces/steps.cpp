@@ -39,19 +39,9 @@ void assign_steps(Trace& t)
   if (steps.empty()) {
     // From the first issue or start to the last end (an event issued before its start, a kernel after its launch,
     // widens the window at its start, not at its end).
-    double lo = INFINITY, hi = -INFINITY;
+    auto [lo, hi] = t.extent();
     for (const double a : anchors)
       lo = std::min(lo, a);
-    auto span = [&](double start, double duration) {
-      lo = std::min(lo, start);
-      hi = std::max(hi, start + duration);
-    };
-    for (const auto& o : t.ops)
-      span(o.start, o.duration);
-    for (const auto& x : t.transfers)
-      span(x.start, x.duration);
-    for (const auto& c : t.collectives)
-      span(c.start, c.duration);
     TraceStep s;
     s.name = "whole trace";
     s.start = std::isinf(lo) ? 0 : lo;

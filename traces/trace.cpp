@@ -15,6 +15,12 @@ namespace tp::traces {
 
 double Trace::span() const
 {
+  const auto [lo, hi] = extent();
+  return hi > lo ? hi - lo : 0;
+}
+
+std::pair<double, double> Trace::extent() const
+{
   double lo = INFINITY, hi = -INFINITY;
   auto see = [&](double s, double d) {
     lo = std::min(lo, s);
@@ -26,7 +32,7 @@ double Trace::span() const
     see(t.start, t.duration);
   for (const auto& c : collectives)
     see(c.start, c.duration);
-  return hi > lo ? hi - lo : 0;
+  return {lo, hi};
 }
 
 std::vector<std::string> Trace::devices() const

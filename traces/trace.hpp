@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tp::traces {
@@ -80,6 +81,8 @@ struct Trace {
   /// collective of unknown size, a kernel not linked to its launch); a few of each kind, then a count.
   std::vector<std::string> warnings;
   double span() const; ///< first start to last end over every event, seconds
+  /// The first start and the last end over every event, seconds ({inf, -inf} with none).
+  std::pair<double, double> extent() const;
   std::vector<std::string> devices() const;
 };
 
