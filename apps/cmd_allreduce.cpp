@@ -132,9 +132,15 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
                         "it; docs/model.md, \"Steady steps counted\").\n",
                         result->contention_bound * 1e6, result->contention_bound / secs);
     else if (mode == sim::FabricMode::ANALYTICAL)
-      how = "analytical: ranks' routes share links, so the ring was timed message by message on every host, one message "
-            "after the other on a shared link: a bandwidth-bound ring can take up to 1.8x the flow model's time "
-            "(docs/model.md, \"Fabric modes\"; --mode flow shares them).\n";
+      how = fmt::format(
+          "analytical: ranks' routes share links, so the ring was timed message by message {}, one message after the "
+          "other on a shared link: a bandwidth-bound ring can take up to 1.8x the flow model's time (docs/model.md, "
+          "\"Fabric modes\"; --mode flow shares them).\n",
+          result->folded_ranks > 0
+              ? fmt::format("on the first {} ranks (two hosts), whose routes every host's repeat (docs/model.md, "
+                            "\"Folded rings\")",
+                            result->folded_ranks)
+              : std::string("on every host"));
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
     // The recurrence simulates no message one by one: no messages per second.

@@ -27,7 +27,7 @@ QUICK = [
     "pcie-copy --iters 20000",
     "train --model resnet50 --hw hkust-4node --transport grpc,verbs_v2 --no-reference",
     "train --mode allreduce --model resnet50 --hw hkust-4node --transport mpi --collective-mode analytical "
-    "--no-reference",
+    "--mpi-optimal-path --mpi-nonblocking-recv --no-reference",
     "emulate --transport grpc --size 64M --steps 5",
 ]
 ALL = QUICK + [
@@ -46,7 +46,7 @@ ALL = QUICK + [
     "train --model vgg16 --hw osu-ri2-k80-edr --workers 4 --transport ar_grpc --no-reference",
     "train --mode allreduce --model resnet50 --hw hkust-4node --transport mpi --no-reference",
     "train --mode allreduce --model resnet50 --hw hkust-k40m-cx3 --workers 128 --transport mpi "
-    "--collective-mode analytical --no-reference",
+    "--collective-mode analytical --mpi-optimal-path --mpi-nonblocking-recv --no-reference",
     "emulate --transport verbs_v2 --size 4K --steps 1000",
 ]
 

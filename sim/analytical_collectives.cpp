@@ -25,9 +25,10 @@ void AnalyticalCollectives::allreduce(collectives::Channel& ch, int64_t step, co
   auto it = seconds_by_bytes_.find(bytes);
   if (it == seconds_by_bytes_.end()) {
     bool closed_form = true;
-    const auto ring = analytical_ring(routes_, bytes, adds_, &closed_form, ring_ranks_);
+    const auto ring = analytical_ring(routes_, bytes, adds_, &closed_form, ring_ranks_, period_ ? &*period_ : nullptr);
     it = seconds_by_bytes_.emplace(bytes, ring.seconds).first;
     if (!closed_form) ++(ring.contention_bound > 0 ? bounded_sizes_ : shared_link_sizes_);
+    if (ring.folded_ranks > 0) ++folded_sizes_;
   }
   double seconds = it->second;
   if (excess_) {

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,9 @@ public:
   /// `ring_ranks` > the routes' ranks: every ring is one of that many ranks whose routes repeat the given ones
   /// (TrainingJob::symmetric_ranks; analytical_ring's ring_ranks); 0: the routes' ranks.
   AnalyticalCollectives(RingRoutes routes, collectives::RingScheduleOptions adds, int ring_ranks = 0);
+  /// The ring's first hosts' ranks (sim::ring_period): a ring of one segment size on shared links is timed folded onto
+  /// them where the routes repeat them (analytical_ring's `period`).
+  void set_period(RingPeriod period) { period_ = std::move(period); }
   /// Network model roce: every ring also takes `excess(bytes)` (cached per size); its congestion is reported through
   /// `on_wait`.
   void set_congestion(Excess excess, OnWait on_wait)
@@ -50,6 +54,8 @@ public:
   /// Tensor sizes whose ring shares links but is latency-bound: timed by its recurrence, sharing adding at most
   /// sim::RING_CONTENTION_TOLERANCE of it (analytical_ring).
   uint64_t bounded_sizes() const { return bounded_sizes_; }
+  /// Of the shared-link sizes, those timed folded onto the ring's first hosts' ranks (set_period).
+  uint64_t folded_sizes() const { return folded_sizes_; }
 
 private:
   struct Waiting {
@@ -58,6 +64,7 @@ private:
     std::function<void(Result<Tensor>)> done;
   };
   RingRoutes routes_;
+  std::optional<RingPeriod> period_;
   collectives::RingScheduleOptions adds_;
   int ring_ranks_ = 0;
   struct StepAndName {
@@ -73,7 +80,7 @@ private:
   Excess excess_;
   OnWait on_wait_;
   uint64_t rings_ = 0;
-  uint64_t shared_link_sizes_ = 0, bounded_sizes_ = 0;
+  uint64_t shared_link_sizes_ = 0, bounded_sizes_ = 0, folded_sizes_ = 0;
 };
 
 } // namespace tp::sim

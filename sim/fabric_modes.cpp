@@ -460,9 +460,85 @@ collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double 
   return h;
 }
 
+std::vector<RankEndpoint> ring_period_candidate(const std::vector<RankEndpoint>& ranks, size_t hosts)
+{
+  size_t end = 0;
+  std::vector<size_t> seen;
+  for (; end < ranks.size(); ++end) {
+    const size_t h = ranks[end].machine;
+    if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
+    if (seen.size() == hosts) break;
+    seen.push_back(h);
+  }
+  if (end == ranks.size()) return {};
+  return std::vector<RankEndpoint>(ranks.begin(), ranks.begin() + std::ptrdiff_t(end));
+}
+
+std::optional<RingPeriod> ring_period(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path)
+{
+  const auto two = ring_period_candidate(ranks, 2), four = ring_period_candidate(ranks, 4);
+  if (two.empty() || four.empty()) return std::nullopt;
+  return RingPeriod{ring_routes(pf, two, path), ring_routes(pf, four, path)};
+}
+
+bool ring_period_repeats(const RingRoutes& ring, const RingRoutes& period, double bytes)
+{
+  const int n = int(ring.ranks()), p = int(period.ranks());
+  if (p < 1 || n < 2 * p || n % p != 0) return false;
+  const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
+  const int kinds[2] = {ring.path.kind(sizes.larger), ring.path.kind(sizes.smaller)};
+  if (kinds[0] != period.path.kind(sizes.larger) || kinds[1] != period.path.kind(sizes.smaller)) return false;
+  std::vector<int> image(ring.links.size(), -1); // ring's link -> period's
+  std::vector<std::vector<int>> users(ring.links.size());
+  for (const double seg : {sizes.larger, sizes.smaller})
+    for (int r = 0; r < n; ++r) {
+      const AnalyticalRoute& a = ring.route(r, seg);
+      const AnalyticalRoute& b = period.route(r % p, seg);
+      if (a.links.size() != b.links.size() || a.latency != b.latency ||
+          (a.delay ? a.delay(seg) : 0.0) != (b.delay ? b.delay(seg) : 0.0))
+        return false;
+      for (size_t i = 0; i < a.links.size(); ++i) {
+        const int l = a.links[i], m = b.links[i];
+        const AnalyticalLink &x = ring.links[size_t(l)], &y = period.links[size_t(m)];
+        if (x.bandwidth != y.bandwidth || x.shared != y.shared) return false;
+        if (image[size_t(l)] < 0)
+          image[size_t(l)] = m;
+        else if (image[size_t(l)] != m)
+          return false;
+        if (x.shared && (users[size_t(l)].empty() || users[size_t(l)].back() != r)) users[size_t(l)].push_back(r);
+      }
+    }
+  // A shared link's holders, as residues mod P: distinct, and the same as its image's holders in the period.
+  std::vector<std::vector<int>> period_users(period.links.size());
+  for (const double seg : {sizes.larger, sizes.smaller})
+    for (int q = 0; q < p; ++q)
+      for (int m : period.route(q, seg).links)
+        if (period.links[size_t(m)].shared && (period_users[size_t(m)].empty() || period_users[size_t(m)].back() != q))
+          period_users[size_t(m)].push_back(q);
+  for (auto& u : period_users) {
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+  }
+  for (size_t l = 0; l < users.size(); ++l) {
+    if (users[l].empty()) continue;
+    std::vector<int> residues = users[l];
+    for (int& r : residues)
+      r %= p;
+    std::sort(residues.begin(), residues.end());
+    std::vector<int> once = residues;
+    once.erase(std::unique(once.begin(), once.end()), once.end());
+    // A rank's route can hold a link at both segment sizes: count its residue once.
+    std::vector<int> ranks = users[l];
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    if (once.size() != ranks.size() || once != period_users[size_t(image[l])]) return false;
+  }
+  return true;
+}
+
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
                                                 const collectives::RingScheduleOptions& opt, bool* closed_form,
-                                                int ring_ranks)
+                                                int ring_ranks, const RingPeriod* period)
 {
   const int k = int(ring.ranks());
   const int n = ring_ranks > 0 ? ring_ranks : k;
@@ -498,15 +574,32 @@ collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double b
       return rec;
     }
   }
+  // One segment size on routes that repeat every period of ranks: message by message, folded onto one period, where
+  // a fold onto twice as many ranks agrees (else the ties settle into a longer pattern: the whole ring).
+  uint64_t folds = 0;
+  if (period && ring_ranks <= 0 && sizes.one_size() && ring_period_repeats(ring, period->routes, bytes) &&
+      ring_period_repeats(ring, period->doubled, bytes)) {
+    auto once = analytical_ring(period->routes, bytes, opt, nullptr, n);
+    const auto twice = analytical_ring(period->doubled, bytes, opt, nullptr, n);
+    folds = once.simulated_messages + twice.simulated_messages;
+    if (std::abs(once.seconds - twice.seconds) <= 1e-12 * twice.seconds) {
+      once.messages = 2 * uint64_t(n - 1) * uint64_t(n);
+      once.simulated_messages = folds;
+      once.folded_ranks = int(period->routes.ranks());
+      return once;
+    }
+  }
   // Message by message, the steps that repeat counted (collectives::run_steady_ring_allreduce). The progress line
   // counts every try's messages against the most they can take (the tries and the whole ring).
   const double most = 2.0 * double(k) * double(n - 1) + double(collectives::ring_steady_tries_messages(k, n, bytes));
   uint64_t sent = 0;
-  return collectives::run_steady_ring_allreduce(
+  auto whole = collectives::run_steady_ring_allreduce(
       [&ring, most, &sent]() -> std::unique_ptr<collectives::MessageFabric> {
         return std::make_unique<CountedAnalyticalFabric>(ring, most, &sent);
       },
       k, n, bytes, opt);
+  whole.simulated_messages += folds;
+  return whole;
 }
 
 namespace {
@@ -537,7 +630,7 @@ std::string to_text(const AllreduceResult& r)
   o.precision(17);
   o << r.seconds << ' ' << r.messages << ' ' << r.wall_seconds << ' ' << r.setup_wall_seconds << ' ' << r.alpha << ' '
     << r.beta << ' ' << int(r.closed_form) << ' ' << r.platform_machines << ' ' << r.contention_bound << ' '
-    << r.beta_link;
+    << r.folded_ranks << ' ' << r.beta_link;
   return o.str();
 }
 
@@ -545,7 +638,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
 {
   AllreduceResult out;
   std::istringstream in(text);
-  std::string f[9]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
+  std::string f[10]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
   for (auto& x : f)
     in >> x;
   std::getline(in >> std::ws, out.beta_link);
@@ -559,6 +652,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
     out.closed_form = std::stoi(f[6]) != 0;
     out.platform_machines = std::stoi(f[7]);
     out.contention_bound = std::stod(f[8]);
+    out.folded_ranks = std::stoi(f[9]);
   } catch (const std::exception&) {
     return Error::msg("allreduce: unreadable result '" + text + "'");
   }
@@ -695,12 +789,14 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     for (const auto& e : ep)
       eps.push_back({e.machine, e.loc});
     RingRoutes rr = ring_routes(pf, eps, dp);
+    const std::optional<RingPeriod> period = ring_period(pf, eps, dp);
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
     const auto t0 = clock::now();
-    const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form);
+    const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form, 0, period ? &*period : nullptr);
     out.seconds = r.seconds;
     out.messages = r.messages;
     out.contention_bound = r.contention_bound;
+    out.folded_ranks = r.folded_ranks;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   }

@@ -72,6 +72,9 @@ struct AllreduceResult {
   /// Analytical mode, routes sharing links: a latency-bound ring of two segment sizes timed by its recurrence all the
   /// same, sharing adding at most this many seconds (sim::ring_contention_bound); 0: not so timed.
   double contention_bound = 0;
+  /// Analytical mode, routes sharing links: the ranks the ring was folded onto, message by message (the first two
+  /// hosts': analytical_ring's `period`); 0: every rank's messages.
+  int folded_ranks = 0;
   /// Machines of the SimGrid platform the routes were read from: the cluster's, or three of its identical hosts
   /// (AllreduceJob::fold_alike_hosts).
   int platform_machines = 0;
@@ -170,8 +173,35 @@ collectives::RingHopTime ring_hop_time(const RingRoutes& ring, int rank, double 
 /// `ring_ranks` > ring.ranks(): the routes are one period of a ring of that many ranks (identical hosts: rank r's route
 /// is rank (r mod ring.ranks())'s, as TrainingJob::symmetric_ranks simulates them): the recurrence over every rank
 /// (exact), or message by message folded onto the routes' ranks (collectives::run_folded_ring_allreduce).
+/// One period of a ring's ranks, for analytical_ring to fold the ring onto: the routes of the ring's first P ranks with
+/// the last one's to rank 0 (ring_routes of ring_period_candidate's ranks: the first two hosts'), and of its first 2 P
+/// (the first four hosts').
+struct RingPeriod {
+  RingRoutes routes, doubled;
+};
+/// `period` (only with ring_ranks 0): a ring whose segments have one size and whose links are shared is timed message
+/// by message folded onto P ranks, 2 (N-1) P messages instead of 2 (N-1) N, where ring_period_repeats says `ring`
+/// repeats both of `period`'s routes and the ring folded onto 2 P ranks takes the same time as onto P: the routes
+/// repeat every host, but ties between messages on shared links can settle into a pattern over several hosts (on DGX
+/// A100 hosts, one of two hosts: a fold onto three differs from the whole ring by up to 0.26 %), which a fold onto P
+/// ranks reproduces only if P is a multiple of its period. Else the whole ring (with the folds' messages counted).
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
                                                 const collectives::RingScheduleOptions& opt, bool* closed_form,
-                                                int ring_ranks = 0);
+                                                int ring_ranks = 0, const RingPeriod* period = nullptr);
+/// Whether every rank r of `ring` sends a ring allreduce's segments of `bytes` over the route of rank r mod P of
+/// `period` (P = period.ranks(), a divisor of ring.ranks() and at most half of it): link for link, under one map of
+/// `ring`'s links onto `period`'s that keeps each link's rate and sharing, with the same latency and delay; and every
+/// shared link held by ranks of distinct residues mod P that are exactly those holding its image. Then, with every rank
+/// starting together and doing the same local work, rank r + P's steps are rank r's, link holds included, and
+/// the ring folded onto `period` (run_folded_ring_allreduce) is the whole ring, but for the order of messages that
+/// reach a shared link at one instant (the fabric serves them in sending order, and the whole ring's last rank sends
+/// after every other: docs/model.md "Symmetric ranks").
+bool ring_period_repeats(const RingRoutes& ring, const RingRoutes& period, double bytes);
+/// The ranks of the first `hosts` hosts (in rank order) where the ranks go on past them: a period to try
+/// (RingPeriod, built by ring_routes); empty where the ranks fill no more than that many hosts.
+std::vector<RankEndpoint> ring_period_candidate(const std::vector<RankEndpoint>& ranks, size_t hosts);
+/// analytical_ring's period for a ring over `ranks` on `pf`: the first two hosts' ranks and the first four's (none
+/// where the ranks fill four hosts or fewer).
+std::optional<RingPeriod> ring_period(const Platform& pf, const std::vector<RankEndpoint>& ranks, const DataPath& path);
 
 } // namespace tp::sim

@@ -65,6 +65,7 @@ Result<Buffer> SimMemory::allocate(uint64_t size, const AllocAttr& attr)
     std::memset(a.bytes.get(), 0, backed);
     a.buffer.data = a.bytes.get();
     a.backed = backed;
+    ++backed_allocations_;
   }
   s->next += span;
   s->used += double(size);
@@ -78,6 +79,7 @@ void SimMemory::free(const Buffer& buffer)
   auto it = allocations_.find(buffer.addr);
   if (it == allocations_.end()) return;
   if (Space* s = space_for(it->second.buffer.location)) s->used -= double(it->second.buffer.size);
+  if (it->second.bytes) --backed_allocations_;
   allocations_.erase(it);
 }
 
@@ -99,6 +101,7 @@ uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
 
 uint8_t* SimMemory::allocation_data(uint64_t addr)
 {
+  if (backed_allocations_ == 0) return nullptr;
   auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return nullptr;
   --it;
@@ -109,6 +112,7 @@ uint8_t* SimMemory::allocation_data(uint64_t addr)
 
 uint64_t SimMemory::backed_length(uint64_t addr, uint64_t len)
 {
+  if (backed_allocations_ == 0) return 0;
   auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return 0;
   --it;

@@ -48,6 +48,9 @@ private:
   std::string owner_;
   std::vector<Space> spaces_;
   std::map<uint64_t, Allocation> allocations_; // by start address
+  /// Allocations with materialized bytes: while none, resolve() finds nothing without a look-up (a training run's
+  /// tensors are timed only, and every copy and sum asks).
+  size_t backed_allocations_ = 0;
   bool materialize_default_;
 };
 

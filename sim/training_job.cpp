@@ -179,8 +179,12 @@ Result<std::unique_ptr<AnalyticalCollectives>> analytical_rings(const models::Cl
   }
   // The protocol ring's reductions and copies at rank 0's tensors (every rank's are alike).
   const collectives::RingScheduleOptions adds = ring_adds(cluster.host(size_t(p.worker_host[0])), eps[0].loc);
-  return std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, mpi_data_path(job.options)), adds,
-                                                 ring_ranks);
+  const DataPath path = mpi_data_path(job.options);
+  auto rings = std::make_unique<AnalyticalCollectives>(ring_routes(sim.platform(), eps, path), adds, ring_ranks);
+  // The first hosts' ranks as the ring's period, where the ranks go on past them (checked per tensor size).
+  if (ring_ranks <= 0)
+    if (auto period = ring_period(sim.platform(), eps, path)) rings->set_period(std::move(*period));
+  return rings;
 }
 
 /// Network model roce: every ring takes, beyond the analytical fabric's time on the cluster, what the job's RoCE
@@ -542,6 +546,7 @@ Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const t
   if (analytical.value()) {
     out.analytical_shared_link_sizes = analytical.value()->shared_link_sizes();
     out.analytical_bounded_sizes = analytical.value()->bounded_sizes();
+    out.analytical_folded_sizes = analytical.value()->folded_sizes();
   }
   if (sim_options.tcp_switch_buffer) out.incast_buffer_switch = leaf.name;
   if (const std::string e = sim.incast_error(); !e.empty())

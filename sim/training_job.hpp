@@ -148,6 +148,8 @@ struct TrainingResult {
   uint64_t analytical_shared_link_sizes = 0;
   /// ... and those of them timed by their recurrence all the same (latency-bound: AnalyticalCollectives).
   uint64_t analytical_bounded_sizes = 0;
+  /// ... and those of them timed folded onto the first two hosts' ranks (one segment size, routes repeating them).
+  uint64_t analytical_folded_sizes = 0;
   std::optional<TrainingFailure> failure;
 };
 

@@ -187,6 +187,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
   if (r.faults_injected) j["faults"] = faults_json(r);
   if (r.analytical_shared_link_sizes > 0) j["analytical_shared_link_sizes"] = r.analytical_shared_link_sizes;
   if (r.analytical_bounded_sizes > 0) j["analytical_bounded_sizes"] = r.analytical_bounded_sizes;
+  if (r.analytical_folded_sizes > 0) j["analytical_folded_sizes"] = r.analytical_folded_sizes;
   if (r.simulated_ranks > 0)
     j["symmetric_ranks"] = {{"simulated_ranks", r.simulated_ranks}, {"hosts", r.symmetric_hosts}};
   if (r.incast_port_buffer_max > 0 || !r.incast_buffer_switch.empty())
@@ -240,6 +241,7 @@ sim::TrainingResult result_from(const json& j)
   if (j.contains("faults")) faults_from(j.at("faults"), r);
   r.analytical_shared_link_sizes = j.value("analytical_shared_link_sizes", uint64_t(0));
   r.analytical_bounded_sizes = j.value("analytical_bounded_sizes", uint64_t(0));
+  r.analytical_folded_sizes = j.value("analytical_folded_sizes", uint64_t(0));
   if (j.contains("symmetric_ranks")) {
     r.simulated_ranks = j.at("symmetric_ranks").at("simulated_ranks");
     r.symmetric_hosts = j.at("symmetric_ranks").at("hosts");
@@ -814,8 +816,13 @@ std::string training_table(const TrainingReport& r)
       o += fmt::format(
           "\n{}: the analytical rings of {} tensor size(s) ran on routes that share links, one message "
           "after the other: a bandwidth-bound ring can take up to 1.8x the flow model's time (docs/model.md, "
-          "\"Fabric modes\"; --collective-mode protocol moves them through the transport)\n",
-          run.transport, run.result.analytical_shared_link_sizes);
+          "\"Fabric modes\"; --collective-mode protocol moves them through the transport){}\n",
+          run.transport, run.result.analytical_shared_link_sizes,
+          run.result.analytical_folded_sizes > 0
+              ? fmt::format("; {} of them timed on the first two hosts' ranks, which every host's routes repeat "
+                            "(docs/model.md, \"Folded rings\")",
+                            run.result.analytical_folded_sizes)
+              : std::string());
     if (run.result.analytical_bounded_sizes > 0)
       o += fmt::format("\n{}: the analytical rings of {} tensor size(s) share links but are latency-bound: each was "
                        "timed by its recurrence with every link free, which sharing can lengthen by at most 1e-3 of "

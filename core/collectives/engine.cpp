@@ -282,7 +282,8 @@ void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::fu
 {
   if (i >= list.size()) return then();
   const Response& x = list[i];
-  if (x.error || !requests_.count(x.name)) {
+  const auto request = x.error ? requests_.end() : requests_.find(x.name);
+  if (request == requests_.end()) {
     finish(x.name, Error::at("", x.name, "matching requests on every rank", x.message.empty() ? "none" : x.message));
     return perform_one(std::move(list), i + 1, std::move(then));
   }
@@ -291,12 +292,13 @@ void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::fu
     std::vector<std::string> group;
     uint64_t bytes = 0;
     size_t j = i;
-    while (j < list.size() && !list[j].error && requests_.count(list[j].name)) {
-      const uint64_t b = requests_.at(list[j].name).tensor.total_bytes();
+    for (; j < list.size() && !list[j].error; ++j) {
+      const auto r = requests_.find(list[j].name);
+      if (r == requests_.end()) break;
+      const uint64_t b = r->second.tensor.total_bytes();
       if (!group.empty() && bytes + b > options_.fusion_threshold) break;
       group.push_back(list[j].name);
       bytes += b;
-      ++j;
     }
     if (group.size() > 1) {
       auto next = [this, list, j, then]() mutable { perform_one(std::move(list), j, std::move(then)); };
@@ -305,7 +307,7 @@ void CollectiveEngine::perform_one(std::vector<Response> list, size_t i, std::fu
   }
   const std::string name = x.name;
   ++stats_.collectives;
-  run_ring("allreduce/" + name, requests_.at(name).tensor,
+  run_ring("allreduce/" + name, request->second.tensor,
            [this, name, list = std::move(list), i, then = std::move(then)](Result<Tensor> r) mutable {
              finish(name, std::move(r));
              perform_one(std::move(list), i + 1, std::move(then));

@@ -41,6 +41,9 @@ struct RingScheduleResult {
   /// sim::analytical_ring of a ring timed by its recurrence though routes share links: the most the sharing could add
   /// (sim::ring_contention_bound); 0 otherwise.
   double contention_bound = 0;
+  /// sim::analytical_ring of a ring folded onto one period of its ranks (their routes repeating every period): the
+  /// ranks it was timed on; 0 otherwise.
+  int folded_ranks = 0;
 };
 
 /// Ring allreduce of `bytes` (float32 elements) over `ranks` ranks on `fabric`, starting now.

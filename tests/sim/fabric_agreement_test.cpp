@@ -337,7 +337,8 @@ TEST_CASE("a training run says when its analytical rings ran on routes that shar
   transports::register_builtin_transports();
   auto dgx = models::Catalog().host("dgx-a100-8gpu");
   REQUIRE(dgx.ok());
-  // Sizes counted one way or the other (message by message x 1000 + by their recurrence within the bound).
+  // Sizes counted one way or the other (message by message x 1000 + by their recurrence within the bound), and those
+  // folded onto the first two hosts' ranks (x 1e6).
   auto shared_sizes = [&](const models::HostProfile& h, int hosts, int per_host, uint64_t bytes = 1 << 20) {
     sim::TrainingJob j = mpi_allreduce_job(hosts, per_host);
     j.steps = 2;
@@ -346,11 +347,16 @@ TEST_CASE("a training run says when its analytical rings ran on routes that shar
     return test::number_in_child([&]() -> Result<double> {
       auto x = sim::run_training_job(cl, gradients(3, bytes), j);
       if (!x.ok()) return x.error();
-      return double(x->analytical_shared_link_sizes) * 1000 + double(x->analytical_bounded_sizes);
+      return double(x->analytical_folded_sizes) * 1e6 + double(x->analytical_shared_link_sizes) * 1000 +
+             double(x->analytical_bounded_sizes);
     });
   };
   CHECK(shared_sizes(dgx.value(), 2, 8) == 1000); // three gradients of one size, message by message
   CHECK(shared_sizes(test::test_host(), 3, 1) == 0);
   // 17 elements on 16 ranks (4- and 8-byte segments): latency-bound, timed by the recurrence, and said so apart.
   CHECK(shared_sizes(dgx.value(), 2, 8, 4 * 17) == 1);
+  // Eight hosts: the one size's ring folded onto the first two hosts (four of them agreeing); 4 x 65 elements on 64
+  // ranks (segments of 4 and 8 bytes: two sizes, not folded) by the recurrence within the bound.
+  CHECK(shared_sizes(dgx.value(), 8, 8) == 1001000);
+  CHECK(shared_sizes(dgx.value(), 8, 8, 4 * 65) == 1);
 }

@@ -297,3 +297,39 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   p.config.iterations = 1000000;
   CHECK(sim::estimate_perftest(test::test_cluster(2), p).seconds > p1);
 }
+
+TEST_CASE("the analytical rings' estimate counts one-size rings folded where the hosts are alike", "[quick]")
+{
+  // 8 ranks per host: 512 hosts (four hosts' ranks divide the ring) fold a ring of one segment size onto two and four
+  // hosts' ranks (analytical_ring's period); 511 hosts do not, and every rank's messages count. A gradient of 2^20
+  // elements has one segment size on 4,096 ranks and two on 4,088.
+  training::TrainingModel m = toy_model(1);
+  for (auto& l : m.layers)
+    for (auto& v : l.variables)
+      v.bytes = 4 * (1 << 20);
+  sim::TrainingJob ring;
+  ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+  ring.layout.ps_tasks = 0;
+  ring.layout.ranks_per_host = 8;
+  ring.collective_mode = sim::FabricMode::ANALYTICAL;
+  auto rings_seconds = [&](int ranks) {
+    ring.layout.workers = ranks;
+    const auto e = sim::estimate_training(test::test_cluster(size_t(ranks / 8)), m, ring);
+    for (const auto& t : e.terms)
+      if (has(t.what, "the analytical rings")) return t.seconds;
+    return -1.0;
+  };
+  const double folded = rings_seconds(4096), whole = rings_seconds(4088);
+  REQUIRE(folded > 0);
+  // 2 (N - 1) x 48 messages and the tries, against 2 N (N - 1): about 85 times fewer.
+  CHECK(folded < whole / 50);
+  // Ranks placed by hand: no fold assumed.
+  ring.layout.workers = 4096;
+  for (int r = 0; r < 4096; ++r)
+    ring.layout.worker_hosts.push_back(r / 8);
+  const auto by_hand = sim::estimate_training(test::test_cluster(512), m, ring);
+  double by_hand_rings = -1;
+  for (const auto& t : by_hand.terms)
+    if (has(t.what, "the analytical rings")) by_hand_rings = t.seconds;
+  CHECK(by_hand_rings > 50 * folded);
+}
