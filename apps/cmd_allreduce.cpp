@@ -178,7 +178,8 @@ Command allreduce_command()
       {"transport", 0, true, "NAME", "protocol mode: the transport (default mpi, optimal path)"},
       {"every-host", 0, false, "",
        "analytical mode: build every host's platform even where the routes could be read from three identical "
-       "hosts (the same result, slower: a check of the folding)"},
+       "hosts, and time a ring on shared links on every rank even where it could be folded onto two hosts' (the "
+       "same result, slower: a check of the folding)"},
   };
   s.details = "Example: tensorpath allreduce --ranks 256 --size 1G --mode all\n"
               "A run beyond the budget (memory, TENSORPATH_TIME_LIMIT) is refused with its estimate (docs/cli.md).";

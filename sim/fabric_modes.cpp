@@ -789,7 +789,9 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     for (const auto& e : ep)
       eps.push_back({e.machine, e.loc});
     RingRoutes rr = ring_routes(pf, eps, dp);
-    const std::optional<RingPeriod> period = ring_period(pf, eps, dp);
+    // Where routes share links, a ring of one segment size folded onto the first hosts' ranks (not with
+    // --every-host, the check of folding).
+    const std::optional<RingPeriod> period = job.fold_alike_hosts ? ring_period(pf, eps, dp) : std::nullopt;
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
     const auto t0 = clock::now();
     const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form, 0, period ? &*period : nullptr);

@@ -52,7 +52,8 @@ struct AllreduceJob {
   int warmup = 1;
   /// Analytical mode on identical hosts behind one switch, every host full: read the routes from three hosts and time
   /// the ring by its recurrence when no link is shared (the same result in time and memory linear in the ranks);
-  /// false: build every host (tests compare the two).
+  /// where links are shared, fold a ring of one segment size onto two hosts' ranks (analytical_ring's `period`);
+  /// false: build every host and time every rank (tests compare the two).
   bool fold_alike_hosts = true;
 };
 

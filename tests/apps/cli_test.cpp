@@ -579,3 +579,26 @@ TEST_CASE("tcp-incast in a parameter-server job: losses at the receivers' ports 
   CHECK(share["incast_port_buffer_min"].get<double>() >= std::floor(4580864.0 * 8 / 33));
   CHECK(share["incast_port_buffer_min"].get<double>() < share["incast_port_buffer_max"].get<double>());
 }
+
+TEST_CASE("allreduce says when a ring on shared links was folded onto two hosts and --every-host times every rank")
+{
+  // 32 DGX A100 hosts x 8 GPU ranks, 1 MiB (one segment size): the routes share PCIe links, so the ring runs message
+  // by message, folded onto the first 16 ranks; --every-host times all 256 ranks' messages, to the same result.
+  const std::string cmd =
+      "allreduce --ranks 256 --size 1M --ranks-per-host 8 --gpu --hw dgx-a100-8gpu --mode analytical";
+  const Run folded = run(cmd), every = run(cmd + " --every-host");
+  INFO(folded.out << every.out);
+  REQUIRE(folded.status == 0);
+  REQUIRE(every.status == 0);
+  CHECK(folded.out.find("on the first 16 ranks (two hosts)") != std::string::npos);
+  CHECK(every.out.find("timed message by message on every host") != std::string::npos);
+  // The time column (ms) of the analytical row, equal to the printed digit.
+  auto time_of = [](const std::string& out) {
+    const auto at = out.find("\nanalytical ");
+    double ms = -1;
+    if (at != std::string::npos) std::sscanf(out.c_str() + at + 12, "%lf", &ms);
+    return ms;
+  };
+  CHECK(time_of(folded.out) > 0);
+  CHECK(time_of(folded.out) == time_of(every.out));
+}
