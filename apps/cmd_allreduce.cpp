@@ -34,7 +34,7 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
   job.ranks_per_host = int(rph.value());
   job.bytes = double(size.value());
   job.gpu = a.has("gpu");
-  job.fold_alike_hosts = !a.has("every-host");
+  job.fold_alike_hosts = job.fold_rings = !a.has("every-host");
   job.transport = a.get("transport", "mpi");
   job.options.own<transports::MpiOptions>().optimal_path = true;
   job.options.own<transports::MpiOptions>().nonblocking_recv = true;
@@ -116,7 +116,6 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
       continue;
     }
     const double secs = result->seconds, wall = result->wall_seconds, alpha = result->alpha, beta = result->beta;
-    const uint64_t msgs = result->messages;
     const bool closed_form = result->closed_form;
     const int machines = result->platform_machines;
     if (closed_form)
@@ -143,9 +142,12 @@ int run_allreduce_cmd(const frontend::ParsedArgs& a)
               : std::string("on every host"));
     const double ab = collectives::ring_allreduce_alpha_beta(job.ranks, job.bytes, alpha, beta);
     const double busbw = secs > 0 ? 2.0 * (job.ranks - 1) / job.ranks * job.bytes / secs : 0;
-    // The recurrence simulates no message one by one: no messages per second.
-    const std::string rate =
-        closed_form || result->contention_bound > 0 || wall <= 0 ? "-" : fmt::format("{:.0f}", double(msgs) / wall);
+    // Messages timed one by one per wall second (the steady-state tries and folds, not the steps they count); the
+    // recurrence times none.
+    const uint64_t timed = result->simulated_messages;
+    const std::string rate = closed_form || result->contention_bound > 0 || wall <= 0 || timed == 0
+                                 ? "-"
+                                 : fmt::format("{:.0f}", double(timed) / wall);
     std::printf("%-11s %12.3f %12.3f %12.3f %10.4f %11.3f %14s\n", sim::to_string(mode), secs * 1e3, busbw * 1e-9,
                 ab * 1e3, ab > 0 ? secs / ab : 0.0, wall, rate.c_str());
   }

@@ -486,6 +486,7 @@ bool ring_period_repeats(const RingRoutes& ring, const RingRoutes& period, doubl
   const int n = int(ring.ranks()), p = int(period.ranks());
   if (p < 1 || n < 2 * p || n % p != 0) return false;
   const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
+  if (!sizes.one_size()) return false; // segments unlike from host to host
   const int kinds[2] = {ring.path.kind(sizes.larger), ring.path.kind(sizes.smaller)};
   if (kinds[0] != period.path.kind(sizes.larger) || kinds[1] != period.path.kind(sizes.smaller)) return false;
   std::vector<int> image(ring.links.size(), -1); // ring's link -> period's
@@ -630,7 +631,7 @@ std::string to_text(const AllreduceResult& r)
   o.precision(17);
   o << r.seconds << ' ' << r.messages << ' ' << r.wall_seconds << ' ' << r.setup_wall_seconds << ' ' << r.alpha << ' '
     << r.beta << ' ' << int(r.closed_form) << ' ' << r.platform_machines << ' ' << r.contention_bound << ' '
-    << r.folded_ranks << ' ' << r.beta_link;
+    << r.folded_ranks << ' ' << r.simulated_messages << ' ' << r.beta_link;
   return o.str();
 }
 
@@ -638,7 +639,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
 {
   AllreduceResult out;
   std::istringstream in(text);
-  std::string f[10]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
+  std::string f[11]; // strtod reads "inf" (beta where no stage moved bytes), which operator>> does not
   for (auto& x : f)
     in >> x;
   std::getline(in >> std::ws, out.beta_link);
@@ -653,6 +654,7 @@ Result<AllreduceResult> allreduce_result_from_text(const std::string& text)
     out.platform_machines = std::stoi(f[7]);
     out.contention_bound = std::stod(f[8]);
     out.folded_ranks = std::stoi(f[9]);
+    out.simulated_messages = std::stoull(f[10]);
   } catch (const std::exception&) {
     return Error::msg("allreduce: unreadable result '" + text + "'");
   }
@@ -743,12 +745,14 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     });
     if (!folded.ok()) return folded.error();
     if (!folded.value().empty()) return allreduce_result_from_text(folded.value());
-    // Routes share a link: every host, message by message, under its own estimate.
+    // Routes share a link: every host, message by message (a ring of one segment size folded onto two hosts' ranks
+    // where their routes repeat), under its own estimate.
     AllreduceJob every = job;
     every.fold_alike_hosts = false;
     if (auto st = check_budget(estimate_allreduce(cluster, every),
                                "use fewer ranks (their routes share links: the ring runs message by message on every "
-                               "host)");
+                               "host's platform, on every rank unless its segments have one size and it folds onto two "
+                               "hosts' ranks)");
         !st.ok())
       return st.error();
   }
@@ -776,6 +780,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     auto r = collectives::run_ring_allreduce(counted, job.ranks, job.bytes, adds);
     out.seconds = r.seconds;
     out.messages = r.messages;
+    out.simulated_messages = r.messages;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   };
@@ -791,7 +796,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     RingRoutes rr = ring_routes(pf, eps, dp);
     // Where routes share links, a ring of one segment size folded onto the first hosts' ranks (not with
     // --every-host, the check of folding).
-    const std::optional<RingPeriod> period = job.fold_alike_hosts ? ring_period(pf, eps, dp) : std::nullopt;
+    const std::optional<RingPeriod> period = job.fold_rings ? ring_period(pf, eps, dp) : std::nullopt;
     out.setup_wall_seconds = std::chrono::duration<double>(clock::now() - w0).count();
     const auto t0 = clock::now();
     const auto r = analytical_ring(rr, job.bytes, adds, &out.closed_form, 0, period ? &*period : nullptr);
@@ -799,6 +804,7 @@ Result<AllreduceResult> run_allreduce(const models::ClusterProfile& cluster, con
     out.messages = r.messages;
     out.contention_bound = r.contention_bound;
     out.folded_ranks = r.folded_ranks;
+    out.simulated_messages = out.closed_form || r.contention_bound > 0 ? 0 : r.simulated_messages;
     out.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   }

@@ -52,9 +52,12 @@ struct AllreduceJob {
   int warmup = 1;
   /// Analytical mode on identical hosts behind one switch, every host full: read the routes from three hosts and time
   /// the ring by its recurrence when no link is shared (the same result in time and memory linear in the ranks);
-  /// where links are shared, fold a ring of one segment size onto two hosts' ranks (analytical_ring's `period`);
-  /// false: build every host and time every rank (tests compare the two).
+  /// false: build every host (tests compare the two).
   bool fold_alike_hosts = true;
+  /// Analytical mode, routes that share links: time a ring of one segment size folded onto the first two hosts' ranks
+  /// where every host's routes repeat theirs (analytical_ring's `period`); false: every rank's messages
+  /// (`tensorpath allreduce --every-host` sets both false).
+  bool fold_rings = true;
 };
 
 struct AllreduceResult {
@@ -76,6 +79,9 @@ struct AllreduceResult {
   /// Analytical mode, routes sharing links: the ranks the ring was folded onto, message by message (the first two
   /// hosts': analytical_ring's `period`); 0: every rank's messages.
   int folded_ranks = 0;
+  /// Messages timed one by one: fewer than `messages` where steady steps were counted or the ring folded (the tries
+  /// and folds included); 0 where the recurrence timed the ring.
+  uint64_t simulated_messages = 0;
   /// Machines of the SimGrid platform the routes were read from: the cluster's, or three of its identical hosts
   /// (AllreduceJob::fold_alike_hosts).
   int platform_machines = 0;
@@ -189,14 +195,14 @@ struct RingPeriod {
 collectives::RingScheduleResult analytical_ring(const RingRoutes& ring, double bytes,
                                                 const collectives::RingScheduleOptions& opt, bool* closed_form,
                                                 int ring_ranks = 0, const RingPeriod* period = nullptr);
-/// Whether every rank r of `ring` sends a ring allreduce's segments of `bytes` over the route of rank r mod P of
-/// `period` (P = period.ranks(), a divisor of ring.ranks() and at most half of it): link for link, under one map of
-/// `ring`'s links onto `period`'s that keeps each link's rate and sharing, with the same latency and delay; and every
-/// shared link held by ranks of distinct residues mod P that are exactly those holding its image. Then, with every rank
-/// starting together and doing the same local work, rank r + P's steps are rank r's, link holds included, and
-/// the ring folded onto `period` (run_folded_ring_allreduce) is the whole ring, but for the order of messages that
-/// reach a shared link at one instant (the fabric serves them in sending order, and the whole ring's last rank sends
-/// after every other: docs/model.md "Symmetric ranks").
+/// Whether a ring allreduce of `bytes` has segments of one size and every rank r of `ring` sends them over the route
+/// of rank r mod P of `period` (P = period.ranks(), a divisor of ring.ranks() and at most half of it): link for link,
+/// under one map of `ring`'s links onto `period`'s that keeps each link's rate and sharing, with the same latency and
+/// delay; and every shared link held by ranks of distinct residues mod P that are exactly those holding its image.
+/// Then, with every rank starting together and doing the same local work, rank r + P's steps can be rank r's, link
+/// holds included, and the ring folded onto `period` (run_folded_ring_allreduce) is the whole ring, but for the order
+/// of messages that reach a shared link at one instant (the fabric serves them in sending order, and the whole ring's
+/// last rank sends after every other: docs/model.md "Folded rings", "Symmetric ranks").
 bool ring_period_repeats(const RingRoutes& ring, const RingRoutes& period, double bytes);
 /// The ranks of the first `hosts` hosts (in rank order) where the ranks go on past them: a period to try
 /// (RingPeriod, built by ring_routes); empty where the ranks fill no more than that many hosts.

@@ -103,7 +103,9 @@ constexpr double BYTES_PER_STEP_TRANSFER = 6.6e3;
 // ranks, half of it the rings' messages (22 distinct sizes, message by message: these hosts' routes share PCIe
 // links), the rest allocation that grows with the ranks in flight. Charged to the rounds per rank and
 // round (85 us), so that the estimate is not below the measurement up to 1024 ranks (estimate / measured: 64 ranks 2.3,
-// 256 1.6, 512 1.2, 1024 1.0).
+// 256 1.6, 512 1.2, 1024 1.0). Those fits are historical: the rounds were then counted as compute / tick + one per
+// gradient (285 a step), now compute / tick + 2 (19.8), and the code has become 7x faster since; the 85 us was kept
+// (measured against the new count: docs/resource-bounds.md, the paragraph after the table).
 constexpr double SECONDS_PER_OP_STEP = 3e-6;
 constexpr double SECONDS_PER_COORDINATOR_RANK = 85e-6;
 // Symmetric ranks (TrainingJob::symmetric_ranks): rank 0's threads work on each other host's request and response as
@@ -215,13 +217,21 @@ int fold_period(const models::ClusterProfile& cluster, int ranks, int per_host, 
 /// it: the estimate then errs high. With a `period` (fold_period) a ring of one segment size is folded onto that many
 /// ranks and twice as many: the folds' messages and tries (a ring whose folds disagreed would run whole as well, which
 /// no shipped profile showed).
-double analytical_ring_messages(double bytes, double simulated, double whole, int period = 0)
+struct RingMessages {
+  double run = 0, tries = 0; ///< messages of the whole ring (or its folds), and of the steady-state tries
+  double total() const { return run + tries; }
+};
+RingMessages ring_messages(double bytes, double simulated, double whole, int period)
 {
   if (period > 0 && simulated == whole && collectives::ring_segment_sizes(bytes, int(whole)).one_size())
-    return 2 * (whole - 1) * 3 * period + double(collectives::ring_steady_tries_messages(period, int(whole)) +
-                                                 collectives::ring_steady_tries_messages(2 * period, int(whole)));
-  return 2 * simulated * (whole - 1) +
-         double(collectives::ring_steady_tries_messages(int(simulated), int(whole), bytes));
+    return {2 * (whole - 1) * 3 * period, double(collectives::ring_steady_tries_messages(period, int(whole)) +
+                                                 collectives::ring_steady_tries_messages(2 * period, int(whole)))};
+  return {2 * simulated * (whole - 1),
+          double(collectives::ring_steady_tries_messages(int(simulated), int(whole), bytes))};
+}
+double analytical_ring_messages(double bytes, double simulated, double whole, int period = 0)
+{
+  return ring_messages(bytes, simulated, whole, period).total();
 }
 
 /// The rings the analytical collectives time in a job (each distinct size once: sim/analytical_collectives.cpp keeps
@@ -295,15 +305,16 @@ JobEstimate estimate_allreduce(const models::ClusterProfile& cluster, const Allr
     }
     {
       // At most every message and the steady-state tries before them; 8 bytes per timed step of a try (its starts).
-      const int period = fold_period(cluster, job.ranks, job.ranks_per_host);
-      const double timed = analytical_ring_messages(job.bytes, n, n, period);
+      // A ring of one segment size on identical hosts folds onto two and four hosts' ranks (not with --every-host).
+      const int period = job.fold_rings ? fold_period(cluster, job.ranks, job.ranks_per_host) : 0;
+      const RingMessages timed = ring_messages(job.bytes, n, n, period);
       const bool folds = period > 0 && collectives::ring_segment_sizes(job.bytes, job.ranks).one_size();
-      e.add(num(timed) + " messages at most (" +
+      e.add(num(timed.total()) + " messages at most (" +
                 (folds ? "the ring folded onto two and four hosts' ranks, 2 (N-1) x 6 per host" : what) +
                 ", and the steady-state tries) x " + human_seconds(ANALYTICAL_SECONDS_PER_MESSAGE) + ", " + num(n) +
                 " ranks' state",
-            ranks, RING_BYTES_PER_RANK_STEP * messages + 8 * (timed - messages) + RING_BYTES_PER_RANK * n,
-            ANALYTICAL_SECONDS_PER_MESSAGE * timed);
+            ranks, RING_BYTES_PER_RANK_STEP * timed.run + 8 * timed.tries + RING_BYTES_PER_RANK * n,
+            ANALYTICAL_SECONDS_PER_MESSAGE * timed.total());
     }
     break;
   case FabricMode::FLOW: {
@@ -474,11 +485,12 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
             "roce_fabric.oversubscription = " + num(c.oversubscription), 0, ROCE_SECONDS_PER_UNIT_STEP * unit_steps);
     }
     if (job.collectives.coordinator) {
-      // A round per tick that finds new requests, each round taking every request then pending: the gradients are
-      // requested while the step computes, so about a round per tick of the compute and one for what is left (and
-      // one more per step); not per gradient (ranks that request one gradient in different ticks make a round each).
-      // Measured: Baidu's 5 ms tick, ResNet-50 on dgx-a100-8gpu (89 ms of compute, 267 gradients), 7 rounds a step
-      // at 4,096 GPUs (19.8 here); Horovod's 1 ms cycle on hkust-4node (631 ms), 365 a step (633 here).
+      // A round per tick (CollectiveEngine::tick negotiates each tick, new requests or not), the next tick scheduled
+      // once the round's collectives are done: while the step computes, about a round per tick, and then one per
+      // batch of collectives (gradients requested after the last round began), not one per gradient. Counted as
+      // compute / tick + 2 per step. Measured: Baidu's 5 ms tick, ResNet-50 on dgx-a100-8gpu (89 ms of compute, 267
+      // gradients), 7 rounds a step at 4,096 GPUs (19.8 counted); Horovod's 1 ms cycle on hkust-4node (631 ms), 365 a
+      // step (633 counted). A job whose rings outlast many ticks between the gradients may make more.
       const double tick = job.collectives.tick_seconds > 0 ? job.collectives.tick_seconds : 1e-3;
       const double rounds = model.compute_seconds() / tick + 2;
       e.add(num(rounds) + " coordinator rounds per step x " + human_seconds(SECONDS_PER_COORDINATOR_RANK) +

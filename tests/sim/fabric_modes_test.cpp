@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace tp;
 
@@ -295,9 +297,11 @@ TEST_CASE("a ring whose hops share a link is not folded", "[fabric][fold]")
   CHECK(machines == 4);
   CHECK(s > 0);
   // At a size whose message-by-message ring is beyond the budget, the fall-back is refused under its own estimate
-  // (the folded estimate let it start).
+  // (the folded estimate let it start): a tensor of two segment sizes, which no fold onto two hosts' ranks takes
+  // either, so its every message counts.
   job.ranks = 65536;
   job.ranks_per_host = 2;
+  job.bytes = (16 << 20) + 4;
   auto big = run_isolated([&]() -> Result<std::string> {
     auto x = sim::run_allreduce(test::test_cluster(32768, host.value()), job);
     if (!x.ok()) return x.error();
@@ -306,6 +310,39 @@ TEST_CASE("a ring whose hops share a link is not folded", "[fabric][fold]")
   REQUIRE_FALSE(big.ok());
   INFO(big.error().message());
   CHECK(big.error().message().find("share links") != std::string::npos);
+  CHECK(big.error().message().find("messages at most") != std::string::npos); // the rings drive it
+}
+
+TEST_CASE("an allreduce result goes through its text form field for field", "[fabric]")
+{
+  sim::AllreduceResult r;
+  r.seconds = 0.1234567890123;
+  r.messages = 33538048;
+  r.wall_seconds = 1.5;
+  r.setup_wall_seconds = 0.25;
+  r.alpha = 3.5e-6;
+  r.beta = std::numeric_limits<double>::infinity();
+  r.beta_link = "host0.nic0.port.tx (and more)";
+  r.closed_form = false;
+  r.contention_bound = 2e-5;
+  r.folded_ranks = 16;
+  r.simulated_messages = 393120;
+  r.platform_machines = 512;
+  auto back = sim::allreduce_result_from_text(sim::to_text(r));
+  REQUIRE(back.ok());
+  CHECK(back->seconds == r.seconds);
+  CHECK(back->messages == r.messages);
+  CHECK(back->wall_seconds == r.wall_seconds);
+  CHECK(back->setup_wall_seconds == r.setup_wall_seconds);
+  CHECK(back->alpha == r.alpha);
+  CHECK(std::isinf(back->beta));
+  CHECK(back->beta_link == r.beta_link);
+  CHECK(back->closed_form == r.closed_form);
+  CHECK(back->contention_bound == r.contention_bound);
+  CHECK(back->folded_ranks == 16);
+  CHECK(back->simulated_messages == 393120);
+  CHECK(back->platform_machines == 512);
+  CHECK_FALSE(sim::allreduce_result_from_text("0.1 12 x").ok());
 }
 
 TEST_CASE("the ring recurrence's lock step equals the events when every rank is alike", "[fabric][recurrence]")
