@@ -18,6 +18,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -394,6 +395,29 @@ collectives::RingScheduleOptions ring_adds(const models::HostProfile& h, Locatio
   return o;
 }
 
+namespace {
+
+/// The ranks (ascending, each once) whose messages of the sizes `segs` hold each shared link of the ring's routes
+/// (none for a link that is not shared or that no message holds).
+std::vector<std::vector<int>> shared_link_holders(const RingRoutes& ring, std::initializer_list<double> segs)
+{
+  std::vector<std::vector<int>> holders(ring.links.size());
+  for (const double seg : segs)
+    for (int r = 0; r < int(ring.ranks()); ++r)
+      for (int l : ring.route(r, seg).links) {
+        auto& h = holders[size_t(l)];
+        if (ring.links[size_t(l)].shared && (h.empty() || h.back() != r)) h.push_back(r);
+      }
+  if (segs.size() > 1) // a rank can hold a link at either size
+    for (auto& h : holders) {
+      std::sort(h.begin(), h.end());
+      h.erase(std::unique(h.begin(), h.end()), h.end());
+    }
+  return holders;
+}
+
+} // namespace
+
 bool ring_links_unshared(const RingRoutes& ring, double bytes, int segments)
 {
   const int n = int(ring.ranks());
@@ -418,16 +442,11 @@ double ring_contention_bound(const RingRoutes& ring, double bytes, int segments)
   if (segments <= 0) segments = n;
   const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, segments);
   // The ranks whose messages hold each shared link, and the longest any message holds its links.
-  std::vector<std::vector<int>> users(ring.links.size());
+  const std::vector<std::vector<int>> users = shared_link_holders(ring, {sizes.larger, sizes.smaller});
   double longest = 0;
   for (const double seg : {sizes.larger, sizes.smaller})
-    for (int r = 0; r < n; ++r) {
-      const AnalyticalRoute& route = ring.route(r, seg);
+    for (int r = 0; r < n; ++r)
       longest = std::max(longest, ring_hop_time(ring, r, seg).busy);
-      for (int l : route.links)
-        if (ring.links[size_t(l)].shared && (users[size_t(l)].empty() || users[size_t(l)].back() != r))
-          users[size_t(l)].push_back(r);
-    }
   // A message waits for at most one message of every other rank that shares a link of its route (a rank has one in
   // flight: it sends the next once its own has landed), each holding the link at most `longest`; and the fabric
   // moves a message past a free gap shorter than itself (AnalyticalFabric::send), so each wait is at most twice that.
@@ -487,52 +506,36 @@ bool ring_period_repeats(const RingRoutes& ring, const RingRoutes& period, doubl
   if (p < 1 || n < 2 * p || n % p != 0) return false;
   const collectives::RingSegmentSizes sizes = collectives::ring_segment_sizes(bytes, n);
   if (!sizes.one_size()) return false; // segments unlike from host to host
-  const int kinds[2] = {ring.path.kind(sizes.larger), ring.path.kind(sizes.smaller)};
-  if (kinds[0] != period.path.kind(sizes.larger) || kinds[1] != period.path.kind(sizes.smaller)) return false;
+  const double seg = sizes.larger;
+  if (ring.path.kind(seg) != period.path.kind(seg)) return false;
   std::vector<int> image(ring.links.size(), -1); // ring's link -> period's
-  std::vector<std::vector<int>> users(ring.links.size());
-  for (const double seg : {sizes.larger, sizes.smaller})
-    for (int r = 0; r < n; ++r) {
-      const AnalyticalRoute& a = ring.route(r, seg);
-      const AnalyticalRoute& b = period.route(r % p, seg);
-      if (a.links.size() != b.links.size() || a.latency != b.latency ||
-          (a.delay ? a.delay(seg) : 0.0) != (b.delay ? b.delay(seg) : 0.0))
+  for (int r = 0; r < n; ++r) {
+    const AnalyticalRoute& a = ring.route(r, seg);
+    const AnalyticalRoute& b = period.route(r % p, seg);
+    if (a.links.size() != b.links.size() || a.latency != b.latency ||
+        (a.delay ? a.delay(seg) : 0.0) != (b.delay ? b.delay(seg) : 0.0))
+      return false;
+    for (size_t i = 0; i < a.links.size(); ++i) {
+      const int l = a.links[i], m = b.links[i];
+      const AnalyticalLink &x = ring.links[size_t(l)], &y = period.links[size_t(m)];
+      if (x.bandwidth != y.bandwidth || x.shared != y.shared) return false;
+      if (image[size_t(l)] < 0)
+        image[size_t(l)] = m;
+      else if (image[size_t(l)] != m)
         return false;
-      for (size_t i = 0; i < a.links.size(); ++i) {
-        const int l = a.links[i], m = b.links[i];
-        const AnalyticalLink &x = ring.links[size_t(l)], &y = period.links[size_t(m)];
-        if (x.bandwidth != y.bandwidth || x.shared != y.shared) return false;
-        if (image[size_t(l)] < 0)
-          image[size_t(l)] = m;
-        else if (image[size_t(l)] != m)
-          return false;
-        if (x.shared && (users[size_t(l)].empty() || users[size_t(l)].back() != r)) users[size_t(l)].push_back(r);
-      }
     }
-  // A shared link's holders, as residues mod P: distinct, and the same as its image's holders in the period.
-  std::vector<std::vector<int>> period_users(period.links.size());
-  for (const double seg : {sizes.larger, sizes.smaller})
-    for (int q = 0; q < p; ++q)
-      for (int m : period.route(q, seg).links)
-        if (period.links[size_t(m)].shared && (period_users[size_t(m)].empty() || period_users[size_t(m)].back() != q))
-          period_users[size_t(m)].push_back(q);
-  for (auto& u : period_users) {
-    std::sort(u.begin(), u.end());
-    u.erase(std::unique(u.begin(), u.end()), u.end());
   }
-  for (size_t l = 0; l < users.size(); ++l) {
-    if (users[l].empty()) continue;
-    std::vector<int> residues = users[l];
+  // A shared link's holders, as residues mod P: distinct, and the same as its image's holders in the period.
+  const auto holders = shared_link_holders(ring, {seg}), period_holders = shared_link_holders(period, {seg});
+  for (size_t l = 0; l < holders.size(); ++l) {
+    if (holders[l].empty()) continue;
+    std::vector<int> residues = holders[l];
     for (int& r : residues)
       r %= p;
     std::sort(residues.begin(), residues.end());
-    std::vector<int> once = residues;
-    once.erase(std::unique(once.begin(), once.end()), once.end());
-    // A rank's route can hold a link at both segment sizes: count its residue once.
-    std::vector<int> ranks = users[l];
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    if (once.size() != ranks.size() || once != period_users[size_t(image[l])]) return false;
+    if (std::adjacent_find(residues.begin(), residues.end()) != residues.end() ||
+        residues != period_holders[size_t(image[l])])
+      return false;
   }
   return true;
 }
