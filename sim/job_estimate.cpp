@@ -448,11 +448,9 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       // rank, message by message or by the recurrence (which then runs one period of ranks: cheaper per step).
       // Otherwise, on identical hosts, a ring of one segment size is folded onto two hosts' ranks and four's.
       const double whole = ring_ranks > 0 ? double(ring_ranks) : n;
-      const int per_host = L.ranks_per_host > 0 ? L.ranks_per_host
-                           : cluster.host_count() > 0 && !cluster.host(0).gpus.empty()
-                               ? int(cluster.host(0).gpus.size())
-                               : 1;
-      const int period = ring_ranks > 0 ? 0 : fold_period(cluster, L.workers, per_host, !L.worker_hosts.empty());
+      const int period = ring_ranks > 0 ? 0
+                                        : fold_period(cluster, L.workers, allreduce_ranks_per_host(cluster, L),
+                                                      !L.worker_hosts.empty());
       const auto [rings, timed] = analytical_rings_per_job(model, job, n, whole, period);
       e.add("the analytical rings (" + num(n) + " routes, " + num(double(rings)) + " distinct allreduces" +
                 (ring_ranks > 0 ? " of " + num(whole) + " ranks folded onto them" : std::string()) + " timed once, " +

@@ -80,8 +80,7 @@ Result<int> worker_host_of(const models::ClusterProfile& cluster, const Training
                        std::to_string(L.worker_hosts.size()));
     h = L.worker_hosts[size_t(w)];
   } else if (L.mode == TrainingLayout::Mode::ALLREDUCE) {
-    const int rph = L.ranks_per_host > 0 ? L.ranks_per_host : int(cluster.host(0).gpus.size());
-    h = rph > 0 ? w / rph : w;
+    h = w / allreduce_ranks_per_host(cluster, L);
   } else {
     h = w % H;
   }
@@ -576,6 +575,13 @@ Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, c
   out.simulated_ranks = c.job.layout.workers;
   out.symmetric_hosts = c.hosts;
   return r;
+}
+
+int allreduce_ranks_per_host(const models::ClusterProfile& cluster, const TrainingLayout& layout)
+{
+  if (layout.ranks_per_host > 0) return layout.ranks_per_host;
+  const int gpus = cluster.host_count() > 0 ? int(cluster.host(0).gpus.size()) : 0;
+  return gpus > 0 ? gpus : 1;
 }
 
 } // namespace tp::sim

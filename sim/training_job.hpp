@@ -153,6 +153,10 @@ struct TrainingResult {
   std::optional<TrainingFailure> failure;
 };
 
+/// Allreduce ranks placed on each host without worker_hosts: ranks_per_host, else as many as the first host has GPUs
+/// (at least 1): rank r on host r / that.
+int allreduce_ranks_per_host(const models::ClusterProfile& cluster, const TrainingLayout& layout);
+
 Result<TrainingResult> run_training_job(const models::ClusterProfile& cluster, const training::TrainingModel& model,
                                         const TrainingJob& job);
 
