@@ -101,18 +101,33 @@ simgrid::s4u::ActivityPtr Reactor::start_simgrid_exec(simgrid::s4u::Host* host, 
 
 uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done)
 {
-  if (auto it = lone_on_.find(host); it != lone_on_.end()) make_lone_exec_simgrid(it->second);
-  if (lone_execs_as_timers_ && threads <= 1 && execs_on_[host] == 0 && lone_on_.count(host) == 0) {
+  return start_exec_on(use_of(host), host, flops, threads, std::move(done));
+}
+
+uint64_t Reactor::start_exec_seconds(simgrid::s4u::Host* host, double seconds, int threads, Task done)
+{
+  HostUse& use = use_of(host);
+  if (use.speed == 0) use.speed = host->get_speed(); // constant: nothing changes a host's speed (no profiles, pstates)
+  const double flops = seconds * use.speed;          // per thread: SimGrid's thread count multiplies the cores used
+  if (flops < 1.0) return at(now() + seconds, std::move(done));
+  return start_exec_on(use, host, flops, threads, std::move(done));
+}
+
+uint64_t Reactor::start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done)
+{
+  if (use.lone != 0) make_lone_exec_simgrid(use.lone);
+  if (lone_execs_as_timers_ && threads <= 1 && use.execs == 0 && use.lone == 0) {
     // Alone on its host: a one-thread exec runs at one core's speed, flops / speed (SimGrid's Cas01 CPU model).
     const uint64_t id = next_id_++;
-    const double speed = host->get_speed();
+    if (use.speed == 0) use.speed = host->get_speed();
+    const double speed = use.speed;
     const double when = now() + flops / speed;
     // Its end is handed on with the completions SimGrid reports at that instant, in start order (take_completions),
     // after the timers due then, as a SimGrid exec's would be.
     timers_.emplace(std::make_pair(when, id), [this, id] { completed_ids_.push_back(id); });
     timer_when_[id] = when;
     lone_.emplace(id, LoneExec{host, flops, speed, now(), std::move(done)});
-    lone_on_[host] = id;
+    use.lone = id;
     ++lone_execs_started_;
     return id;
   }
@@ -125,7 +140,7 @@ std::optional<Reactor::LoneExec> Reactor::take_lone_exec(uint64_t id)
   if (it == lone_.end()) return std::nullopt;
   LoneExec e = std::move(it->second);
   lone_.erase(it);
-  if (auto on = lone_on_.find(e.host); on != lone_on_.end() && on->second == id) lone_on_.erase(on);
+  if (HostUse& use = use_of(e.host); use.lone == id) use.lone = 0;
   return e;
 }
 
@@ -143,7 +158,7 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   auto it = lone_.find(id);
   if (it == lone_.end()) return;
   const LoneExec& e = it->second;
-  lone_on_.erase(e.host);
+  use_of(e.host).lone = 0;
   // Ending now (its timer due, or already fired and its end queued): left to end so, the host free for the newcomer.
   constexpr double TIME_EPSILON = 1e-12; // as run_loop's
   auto when = timer_when_.find(id);
@@ -181,7 +196,7 @@ bool Reactor::remove_spinner(uint64_t id)
   if (it == spinners_.end()) return false;
   if (it->second.exec) {
     cancel_in_simgrid(it->second.exec);
-    --execs_on_[it->second.host];
+    --use_of(it->second.host).execs;
   }
   spinners_.erase(it);
   return true;
@@ -191,8 +206,8 @@ void Reactor::start_spinner(uint64_t id)
 {
   Spinner& s = spinners_.at(id);
   if (s.exec) return;
-  if (auto it = lone_on_.find(s.host); it != lone_on_.end()) make_lone_exec_simgrid(it->second);
-  ++execs_on_[s.host];
+  if (const uint64_t lone = use_of(s.host).lone; lone != 0) make_lone_exec_simgrid(lone);
+  ++use_of(s.host).execs;
   // Work that never ends within any simulation (1e300 flops is ~1e291 s at any host speed): SimGrid's solver gives
   // it one core's share like any one-thread exec, and its end date never comes first.
   s.exec = simgrid::kernel::actor::simcall_answered([host = s.host] {
@@ -211,7 +226,7 @@ void Reactor::stop_spinners()
     if (s.exec) {
       cancel_in_simgrid(s.exec);
       s.exec = nullptr;
-      --execs_on_[s.host];
+      --use_of(s.host).execs;
     }
 }
 
@@ -220,7 +235,7 @@ uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::
   if (id == 0) id = next_id_++;
   id_of_[activity.get()] = id;
   activity_index_[id] = activities_.size();
-  if (exec_host) ++execs_on_[exec_host];
+  if (exec_host) ++use_of(exec_host).execs;
   activities_.push_back(Watched{std::move(activity), std::move(done), id, exec_host});
   return id;
 }
@@ -305,7 +320,7 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
   const size_t i = it->second;
   Watched w = std::move(activities_[i]);
   activity_index_.erase(it);
-  if (w.exec_host) --execs_on_[w.exec_host];
+  if (w.exec_host) --use_of(w.exec_host).execs;
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
@@ -357,11 +372,12 @@ void Reactor::drop_everything()
   auto ready = std::move(ready_);
   auto lone = std::move(lone_);
   lone_.clear();
-  lone_on_.clear();
-  for (auto& [host, n] : execs_on_) // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
-    n = 0;
+  for (auto& [host, use] : hosts_) { // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
+    use.execs = 0;
+    use.lone = 0;
+  }
   for (const auto& [id, s] : spinners_)
-    if (s.exec) ++execs_on_[s.host];
+    if (s.exec) ++use_of(s.host).execs;
   activities_.clear();
   activity_index_.clear();
   completed_ids_.clear();

@@ -58,6 +58,9 @@ public:
   /// (tests/sim/reactor_test.cpp, tests/sim/lone_exec_test.cpp). set_lone_execs_as_timers(false), or
   /// TENSORPATH_EXECS_IN_SIMGRID=1 in the environment, puts every exec in SimGrid.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
+  /// The same for work of `seconds` at one core's speed of `host` (flops = seconds x speed, the host's speed read
+  /// once per host); under one flop, a timer of `seconds`.
+  uint64_t start_exec_seconds(simgrid::s4u::Host* host, double seconds, int threads, Task done);
   void set_lone_execs_as_timers(bool on) { lone_execs_as_timers_ = on; }
   /// A thread that spins for the rest of its process's life (a busy-polling progress thread): one core of `host`
   /// busy, sharing the host's cores with every exec there. It never keeps run() going: it runs while run() does
@@ -107,7 +110,7 @@ public:
 
 private:
   /// Watch an activity under a new id, or under `id` (a lone exec made a SimGrid exec keeps its id); `exec_host`:
-  /// the host of an exec (counted in execs_on_ while watched), null for a comm.
+  /// the host of an exec (counted in its HostUse while watched), null for a comm.
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host = nullptr,
                  uint64_t id = 0);
   /// Start a SimGrid exec (kernel context, owned by maestro).
@@ -119,7 +122,15 @@ private:
   /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
   bool drop_lone_exec(uint64_t id);
   struct LoneExec;
-  /// Take a lone exec out of lone_ (and lone_on_, where it is the host's), its timer left as it is.
+  /// What runs on a host: SimGrid execs watched and spinners, its lone exec (0: none) and its speed (0: not read yet).
+  struct HostUse {
+    int execs = 0;
+    uint64_t lone = 0;
+    double speed = 0;
+  };
+  HostUse& use_of(const simgrid::s4u::Host* host) { return hosts_[host]; }
+  uint64_t start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done);
+  /// Take a lone exec out of lone_ (and off its host, where it is the host's), its timer left as it is.
   std::optional<LoneExec> take_lone_exec(uint64_t id);
   void run_loop();
   /// Start a spinner's exec in SimGrid (run() going; stop_spinners() cancels them all when it returns).
@@ -141,7 +152,7 @@ private:
     simgrid::s4u::ActivityPtr activity;
     Task done;
     uint64_t id;
-    simgrid::s4u::Host* exec_host = nullptr; ///< an exec's host (execs_on_), null for a comm
+    simgrid::s4u::Host* exec_host = nullptr; ///< an exec's host (counted in its HostUse), null for a comm
     double started = -1;                     ///< a lone exec made a SimGrid exec: when its work began
   };
   /// An exec timed alone on its host (start_exec), by id.
@@ -151,8 +162,8 @@ private:
     Task done;
   };
   std::unordered_map<uint64_t, LoneExec> lone_;
-  std::unordered_map<const simgrid::s4u::Host*, uint64_t> lone_on_; ///< the host's lone exec
-  std::unordered_map<const simgrid::s4u::Host*, int> execs_on_;     ///< SimGrid execs watched, and spinners, per host
+  /// Per host (entries stay once made: one look-up per exec, no allocation after the first).
+  std::unordered_map<const simgrid::s4u::Host*, HostUse> hosts_;
   bool lone_execs_as_timers_ = true;
   uint64_t lone_execs_started_ = 0;
   /// Stop watching `id` and return what was watched (none: not watched).

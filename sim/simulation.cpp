@@ -92,9 +92,7 @@ uint64_t SimContext::start_comm(sg4::Host* from, sg4::Host* to, double bytes, Re
 
 uint64_t SimContext::start_exec(sg4::Host* host, double seconds, Reactor::Task done, int threads)
 {
-  const double flops = seconds * host->get_speed(); // per thread: SimGrid's thread count multiplies the cores used
-  if (flops < 1.0) return reactor.at(reactor.now() + seconds, std::move(done));
-  return reactor.start_exec(host, flops, threads, std::move(done));
+  return reactor.start_exec_seconds(host, seconds, threads, std::move(done));
 }
 
 void SimContext::cancel(uint64_t id)

@@ -109,8 +109,9 @@ void CollectiveEngine::begin_step(int64_t step, size_t expected)
 void CollectiveEngine::allreduce(int64_t step, const std::string& name, Tensor tensor,
                                  std::function<void(Result<Tensor>)> done)
 {
-  if (requests_.count(name)) return done(Error::at("", name, "one outstanding allreduce per name", "a second one"));
-  requests_[name] = Request{name, tensor, std::move(done)};
+  auto [it, inserted] = requests_.try_emplace(name);
+  if (!inserted) return done(Error::at("", name, "one outstanding allreduce per name", "a second one"));
+  it->second = Request{name, std::move(tensor), std::move(done)};
   new_requests_.push_back(name);
   if (!options_.coordinator || channel_.size() == 1) maybe_run_uncoordinated();
 }

@@ -344,8 +344,18 @@ std::string RankNames::operator()(const std::string& s) const
   auto word = [&](size_t i) { return i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_'); };
   std::string out;
   out.reserve(s.size() + 8);
+  // Only a position holding a pattern's first character can start one: the characters before it are copied at once.
+  const bool scan = !gpu_from_.empty() && !cpu_from_.empty();
   size_t i = 0;
   while (i < s.size()) {
+    if (scan) {
+      size_t j = i;
+      while (j < s.size() && s[j] != gpu_from_[0] && s[j] != cpu_from_[0] && s[j] != token[0])
+        ++j;
+      out.append(s, i, j - i);
+      i = j;
+      if (i == s.size()) break;
+    }
     // Whole device names (not a prefix of a longer GPU number), and "rank0" as a whole word after a '/' or at the start
     // (op names "rank0/...", tensors ".../rank0", "...rank0->device", "...rank0@device", keys "...rank0;0:0").
     if (s.compare(i, gpu_from_.size(), gpu_from_) == 0 && !digit(i + gpu_from_.size())) {
