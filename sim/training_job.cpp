@@ -7,6 +7,7 @@
 #include "models/network_models.hpp"
 #include "sim/analytical_collectives.hpp"
 #include "sim/job_estimate.hpp"
+#include "sim/large_pages.hpp"
 #include "sim/platform.hpp"
 #include "sim/sim_job_backend.hpp"
 #include "sim/simulation.hpp"
@@ -487,8 +488,9 @@ Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const t
   const auto& L = job.layout;
   // Refuse up front what the machine cannot hold or the time budget does not allow: the step graph grows with tasks x
   // (layers + variables), the rings with ranks^2.
-  if (auto st = check_budget(estimate_training(cluster, model, job), "run fewer tasks or steps"); !st.ok())
-    return st.error();
+  const JobEstimate need = estimate_training(cluster, model, job);
+  if (auto st = check_budget(need, "run fewer tasks or steps"); !st.ok()) return st.error();
+  use_large_pages_for(need.bytes);
   auto placed = place_tasks(cluster, L);
   if (!placed.ok()) return placed.error();
   const Placement& p = placed.value();

@@ -1,0 +1,24 @@
+// Large pages for large simulations (see large_pages.hpp).
+#include "sim/large_pages.hpp"
+
+#include <dlfcn.h>
+
+namespace tp::sim {
+
+bool use_large_pages_for(double estimated_peak_bytes)
+{
+  if (!(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES)) return false;
+  // mimalloc's functions are looked up at run time, as the emulator does (emulator/host_memory.cpp): the sanitizer
+  // builds and builds without mimalloc run on glibc.
+  using OptionSet = void (*)(int option, long value);
+  using Version = int (*)();
+  auto option_set = reinterpret_cast<OptionSet>(dlsym(RTLD_DEFAULT, "mi_option_set"));
+  auto version = reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "mi_version"));
+  // The option's number is 2.0's (Debian 12's 2.0.9); other versions are left as they are.
+  if (!option_set || !version || version() < 200 || version() >= 210) return false;
+  constexpr int MI_OPTION_LARGE_OS_PAGES = 6; // mimalloc.h's mi_option_large_os_pages (2.0)
+  option_set(MI_OPTION_LARGE_OS_PAGES, 1);
+  return true;
+}
+
+} // namespace tp::sim
