@@ -3,11 +3,15 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace tp::sim {
 
 bool use_large_pages_for(double estimated_peak_bytes)
 {
   if (!(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES)) return false;
+  if (const char* v = std::getenv("TENSORPATH_LARGE_PAGES"); v && std::string(v) == "0") return false;
   // mimalloc's functions are looked up at run time, as the emulator does (emulator/host_memory.cpp): the sanitizer
   // builds and builds without mimalloc run on glibc.
   using OptionSet = void (*)(int option, long value);

@@ -13,8 +13,8 @@ namespace tp::sim {
 
 inline constexpr double LARGE_PAGES_FROM_BYTES = 1024.0 * 1024 * 1024;
 
-/// From now on in this process, allocate with large pages if `estimated_peak_bytes` reaches LARGE_PAGES_FROM_BYTES and
-/// the allocator is mimalloc 2.0 (else nothing). True if large pages were asked for.
+/// From now on in this process, allocate with large pages if `estimated_peak_bytes` reaches LARGE_PAGES_FROM_BYTES, the
+/// allocator is mimalloc 2.0 and TENSORPATH_LARGE_PAGES is not "0" (else nothing). True if large pages were asked for.
 bool use_large_pages_for(double estimated_peak_bytes);
 
 } // namespace tp::sim

@@ -31,8 +31,17 @@ TEST_CASE("Large pages: a job below the threshold keeps the allocator as it is")
   CHECK(large_os_pages_option() == before);
 }
 
+TEST_CASE("Large pages: TENSORPATH_LARGE_PAGES=0 keeps the allocator as it is")
+{
+  const int before = large_os_pages_option();
+  setenv("TENSORPATH_LARGE_PAGES", "0", 1); // this test case's own process (catch_main.cpp)
+  CHECK_FALSE(tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES * 4));
+  CHECK(large_os_pages_option() == before);
+}
+
 TEST_CASE("Large pages: a job from the threshold up asks mimalloc 2.0 for them, and memory still works")
 {
+  unsetenv("TENSORPATH_LARGE_PAGES");
   const int before = large_os_pages_option();
   const bool asked = tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES);
   CHECK(asked == (before >= 0)); // asked exactly where the executable runs on mimalloc 2.0
