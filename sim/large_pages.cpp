@@ -8,10 +8,18 @@
 
 namespace tp::sim {
 
-bool use_large_pages_for(double estimated_peak_bytes)
+Result<bool> use_large_pages_for(double estimated_peak_bytes)
 {
-  if (!(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES)) return false;
-  if (const char* v = std::getenv("TENSORPATH_LARGE_PAGES"); v && std::string(v) == "0") return false;
+  bool allowed = true;
+  if (const char* v = std::getenv("TENSORPATH_LARGE_PAGES"); v && *v) {
+    const std::string value = v;
+    if (value != "0" && value != "1")
+      return Error::at("", "TENSORPATH_LARGE_PAGES",
+                       "0 (4 KiB pages) or 1 (the default: 2 MiB pages for a training job estimated at 1 GiB or more)",
+                       "'" + value + "'");
+    allowed = value == "1";
+  }
+  if (!allowed || !(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES)) return false;
   // mimalloc's functions are looked up at run time, as the emulator does (emulator/host_memory.cpp): the sanitizer
   // builds and builds without mimalloc run on glibc.
   using OptionSet = void (*)(int option, long value);

@@ -9,12 +9,15 @@
 // on it. Tests: tests/sim/large_pages_test.cpp.
 #pragma once
 
+#include "core/common/result.hpp"
+
 namespace tp::sim {
 
 inline constexpr double LARGE_PAGES_FROM_BYTES = 1024.0 * 1024 * 1024;
 
 /// From now on in this process, allocate with large pages if `estimated_peak_bytes` reaches LARGE_PAGES_FROM_BYTES, the
-/// allocator is mimalloc 2.0 and TENSORPATH_LARGE_PAGES is not "0" (else nothing). True if large pages were asked for.
-bool use_large_pages_for(double estimated_peak_bytes);
+/// allocator is mimalloc 2.0 and TENSORPATH_LARGE_PAGES is not "0" (else nothing). True if large pages were asked for;
+/// an Error for a TENSORPATH_LARGE_PAGES other than unset, empty, "0" or "1" (whatever the job's size).
+Result<bool> use_large_pages_for(double estimated_peak_bytes);
 
 } // namespace tp::sim

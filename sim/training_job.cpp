@@ -490,7 +490,7 @@ Result<TrainingResult> run_placed(const models::ClusterProfile& cluster, const t
   // (layers + variables), the rings with ranks^2.
   const JobEstimate need = estimate_training(cluster, model, job);
   if (auto st = check_budget(need, "run fewer tasks or steps"); !st.ok()) return st.error();
-  use_large_pages_for(need.bytes);
+  if (auto pages = use_large_pages_for(need.bytes); !pages.ok()) return pages.error();
   auto placed = place_tasks(cluster, L);
   if (!placed.ok()) return placed.error();
   const Placement& p = placed.value();

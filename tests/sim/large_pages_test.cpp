@@ -26,8 +26,8 @@ int large_os_pages_option()
 TEST_CASE("Large pages: a job below the threshold keeps the allocator as it is")
 {
   const int before = large_os_pages_option();
-  CHECK_FALSE(tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES * 0.99));
-  CHECK_FALSE(tp::sim::use_large_pages_for(0));
+  CHECK_FALSE(tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES * 0.99).value());
+  CHECK_FALSE(tp::sim::use_large_pages_for(0).value());
   CHECK(large_os_pages_option() == before);
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("Large pages: TENSORPATH_LARGE_PAGES=0 keeps the allocator as it is")
 {
   const int before = large_os_pages_option();
   setenv("TENSORPATH_LARGE_PAGES", "0", 1); // this test case's own process (catch_main.cpp)
-  CHECK_FALSE(tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES * 4));
+  CHECK_FALSE(tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES * 4).value());
   CHECK(large_os_pages_option() == before);
 }
 
@@ -43,7 +43,7 @@ TEST_CASE("Large pages: a job from the threshold up asks mimalloc 2.0 for them, 
 {
   unsetenv("TENSORPATH_LARGE_PAGES");
   const int before = large_os_pages_option();
-  const bool asked = tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES);
+  const bool asked = tp::sim::use_large_pages_for(tp::sim::LARGE_PAGES_FROM_BYTES).value();
   CHECK(asked == (before >= 0)); // asked exactly where the executable runs on mimalloc 2.0
   if (asked) CHECK(large_os_pages_option() == 1);
   // Allocations of every size after it: written and read back.
@@ -53,4 +53,16 @@ TEST_CASE("Large pages: a job from the threshold up asks mimalloc 2.0 for them, 
     CHECK(p[0] == 0x5a);
     CHECK(p[bytes - 1] == 0x5a);
   }
+}
+
+TEST_CASE("Large pages: an unreadable TENSORPATH_LARGE_PAGES is an error naming it, whatever the job's size")
+{
+  const int before = large_os_pages_option();
+  setenv("TENSORPATH_LARGE_PAGES", "off", 1); // this test case's own process (catch_main.cpp)
+  for (double bytes : {0.0, tp::sim::LARGE_PAGES_FROM_BYTES * 4}) {
+    auto r = tp::sim::use_large_pages_for(bytes);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message(), Catch::Contains("TENSORPATH_LARGE_PAGES") && Catch::Contains("'off'"));
+  }
+  CHECK(large_os_pages_option() == before);
 }
