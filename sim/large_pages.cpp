@@ -4,9 +4,27 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace tp::sim {
+
+namespace {
+
+/// Huge pages reserved (hugetlbfs) or transparent ones given on request; false where neither file says so.
+bool kernel_offers_huge_pages()
+{
+  if (std::ifstream f("/proc/sys/vm/nr_hugepages"); f) {
+    long reserved = 0;
+    if (f >> reserved && reserved > 0) return true;
+  }
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled"); // "always [madvise] never"
+  std::string modes;
+  std::getline(thp, modes);
+  return modes.find("[always]") != std::string::npos || modes.find("[madvise]") != std::string::npos;
+}
+
+} // namespace
 
 Result<bool> use_large_pages_for(double estimated_peak_bytes)
 {
@@ -19,7 +37,7 @@ Result<bool> use_large_pages_for(double estimated_peak_bytes)
                        "'" + value + "'");
     allowed = value == "1";
   }
-  if (!allowed || !(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES)) return false;
+  if (!allowed || !(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES) || !kernel_offers_huge_pages()) return false;
   // mimalloc's functions are looked up at run time, as the emulator does (emulator/host_memory.cpp): the sanitizer
   // builds and builds without mimalloc run on glibc.
   using OptionSet = void (*)(int option, long value);
