@@ -2,6 +2,7 @@
 #include "sim/analytical_fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace tp::sim {
@@ -69,7 +70,8 @@ void AnalyticalFabric::schedule(double t, std::function<void()> f)
     free_slots_.pop_back();
     callbacks_[slot] = std::move(f);
   }
-  calendar_.push_back(Event{t, seq_++, slot});
+  t += 0.0; // -0.0 to +0.0: its bits would order it after every positive time
+  calendar_.push_back(Event{std::bit_cast<uint64_t>(t), seq_++, slot});
   std::push_heap(calendar_.begin(), calendar_.end(), std::greater<Event>());
 }
 
@@ -81,7 +83,7 @@ void AnalyticalFabric::run()
     calendar_.pop_back();
     std::function<void()> f = std::move(callbacks_[e.slot]);
     free_slots_.push_back(e.slot);
-    now_ = e.t;
+    now_ = std::bit_cast<double>(e.t);
     ++events_;
     f();
   }

