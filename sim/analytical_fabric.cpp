@@ -11,6 +11,12 @@ AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links,
                                    std::function<const AnalyticalRoute&(int, int, double)> route)
     : links_(std::move(links)), busy_(links_.size()), route_(std::move(route))
 {
+  bandwidth_.reserve(links_.size());
+  shared_.reserve(links_.size());
+  for (const auto& l : links_) {
+    bandwidth_.push_back(l.bandwidth);
+    shared_.push_back(l.shared);
+  }
 }
 
 void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()> delivered)
@@ -18,7 +24,7 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
   const AnalyticalRoute& r = route_(src, dst, bytes);
   double rate = std::numeric_limits<double>::infinity();
   for (int l : r.links)
-    rate = std::min(rate, links_[size_t(l)].bandwidth);
+    rate = std::min(rate, bandwidth_[size_t(l)]);
   const double busy = bytes > 0 && rate < std::numeric_limits<double>::infinity() ? bytes / rate : 0.0;
   // The earliest start from now at which every shared link of the route is free for `busy`: a gap that an earlier
   // message left on a link while it waited for its other links is used (a link is not reserved before its message
@@ -28,7 +34,7 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
     for (bool moved = true; moved;) {
       moved = false;
       for (int l : r.links) {
-        if (!links_[size_t(l)].shared) continue;
+        if (!shared_[size_t(l)]) continue;
         auto& held = busy_[size_t(l)]; // by start, not overlapping
         size_t ended = 0;              // those over by now are forgotten
         while (ended < held.size() && held[ended].second <= now_)
@@ -44,7 +50,7 @@ void AnalyticalFabric::send(int src, int dst, double bytes, std::function<void()
       }
     }
     for (int l : r.links)
-      if (links_[size_t(l)].shared) {
+      if (shared_[size_t(l)]) {
         auto& held = busy_[size_t(l)];
         held.insert(std::lower_bound(held.begin(), held.end(), std::make_pair(start, start + busy)),
                     {start, start + busy});

@@ -54,6 +54,10 @@ private:
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   std::vector<AnalyticalLink> links_;
+  /// Each link's rate and whether it is shared, side by side (every message reads them: the links' names would spread
+  /// them over many cache lines).
+  std::vector<double> bandwidth_;
+  std::vector<char> shared_;
   /// Per link, the intervals messages hold it (start, end), by start, those not yet over (a few at a time).
   std::vector<std::vector<std::pair<double, double>>> busy_;
   std::function<const AnalyticalRoute&(int, int, double)> route_;
