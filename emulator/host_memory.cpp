@@ -1,6 +1,8 @@
 // Real memory for emulated processes (see host_memory.hpp).
 #include "emulator/host_memory.hpp"
 
+#include "core/common/mimalloc_options.hpp"
+
 #include <dlfcn.h>
 #include <malloc.h>
 #include <sys/mman.h>
@@ -23,15 +25,12 @@ namespace {
 /// looked up at run time: sanitizer builds and builds without mimalloc run on glibc.
 void keep_freed_memory_in_mimalloc()
 {
-  using OptionSet = void (*)(int option, long value);
   using Reserve = int (*)(size_t size, bool commit, bool allow_large);
-  using Version = int (*)();
-  auto option_set = reinterpret_cast<OptionSet>(dlsym(RTLD_DEFAULT, "mi_option_set"));
-  auto reserve = reinterpret_cast<Reserve>(dlsym(RTLD_DEFAULT, "mi_reserve_os_memory"));
-  auto version = reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "mi_version"));
   // The option's number is 2.0's (Debian 12's 2.0.9): 2.1 renumbered them and purges differently; other versions are
   // left as they are (page faults on large blocks again, results unchanged).
-  if (!option_set || !reserve || !version || version() < 200 || version() >= 210) return;
+  const MimallocOptionSet option_set = mimalloc20_option_set();
+  auto reserve = reinterpret_cast<Reserve>(dlsym(RTLD_DEFAULT, "mi_reserve_os_memory"));
+  if (!option_set || !reserve) return;
   constexpr int MI_OPTION_ALLOW_DECOMMIT = 22; // mimalloc.h's mi_option_allow_decommit (2.0)
   option_set(MI_OPTION_ALLOW_DECOMMIT, 0);
   // Under strict overcommit (mode 2) a reserve counts against the commit limit: none then.

@@ -9,11 +9,11 @@ namespace tp::sim {
 
 AnalyticalFabric::AnalyticalFabric(std::vector<AnalyticalLink> links,
                                    std::function<const AnalyticalRoute&(int, int, double)> route)
-    : links_(std::move(links)), busy_(links_.size()), route_(std::move(route))
+    : busy_(links.size()), route_(std::move(route))
 {
-  bandwidth_.reserve(links_.size());
-  shared_.reserve(links_.size());
-  for (const auto& l : links_) {
+  bandwidth_.reserve(links.size());
+  shared_.reserve(links.size());
+  for (const auto& l : links) {
     bandwidth_.push_back(l.bandwidth);
     shared_.push_back(l.shared);
   }

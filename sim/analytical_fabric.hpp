@@ -53,7 +53,6 @@ private:
     uint32_t slot;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
-  std::vector<AnalyticalLink> links_;
   /// Each link's rate and whether it is shared, side by side (every message reads them: the links' names would spread
   /// them over many cache lines).
   std::vector<double> bandwidth_;

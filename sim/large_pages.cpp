@@ -1,7 +1,7 @@
 // Large pages for large simulations (see large_pages.hpp).
 #include "sim/large_pages.hpp"
 
-#include <dlfcn.h>
+#include "core/common/mimalloc_options.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -33,19 +33,16 @@ Result<bool> use_large_pages_for(double estimated_peak_bytes)
     const std::string value = v;
     if (value != "0" && value != "1")
       return Error::at("", "TENSORPATH_LARGE_PAGES",
-                       "0 (4 KiB pages) or 1 (the default: 2 MiB pages for a training job estimated at 1 GiB or more)",
+                       "0 (4 KiB pages) or 1 (the default: 2 MiB pages for a training job estimated at " +
+                           std::to_string(int(LARGE_PAGES_FROM_BYTES / (1 << 30))) + " GiB or more)",
                        "'" + value + "'");
     allowed = value == "1";
   }
   if (!allowed || !(estimated_peak_bytes >= LARGE_PAGES_FROM_BYTES) || !kernel_offers_huge_pages()) return false;
-  // mimalloc's functions are looked up at run time, as the emulator does (emulator/host_memory.cpp): the sanitizer
-  // builds and builds without mimalloc run on glibc.
-  using OptionSet = void (*)(int option, long value);
-  using Version = int (*)();
-  auto option_set = reinterpret_cast<OptionSet>(dlsym(RTLD_DEFAULT, "mi_option_set"));
-  auto version = reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "mi_version"));
-  // The option's number is 2.0's (Debian 12's 2.0.9); other versions are left as they are.
-  if (!option_set || !version || version() < 200 || version() >= 210) return false;
+  // Under glibc (sanitizer builds, a build without mimalloc) or another mimalloc than 2.0, whose option numbers are
+  // not these, nothing changes.
+  const MimallocOptionSet option_set = mimalloc20_option_set();
+  if (!option_set) return false;
   constexpr int MI_OPTION_LARGE_OS_PAGES = 6; // mimalloc.h's mi_option_large_os_pages (2.0)
   option_set(MI_OPTION_LARGE_OS_PAGES, 1);
   return true;

@@ -104,11 +104,16 @@ uint64_t Reactor::start_exec(simgrid::s4u::Host* host, double flops, int threads
   return start_exec_on(use_of(host), host, flops, threads, std::move(done));
 }
 
+double Reactor::HostUse::speed_of(const simgrid::s4u::Host* host)
+{
+  if (speed == 0) speed = host->get_speed();
+  return speed;
+}
+
 uint64_t Reactor::start_exec_seconds(simgrid::s4u::Host* host, double seconds, int threads, Task done)
 {
   HostUse& use = use_of(host);
-  if (use.speed == 0) use.speed = host->get_speed(); // constant: nothing changes a host's speed (no profiles, pstates)
-  const double flops = seconds * use.speed;          // per thread: SimGrid's thread count multiplies the cores used
+  const double flops = seconds * use.speed_of(host); // per thread: SimGrid's thread count multiplies the cores used
   if (flops < 1.0) return at(now() + seconds, std::move(done));
   return start_exec_on(use, host, flops, threads, std::move(done));
 }
@@ -119,8 +124,7 @@ uint64_t Reactor::start_exec_on(HostUse& use, simgrid::s4u::Host* host, double f
   if (lone_execs_as_timers_ && threads <= 1 && use.execs == 0 && use.lone == 0) {
     // Alone on its host: a one-thread exec runs at one core's speed, flops / speed (SimGrid's Cas01 CPU model).
     const uint64_t id = next_id_++;
-    if (use.speed == 0) use.speed = host->get_speed();
-    const double speed = use.speed;
+    const double speed = use.speed_of(host);
     const double when = now() + flops / speed;
     // Its end is handed on with the completions SimGrid reports at that instant, in start order (take_completions),
     // after the timers due then, as a SimGrid exec's would be.

@@ -127,6 +127,9 @@ private:
     int execs = 0;
     uint64_t lone = 0;
     double speed = 0;
+    /// The host's speed, read from SimGrid the first time (constant: nothing changes a host's speed, no profiles or
+    /// pstates).
+    double speed_of(const simgrid::s4u::Host* host);
   };
   HostUse& use_of(const simgrid::s4u::Host* host) { return hosts_[host]; }
   uint64_t start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done);
