@@ -96,7 +96,9 @@ int run_train(const frontend::ParsedArgs& a)
       return report_error(Error::at("", "tensorpath train --response-cache", "on or off", "\"" + v + "\""));
     spec.collectives.response_cache = v == "on";
   }
-  frontend::apply_transport_flags(a, spec.transport_options);
+  if (auto st = frontend::apply_transport_flags(a, spec.transports, spec.transport_options, "tensorpath train");
+      !st.ok())
+    return report_error(st.error());
   if (auto st = frontend::check_collective_mode(spec); !st.ok()) return report_error(st.error());
   if (!mode.ok()) return report_error(mode.error());
   if (!collective_mode.ok() && spec.mode == training::SyncMode::ALLREDUCE) return report_error(collective_mode.error());

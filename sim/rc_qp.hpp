@@ -65,7 +65,7 @@ public:
     bool finished = false;
     WcStatus status = WcStatus::SUCCESS;
     ResponderVerdict verdict = ResponderVerdict::ACK;
-    bool read_counted = false;
+    int read_slots = 0;    ///< outstanding-READ slots it holds (SendWr::stands_for once started; 0: none)
     bool fetched = false;  ///< payload DMA read done, ready to inject
     bool injected = false; ///< injection started (or not needed: READ request)
     uint64_t comm_id = 0;

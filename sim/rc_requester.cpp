@@ -158,16 +158,21 @@ void QpCore::pump()
       ++next_start_;
       continue;
     }
-    if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ >= std::max<int>(1, attr_.max_rd_atomic))
+    // A WR standing for several (SendWr::stands_for: a chunk train) is charged as that many: READ slots (one READ
+    // that needs more than the QP has starts when none is outstanding), WQE processing and message rate.
+    const uint32_t stands_for = std::max<uint32_t>(1, op->wr.stands_for);
+    const int read_slots = int(std::min<uint32_t>(stands_for, 1u << 16));
+    if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ > 0 &&
+        outstanding_reads_ + read_slots > std::max<int>(1, attr_.max_rd_atomic))
       return; // resumed when a read completes
     double t = std::max({reactor().now(), op->ready_time, hold_until_, last_start_ + nic.wqe_processing_time});
-    t = dev_.reserve_message_slot(t);
-    last_start_ = t;
+    t = dev_.reserve_message_slot(t, stands_for);
+    last_start_ = t + (stands_for - 1) * nic.wqe_processing_time;
     ++next_start_;
     op->started = true;
     if (op->wr.opcode == WrOpcode::RDMA_READ) {
-      ++outstanding_reads_; // counted from the start so that the limit holds for queued starts too
-      op->read_counted = true;
+      outstanding_reads_ += read_slots; // counted from the start so that the limit holds for queued starts too
+      op->read_slots = read_slots;
     }
     const uint32_t gen = op->generation;
     std::weak_ptr<QpCore> weak = weak_from_this();
@@ -430,9 +435,9 @@ void QpCore::abort_in_flight(SendOp& o)
     dev_.ctx().cancel(o.comm_id);
     o.comm_id = 0;
   }
-  if (o.read_counted) {
-    o.read_counted = false;
-    --outstanding_reads_;
+  if (o.read_slots > 0) {
+    outstanding_reads_ -= o.read_slots;
+    o.read_slots = 0;
   }
   if (injecting_ == &o) injecting_ = nullptr;
   if (responding_ == &o) {

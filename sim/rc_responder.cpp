@@ -156,7 +156,7 @@ void QpCore::read_request_arrives(const OpPtr& op)
   const Location src = location_of(p.dev->memory(), op->wr.remote_addr, sb);
   const Location dst = local_location(*op);
   double t = reactor().now() + (op->length > 0 ? pf().dma_read_latency(mb, nb, src) : 0.0);
-  t = p.dev->reserve_message_slot(t);
+  t = p.dev->reserve_message_slot(t, std::max<uint32_t>(1, op->wr.stands_for));
   read_responses_.push_back(ReadResponse{op, op->generation, t, p.dev, src, dst});
   stream_read_response();
 }
@@ -222,9 +222,9 @@ void QpCore::read_response_received(const OpPtr& op, SimDevice* rdev, Location d
       for (const auto& s : op->wr.sg_list)
         if (s.length > 0) self->dev_.notify_write(s.addr, s.length);
     }
-    if (op->read_counted) {
-      op->read_counted = false;
-      --self->outstanding_reads_;
+    if (op->read_slots > 0) {
+      self->outstanding_reads_ -= op->read_slots;
+      op->read_slots = 0;
     }
     const auto& cpu = self->pf().machine(self->dev_.machine()).sockets[size_t(self->dev_.cpu_socket())].cpu;
     self->finish_at(op, WcStatus::SUCCESS, self->reactor().now() + cpu.completion_overhead);

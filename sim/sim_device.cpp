@@ -161,12 +161,12 @@ void SimDevice::kill()
     core->kill();
 }
 
-double SimDevice::reserve_message_slot(double t)
+double SimDevice::reserve_message_slot(double t, uint32_t messages)
 {
   const double rate = ctx_.platform->nic(machine_, nic_).nic.max_message_rate;
   if (rate <= 0) return t;
   const double start = std::max(t, message_slot_free_);
-  message_slot_free_ = start + 1.0 / rate;
+  message_slot_free_ = start + double(messages) / rate;
   return start;
 }
 

@@ -55,8 +55,9 @@ public:
   verbs::MrTable& mrs() { return mrs_; }
   QpCore* find_qp(uint32_t qpn) const;
   void unregister_qp(uint32_t qpn);
-  /// NIC-wide message-rate limiter: earliest start for a message injected at or after `t`.
-  double reserve_message_slot(double t);
+  /// NIC-wide message-rate limiter: earliest start for `messages` messages (a WR standing for several,
+  /// verbs::SendWr::stands_for) injected at or after `t`.
+  double reserve_message_slot(double t, uint32_t messages = 1);
   /// Notify memory watchers that [addr, addr+len) was written by the NIC.
   void notify_write(uint64_t addr, uint64_t len);
 

@@ -5,6 +5,7 @@
 #include "core/common/suggest.hpp"
 #include "core/transports/transport.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
@@ -35,10 +36,22 @@ std::vector<OptionSpec> transport_flag_options()
   return out;
 }
 
-void apply_transport_flags(const ParsedArgs& a, transports::TransportOptions& options)
+Status apply_transport_flags(const ParsedArgs& a, const std::vector<std::string>& runs,
+                             transports::TransportOptions& options, const std::string& command)
 {
-  for (const auto* knob : transports::option_knobs())
-    if (!knob->cli_flag.empty() && a.has(knob->cli_flag)) knob->set(options, true);
+  for (const auto* knob : transports::option_knobs()) {
+    if (knob->cli_flag.empty() || !a.has(knob->cli_flag)) continue;
+    const std::string owner = transports::knob_transport(knob);
+    if (std::find(runs.begin(), runs.end(), owner) == runs.end()) {
+      std::string given;
+      for (const auto& r : runs)
+        given += (given.empty() ? "" : ",") + r;
+      return Error::at("", command + " --" + knob->cli_flag, "a run of " + owner + " (the flag changes only its runs)",
+                       "--transport " + given);
+    }
+    knob->set(options, true);
+  }
+  return ok_status();
 }
 
 Result<Location> parse_placement(const std::string& s, const std::string& option)

@@ -21,8 +21,10 @@ Result<Location> parse_placement(const std::string& s, const std::string& option
 Result<std::vector<uint64_t>> size_list(const ParsedArgs& a, uint64_t def);
 /// The flags of every registered transport's switches (OptionKnob with a cli_flag), in registry order.
 std::vector<OptionSpec> transport_flag_options();
-/// Turn on the switches whose flags are given.
-void apply_transport_flags(const ParsedArgs& a, transports::TransportOptions& options);
+/// Turn on the switches whose flags are given. A switch of a transport that none of `runs` is refused (it would
+/// change nothing), the error naming `command`'s flag.
+Status apply_transport_flags(const ParsedArgs& a, const std::vector<std::string>& runs,
+                             transports::TransportOptions& options, const std::string& command);
 /// FILE.csv (header + rows) or anything else as JSON.
 Status write_records(const std::string& path, const transports::TransferLog& log);
 

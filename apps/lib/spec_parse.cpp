@@ -444,6 +444,15 @@ void parse_training_job(Reader& r, JobSpec& j)
   if (!mode.ok()) fail(r.file(), r.field("mode"), mode.error().expected, mode.error().got);
   t.mode = mode.value();
   read_training_transports(r, t);
+  // A transport's switch set for a job with no run of that transport would change nothing: refused.
+  for (const auto* knob : transports::option_knobs()) {
+    if (knob->json_field.empty() || !r.has(knob->json_field) || knob->get(t.transport_options) == knob->default_value)
+      continue;
+    const std::string owner = transports::knob_transport(knob);
+    if (std::find(t.transports.begin(), t.transports.end(), owner) == t.transports.end())
+      fail(r.file(), r.field(knob->json_field), "a job with a run of " + owner + " (the field changes only its runs)",
+           "transports without " + owner);
+  }
   t.workers = int(r.integer("workers", 0, 100000000, 0)); // large counts meet the memory estimate, not a range
   t.gpus_per_worker = int(r.integer("gpus_per_worker", 0, 64, 0));
   t.ps_tasks = int(r.integer("ps", -1, 100000, -1));

@@ -120,6 +120,10 @@ struct SendWr {
   uint32_t imm_data = 0;    ///< for *_WITH_IMM
   uint64_t remote_addr = 0; ///< for RDMA_*
   uint32_t rkey = 0;        ///< for RDMA_*
+  /// Simulator only, for a shortcut (chunk trains, transports::MessengerOptions::read_train): the protocol's work
+  /// requests this one stands for. The simulated NIC charges such an RDMA READ as that many READs (outstanding-READ
+  /// slots, WQE processing, message rate), so the READs behind it wait as they would; real devices ignore it.
+  uint32_t stands_for = 1;
 
   uint64_t total_length() const
   {

@@ -71,6 +71,15 @@ std::vector<const OptionKnob*> option_knobs()
   return out;
 }
 
+std::string knob_transport(const OptionKnob* knob)
+{
+  register_builtin_transports();
+  for (const auto& t : table())
+    for (const auto& k : t.options)
+      if (&k == knob) return t.name;
+  return "";
+}
+
 Location device_location(const rendezvous::DeviceName& d, int cpu_numa_node)
 {
   return d.type == "GPU" ? Location::gpu(d.id) : Location::host(cpu_numa_node);

@@ -119,6 +119,8 @@ const TransportInfo* find_transport(const std::string& name);
 std::vector<std::string> transport_names();
 /// Every registered transport's option knobs, in registry order (what the front end reads from flags and scenarios).
 std::vector<const OptionKnob*> option_knobs();
+/// The name of the transport whose entry declares `knob` (one of option_knobs()), or "" for another knob.
+std::string knob_transport(const OptionKnob* knob);
 
 /// Location a device name's tensors live in ("GPU:k" -> gpu k, "CPU" -> the task's NUMA node).
 Location device_location(const rendezvous::DeviceName& d, int cpu_numa_node);

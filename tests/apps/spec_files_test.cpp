@@ -235,6 +235,18 @@ TEST_CASE("Numbers in a job that fit no type are refused, not wrapped or convert
                                "f.json", "job");
   REQUIRE_FALSE(params.ok());
   CHECK(params.error().field == "job.parameters");
+  // A transport's switch on a job with no run of that transport would change nothing: refused, naming the field.
+  auto training = [](const std::string& fields) {
+    return parse_job_text(R"({"kind": "training", "hw": "hkust-4node", "model": "alexnet", )" + fields + "}", "f.json",
+                          "job");
+  };
+  auto knob = training(R"("transport": "grpc", "ar_chunk_trains": true)");
+  REQUIRE_FALSE(knob.ok());
+  CHECK(knob.error().field == "job.ar_chunk_trains");
+  CHECK(knob.error().message().find("ar_grpc") != std::string::npos);
+  CHECK(training(R"("transports": ["grpc", "ar_grpc"], "ar_chunk_trains": true)").ok());
+  CHECK(training(R"("transport": "grpc", "ar_chunk_trains": false)").ok()); // the default changes nothing either
+  CHECK_FALSE(training(R"("transport": "grpc", "mpi_optimal_path": true)").ok());
   // A scenario file with a number no type holds: nlohmann's out_of_range escaped load_scenario.
   auto f = write_tmp("big.json", R"({"jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce", "size": 1e400}]})");
   auto big = load_scenario(f);

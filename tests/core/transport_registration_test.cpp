@@ -213,8 +213,9 @@ TEST_CASE("transport option knobs set and read their own options, with unique fl
   }
   CHECK(transports::option_knobs().size() == knobs);
   // Today's user-settable knobs, with their names (tests/apps check their messages).
-  CHECK(fields == std::set<std::string>{"mpi_optimal_path", "mpi_nonblocking_recv", "mpi_typed_counts"});
-  CHECK(flags == std::set<std::string>{"mpi-optimal-path", "mpi-nonblocking-recv"});
+  CHECK(fields ==
+        std::set<std::string>{"mpi_optimal_path", "mpi_nonblocking_recv", "mpi_typed_counts", "ar_chunk_trains"});
+  CHECK(flags == std::set<std::string>{"mpi-optimal-path", "mpi-nonblocking-recv", "ar-chunk-trains"});
 }
 
 TEST_CASE("the _template transport compiles with core but is not registered", "[quick][registry]")

@@ -139,6 +139,26 @@ TEST_CASE("Messenger prefixes: eager payloads must fit and have arrived, an RTS 
   p.header.assign(1025, 0);
   bytes = encode(p);
   CHECK_FALSE(decode(bytes.data(), bytes.size(), a).ok());
+  // A chunk train's FIN (MessengerOptions::read_train) carries how many chunks it acknowledges in `chunk`; the chunks
+  // it names must have 32-bit indices.
+  p.header.clear();
+  p.fin_chunk = 8;
+  p.chunk = 4;
+  bytes = encode(p);
+  d = decode(bytes.data(), bytes.size(), a);
+  REQUIRE(d.ok());
+  CHECK(d->fin_chunk == 8);
+  CHECK(d->chunk == 4);
+  p.chunk = uint64_t(1) << 32;
+  bytes = encode(p);
+  CHECK_FALSE(decode(bytes.data(), bytes.size(), a).ok());
+  p.fin_chunk = UINT32_MAX - 2;
+  p.chunk = 4;
+  bytes = encode(p);
+  CHECK_FALSE(decode(bytes.data(), bytes.size(), a).ok());
+  p.chunk = 2;
+  bytes = encode(p);
+  CHECK(decode(bytes.data(), bytes.size(), a).ok());
 }
 
 TEST_CASE("AR-gRPC frames: the payload must be what the response's meta-data announces", "[quick][wire]")

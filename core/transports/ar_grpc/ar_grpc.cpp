@@ -89,7 +89,7 @@ class ArGrpc final : public Transport {
 public:
   explicit ArGrpc(const TaskContext& ctx)
       : ctx_(ctx), rpc_(*ctx.runtime, *ctx.streams, ctx.options.rpc_port),
-        messenger_(ctx, rpc_, options(),
+        messenger_(ctx, rpc_, options(ctx.options.of<ArGrpcOptions>()),
                    [this](Incoming m, Messenger::Deliver d) { arrived(std::move(m), std::move(d)); })
   {
     messenger_.on_failure([this](const std::string& peer, const Error& e) { peer_failed(peer, e); });
@@ -169,12 +169,13 @@ private:
     double t_sent = 0;
   };
 
-  static MessengerOptions options()
+  static MessengerOptions options(const ArGrpcOptions& own)
   {
     MessengerOptions o;
     o.service = "ArGrpc.Bootstrap";
     o.eager_threshold = MAX_EAGER;
     o.max_chunks_in_flight = 8;
+    o.read_train = own.chunk_trains ? AR_GRPC_TRAIN_CHUNKS : 1;
     return o;
   }
 
@@ -416,7 +417,11 @@ TransportInfo ar_grpc_transport_info()
           make_ar_grpc_transport,
           "not described by the AR-gRPC papers; assumed like gRPC: the RPC fails with UnavailableError and the step "
           "is aborted",
-          {}};
+          {{"ar_chunk_trains", "ar-chunk-trains",
+            "ar_grpc: read 4 chunks per RDMA READ and FIN, 2 READs in flight (a simulation shortcut: the same bytes "
+            "outstanding, 4x fewer events; docs/model.md \"Chunk trains\")",
+            false, [](TransportOptions& o, bool v) { o.own<ArGrpcOptions>().chunk_trains = v; },
+            [](const TransportOptions& o) { return o.of<ArGrpcOptions>().chunk_trains; }}}};
 }
 
 } // namespace tp::transports

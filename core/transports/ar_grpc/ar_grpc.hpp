@@ -15,11 +15,17 @@
 
 namespace tp::transports {
 
-/// The AR-gRPC transport's own options (0: auto-tuned per peer, as above). Not settable from the CLI or a scenario.
+/// The AR-gRPC transport's own options (0: auto-tuned per peer, as above; the two sizes are not settable from the CLI
+/// or a scenario).
 struct ArGrpcOptions {
   uint64_t eager_threshold = 0; ///< largest eagerly sent message, <= 64 KiB (T_eager)
   uint64_t chunk_bytes = 0;     ///< rendezvous chunk size (C_chunk)
+  /// Chunk trains, a simulation shortcut (`--ar-chunk-trains`; docs/model.md "Chunk trains"): half an in-flight window
+  /// of chunks (4) per RDMA READ and FIN, two such READs in flight, so the same bytes stay outstanding per payload.
+  bool chunk_trains = false;
 };
+/// Chunks per READ under chunk trains: half of the 8 READs AR-gRPC keeps in flight.
+constexpr uint32_t AR_GRPC_TRAIN_CHUNKS = 4;
 
 std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx);
 /// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).

@@ -3,6 +3,8 @@
 #include "core/transports/rdma/messenger_wire.hpp"
 #include "core/transports/wire_common.hpp"
 
+#include <algorithm>
+
 namespace tp::transports {
 
 namespace messenger_wire {
@@ -52,6 +54,9 @@ Result<Prefix> decode(const uint8_t* d, size_t n, const Arrival& a)
       return bad("more than 2^32 - 1 rendezvous chunks");
   }
   if ((p.type == FIN || p.type == READY) && p.fin_chunk == UINT32_MAX) return bad("chunk index 2^32 - 1");
+  if (p.type == FIN && (p.chunk > UINT32_MAX || uint64_t(p.fin_chunk) + std::max<uint64_t>(p.chunk, 1) > UINT32_MAX))
+    return bad("a FIN for " + std::to_string(p.chunk) + " chunks from chunk " + std::to_string(p.fin_chunk) +
+               " (expected at most 2^32 - 1 chunks)");
   return p;
 }
 
@@ -143,12 +148,13 @@ void Messenger::with_tx_slot(Channel& ch, std::function<void(size_t)> use)
 }
 
 void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
-                               std::function<void(const verbs::WorkCompletion&)> done)
+                               std::function<void(const verbs::WorkCompletion&)> done, uint32_t stands_for)
 {
   ChannelState* s = state(ch);
   verbs::SendWr w;
   w.wr_id = next_wr_++;
   w.opcode = verbs::WrOpcode::SEND;
+  w.stands_for = stands_for;
   w.sg_list.push_back({s->tx[slot].mem.addr, *verbs::sge_length(len), s->tx[slot].mr.lkey}); // within a bounce buffer
   Channel* chp = &ch;
   post(ch, w, [this, chp, slot, done](const verbs::WorkCompletion& wc) {
@@ -397,7 +403,10 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     repost();
     auto it = outgoing_.find(p.msg_id);
     if (it == outgoing_.end()) return;
-    if (--it->second.chunks_left > 0) return;
+    // A FIN acknowledges one chunk, or a train of them (p.chunk: how many); never more than are outstanding.
+    const uint32_t acknowledged = uint32_t(std::min<uint64_t>(std::max<uint64_t>(p.chunk, 1), it->second.chunks_left));
+    it->second.chunks_left -= acknowledged;
+    if (it->second.chunks_left > 0) return;
     Outgoing o = std::move(it->second);
     outgoing_.erase(it);
     if (o.has_view) ctx_.memory->release(o.view);
@@ -477,11 +486,11 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
   });
 }
 
-uint64_t Messenger::chunk_len(const Reading& r, uint32_t k) const
+uint64_t Messenger::chunk_len(const Reading& r, uint32_t k, uint32_t count) const
 {
   const uint64_t c = read_chunk_size_.at(&r);
   const uint64_t off = uint64_t(k) * c;
-  return std::min(c, r.len - off);
+  return std::min(c * count, r.len - off);
 }
 
 void Messenger::stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view, uint64_t len, uint32_t k,
@@ -511,17 +520,20 @@ void Messenger::stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view
       queued);
 }
 
-void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk)
+void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t first, uint32_t count)
 {
   Prefix f;
   f.type = FIN;
   f.msg_id = msg_id;
-  f.fin_chunk = chunk;
+  f.fin_chunk = first;
+  f.chunk = count > 1 ? count : 0; // a one-chunk FIN is encoded as the protocol's own
   const auto bytes = encode(f);
   Channel* chp = &ch;
-  with_tx_slot(ch, [this, chp, bytes](size_t slot) {
+  with_tx_slot(ch, [this, chp, bytes, count](size_t slot) {
     put_bytes(ctx_.runtime->memory(), state(*chp)->tx[slot].mem, bytes);
-    post_send_slot(*chp, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+    // A train's FIN stands for the chunks' FINs on the simulated NIC (WQE processing, message rate).
+    post_send_slot(
+        *chp, slot, bytes.size(), [](const verbs::WorkCompletion&) {}, std::max<uint32_t>(1, count));
   });
 }
 
@@ -554,19 +566,26 @@ void Messenger::finish_read(const std::shared_ptr<Reading>& r, Status st)
 void Messenger::read_more(const std::shared_ptr<Reading>& r)
 {
   if (!r->view_ready) return; // the destination is not acquired yet: the acquire callback starts the reads
-  while (!r->failed && r->next_chunk < r->chunks && r->next_chunk < r->ready &&
-         r->in_flight < opt_.max_chunks_in_flight) {
-    const uint32_t k = r->next_chunk++;
-    const uint64_t off = uint64_t(k) * read_chunk_size_.at(r.get());
-    const uint64_t n = chunk_len(*r, k);
+  // Chunk trains (MessengerOptions::read_train): up to `train` readable chunks per READ, as many bytes in flight.
+  const uint64_t chunk = read_chunk_size_.at(r.get());
+  const uint32_t train =
+      uint32_t(std::clamp<uint64_t>(opt_.read_train, 1, std::max<uint64_t>(1, verbs::MAX_MESSAGE_BYTES / chunk)));
+  const uint32_t window = std::max<uint32_t>(1, opt_.max_chunks_in_flight / train);
+  while (!r->failed && r->next_chunk < r->chunks && r->next_chunk < r->ready && r->in_flight < window) {
+    const uint32_t k = r->next_chunk;
+    const uint32_t count = std::min({train, r->chunks - k, r->ready - k});
+    r->next_chunk += count;
+    const uint64_t off = uint64_t(k) * chunk;
+    const uint64_t n = chunk_len(*r, k, count);
     verbs::SendWr w;
     w.wr_id = next_wr_++;
     w.opcode = verbs::WrOpcode::RDMA_READ;
     w.sg_list.push_back({r->view.nic.addr + off, *verbs::sge_length(n), r->view.mr.lkey}); // n <= MAX_MESSAGE_BYTES
     w.remote_addr = r->addr + off;
     w.rkey = r->rkey;
+    w.stands_for = count; // the simulated NIC charges a train as the chunk READs it stands for
     ++r->in_flight;
-    post(*r->ch, w, [this, r, k](const verbs::WorkCompletion& wc) {
+    post(*r->ch, w, [this, r, k, count](const verbs::WorkCompletion& wc) {
       --r->in_flight;
       if (r->failed) return;
       if (!wc.ok()) {
@@ -577,24 +596,26 @@ void Messenger::read_more(const std::shared_ptr<Reading>& r)
         return r->landed(
             Error::status("Unavailable", std::string("rendezvous READ failed: ") + verbs::to_string(wc.status)));
       }
-      send_fin(*r->ch, r->msg_id, k);
+      send_fin(*r->ch, r->msg_id, k, count);
       if (r->chunks > 1 && r->view.staged) {
         // Several chunks into a staging buffer: copy each out as it lands (pipelined), finish after the last.
         const uint64_t off = uint64_t(k) * read_chunk_size_.at(r.get());
-        const uint64_t n = chunk_len(*r, k);
-        ctx_.memory->copy(r->view.original.slice(off, n), r->view.nic.slice(off, n), n, [this, r](Status st) {
+        const uint64_t n = chunk_len(*r, k, count);
+        ctx_.memory->copy(r->view.original.slice(off, n), r->view.nic.slice(off, n), n, [this, r, count](Status st) {
           if (!st.ok() && !r->failed) {
             r->failed = true;
             finish_read(r, st);
             return;
           }
-          if (++r->copied_chunks == r->chunks) finish_read(r, ok_status());
+          r->copied_chunks += count;
+          if (r->copied_chunks == r->chunks) finish_read(r, ok_status());
         });
-        ++r->done_chunks;
+        r->done_chunks += count;
         read_more(r);
         return;
       }
-      if (++r->done_chunks == r->chunks) {
+      r->done_chunks += count;
+      if (r->done_chunks == r->chunks) {
         ctx_.memory->copy_out(r->view, r->len, [this, r](Status st) { finish_read(r, st); });
         return;
       }

@@ -22,6 +22,11 @@ struct MessengerOptions {
   uint64_t eager_threshold = 16 << 10; ///< payloads up to this go eagerly
   uint64_t chunk_bytes = 0;            ///< rendezvous chunk size (0: one chunk)
   uint32_t max_chunks_in_flight = 8;
+  /// Chunks read by one RDMA READ and acknowledged by one FIN (1: the protocol as published, one READ and one FIN per
+  /// chunk). A train of N chunks keeps the bytes outstanding per payload: max_chunks_in_flight / N trains in flight
+  /// (at least one). A simulation shortcut (docs/model.md "Chunk trains"): N times fewer READs, FINs and completions,
+  /// with the same bytes in the same order on the wire.
+  uint32_t read_train = 1;
   uint32_t bounce_slots = 64; ///< pre-posted receive buffers per channel
   uint64_t max_header = 1024; ///< largest header a message may carry
   /// Rendezvous payloads from a peer process on the same machine are copied directly from its memory (shared
@@ -113,7 +118,9 @@ private:
   Status init_channel(Channel& ch);
   ChannelState* state(Channel& ch) { return static_cast<ChannelState*>(ch.state.get()); }
   void with_tx_slot(Channel& ch, std::function<void(size_t)> use);
-  void post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done);
+  /// `stands_for`: verbs::SendWr::stands_for (a chunk train's FIN).
+  void post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done,
+                      uint32_t stands_for = 1);
   /// Post a signaled WR, or keep it until the send queue has room (MPI libraries queue internally, they do not fail).
   void post(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done);
   uint32_t queue_depth_ = 1024;
@@ -122,12 +129,14 @@ private:
   void read_more(const std::shared_ptr<Reading>& r);
   /// The intra-node path for a rendezvous payload: copy from the peer's memory, then FIN every chunk.
   bool copy_from_peer(const std::shared_ptr<Reading>& r, const Buffer& dst);
-  void send_fin(Channel& ch, uint64_t msg_id, uint32_t chunk);
+  /// FIN for chunks [first, first + count) (count > 1: a chunk train; the FIN's `chunk` field carries the count).
+  void send_fin(Channel& ch, uint64_t msg_id, uint32_t first, uint32_t count = 1);
   void finish_read(const std::shared_ptr<Reading>& r, Status st);
   void stage_block(Channel* ch, uint64_t msg_id, memory::NicBuffer view, uint64_t len, uint32_t k,
                    std::shared_ptr<TransferRecord> rec);
   void fail_channel(Channel& ch, const Error& e);
-  uint64_t chunk_len(const Reading& r, uint32_t k) const;
+  /// Bytes of chunks [k, k + count) of `r`.
+  uint64_t chunk_len(const Reading& r, uint32_t k, uint32_t count = 1) const;
 
   TaskContext ctx_;
   MessengerOptions opt_;

@@ -23,8 +23,8 @@ struct Prefix {
   uint64_t payload_len = 0;
   uint64_t addr = 0;
   uint32_t rkey = 0;
-  uint64_t chunk = 0;
-  uint32_t fin_chunk = 0; ///< FIN, READY: the chunk
+  uint64_t chunk = 0;     ///< RTS: the chunk size; FIN: the chunks it acknowledges from fin_chunk on (0 or 1: one)
+  uint32_t fin_chunk = 0; ///< FIN, READY: the (first) chunk
   uint8_t flags = 0;
 };
 
