@@ -111,6 +111,9 @@ MessengerOptions mpi_messenger_options()
   // (MVAPICH2-GDR's MV2_GPUDIRECT_LIMIT, 8 KiB by default per its user guide, as remembered).
   o.gpu_read_limit = 8 << 10;
   o.fatal_wc_errors = true; // CHECKs only; MPI_ERRORS_ARE_FATAL
+  // Non-overtaking: the MPI thread's data messages on tag 3030 are matched in the order they were sent (an optimal-path
+  // response's data after a larger one's used to overtake it while the larger one's payload was being registered).
+  o.ordered = true;
   return o;
 }
 

@@ -218,6 +218,46 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
                      uint64_t payload_len, std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent,
                      uint64_t eager_limit, uint64_t chunk_override)
 {
+  if (!opt_.ordered)
+    return send_now(peer_task, std::move(header), payload, payload_len, std::move(rec), std::move(sent), eager_limit,
+                    chunk_override, [] {});
+  // MPI's non-overtaking rule: this message starts once the one before it to the same peer is posted.
+  Buffer pl = payload ? *payload : Buffer{};
+  const bool has_payload = payload != nullptr;
+  send_order_[peer_task].waiting.push_back([=, this, header = std::move(header)]() mutable {
+    auto once = std::make_shared<bool>(false);
+    auto posted = [this, peer_task, once] {
+      if (*once) return;
+      *once = true;
+      send_order_[peer_task].posting = false;
+      // Not from inside the post: the next send's start may run a long way (registration, copies) on its own.
+      ctx_.runtime->post([this, peer_task] { start_next_send(peer_task); });
+    };
+    // A send that fails before it is posted lets the next one go too.
+    auto sent_then = [posted, sent](Status st) {
+      posted();
+      sent(st);
+    };
+    send_now(peer_task, std::move(header), has_payload ? &pl : nullptr, payload_len, rec, sent_then, eager_limit,
+             chunk_override, posted);
+  });
+  start_next_send(peer_task);
+}
+
+void Messenger::start_next_send(const std::string& peer_task)
+{
+  SendOrder& o = send_order_[peer_task];
+  if (o.posting || o.waiting.empty()) return;
+  auto next = std::move(o.waiting.front());
+  o.waiting.pop_front();
+  o.posting = true;
+  next();
+}
+
+void Messenger::send_now(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload,
+                         uint64_t payload_len, std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent,
+                         uint64_t eager_limit, uint64_t chunk_override, std::function<void()> posted)
+{
   if (header.size() > opt_.max_header) {
     ctx_.runtime->post([sent] { sent(Error::at("", "messenger header", "at most max_header bytes", "more")); });
     return;
@@ -255,6 +295,7 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
                          : Status(Error::status("Unavailable",
                                                 std::string("eager send failed: ") + verbs::to_string(wc.status))));
           });
+          posted();
         };
         if (payload_len == 0) return post(ok_status());
         if (rec) ++rec->copies;
@@ -301,6 +342,7 @@ void Messenger::send(const std::string& peer_task, std::vector<uint8_t> header, 
       with_tx_slot(ch, [=, this, &ch](size_t slot) {
         put_bytes(ctx_.runtime->memory(), state(ch)->tx[slot].mem, bytes);
         post_send_slot(ch, slot, bytes.size(), [](const verbs::WorkCompletion&) {});
+        posted();
       });
       return p.msg_id;
     };

@@ -42,6 +42,11 @@ struct MessengerOptions {
   uint64_t gpu_read_limit = 0;
   /// Any error completion is fatal in the original (MPI: MPI_ERRORS_ARE_FATAL): report it (TaskContext::on_fatal).
   bool fatal_wc_errors = false;
+  /// Messages to one peer are posted in the order send() was called, each after the one before it was posted (MPI's
+  /// non-overtaking rule, MPI 3.1 section 3.5: a library's send call registers a rendezvous payload or copies an eager
+  /// one before it returns and the next call begins). Without it a rendezvous payload's registration, or a longer
+  /// eager copy, lets a later message to the same peer go first.
+  bool ordered = false;
 };
 
 /// What a receiver learns about an incoming message.
@@ -78,6 +83,18 @@ public:
   }
 
 private:
+  /// send() without the ordering of MessengerOptions::ordered; `posted` runs once the message is posted (or failed).
+  void send_now(const std::string& peer_task, std::vector<uint8_t> header, const Buffer* payload, uint64_t payload_len,
+                std::shared_ptr<TransferRecord> rec, std::function<void(Status)> sent, uint64_t eager_limit,
+                uint64_t chunk_override, std::function<void()> posted);
+  /// MessengerOptions::ordered: per peer, the sends not yet started and whether one is being posted.
+  struct SendOrder {
+    std::deque<std::function<void()>> waiting;
+    bool posting = false;
+  };
+  /// Start the next waiting send to `peer_task` unless one is being posted.
+  void start_next_send(const std::string& peer_task);
+  std::unordered_map<std::string, SendOrder> send_order_;
   struct Slot {
     Buffer mem;
     verbs::MemoryRegion mr;
