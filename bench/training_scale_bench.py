@@ -8,14 +8,19 @@ in the same series (1.0 = linear cost). Series (issue 17's benchmarks):
   resnet50-horovod the same with Horovod's defaults (1 ms cycle, 128 MiB fusion)
   vgg16-ps         VGG16, parameter servers (as many as workers), one GPU per worker, gRPC, 3 steps (8 to 128
                    workers; default 8 16 32 64)
+  vgg16-ar-grpc    VGG16 through AR-gRPC, hkust-4node, 2 GPUs per worker, as many PS, 3 steps (2 to 8 GPUs)
 
 With --symmetric the allreduce series run with --symmetric-ranks (two hosts' ranks simulated for the whole cluster,
 docs/model.md "Symmetric ranks"; 1,024 to 65,536 GPUs by default), and each size up to --whole-up-to N (default 512)
 also runs with every rank simulated: the table then gives the simulated step of both and their ratio (the reference
 run the collapse is checked against).
 
+With --chunk-trains the AR-gRPC series run with --ar-chunk-trains (4 chunks per RDMA READ and FIN, docs/model.md
+"Chunk trains"), and each size also runs chunk by chunk: the table gives both simulated steps, their ratio and the
+chunk-by-chunk run's CPU time (the reference the shortcut is checked against).
+
 Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
-                                     [--symmetric [--whole-up-to N]]
+                                     [--symmetric [--whole-up-to N]] [--chunk-trains]
 Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
 Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
 """
@@ -39,6 +44,10 @@ SERIES = {
         "--model vgg16 --mode ps --hw dgx-a100-8gpu --gpus-per-worker 1 --steps 3 --no-reference --transport grpc "
         "--workers {n}",
         [8, 16, 32, 64], 3),
+    "vgg16-ar-grpc": (
+        "--model vgg16 --mode ps --hw hkust-4node --gpus-per-worker 2 --steps 3 --no-reference --transport ar_grpc "
+        "--workers {w}",
+        [2, 4, 8], 3),
 }
 
 
@@ -79,6 +88,8 @@ def main():
     ap.add_argument("--gpus", type=int, nargs="+")
     ap.add_argument("--symmetric", action="store_true", help="allreduce series with --symmetric-ranks")
     ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
+    ap.add_argument("--chunk-trains", action="store_true",
+                    help="AR-gRPC series with --ar-chunk-trains, each size also chunk by chunk")
     o = ap.parse_args()
     if not os.path.exists("/usr/bin/time"):
         sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")
@@ -87,17 +98,24 @@ def main():
     names = o.series or sorted(SERIES)
     if o.symmetric:
         names = [n for n in names if "--mode allreduce" in SERIES[n][0]]
+    if o.chunk_trains:
+        names = [n for n in names if "--transport ar_grpc" in SERIES[n][0]]
     for name in names:
         template, sizes, steps = SERIES[name]
         if o.symmetric:
             template += " --symmetric-ranks"
             sizes = [64, 256, 1024, 4096, 16384, 65536]
-        print(f"\n{name}: tensorpath train {template.format(n='N')}")
+        if o.chunk_trains:
+            template += " --ar-chunk-trains"
+        # A series given in workers ({w}) of 2 GPUs each: N GPUs are N / 2 workers.
+        fill = (lambda n: template.format(w=max(1, n // 2))) if "{w}" in template else (lambda n: template.format(n=n))
+        print(f"\n{name}: tensorpath train {template.format(n='N', w='N/2')}")
         print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}" +
-              (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else ""))
+              (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else "") +
+              (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_trains else ""))
         points, first = [], None
         for n in o.gpus or sizes:
-            cpu, wall, rss, rc, step = measure(o.tensorpath, template.format(n=n).split())
+            cpu, wall, rss, rc, step = measure(o.tensorpath, fill(n).split())
             if rc != 0 or cpu is None:
                 print(f"{n:6d} failed or refused (exit {rc})")
                 failed = failed or rc not in (0, 2)
@@ -116,6 +134,14 @@ def main():
                     else:
                         row += f" whole run failed or refused (exit {wrc})"
                         failed = failed or wrc not in (0, 2)
+            if o.chunk_trains:
+                row += f" {step * 1e3:10.1f}" if step else f" {'-':>10s}"
+                ccpu, _, _, crc, exact = measure(o.tensorpath, fill(n).replace(" --ar-chunk-trains", "").split())
+                if crc == 0 and exact and step:
+                    row += f" {exact * 1e3:10.1f} {step / exact:9.4f} {ccpu:12.2f}"
+                else:
+                    row += f" chunk-by-chunk run failed or refused (exit {crc})"
+                    failed = failed or crc not in (0, 2)
             print(row)
         print(f"growth exponent of the CPU time: {exponent(points):.2f} (1.0: linear in the GPUs)")
     return 1 if failed else 0
