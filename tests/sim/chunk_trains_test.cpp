@@ -124,7 +124,7 @@ TEST_CASE("AR-gRPC chunk trains land every byte and agree with chunk-by-chunk re
     // of the chunks inside a train are what differs; the bytes stream back to back either way).
     CHECK(trains[i] == Approx(exact[i]).epsilon(0.01));
   }
-  // A payload of one train or less is read as before; longer ones in a quarter of the READs, FINs and comms.
+  // A payload of one chunk is read as before; longer ones in up to a quarter of the READs, FINs and comms.
   INFO("activities: chunk by chunk " << exact[n] << ", trains " << trains[n]);
   CHECK(trains[n] < 0.5 * exact[n]);
 }

@@ -179,6 +179,28 @@ void qp_error_is_an_error(const std::string& transport)
   CHECK_FALSE(g2->r.error().message().empty());
 }
 
+void many_in_flight_when_qp_errs(const std::string& transport)
+{
+  // The producer's QPs in error before 150 requests (more than its 64 send bounce buffers) reach it: each Recv still
+  // gets an answer, none waits for ever.
+  TransportFixture f(transport);
+  Tensor a = TransportFixture::make(*f.worker, 100, Location::host(0), 1);
+  auto g1 = exchange(f, 1, "a", a, Location::host(0), "CPU:0", "CPU:0");
+  f.sim->run();
+  REQUIRE(g1->r.ok());
+  static_cast<sim::SimDevice&>(f.wp->device()).force_error_all_qps();
+  std::vector<std::shared_ptr<Got>> got;
+  for (int i = 0; i < 150; ++i) {
+    Tensor t = TransportFixture::make(*f.worker, 100 + i, Location::host(0), uint32_t(i));
+    got.push_back(exchange(f, 2, "t" + std::to_string(i), t, Location::host(0), "CPU:0", "CPU:0"));
+  }
+  f.sim->run();
+  size_t answered = 0;
+  for (const auto& g : got)
+    answered += g->r.ok() || g->r.error().message() != "not received";
+  CHECK(answered == got.size());
+}
+
 } // namespace
 
 #define FAULT_CASES(T)                                                                                                 \
@@ -189,6 +211,10 @@ void qp_error_is_an_error(const std::string& transport)
   TEST_CASE(T ": a QP forced into error fails the next Recv", "[quick][transport][fault]")                             \
   {                                                                                                                    \
     qp_error_is_an_error(T);                                                                                           \
+  }                                                                                                                    \
+  TEST_CASE(T ": every Recv in flight is answered when the producer's QP errs", "[quick][transport][fault]")           \
+  {                                                                                                                    \
+    many_in_flight_when_qp_errs(T);                                                                                    \
   }
 
 FAULT_CASES("verbs_v1")

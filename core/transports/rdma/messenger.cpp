@@ -172,28 +172,48 @@ void Messenger::post_send_slot(Channel& ch, size_t slot, uint64_t len,
 void Messenger::post(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done)
 {
   ChannelState* s = state(ch);
-  if (s->outstanding + 8 >= queue_depth_) {
+  // Behind the kept ones: a WR posted from a completion's callback (a bounce buffer came back) must not overtake them.
+  if (!s->backlog.empty() || s->outstanding + 8 >= queue_depth_) {
     s->backlog.emplace_back(std::move(w), std::move(done));
     return;
   }
+  post_now(ch, std::move(w), std::move(done));
+}
+
+void Messenger::post_backlog(Channel& ch)
+{
+  ChannelState* s = state(ch);
+  while (!s->backlog.empty() && s->outstanding + 8 < queue_depth_) {
+    auto [next, cb] = std::move(s->backlog.front());
+    s->backlog.pop_front();
+    post_now(ch, std::move(next), std::move(cb));
+  }
+}
+
+void Messenger::post_now(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done)
+{
+  ChannelState* s = state(ch);
   ++s->outstanding;
   w.signaled = true;
   Channel* chp = &ch;
   const uint64_t id = w.wr_id;
-  wr_done_[id] = [this, chp, done = std::move(done)](const verbs::WorkCompletion& wc) {
-    ChannelState* st = state(*chp);
-    --st->outstanding;
+  wr_done_[id] = [this, chp, done](const verbs::WorkCompletion& wc) {
+    --state(*chp)->outstanding;
     done(wc);
-    if (!st->backlog.empty() && st->outstanding + 8 < queue_depth_) {
-      auto [next, cb] = std::move(st->backlog.front());
-      st->backlog.pop_front();
-      post(*chp, std::move(next), std::move(cb));
-    }
+    post_backlog(*chp);
   };
   if (auto st = ch.qp->post_send(w); !st.ok()) {
     wr_done_.erase(id);
     --s->outstanding;
     fail_channel(ch, st.error());
+    // Its caller learns of it as of any flushed WR (later, not from inside this call).
+    const auto wc = verbs::WorkCompletion::of_send(
+        id, verbs::WcStatus::WR_FLUSH_ERR,
+        w.opcode == verbs::WrOpcode::RDMA_READ ? verbs::WcOpcode::RDMA_READ : verbs::WcOpcode::SEND, 0, 0);
+    ctx_.runtime->post([this, chp, done, wc] {
+      done(wc);
+      post_backlog(*chp); // the WRs kept behind it fail the same way, each completing
+    });
   }
 }
 
@@ -607,7 +627,8 @@ void Messenger::finish_read(const std::shared_ptr<Reading>& r, Status st)
 
 void Messenger::read_more(const std::shared_ptr<Reading>& r)
 {
-  if (!r->view_ready) return; // the destination is not acquired yet: the acquire callback starts the reads
+  // Not acquired yet (the acquire callback starts the reads), failed, or every chunk asked for.
+  if (!r->view_ready || r->failed || r->next_chunk >= r->chunks) return;
   // Chunk trains (MessengerOptions::read_train): up to `train` readable chunks per READ, as many bytes in flight.
   const uint64_t chunk = read_chunk_size_.at(r.get());
   const uint32_t train =

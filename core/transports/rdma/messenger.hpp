@@ -23,9 +23,9 @@ struct MessengerOptions {
   uint64_t chunk_bytes = 0;            ///< rendezvous chunk size (0: one chunk)
   uint32_t max_chunks_in_flight = 8;
   /// Chunks read by one RDMA READ and acknowledged by one FIN (1: the protocol as published, one READ and one FIN per
-  /// chunk). A train of N chunks keeps the bytes outstanding per payload: max_chunks_in_flight / N trains in flight
-  /// (at least one). A simulation shortcut (docs/model.md "Chunk trains"): N times fewer READs, FINs and completions,
-  /// with the same bytes in the same order on the wire.
+  /// chunk). Trains of N chunks, max_chunks_in_flight / N of them in flight (at least one): the same chunks outstanding
+  /// per payload where N divides max_chunks_in_flight. A simulation shortcut (docs/model.md "Chunk trains"): N times
+  /// fewer READs, FINs and completions, with the same bytes in the same order on the wire.
   uint32_t read_train = 1;
   uint32_t bounce_slots = 64; ///< pre-posted receive buffers per channel
   uint64_t max_header = 1024; ///< largest header a message may carry
@@ -139,7 +139,13 @@ private:
   void post_send_slot(Channel& ch, size_t slot, uint64_t len, std::function<void(const verbs::WorkCompletion&)> done,
                       uint32_t stands_for = 1);
   /// Post a signaled WR, or keep it until the send queue has room (MPI libraries queue internally, they do not fail).
+  /// Behind any WR already kept, so that WRs reach the send queue in the order they were posted here.
   void post(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done);
+  /// Post to the QP now. A WR the QP refuses fails the channel and completes with WR_FLUSH_ERR (its bounce buffer
+  /// comes back, the sends waiting for one go on and fail too).
+  void post_now(Channel& ch, verbs::SendWr w, std::function<void(const verbs::WorkCompletion&)> done);
+  /// Post kept WRs while the send queue has room.
+  void post_backlog(Channel& ch);
   uint32_t queue_depth_ = 1024;
   void on_completion(Channel& ch, const verbs::WorkCompletion& wc);
   void on_receive(Channel& ch, size_t slot, uint32_t len);
