@@ -201,6 +201,38 @@ void many_in_flight_when_qp_errs(const std::string& transport)
   CHECK(answered == got.size());
 }
 
+void failed_response_is_logged_failed(const std::string& transport)
+{
+  // The producer's QPs err just after a request reached it: its response's send fails, and the producer's record says
+  // so (mpi logged it as a transfer that succeeded). Steps 1 and 2 warm up (first use: tuning, registration) and time
+  // the request's arrival at the producer in steady state; step 3 errs the QPs 1 ns after it. 200 floats: an eager
+  // response in both.
+  TransportFixture f(transport);
+  double served = -1;
+  for (int step = 1; step <= 2; ++step) {
+    Tensor a = TransportFixture::make(*f.worker, 200, Location::host(0), uint32_t(step));
+    const double t0 = f.sim->now();
+    auto g = exchange(f, step, "a", a, Location::host(0), "CPU:0", "CPU:0");
+    f.sim->run();
+    REQUIRE(g->r.ok());
+    for (const auto& r : f.worker->log().records())
+      if (r.side == transports::Side::PRODUCER && r.step == step) served = r.t_start - t0;
+  }
+  REQUIRE(served > 0);
+  Tensor b = TransportFixture::make(*f.worker, 200, Location::host(0), 3);
+  auto g = exchange(f, 3, "b", b, Location::host(0), "CPU:0", "CPU:0");
+  f.wp->runtime().after(served + 1e-9, [&f] { static_cast<sim::SimDevice&>(f.wp->device()).force_error_all_qps(); });
+  f.sim->run();
+  size_t logged = 0;
+  for (const auto& r : f.worker->log().records())
+    if (r.side == transports::Side::PRODUCER && r.step == 3) {
+      ++logged;
+      INFO("producer record: ok " << r.ok << ", error " << r.error);
+      CHECK_FALSE(r.ok);
+    }
+  CHECK(logged == 1);
+}
+
 } // namespace
 
 #define FAULT_CASES(T)                                                                                                 \
@@ -222,6 +254,16 @@ FAULT_CASES("verbs_v2")
 FAULT_CASES("gdr")
 FAULT_CASES("mpi")
 FAULT_CASES("ar_grpc")
+
+TEST_CASE("mpi: a response whose send fails when the QP errs is logged as failed", "[quick][transport][fault]")
+{
+  failed_response_is_logged_failed("mpi");
+}
+
+TEST_CASE("ar_grpc: a response whose send fails when the QP errs is logged as failed", "[quick][transport][fault]")
+{
+  failed_response_is_logged_failed("ar_grpc");
+}
 
 namespace {
 

@@ -360,8 +360,10 @@ private:
       if (refused->second && ctx_.on_fatal) ctx_.on_fatal(refused->first);
       return respond_error(consumer, step, key, refused->first);
     }
-    auto log = [this, rec](Status) {
+    auto log = [this, rec](Status st) {
       rec->t_end = ctx_.runtime->now();
+      rec->ok = st.ok(); // a send that failed is logged as failed, not as a transfer that took this long
+      if (!st.ok()) rec->error = st.error().message();
       if (ctx_.log) ctx_.log->add(*rec);
     };
     if (optimal) {
