@@ -4,6 +4,7 @@
 // with a tiny time budget each one refuses), a job under the budget still runs, and estimates grow with what drives
 // them. "Before anything is built": a simulation can still be created in the same process afterwards (SimGrid
 // allows one per process).
+#include "core/transports/ar_grpc/ar_grpc.hpp"
 #include "core/transports/transport.hpp"
 #include "models/catalog.hpp"
 #include "sim/fabric_modes.hpp"
@@ -277,6 +278,13 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   CHECK(more.bytes > small.bytes);
   tr.steps = 30;
   CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds > more.seconds);
+  // AR-gRPC's chunk trains: fewer events per byte moved, a smaller estimate; chunk by chunk as before.
+  tr.transport = "ar_grpc";
+  const double by_chunk = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
+  tr.options.own<transports::ArGrpcOptions>().chunk_trains = true;
+  const double trains = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
+  CHECK(trains < by_chunk);
+  CHECK(trains > 0);
   // Network model roce: the roce model's run of each distinct ring counts, more with oversubscribed uplinks.
   sim::TrainingJob ring;
   ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
