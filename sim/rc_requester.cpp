@@ -160,7 +160,7 @@ void QpCore::pump()
     }
     // A WR standing for several (SendWr::stands_for: a chunk train) is charged as that many: READ slots (one READ
     // that needs more than the QP has starts when none is outstanding), WQE processing and message rate.
-    const uint32_t stands_for = std::max<uint32_t>(1, op->wr.stands_for);
+    const uint32_t stands_for = op->wr.charged_as();
     const int read_slots = int(std::min<uint32_t>(stands_for, 1u << 16));
     if (op->wr.opcode == WrOpcode::RDMA_READ && outstanding_reads_ > 0 &&
         outstanding_reads_ + read_slots > std::max<int>(1, attr_.max_rd_atomic))

@@ -156,7 +156,7 @@ void QpCore::read_request_arrives(const OpPtr& op)
   const Location src = location_of(p.dev->memory(), op->wr.remote_addr, sb);
   const Location dst = local_location(*op);
   double t = reactor().now() + (op->length > 0 ? pf().dma_read_latency(mb, nb, src) : 0.0);
-  t = p.dev->reserve_message_slot(t, std::max<uint32_t>(1, op->wr.stands_for));
+  t = p.dev->reserve_message_slot(t, op->wr.charged_as());
   read_responses_.push_back(ReadResponse{op, op->generation, t, p.dev, src, dst});
   stream_read_response();
 }

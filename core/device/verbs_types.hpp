@@ -124,6 +124,8 @@ struct SendWr {
   /// requests this one stands for. The simulated NIC charges such an RDMA READ as that many READs (outstanding-READ
   /// slots, WQE processing, message rate), so the READs behind it wait as they would; real devices ignore it.
   uint32_t stands_for = 1;
+  /// The WRs it is charged as: stands_for, and 0 counts as 1.
+  uint32_t charged_as() const { return stands_for > 0 ? stands_for : 1; }
 
   uint64_t total_length() const
   {

@@ -2,13 +2,10 @@
 // rendezvous chunks read by one RDMA READ and acknowledged by one FIN. The bytes that land are the bytes sent, every
 // sender learns its payload was read, and the times agree with the chunk-by-chunk protocol within the bound the docs
 // state, on transfers alone, many at once, and a parameter-server training step, with fewer simulated activities.
-#include "core/common/isolated_run.hpp"
 #include "core/transports/ar_grpc/ar_grpc.hpp"
 #include "number_in_child.hpp"
 #include "sim/training_job.hpp"
 #include "transport_fixture.hpp"
-
-#include <sstream>
 
 using namespace tp;
 using rendezvous::RecvOutcome;
@@ -55,10 +52,9 @@ const std::vector<int64_t> SIZES = {20000, 65536, 65537, 70000, 300000, 1250000,
 /// Fails if a byte differs or a producer never learns its payload was read (its FINs counted short).
 std::vector<double> transfer_times(bool trains)
 {
-  auto r = run_isolated([trains]() -> Result<std::string> {
+  const std::vector<double> v = test::numbers_in_child([trains]() -> Result<std::vector<double>> {
     TransportFixture f("ar_grpc", memory::StrategyKind::POOL_VISITOR, with_trains(trains));
-    std::ostringstream out;
-    out.precision(17);
+    std::vector<double> out;
     int64_t step = 1;
     for (int64_t n : SIZES) {
       Tensor t = TransportFixture::make(*f.worker, n, Location::host(0), uint32_t(n));
@@ -68,7 +64,7 @@ std::vector<double> transfer_times(bool trains)
       if (!a->got.ok()) return a->got.error();
       if (!TransportFixture::same_bytes(t, a->got->tensor))
         return Error::msg("bytes differ alone, " + std::to_string(n));
-      out << a->at - t0 << ' ';
+      out.push_back(a->at - t0);
     }
     std::vector<std::pair<Tensor, std::shared_ptr<Arrival>>> runs;
     const double t0 = f.sim->now();
@@ -84,7 +80,7 @@ std::vector<double> transfer_times(bool trains)
       if (!a->got.ok()) return a->got.error();
       if (!TransportFixture::same_bytes(t, a->got->tensor))
         return Error::msg("bytes differ at once, " + std::to_string(t.total_bytes()));
-      out << a->at - t0 << ' ';
+      out.push_back(a->at - t0);
     }
     // Every producer's record is logged when its sender learns the payload was read (the last FIN counted).
     size_t produced = 0;
@@ -96,14 +92,9 @@ std::vector<double> transfer_times(bool trains)
     if (produced != SIZES.size() * 3)
       return Error::msg(std::to_string(produced) + " producers told their payload was read, expected " +
                         std::to_string(SIZES.size() * 3));
-    out << double(f.sim->stats().activities);
-    return out.str();
+    out.push_back(double(f.sim->stats().activities));
+    return out;
   });
-  REQUIRE(r.ok());
-  std::istringstream in(r.value());
-  std::vector<double> v;
-  for (double x; in >> x;)
-    v.push_back(x);
   REQUIRE(v.size() == SIZES.size() * 3 + 1);
   return v;
 }
@@ -144,7 +135,7 @@ TEST_CASE("AR-gRPC chunk trains: a parameter-server training step within 1 % in 
   }
   m.layers.push_back({"fc", 1e-3, 2e-3, {{"fc/w", 9 << 20, true}}});
   auto run = [&](bool trains) {
-    auto r = run_isolated([&]() -> Result<std::string> {
+    return test::numbers_in_child([&]() -> Result<std::vector<double>> {
       sim::TrainingJob j;
       j.transport = "ar_grpc";
       j.layout.workers = 3;
@@ -154,19 +145,13 @@ TEST_CASE("AR-gRPC chunk trains: a parameter-server training step within 1 % in 
       j.options = with_trains(trains);
       auto res = sim::run_training_job(test::test_cluster(3), m, j);
       if (!res.ok()) return res.error();
-      std::ostringstream out;
-      out.precision(17);
-      out << res->step_time << ' ' << double(res->simgrid_activities);
-      return out.str();
+      return std::vector<double>{res->step_time, double(res->simgrid_activities)};
     });
-    REQUIRE(r.ok());
-    std::istringstream in(r.value());
-    std::pair<double, double> v;
-    in >> v.first >> v.second;
-    return v;
   };
-  const auto [exact_step, exact_activities] = run(false);
-  const auto [train_step, train_activities] = run(true);
+  const std::vector<double> exact = run(false), trains = run(true);
+  REQUIRE(exact.size() == 2);
+  REQUIRE(trains.size() == 2);
+  const double exact_step = exact[0], exact_activities = exact[1], train_step = trains[0], train_activities = trains[1];
   INFO("step: chunk by chunk " << exact_step << " s, trains " << train_step << " s; activities " << exact_activities
                                << " and " << train_activities);
   CHECK(train_step == Approx(exact_step).epsilon(0.01));

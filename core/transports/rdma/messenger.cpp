@@ -54,7 +54,7 @@ Result<Prefix> decode(const uint8_t* d, size_t n, const Arrival& a)
       return bad("more than 2^32 - 1 rendezvous chunks");
   }
   if ((p.type == FIN || p.type == READY) && p.fin_chunk == UINT32_MAX) return bad("chunk index 2^32 - 1");
-  if (p.type == FIN && (p.chunk > UINT32_MAX || uint64_t(p.fin_chunk) + std::max<uint64_t>(p.chunk, 1) > UINT32_MAX))
+  if (p.type == FIN && (p.chunk > UINT32_MAX || uint64_t(p.fin_chunk) + fin_chunks(p) > UINT32_MAX))
     return bad("a FIN for " + std::to_string(p.chunk) + " chunks from chunk " + std::to_string(p.fin_chunk) +
                " (expected at most 2^32 - 1 chunks)");
   return p;
@@ -466,7 +466,7 @@ void Messenger::on_receive(Channel& ch, size_t slot, uint32_t len)
     auto it = outgoing_.find(p.msg_id);
     if (it == outgoing_.end()) return;
     // A FIN acknowledges one chunk, or a train of them (p.chunk: how many); never more than are outstanding.
-    const uint32_t acknowledged = uint32_t(std::min<uint64_t>(std::max<uint64_t>(p.chunk, 1), it->second.chunks_left));
+    const uint32_t acknowledged = uint32_t(std::min<uint64_t>(messenger_wire::fin_chunks(p), it->second.chunks_left));
     it->second.chunks_left -= acknowledged;
     if (it->second.chunks_left > 0) return;
     Outgoing o = std::move(it->second);
@@ -595,7 +595,7 @@ void Messenger::send_fin(Channel& ch, uint64_t msg_id, uint32_t first, uint32_t 
     put_bytes(ctx_.runtime->memory(), state(*chp)->tx[slot].mem, bytes);
     // A train's FIN stands for the chunks' FINs on the simulated NIC (WQE processing, message rate).
     post_send_slot(
-        *chp, slot, bytes.size(), [](const verbs::WorkCompletion&) {}, std::max<uint32_t>(1, count));
+        *chp, slot, bytes.size(), [](const verbs::WorkCompletion&) {}, count);
   });
 }
 

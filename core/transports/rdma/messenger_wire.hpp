@@ -48,6 +48,12 @@ struct Arrival {
 /// at most MAX_PAYLOAD, a non-zero chunk size and at most 2^32 - 1 chunks; known flags only.
 Result<Prefix> decode(const uint8_t* d, size_t n, const Arrival& a);
 
+/// Chunks a FIN acknowledges: its `chunk` field for a chunk train, one for the protocol's own FIN (0).
+inline uint64_t fin_chunks(const Prefix& p)
+{
+  return p.chunk > 0 ? p.chunk : 1;
+}
+
 /// Rendezvous chunks of an RTS (decode checked that they fit 32 bits).
 inline uint32_t chunk_count(const Prefix& p)
 {
