@@ -19,8 +19,13 @@ With --chunk-trains the AR-gRPC series run with --ar-chunk-trains (4 chunks per 
 "Chunk trains"), and each size also runs chunk by chunk: the table gives both simulated steps, their ratio and the
 chunk-by-chunk run's CPU time (the reference the shortcut is checked against).
 
+With --transport T the vgg16-ps series runs over T instead of gRPC. With --short-comms-reference each size also runs
+with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm a SimGrid comm, docs/model.md "Short comms"): the table gives both
+simulated steps, their ratio and the reference run's CPU time.
+
 Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
-                                     [--symmetric [--whole-up-to N]] [--chunk-trains]
+                                     [--symmetric [--whole-up-to N]] [--chunk-trains] [--transport T]
+                                     [--short-comms-reference]
 Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
 Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
 """
@@ -51,11 +56,12 @@ SERIES = {
 }
 
 
-def measure(tp, args):
+def measure(tp, args, env=None):
     """(cpu seconds, wall seconds, peak RSS in MB, exit status, simulated step seconds or None) of one run, children
-    included."""
+    included; `env`: variables to add to the environment."""
     cmd = ["/usr/bin/time", "-f", "TIME %U %S %e %M", tp, "train"] + args + ["--json"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, **(env or {})))
     step = None
     try:
         step = json.loads(p.stdout)["runs"][0]["step_time"]
@@ -90,6 +96,9 @@ def main():
     ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
     ap.add_argument("--chunk-trains", action="store_true",
                     help="AR-gRPC series with --ar-chunk-trains, each size also chunk by chunk")
+    ap.add_argument("--transport", help="the vgg16-ps series over this transport instead of grpc")
+    ap.add_argument("--short-comms-reference", action="store_true",
+                    help="each size also with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm in SimGrid)")
     o = ap.parse_args()
     if not os.path.exists("/usr/bin/time"):
         sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")
@@ -107,12 +116,16 @@ def main():
             sizes = [64, 256, 1024, 4096, 16384, 65536]
         if o.chunk_trains:
             template += " --ar-chunk-trains"
+        if o.transport and name == "vgg16-ps":
+            template = template.replace("--transport grpc", "--transport " + o.transport)
         # A series given in workers ({w}) of 2 GPUs each: N GPUs are N / 2 workers.
         fill = (lambda n: template.format(w=max(1, n // 2))) if "{w}" in template else (lambda n: template.format(n=n))
         print(f"\n{name}: tensorpath train {template.format(n='N', w='N/2')}")
         print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}" +
               (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else "") +
-              (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_trains else ""))
+              (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_trains else "") +
+              (f" {'step[ms]':>10s} {'all comms':>10s} {'ratio':>9s} {'ref cpu[s]':>10s}"
+               if o.short_comms_reference else ""))
         points, first = [], None
         for n in o.gpus or sizes:
             cpu, wall, rss, rc, step = measure(o.tensorpath, fill(n).split())
@@ -142,6 +155,14 @@ def main():
                 else:
                     row += f" chunk-by-chunk run failed or refused (exit {crc})"
                     failed = failed or crc not in (0, 2)
+            if o.short_comms_reference:
+                row += f" {step * 1e3:10.1f}" if step else f" {'-':>10s}"
+                rcpu, _, _, rrc, ref = measure(o.tensorpath, fill(n).split(), {"TENSORPATH_COMMS_IN_SIMGRID": "1"})
+                if rrc == 0 and ref and step:
+                    row += f" {ref * 1e3:10.1f} {step / ref:9.4f} {rcpu:10.2f}"
+                else:
+                    row += f" reference run failed or refused (exit {rrc})"
+                    failed = failed or rrc not in (0, 2)
             print(row)
         print(f"growth exponent of the CPU time: {exponent(points):.2f} (1.0: linear in the GPUs)")
     return 1 if failed else 0

@@ -67,7 +67,7 @@ constexpr double BYTES_PER_PROCESS = 0.5e6;
 // ---- transfers (sim/transfer_job.cpp: `tensorpath transfer --transport T --tensors N --steps 3 --size S`) ----
 // 3000 tensors x 3 steps of 4 KiB: verbs_v2 0.8 s of CPU (90 us per transfer; on the busy machine's wall clock
 // grpc, ar_grpc, mpi and verbs_v1 took 0.6, 0.9, 1.3 and 1.4 times verbs_v2). The bytes' cost per transport is
-// PS_STEP_COSTS' b below (ar_grpc's chunks of concurrent tensors cost more).
+// TRANSFER_BYTE_COSTS below (ar_grpc's chunks of concurrent tensors cost more).
 constexpr double SECONDS_PER_TRANSFER = 0.12e-3;
 // mpi with many concurrent large tensors: 3000 tensors of 1 MiB per step took 70.9 s of CPU for 3 steps (300
 // tensors: 1.1 s of wall): 5 us per pair of tensors in flight per step (the other transports stayed linear).
@@ -113,28 +113,51 @@ constexpr double SECONDS_PER_COORDINATOR_RANK = 85e-6;
 // a copy of the second host's, one CPU work item each: 65,536 GPUs of ResNet-50 with Baidu's coordinator, 2 steps,
 // took 1.3 s more with the copies than without (8.1 against 6.8 s; 20 rounds x 2 x 65,520 copies: 0.5 us each).
 constexpr double SECONDS_PER_COORDINATOR_COPY = 1e-6;
-// Parameter-server steps: the F remote transfers of a step (every tower's pulls, every worker's pushes) start
-// together and their cost grows faster than F (SimGrid's max-min sharing over the flows in flight, the transports'
-// queues): per step k x F^2.5 + b x the step's bytes, k and b per transport. CPU seconds per step: ResNet-50 (267
-// variables, 102 MB) on hkust-4node, 4 workers x 4 GPUs, 4 PS (F = 5,340): grpc ~0.4, verbs_v2 ~1.9, gdr 2.3,
-// ar_grpc 2.7, mpi 39, verbs_v1 45; 8 workers x 4 GPUs, 8 PS (F = 10,680): grpc 3.3, verbs_v2 16; 16 workers x 4
-// GPUs, 4 PS (F = 21,360): verbs_v2 48. VGG16 (32 variables, 553 MB) on osu-ri2-k80-edr, 4 workers x 2 GPUs (F =
-// 384, 6.6 GB per step): ar_grpc 4.7 (its chunks of large tensors in flight together: 7.1e-10 s per byte), the
-// others 0.02-0.2 (busy machine's wall clock: ~1e-11 s per byte). k and b are the largest fits of each transport; an
-// unknown transport takes the largest of each.
+// Parameter-server steps: the F remote transfers of a step (every tower's pulls, every worker's pushes: P per variable)
+// start together. Each costs k1, and k2 for every other transfer of its variable (the max-min solve at each of its
+// comms' starts and ends runs over the flows in flight, which grow with P), plus b per byte moved; AR-gRPC's bytes
+// cost per rendezvous chunk instead (c each; its chunk size grows with the NIC's rate, ar_grpc.cpp tune_ar_grpc).
+// Fitted (least squares of the relative error, then x 1.25, AR-gRPC's x 1.4) on the CPU seconds per step of 3 steps
+// after short comms (docs/model.md "Short comms"), per transport grpc / verbs_v1 / verbs_v2 / gdr / mpi / ar_grpc:
+// - VGG16 (32 variables, 553 MB) on dgx-a100-8gpu, 1 GPU per worker, as many PS, N = 16 / 32 / 64 / 128 workers
+//   (F = 64 N, P = 2 N): whole runs of 0.30 / 0.55 / 0.40 / 0.39 / 0.55 / 2.99 s at N = 16, 2.48 / 13.7 / 13.0 / 13.1 /
+//   9.7 / 99.2 s at N = 128 (before short comms verbs_v1 took 136 s there, verbs_v2 43.8, gdr 29.4, mpi 11.1);
+// - ResNet-50 (267 variables, 102 MB) there, 32 workers (F = 17,088, P = 64): 5.9 / 20.2 / 9.6 / 9.6 / 7.8 / 19.2 s;
+// - ResNet-50 on hkust-4node, 4 workers x 4 GPUs, 4 PS (F = 5,340, P = 20), 2 steps: 0.84 / 4.5 / 1.2 / 0.96 / 5.0 /
+//   2.4 s;
+// - ar_grpc alone, default steps: VGG16 on hkust-4node, 4 workers x 2 GPUs (F = 384, P = 12, 64 KiB chunks) 7.8 s;
+//   ResNet-152 on osu-ri2-k80-edr, batch 8, 3 x 2, 1 PS (F = 6,993, P = 9, 128 KiB chunks) 2.7 s; InceptionV3 there,
+//   batch 64, 2 GPUs per worker (F = 2,268, P = 6) 0.8 s.
+// The fit gives 1.0-1.4x those for grpc, verbs_v2 and gdr, 1.1-2.8x for verbs_v1, 0.9-1.9x for ar_grpc, and 1.2-1.6x
+// for mpi but for the hkust-4node run (0.43x: its four GPUs per worker's MPI traffic costs more than the fit knows).
+// An unknown transport takes the largest of each coefficient.
 struct TransportStepCost {
   const char* transport;
-  double k; ///< seconds per F^2.5 per step
-  double b; ///< seconds per byte moved per step
+  double k1; ///< seconds per remote transfer per step
+  double k2; ///< seconds per remote transfer and other transfer of its variable per step
+  double b;  ///< seconds per byte moved per step
+  double c;  ///< seconds per rendezvous chunk moved per step (AR-gRPC)
 };
-constexpr TransportStepCost PS_STEP_COSTS[] = {{"grpc", 2.8e-10, 3e-11},    {"verbs_v2", 1.4e-9, 3e-11},
-                                               {"gdr", 1.1e-9, 3e-11},      {"ar_grpc", 6e-10, 7.1e-10},
-                                               {"verbs_v1", 2.1e-8, 3e-11}, {"mpi", 1.9e-8, 3e-11}};
-constexpr double PS_STEP_EXPONENT = 2.5;
-// AR-gRPC with chunk trains (ArGrpcOptions::chunk_trains, docs/model.md "Chunk trains"): its per-byte cost is its chunks',
-// AR_GRPC_TRAIN_CHUNKS times fewer: b / 4. Whole estimates against the CPU measured, 3 steps: VGG16 on hkust-4node, 4
-// workers x 2 GPUs, 3.8 against 2.4 s; ResNet-152 on osu-ri2-k80-edr, 3 x 2, 1 PS, 9.0 against 2.1 s; InceptionV3 there,
-// 4 x 2, 3.5 against 1.6 s (chunk by chunk: 14.4 / 12.4 / 5.3 s estimated, 9.5 / 3.1 / 2.2 s measured).
+constexpr TransportStepCost PS_STEP_COSTS[] = {
+    {"grpc", 1.1e-4, 7.4e-8, 0, 0},    {"verbs_v1", 4.3e-4, 2.0e-6, 0, 0}, {"verbs_v2", 9.3e-5, 2.3e-6, 0, 0},
+    {"gdr", 7.4e-5, 2.3e-6, 4e-13, 0}, {"mpi", 1.8e-4, 1.0e-6, 3e-12, 0},  {"ar_grpc", 5.9e-5, 7.7e-6, 0, 2.2e-5}};
+// Transfer jobs: the bytes of one transport's tensors, per byte (the earlier PS fit's per-byte terms: ar_grpc's chunks
+// of concurrent tensors cost more, ~1e-11 s per byte for the others on a busy machine's wall clock).
+struct TransportByteCost {
+  const char* transport;
+  double b;
+};
+constexpr TransportByteCost TRANSFER_BYTE_COSTS[] = {{"grpc", 3e-11},      {"verbs_v2", 3e-11}, {"gdr", 3e-11},
+                                                     {"ar_grpc", 7.1e-10}, {"verbs_v1", 3e-11}, {"mpi", 3e-11}};
+// Messenger transports (mpi, ar_grpc) keep a channel per pair of tasks that exchange tensors, with its pre-posted
+// bounce buffers: 0.3 MB each, measured as their peak RSS above verbs_v2's (VGG16 at 128 workers: 1.89 against 0.63
+// GB for 4,096 worker-PS pairs; ResNet-50 at 32: 651 against 348 MB for 1,024).
+constexpr double MESSENGER_BYTES_PER_CHANNEL = 0.3e6;
+// AR-gRPC with chunk trains (ArGrpcOptions::chunk_trains, docs/model.md "Chunk trains"): its per-chunk cost is
+// AR_GRPC_TRAIN_CHUNKS times smaller: c / 4. Whole estimates against the CPU measured, 3 steps, with trains: VGG16 on
+// hkust-4node, 4 workers x 2 GPUs, 2.1 against 2.0 s; ResNet-152 on osu-ri2-k80-edr, 3 x 2, 1 PS, 3.4 against 1.8 s;
+// InceptionV3 there, 2 GPUs per worker, 1.1 against 0.6 s; VGG16 on dgx-a100-8gpu, 128 workers and PS, 59.6 against
+// 32.5 s (chunk by chunk: 7.1 / 4.2 / 1.3 / 86.4 s estimated, 7.6 / 2.6 / 0.8 / 99.2 s measured).
 // Allreduce mode, protocol rings: a ring message through the transport, dearer with more ranks in flight (SimGrid's
 // max-min over the ranks' comms). ResNet-50 through mpi: Baidu on 16 ranks of hkust-4node (128 K messages per step)
 // 49.5 s of CPU for 3 steps, 130 us per message; Horovod on 64 ranks of dgx-a100-8gpu (4 fused rings, 32 K messages
@@ -151,15 +174,27 @@ constexpr double BYTES_PER_PERFTEST_ITERATION = 16;
 // pcie-copy: 480 K copies (8 GPU/node pairs x 3 directions x 20000) in 0.3 s of CPU, the start included.
 constexpr double SECONDS_PER_COPY = 1e-6;
 
-/// The transport's k and b (PS_STEP_COSTS); an unknown transport takes the largest of each.
+/// The transport's coefficients (PS_STEP_COSTS); an unknown transport takes the largest of each.
 TransportStepCost step_cost(const std::string& transport)
 {
-  TransportStepCost out{"", 0, 0};
+  TransportStepCost out{"", 0, 0, 0, 0};
   for (const auto& c : PS_STEP_COSTS)
-    out.k = std::max(out.k, c.k), out.b = std::max(out.b, c.b);
+    out.k1 = std::max(out.k1, c.k1), out.k2 = std::max(out.k2, c.k2), out.b = std::max(out.b, c.b),
+    out.c = std::max(out.c, c.c);
   for (const auto& c : PS_STEP_COSTS)
     if (transport == c.transport) out = c;
   return out;
+}
+
+/// A transfer job's cost per byte (TRANSFER_BYTE_COSTS); an unknown transport takes the largest.
+double transfer_byte_cost(const std::string& transport)
+{
+  double largest = 0;
+  for (const auto& c : TRANSFER_BYTE_COSTS) {
+    if (transport == c.transport) return c.b;
+    largest = std::max(largest, c.b);
+  }
+  return largest;
 }
 
 std::string num(double n)
@@ -347,7 +382,7 @@ JobEstimate estimate_transfer(const models::ClusterProfile& cluster, const Trans
   e.add("two simulated processes", "", 2 * BYTES_PER_PROCESS, 0);
   const double tensors = std::max(job.tensors_per_step, 1);
   const double steps = std::max(job.steps, 1);
-  const double per_byte = step_cost(job.transport).b;
+  const double per_byte = transfer_byte_cost(job.transport);
   double transfers = 0, bytes = 0, largest = 0, pairs = 0;
   for (uint64_t s : job.sizes) {
     transfers += tensors * steps;
@@ -429,14 +464,35 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
     // Every tower (or worker) pulls every variable, every worker (or tower) pushes every gradient.
     const double pulls = L.fetch_per_worker ? workers : towers;
     const double pushes = L.aggregate_on_worker ? workers : towers;
-    const double f = (pulls + pushes) * vars;
-    auto [name, k, b] = step_cost(job.transport);
-    if (job.transport == "ar_grpc" && job.options.of<transports::ArGrpcOptions>().chunk_trains)
-      b /= transports::AR_GRPC_TRAIN_CHUNKS;
-    const double bytes = (pulls + pushes) * double(model.bytes());
-    e.add(num(f) + " remote transfers per step (k F^2.5, k = " + fmt_k(k) + " for " + job.transport + ") + " +
-              human_bytes(bytes) + " per step x " + human_seconds(b * 1e6) + " per MB, x " + num(steps) + " steps",
-          tasks_steps, BYTES_PER_STEP_TRANSFER * f, steps * (k * std::pow(f, PS_STEP_EXPONENT) + b * bytes));
+    const double per_variable = pulls + pushes;
+    const double f = per_variable * vars;
+    auto [name, k1, k2, b, c] = step_cost(job.transport);
+    const double bytes = per_variable * double(model.bytes());
+    std::string moved = human_bytes(bytes) + " per step x " + human_seconds(b * 1e6) + " per MB";
+    double bytes_cost = b * bytes;
+    if (c > 0) {
+      // Chunks of the size AR-gRPC picks for the first NIC's rate (its ping's RTT taken as its 5 us default).
+      const auto& ar = job.options.of<transports::ArGrpcOptions>();
+      double link = 0;
+      for (size_t h = 0; h < cluster.host_count() && link == 0; ++h)
+        if (!cluster.host(h).nics.empty()) link = cluster.host(h).nics[0].nic.line_rate;
+      const double chunk =
+          double(ar.chunk_bytes ? ar.chunk_bytes : transports::tune_ar_grpc(5e-6, 1e9, link).chunk_bytes);
+      if (ar.chunk_trains) c /= transports::AR_GRPC_TRAIN_CHUNKS;
+      moved = human_bytes(bytes) + " per step in " + human_bytes(chunk) + " chunks x " + human_seconds(c) +
+              (ar.chunk_trains ? " per chunk (trains of " + std::to_string(transports::AR_GRPC_TRAIN_CHUNKS) + ")"
+                               : " per chunk");
+      bytes_cost = c * std::ceil(bytes / chunk);
+    }
+    e.add("F = " + num(f) + " remote transfers per step, P = " + num(per_variable) +
+              " per variable (k1 F + k2 F P, k1 = " + fmt_k(k1) + ", k2 = " + fmt_k(k2) + " for " + job.transport +
+              ") + " + moved + ", x " + num(steps) + " steps",
+          tasks_steps, BYTES_PER_STEP_TRANSFER * f, steps * (k1 * f + k2 * f * per_variable + bytes_cost));
+    if (job.transport == "mpi" || job.transport == "ar_grpc") {
+      const double channels = workers * std::min(double(L.ps_tasks), vars);
+      e.add(num(channels) + " worker-PS channels x " + human_bytes(MESSENGER_BYTES_PER_CHANNEL), tasks,
+            MESSENGER_BYTES_PER_CHANNEL * channels, 0);
+    }
   }
   if (!ps && L.workers > 1) {
     const double n = L.workers;

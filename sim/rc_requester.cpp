@@ -74,17 +74,17 @@ Status QpCore::post_send(const SendWr& wr)
 {
   if (dev_.dead()) return ok_status(); // nothing runs in a dead process; a stale call changes nothing
   const QpState s = attr_.qp_state;
-  const std::string where = "post_send on QP " + std::to_string(qpn_);
-  if (!send_queue_accepts(s)) return Error::at("", where, "QP in RTS", std::string("state ") + to_string(s));
+  auto where = [this] { return "post_send on QP " + std::to_string(qpn_); }; // named only in an error
+  if (!send_queue_accepts(s)) return Error::at("", where(), "QP in RTS", std::string("state ") + to_string(s));
   if (wr.sg_list.size() > init_.cap.max_send_sge)
-    return Error::at("", where, "at most " + std::to_string(init_.cap.max_send_sge) + " SGEs",
+    return Error::at("", where(), "at most " + std::to_string(init_.cap.max_send_sge) + " SGEs",
                      std::to_string(wr.sg_list.size()));
   if (sq_.size() >= init_.cap.max_send_wr)
-    return Error::at("", where, "room in the send queue (max_send_wr " + std::to_string(init_.cap.max_send_wr) + ")",
+    return Error::at("", where(), "room in the send queue (max_send_wr " + std::to_string(init_.cap.max_send_wr) + ")",
                      "a full queue");
   const uint64_t len = wr.total_length();
   if (wr.inline_data && (wr.opcode == WrOpcode::RDMA_READ || len > init_.cap.max_inline_data))
-    return Error::at("", where,
+    return Error::at("", where(),
                      "inline data only for SEND/WRITE up to max_inline_data " +
                          std::to_string(init_.cap.max_inline_data) + " bytes",
                      std::to_string(len) + " bytes" + (wr.opcode == WrOpcode::RDMA_READ ? " (READ)" : ""));

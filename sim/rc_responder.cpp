@@ -16,14 +16,15 @@ Status QpCore::post_recv(const RecvWr& wr)
 {
   if (dev_.dead()) return ok_status();
   const QpState s = attr_.qp_state;
-  const std::string where = "post_recv on QP " + std::to_string(qpn_);
+  auto where = [this] { return "post_recv on QP " + std::to_string(qpn_); }; // named only in an error
   if (!recv_queue_accepts(s))
-    return Error::at("", where, "QP in INIT, RTR or RTS", std::string("state ") + to_string(s));
+    return Error::at("", where(), "QP in INIT, RTR or RTS", std::string("state ") + to_string(s));
   if (wr.sg_list.size() > init_.cap.max_recv_sge)
-    return Error::at("", where, "at most " + std::to_string(init_.cap.max_recv_sge) + " SGEs",
+    return Error::at("", where(), "at most " + std::to_string(init_.cap.max_recv_sge) + " SGEs",
                      std::to_string(wr.sg_list.size()));
   if (rq_.size() >= init_.cap.max_recv_wr)
-    return Error::at("", where, "room in the receive queue (max_recv_wr " + std::to_string(init_.cap.max_recv_wr) + ")",
+    return Error::at("", where(),
+                     "room in the receive queue (max_recv_wr " + std::to_string(init_.cap.max_recv_wr) + ")",
                      "a full queue");
   if (s == QpState::ERR) {
     push_recv_wc(wr.wr_id, WcStatus::WR_FLUSH_ERR, WcOpcode::RECV, 0, false, 0, reactor().now());

@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 #include <simgrid/simix.hpp>
 
@@ -71,7 +72,7 @@ uint64_t Reactor::at_background(double when, Task t)
 
 bool Reactor::cancel_timer(uint64_t id)
 {
-  if (drop_lone_exec(id)) return true;
+  if (drop_lone_exec(id) || drop_short_comm(id)) return true;
   auto it = timer_when_.find(id);
   if (it == timer_when_.end()) return false;
   timers_.erase({it->second, id});
@@ -80,11 +81,89 @@ bool Reactor::cancel_timer(uint64_t id)
   return true;
 }
 
+const Reactor::CommRoute& Reactor::route_of(simgrid::s4u::Host* from, simgrid::s4u::Host* to)
+{
+  auto [it, fresh] = routes_.try_emplace({from, to});
+  if (!fresh) return it->second;
+  std::vector<simgrid::s4u::Link*> links;
+  double latency = 0;
+  from->route_to(to, links, &latency);
+  CommRoute& route = it->second;
+  for (const simgrid::s4u::Link* l : links) {
+    if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE) {
+      route.fatpipe = std::min(route.fatpipe, l->get_bandwidth());
+      continue;
+    }
+    auto [slot, added] = link_slot_.try_emplace(l, uint32_t(comms_on_link_.size()));
+    if (added) comms_on_link_.push_back(0);
+    route.links.push_back(slot->second);
+    route.bandwidth.push_back(l->get_bandwidth()); // constant: nothing changes a link's bandwidth (no profiles)
+  }
+  return route;
+}
+
+void Reactor::enter(const CommRoute& route)
+{
+  for (uint32_t slot : route.links)
+    ++comms_on_link_[slot];
+}
+
+void Reactor::leave(const CommRoute& route)
+{
+  for (uint32_t slot : route.links)
+    --comms_on_link_[slot];
+}
+
 uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done)
 {
+  const CommRoute& route = route_of(from, to);
+  if (bytes <= short_comm_bytes_) {
+    // A short comm: the fair share of each link counting itself, at its start (see the header).
+    double rate = route.fatpipe;
+    for (size_t i = 0; i < route.links.size(); ++i)
+      rate = std::min(rate, route.bandwidth[i] / double(comms_on_link_[route.links[i]] + 1));
+    const uint64_t id = next_id_++;
+    const double when = now() + (std::isinf(rate) ? 0.0 : double(bytes) / rate);
+    // Its end is handed on with the completions SimGrid reports at that instant, in start order, as a comm's would.
+    timers_.emplace(std::make_pair(when, id), [this, id] { completed_ids_.push_back(id); });
+    timer_when_[id] = when;
+    enter(route);
+    short_.emplace(id, ShortComm{&route, from, to, double(bytes), rate, now(), std::move(done)});
+    ++short_comms_started_;
+    short_bytes_started_ += double(bytes);
+    return id;
+  }
   auto comm = simgrid::kernel::actor::simcall_answered(
       [from, to, bytes] { return simgrid::s4u::ActivityPtr(simgrid::s4u::Comm::sendto_async(from, to, bytes)); });
-  return watch(std::move(comm), std::move(done));
+  enter(route);
+  const uint64_t id = watch(std::move(comm), std::move(done));
+  comm_route_.emplace(id, &route);
+  return id;
+}
+
+bool Reactor::finish_short_comm(uint64_t id)
+{
+  auto it = short_.find(id);
+  if (it == short_.end()) return false;
+  leave(*it->second.route);
+  ready_.push_back(std::move(it->second.done));
+  short_.erase(it);
+  ++completed_;
+  return true;
+}
+
+bool Reactor::drop_short_comm(uint64_t id)
+{
+  auto it = short_.find(id);
+  if (it == short_.end()) return false;
+  leave(*it->second.route);
+  if (auto w = timer_when_.find(id); w != timer_when_.end()) {
+    timers_.erase({w->second, id});
+    timer_when_.erase(w);
+  }
+  Task done = std::move(it->second.done); // destroyed after the entry is gone (it may cancel more through us)
+  short_.erase(it);
+  return true;
 }
 
 simgrid::s4u::ActivityPtr Reactor::start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads)
@@ -274,7 +353,8 @@ void Reactor::take_completions()
     completed_ids_.pop_front();
     std::optional<Watched> w = unwatch(id);
     if (!w) {
-      finish_lone_exec(id); // a lone exec's end (nothing when cancelled after it completed)
+      // A lone exec's or a short comm's end (nothing when cancelled after it completed).
+      if (!finish_lone_exec(id)) finish_short_comm(id);
       continue;
     }
     ++completed_;
@@ -324,7 +404,12 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
   const size_t i = it->second;
   Watched w = std::move(activities_[i]);
   activity_index_.erase(it);
-  if (w.exec_host) --use_of(w.exec_host).execs;
+  if (w.exec_host)
+    --use_of(w.exec_host).execs;
+  else if (auto route = comm_route_.find(id); route != comm_route_.end()) {
+    leave(*route->second);
+    comm_route_.erase(route);
+  }
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
@@ -344,7 +429,7 @@ void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
 
 bool Reactor::cancel_activity(uint64_t id)
 {
-  if (drop_lone_exec(id)) return true;
+  if (drop_lone_exec(id) || drop_short_comm(id)) return true;
   std::optional<Watched> w = unwatch(id);
   if (!w) return false;
   cancel_in_simgrid(w->activity);
@@ -355,6 +440,8 @@ Reactor::Reactor()
 {
   if (const char* v = std::getenv("TENSORPATH_EXECS_IN_SIMGRID"); v && *v && std::string(v) != "0")
     lone_execs_as_timers_ = false;
+  if (const char* v = std::getenv("TENSORPATH_COMMS_IN_SIMGRID"); v && *v && std::string(v) != "0")
+    short_comm_bytes_ = 0;
   connect_completion_callback();
   live_reactors().push_back(this);
 }
@@ -376,6 +463,10 @@ void Reactor::drop_everything()
   auto ready = std::move(ready_);
   auto lone = std::move(lone_);
   lone_.clear();
+  auto short_comms = std::move(short_);
+  short_.clear();
+  comm_route_.clear();
+  std::fill(comms_on_link_.begin(), comms_on_link_.end(), 0);
   for (auto& [host, use] : hosts_) { // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
     use.execs = 0;
     use.lone = 0;
@@ -420,8 +511,20 @@ void Reactor::take_snapshot()
     p.from = e.host;
     at_deadline_.activities.push_back(p);
   }
+  std::map<uint64_t, const ShortComm*> short_by_id;
+  for (const auto& [id, c] : short_)
+    short_by_id[id] = &c;
+  for (const auto& [id, c] : short_by_id) {
+    InProgress p;
+    p.comm = true;
+    p.remaining = std::max(0.0, c->bytes - (now() - c->started) * c->rate);
+    p.started = c->started;
+    p.from = c->from;
+    p.to = c->to;
+    at_deadline_.activities.push_back(p);
+  }
   for (const auto& [key, task] : timers_)
-    if (!background_.count(key.second) && !lone_.count(key.second)) {
+    if (!background_.count(key.second) && !lone_.count(key.second) && !short_.count(key.second)) {
       ++at_deadline_.timers;
       at_deadline_.next_timer = std::min(at_deadline_.next_timer, key.first);
     }

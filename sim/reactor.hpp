@@ -47,7 +47,17 @@ public:
   /// waits for its faults: one may end a hang).
   void set_background_keeps_alive(bool on) { background_keeps_alive_ = on; }
   /// Start a host-to-host comm of `bytes`; `done` runs when it arrives. Returns an id for cancel_activity().
+  /// A short comm (at most short_comm_bytes(), 4096 by default: one packet at the largest RDMA MTU) is no SimGrid
+  /// activity but a timer: its bytes take bytes / its share of each link of its route, the link's bandwidth over the
+  /// comms on it counting this one (the fair share max-min gives a flow bottlenecked there), taken when it starts; it
+  /// takes nothing from the comms it crosses. Alone on its route that is bytes / the route's narrowest link, as SimGrid
+  /// times a comm alone. Why: the control messages of the RDMA transports are most of the comms of a parameter-server
+  /// job (88 % in verbs v1), and every SimGrid comm's start and end re-solves max-min over every flow it shares a link
+  /// with, which in a parameter-server job is every flow of the job. docs/model.md "Short comms" gives what it moves.
+  /// set_short_comm_bytes(0), or TENSORPATH_COMMS_IN_SIMGRID=1 in the environment, puts every comm in SimGrid.
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
+  void set_short_comm_bytes(uint64_t bytes) { short_comm_bytes_ = bytes; }
+  uint64_t short_comm_bytes() const { return short_comm_bytes_; }
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id (for
   /// cancel_activity()). One-thread work on a host where nothing else runs (no exec, no spinner) is a timer at
   /// flops / the host's speed, as SimGrid would time it alone, and no SimGrid activity: each activity SimGrid holds
@@ -88,6 +98,9 @@ public:
   size_t pending() const { return activities_.size() + timers_.size(); }
   /// Execs run as timers so far (for tests and statistics).
   uint64_t lone_execs() const { return lone_execs_started_; }
+  /// Short comms run as timers so far, and their bytes (for tests and statistics).
+  uint64_t short_comms() const { return short_comms_started_; }
+  double short_comm_bytes_moved() const { return short_bytes_started_; }
   uint64_t activities_completed() const { return completed_; }
   /// Cancelled activities still held until SimGrid reports their end (for tests: 0 once the simulation has moved on).
   size_t cancelled_held() const { return cancelled_.size(); }
@@ -169,6 +182,44 @@ private:
   std::unordered_map<const simgrid::s4u::Host*, HostUse> hosts_;
   bool lone_execs_as_timers_ = true;
   uint64_t lone_execs_started_ = 0;
+  /// A route's links that flows share (FATPIPE links bound a comm's rate without being shared), as slots of
+  /// comms_on_link_, and the narrowest FATPIPE bandwidth on it (infinity: none).
+  struct CommRoute {
+    std::vector<uint32_t> links;
+    std::vector<double> bandwidth;
+    double fatpipe = std::numeric_limits<double>::infinity();
+  };
+  struct HostPairHash {
+    size_t operator()(const std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>& p) const
+    {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  /// Routes by end points, read from SimGrid once per pair (entries stay: their addresses are held by comms).
+  std::unordered_map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, CommRoute, HostPairHash> routes_;
+  std::unordered_map<const simgrid::s4u::Link*, uint32_t> link_slot_;
+  /// Comms in flight on each shared link (SimGrid comms and short comms), by slot.
+  std::vector<uint32_t> comms_on_link_;
+  const CommRoute& route_of(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+  void enter(const CommRoute& route);
+  void leave(const CommRoute& route);
+  /// The SimGrid comms in flight, by id, with their routes (uncounted when they end or are cancelled).
+  std::unordered_map<uint64_t, const CommRoute*> comm_route_;
+  /// A short comm (start_comm), by id.
+  struct ShortComm {
+    const CommRoute* route = nullptr;
+    simgrid::s4u::Host *from = nullptr, *to = nullptr;
+    double bytes = 0, rate = 0, started = 0;
+    Task done;
+  };
+  std::unordered_map<uint64_t, ShortComm> short_;
+  uint64_t short_comm_bytes_ = 4096;
+  uint64_t short_comms_started_ = 0;
+  double short_bytes_started_ = 0;
+  /// The short comm `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
+  bool finish_short_comm(uint64_t id);
+  /// Forget a short comm (cancelled), its timer included; false if unknown.
+  bool drop_short_comm(uint64_t id);
   /// Stop watching `id` and return what was watched (none: not watched).
   std::optional<Watched> unwatch(uint64_t id);
   /// Cancel an unwatched activity in SimGrid, unless SimGrid already reported it, holding it until SimGrid lets go.

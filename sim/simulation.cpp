@@ -435,6 +435,7 @@ SimStats Simulation::stats() const
 {
   SimStats s;
   s.activities = ctx_->reactor.activities_completed();
+  s.short_comms = ctx_->reactor.short_comms();
   s.simulated_time = now();
   return s;
 }

@@ -89,7 +89,8 @@ struct CpuTrack {
 };
 
 struct SimStats {
-  uint64_t activities = 0; ///< SimGrid comms and execs completed
+  uint64_t activities = 0;  ///< comms and execs completed (lone execs and short comms, timed without SimGrid, too)
+  uint64_t short_comms = 0; ///< comms of at most Reactor::short_comm_bytes() timed as short comms
   double simulated_time = 0;
 };
 

@@ -123,6 +123,7 @@ struct TrainingResult {
   int simulated_ranks = 0;
   int symmetric_hosts = 0;
   uint64_t simgrid_activities = 0;
+  uint64_t short_comms = 0;        ///< of those, comms timed as short comms (sim::Reactor::start_comm), all steps
   double broadcast_seconds = 0;    ///< the initial variable broadcast (allreduce mode, when asked)
   uint64_t negotiation_rounds = 0; ///< coordinator rounds of rank 0, all steps
   uint64_t collectives_run = 0;    ///< ring allreduces of rank 0, all steps (a fused batch counts once)

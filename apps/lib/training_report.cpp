@@ -165,6 +165,7 @@ json result_json(const sim::TrainingResult& r, bool with_events)
             {"ps_bytes", r.ps_bytes},
             {"wall_seconds", r.wall_seconds},
             {"simgrid_activities", r.simgrid_activities},
+            {"short_comms", r.short_comms},
             {"incast_bursts_charged", r.incast_bursts_charged},
             {"broadcast_seconds", r.broadcast_seconds},
             {"negotiation_rounds", r.negotiation_rounds},
@@ -228,6 +229,7 @@ sim::TrainingResult result_from(const json& j)
   r.ps_bytes = j.at("ps_bytes").get<std::vector<uint64_t>>();
   r.wall_seconds = j.at("wall_seconds");
   r.simgrid_activities = j.at("simgrid_activities");
+  r.short_comms = j.value("short_comms", uint64_t(0));
   r.incast_bursts_charged = j.value("incast_bursts_charged", uint64_t(0));
   r.broadcast_seconds = j.at("broadcast_seconds");
   r.negotiation_rounds = j.at("negotiation_rounds");

@@ -285,6 +285,16 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   const double trains = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
   CHECK(trains < by_chunk);
   CHECK(trains > 0);
+  // Larger chunks (AR-gRPC picks them by the NIC's rate; set here) are fewer chunks for the same bytes.
+  tr.options.own<transports::ArGrpcOptions>().chunk_trains = false;
+  tr.options.own<transports::ArGrpcOptions>().chunk_bytes = 4 << 20;
+  CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds < by_chunk);
+  // Messenger transports keep a channel with its bounce buffers per worker-PS pair: more memory than verbs v2's.
+  tr.options = {};
+  tr.transport = "verbs_v2";
+  const double verbs_bytes = sim::estimate_training(test::test_cluster(8), m, tr).bytes;
+  tr.transport = "mpi";
+  CHECK(sim::estimate_training(test::test_cluster(8), m, tr).bytes > verbs_bytes);
   // Network model roce: the roce model's run of each distinct ring counts, more with oversubscribed uplinks.
   sim::TrainingJob ring;
   ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
