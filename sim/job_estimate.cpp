@@ -130,7 +130,7 @@ constexpr double SECONDS_PER_COORDINATOR_COPY = 1e-6;
 //   batch 64, 2 GPUs per worker (F = 2,268, P = 6) 0.8 s.
 // The fit gives 1.0-1.4x those for grpc, verbs_v2 and gdr, 1.1-2.8x for verbs_v1, 0.9-1.9x for ar_grpc, and 1.2-1.6x
 // for mpi but for the hkust-4node run (0.43x: its four GPUs per worker's MPI traffic costs more than the fit knows).
-// An unknown transport takes the largest of each coefficient.
+// An unknown transport takes the largest of each coefficient (both b and c) and the Messenger's channel memory.
 struct TransportStepCost {
   const char* transport;
   double k1; ///< seconds per remote transfer per step
@@ -468,7 +468,7 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
     const double f = per_variable * vars;
     auto [name, k1, k2, b, c] = step_cost(job.transport);
     const double bytes = per_variable * double(model.bytes());
-    std::string moved = human_bytes(bytes) + " per step x " + human_seconds(b * 1e6) + " per MB";
+    std::string moved = human_bytes(bytes) + " per step" + (b > 0 ? " x " + human_seconds(b * 1e6) + " per MB" : "");
     double bytes_cost = b * bytes;
     if (c > 0) {
       // Chunks of the size AR-gRPC picks for the first NIC's rate (its ping's RTT taken as its 5 us default).
@@ -479,16 +479,16 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       const double chunk =
           double(ar.chunk_bytes ? ar.chunk_bytes : transports::tune_ar_grpc(5e-6, 1e9, link).chunk_bytes);
       if (ar.chunk_trains) c /= transports::AR_GRPC_TRAIN_CHUNKS;
-      moved = human_bytes(bytes) + " per step in " + human_bytes(chunk) + " chunks x " + human_seconds(c) +
-              (ar.chunk_trains ? " per chunk (trains of " + std::to_string(transports::AR_GRPC_TRAIN_CHUNKS) + ")"
-                               : " per chunk");
-      bytes_cost = c * std::ceil(bytes / chunk);
+      moved += (b > 0 ? " and " : " in ") + human_bytes(chunk) + " chunks x " + human_seconds(c) +
+               (ar.chunk_trains ? " per chunk (trains of " + std::to_string(transports::AR_GRPC_TRAIN_CHUNKS) + ")"
+                                : " per chunk");
+      bytes_cost += c * std::ceil(bytes / chunk); // an unknown transport pays both, the dearest known costs
     }
     e.add("F = " + num(f) + " remote transfers per step, P = " + num(per_variable) +
               " per variable (k1 F + k2 F P, k1 = " + fmt_k(k1) + ", k2 = " + fmt_k(k2) + " for " + job.transport +
-              ") + " + moved + ", x " + num(steps) + " steps",
+              ")" + (b > 0 || c > 0 ? " + " + moved : std::string()) + ", x " + num(steps) + " steps",
           tasks_steps, BYTES_PER_STEP_TRANSFER * f, steps * (k1 * f + k2 * f * per_variable + bytes_cost));
-    if (job.transport == "mpi" || job.transport == "ar_grpc") {
+    if (job.transport == "mpi" || job.transport == "ar_grpc" || name[0] == '\0') { // unknown: the dearest too
       const double channels = workers * std::min(double(L.ps_tasks), vars);
       e.add(num(channels) + " worker-PS channels x " + human_bytes(MESSENGER_BYTES_PER_CHANNEL), tasks,
             MESSENGER_BYTES_PER_CHANNEL * channels, 0);

@@ -124,11 +124,15 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
       rate = std::min(rate, route.bandwidth[i] / double(comms_on_link_[route.links[i]] + 1));
     const uint64_t id = next_id_++;
     const double when = now() + (std::isinf(rate) ? 0.0 : double(bytes) / rate);
-    // Its end is handed on with the completions SimGrid reports at that instant, in start order, as a comm's would.
-    timers_.emplace(std::make_pair(when, id), [this, id] { completed_ids_.push_back(id); });
+    // Its end is handed on with the completions SimGrid reports at that instant, in start order, as a comm's would;
+    // it leaves its links when its end is due, as a SimGrid comm leaves them when SimGrid reports it.
+    timers_.emplace(std::make_pair(when, id), [this, id] {
+      if (auto it = short_.find(id); it != short_.end()) release_links(it->second);
+      completed_ids_.push_back(id);
+    });
     timer_when_[id] = when;
     enter(route);
-    short_.emplace(id, ShortComm{&route, from, to, double(bytes), rate, now(), std::move(done)});
+    short_.emplace(id, ShortComm{&route, true, from, to, double(bytes), rate, now(), std::move(done)});
     ++short_comms_started_;
     short_bytes_started_ += double(bytes);
     return id;
@@ -141,11 +145,18 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
   return id;
 }
 
+void Reactor::release_links(ShortComm& c)
+{
+  if (!c.on_links) return;
+  c.on_links = false;
+  leave(*c.route);
+}
+
 bool Reactor::finish_short_comm(uint64_t id)
 {
   auto it = short_.find(id);
   if (it == short_.end()) return false;
-  leave(*it->second.route);
+  release_links(it->second);
   ready_.push_back(std::move(it->second.done));
   short_.erase(it);
   ++completed_;
@@ -156,7 +167,7 @@ bool Reactor::drop_short_comm(uint64_t id)
 {
   auto it = short_.find(id);
   if (it == short_.end()) return false;
-  leave(*it->second.route);
+  release_links(it->second);
   if (auto w = timer_when_.find(id); w != timer_when_.end()) {
     timers_.erase({w->second, id});
     timer_when_.erase(w);
@@ -327,6 +338,11 @@ void Reactor::on_activity_completion(const simgrid::s4u::Activity& activity)
 {
   if (auto it = id_of_.find(&activity); it != id_of_.end()) {
     completed_ids_.push_back(it->second);
+    // A comm leaves its links now, before the timers due at this instant run (they may start short comms there).
+    if (auto route = comm_route_.find(it->second); route != comm_route_.end()) {
+      leave(*route->second);
+      comm_route_.erase(route);
+    }
     id_of_.erase(it);
     if (waiting_) {
       waiting_ = false;

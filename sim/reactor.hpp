@@ -98,6 +98,14 @@ public:
   size_t pending() const { return activities_.size() + timers_.size(); }
   /// Execs run as timers so far (for tests and statistics).
   uint64_t lone_execs() const { return lone_execs_started_; }
+  /// Comms counted on links now, summed over the links (for tests: 0 once nothing is in flight).
+  uint64_t comms_counted_on_links() const
+  {
+    uint64_t n = 0;
+    for (uint32_t c : comms_on_link_)
+      n += c;
+    return n;
+  }
   /// Short comms run as timers so far, and their bytes (for tests and statistics).
   uint64_t short_comms() const { return short_comms_started_; }
   double short_comm_bytes_moved() const { return short_bytes_started_; }
@@ -208,6 +216,7 @@ private:
   /// A short comm (start_comm), by id.
   struct ShortComm {
     const CommRoute* route = nullptr;
+    bool on_links = true; ///< still counted on its route's links (until its end is due, or it is dropped)
     simgrid::s4u::Host *from = nullptr, *to = nullptr;
     double bytes = 0, rate = 0, started = 0;
     Task done;
@@ -218,6 +227,8 @@ private:
   double short_bytes_started_ = 0;
   /// The short comm `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
   bool finish_short_comm(uint64_t id);
+  /// Uncount a short comm on its route's links, once.
+  void release_links(ShortComm& c);
   /// Forget a short comm (cancelled), its timer included; false if unknown.
   bool drop_short_comm(uint64_t id);
   /// Stop watching `id` and return what was watched (none: not watched).

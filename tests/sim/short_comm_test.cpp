@@ -166,6 +166,43 @@ TEST_CASE("short comms: a cancelled one never calls back and leaves its links an
   CHECK(out[8] == 1);
 }
 
+TEST_CASE("short comms: the counts on the links come back to zero after cancels and a deadline", "[reactor][short]")
+{
+  const auto out = in_reactor(4096, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+    auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+    auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+    out.push_back(narrowest_link(pf));
+    // A SimGrid comm cancelled at 10 us; a short comm from 20 us is alone again.
+    const uint64_t big = r.start_comm(a, b, 1 << 20, [] {});
+    r.after(10e-6, [&r, big] { r.cancel_activity(big); });
+    r.after(20e-6, [&] { r.start_comm(a, b, 4000, [&] { out.push_back(r.now() - 20e-6); }); });
+    r.run();
+    out.push_back(double(r.comms_counted_on_links()));
+    // A short comm cancelled at the instant its end is due (its timer first, then the cancel's): no call back.
+    bool called = false;
+    const double t0 = r.now();
+    const uint64_t id = r.start_comm(a, b, 4000, [&] { called = true; });
+    r.at(t0 + 4000 / narrowest_link(pf), [&r, id, &out] { out.push_back(r.cancel_activity(id) ? 1 : 0); });
+    r.run();
+    out.push_back(called ? 1 : 0);
+    out.push_back(double(r.comms_counted_on_links()));
+    // A deadline with a SimGrid comm and a short comm in flight: everything dropped, nothing left counted.
+    r.start_comm(a, b, 1 << 20, [] {});
+    r.start_comm(a, b, 4000, [] {});
+    r.set_deadline(r.now() + 1e-9);
+    r.run();
+    out.push_back(double(r.comms_counted_on_links()));
+  });
+  REQUIRE(out.size() == 9); // and the two counts in_reactor adds
+  const double bw = out[0];
+  CHECK(out[1] == Approx(4000 / bw).epsilon(1e-12)); // alone: the cancelled comm left its links
+  CHECK(out[2] == 0);
+  CHECK(out[3] == 1); // the cancel found it
+  CHECK(out[4] == 0); // and its callback never ran
+  CHECK(out[5] == 0);
+  CHECK(out[6] == 0);
+}
+
 namespace {
 
 /// Step time and short comms of a small parameter-server job over `transport`, every comm in SimGrid or not.
