@@ -118,7 +118,9 @@ constexpr double SECONDS_PER_COORDINATOR_COPY = 1e-6;
 // comms' starts and ends runs over the flows in flight, which grow with P), plus b per byte moved; AR-gRPC's bytes
 // cost per rendezvous chunk instead (c each; its chunk size grows with the NIC's rate, ar_grpc.cpp tune_ar_grpc).
 // Fitted (least squares of the relative error, then x 1.25, AR-gRPC's x 1.4) on the CPU seconds per step of 3 steps
-// after short comms (docs/model.md "Short comms"), per transport grpc / verbs_v1 / verbs_v2 / gdr / mpi / ar_grpc:
+// after short comms (docs/model.md "Short comms"; measured with their first version, which took each share at its own
+// start: the present one is up to 20 % cheaper on these jobs), per transport grpc / verbs_v1 / verbs_v2 / gdr / mpi /
+// ar_grpc:
 // - VGG16 (32 variables, 553 MB) on dgx-a100-8gpu, 1 GPU per worker, as many PS, N = 16 / 32 / 64 / 128 workers
 //   (F = 64 N, P = 2 N): whole runs of 0.30 / 0.55 / 0.40 / 0.39 / 0.55 / 2.99 s at N = 16, 2.48 / 13.7 / 13.0 / 13.1 /
 //   9.7 / 99.2 s at N = 128 (before short comms verbs_v1 took 136 s there, verbs_v2 43.8, gdr 29.4, mpi 11.1);

@@ -118,21 +118,12 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
 {
   const CommRoute& route = route_of(from, to);
   if (bytes <= short_comm_bytes_) {
-    // A short comm: the fair share of each link counting itself, at its start (see the header).
-    double rate = route.fatpipe;
-    for (size_t i = 0; i < route.links.size(); ++i)
-      rate = std::min(rate, route.bandwidth[i] / double(comms_on_link_[route.links[i]] + 1));
+    // A short comm: counted on its links now; its share is taken once every comm that starts at this instant has
+    // (time_short_comms), so that comms started together share alike, as in max-min.
     const uint64_t id = next_id_++;
-    const double when = now() + (std::isinf(rate) ? 0.0 : double(bytes) / rate);
-    // Its end is handed on with the completions SimGrid reports at that instant, in start order, as a comm's would;
-    // it leaves its links when its end is due, as a SimGrid comm leaves them when SimGrid reports it.
-    timers_.emplace(std::make_pair(when, id), [this, id] {
-      if (auto it = short_.find(id); it != short_.end()) release_links(it->second);
-      completed_ids_.push_back(id);
-    });
-    timer_when_[id] = when;
     enter(route);
-    short_.emplace(id, ShortComm{&route, true, from, to, double(bytes), rate, now(), std::move(done)});
+    short_.emplace(id, ShortComm{&route, true, from, to, double(bytes), 0, now(), std::move(done)});
+    unscheduled_short_.push_back(id);
     ++short_comms_started_;
     short_bytes_started_ += double(bytes);
     return id;
@@ -143,6 +134,30 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
   const uint64_t id = watch(std::move(comm), std::move(done));
   comm_route_.emplace(id, &route);
   return id;
+}
+
+void Reactor::time_short_comms()
+{
+  auto ids = std::move(unscheduled_short_);
+  unscheduled_short_.clear();
+  for (uint64_t id : ids) {
+    auto it = short_.find(id);
+    if (it == short_.end()) continue; // cancelled at the instant it started
+    ShortComm& c = it->second;
+    // The fair share of each link: its bandwidth over the comms on it, this one and those started with it included.
+    double rate = c.route->fatpipe;
+    for (size_t i = 0; i < c.route->links.size(); ++i)
+      rate = std::min(rate, c.route->bandwidth[i] / double(std::max<uint32_t>(comms_on_link_[c.route->links[i]], 1)));
+    c.rate = rate;
+    const double when = c.started + (std::isinf(rate) ? 0.0 : c.bytes / rate);
+    // Its end is handed on with the completions SimGrid reports at that instant, in start order, as a comm's would;
+    // it leaves its links when its end is due, as a SimGrid comm leaves them when SimGrid reports it.
+    timers_.emplace(std::make_pair(when, id), [this, id] {
+      if (auto s = short_.find(id); s != short_.end()) release_links(s->second);
+      completed_ids_.push_back(id);
+    });
+    timer_when_[id] = when;
+  }
 }
 
 void Reactor::release_links(ShortComm& c)
@@ -481,6 +496,7 @@ void Reactor::drop_everything()
   lone_.clear();
   auto short_comms = std::move(short_);
   short_.clear();
+  unscheduled_short_.clear();
   comm_route_.clear();
   std::fill(comms_on_link_.begin(), comms_on_link_.end(), 0);
   for (auto& [host, use] : hosts_) { // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
@@ -587,6 +603,10 @@ void Reactor::run_loop()
     }
     if (!completed_ids_.empty()) {
       take_completions();
+      continue;
+    }
+    if (!unscheduled_short_.empty()) { // nothing else starts at this instant: time the short comms that did
+      time_short_comms();
       continue;
     }
     // Nothing left that keeps the loop going: background timers (faults) wait in the calendar for a later run().

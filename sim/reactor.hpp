@@ -49,12 +49,13 @@ public:
   /// Start a host-to-host comm of `bytes`; `done` runs when it arrives. Returns an id for cancel_activity().
   /// A short comm (at most short_comm_bytes(), 4096 by default: one packet at the largest RDMA MTU) is no SimGrid
   /// activity but a timer: its bytes take bytes / its share of each link of its route, the link's bandwidth over the
-  /// comms on it counting this one (the fair share max-min gives a flow bottlenecked there), taken when it starts; it
-  /// takes nothing from the comms it crosses. Alone on its route that is bytes / the route's narrowest link, as SimGrid
-  /// times a comm alone. Why: the control messages of the RDMA transports are most of the comms of a parameter-server
-  /// job (88 % in verbs v1), and every SimGrid comm's start and end re-solves max-min over every flow it shares a link
-  /// with, which in a parameter-server job is every flow of the job. docs/model.md "Short comms" gives what it moves.
-  /// set_short_comm_bytes(0), or TENSORPATH_COMMS_IN_SIMGRID=1 in the environment, puts every comm in SimGrid.
+  /// comms on it counting this one and the others started at the same instant (the fair share max-min gives a flow
+  /// bottlenecked there), taken at that instant; it takes nothing from the comms it crosses. Alone on its route that is
+  /// bytes / the route's narrowest link, as SimGrid times a comm alone. Why: the control messages of the RDMA
+  /// transports are most of the comms of a parameter-server job (88 % in verbs v1), and every SimGrid comm's start and
+  /// end re-solves max-min over every flow it shares a link with, which in a parameter-server job is every flow of the
+  /// job. docs/model.md "Short comms" gives what it moves. set_short_comm_bytes(0), or TENSORPATH_COMMS_IN_SIMGRID=1 in
+  /// the environment, puts every comm in SimGrid.
   uint64_t start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done);
   void set_short_comm_bytes(uint64_t bytes) { short_comm_bytes_ = bytes; }
   uint64_t short_comm_bytes() const { return short_comm_bytes_; }
@@ -206,7 +207,7 @@ private:
   /// Routes by end points, read from SimGrid once per pair (entries stay: their addresses are held by comms).
   std::unordered_map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, CommRoute, HostPairHash> routes_;
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> link_slot_;
-  /// Comms in flight on each shared link (SimGrid comms and short comms), by slot.
+  /// Comms in flight on each shared link (SimGrid comms and short comms, timed or not yet), by slot.
   std::vector<uint32_t> comms_on_link_;
   const CommRoute& route_of(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
   void enter(const CommRoute& route);
@@ -222,6 +223,10 @@ private:
     Task done;
   };
   std::unordered_map<uint64_t, ShortComm> short_;
+  /// Short comms started at this instant, in start order, whose share is not taken yet.
+  std::vector<uint64_t> unscheduled_short_;
+  /// Take the share of each unscheduled short comm (every comm of this instant counted) and set its end's timer.
+  void time_short_comms();
   uint64_t short_comm_bytes_ = 4096;
   uint64_t short_comms_started_ = 0;
   double short_bytes_started_ = 0;

@@ -127,6 +127,33 @@ TEST_CASE("short comms: beside a long comm the fair share of the link counting i
   CHECK(timer[3] == 1);
 }
 
+TEST_CASE("short comms: started at one instant they share alike and end together as in SimGrid", "[reactor][short]")
+{
+  // Three comms of 4000 bytes posted at one instant on one route: max-min gives each a third of the narrowest link,
+  // and all three end at 3 x 4000 / bw. Short comms take their share once every comm of the instant is counted.
+  auto run = [](uint64_t short_bytes) {
+    return in_reactor(short_bytes, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+      out.push_back(narrowest_link(pf));
+      r.after(5e-6, [&] {
+        for (int i = 0; i < 3; ++i)
+          r.start_comm(a, b, 4000, [&] { out.push_back(r.now() - 5e-6); });
+      });
+      r.run();
+    });
+  };
+  const auto timer = run(4096), simgrid = run(0);
+  REQUIRE(timer.size() == 6);
+  REQUIRE(simgrid.size() == 6);
+  const double bw = simgrid[0];
+  for (size_t i = 1; i <= 3; ++i) {
+    INFO("comm " << i);
+    CHECK(simgrid[i] == Approx(3 * 4000 / bw).epsilon(1e-9));
+    CHECK(timer[i] == Approx(simgrid[i]).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("short comms: a cancelled one never calls back and leaves its links and a deadline reports one in flight",
           "[reactor][short]")
 {
