@@ -95,8 +95,9 @@ public:
   /// SimGrid reports a completion (called in kernel context, from Activity::on_completion).
   void on_activity_completion(const simgrid::s4u::Activity& activity);
 
-  /// Number of activities and timers pending (for tests and statistics; lone execs count once, as timers).
-  size_t pending() const { return activities_.size() + timers_.size(); }
+  /// Number of activities and timers pending (for tests and statistics; lone execs count once, as timers, and short
+  /// comms once, as timers or as comms whose share is not taken yet).
+  size_t pending() const { return activities_.size() + timers_.size() + unscheduled_short_.size(); }
   /// Execs run as timers so far (for tests and statistics).
   uint64_t lone_execs() const { return lone_execs_started_; }
   /// Comms counted on links now, summed over the links (for tests: 0 once nothing is in flight).
