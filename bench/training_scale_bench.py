@@ -96,7 +96,8 @@ def main():
     ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
     ap.add_argument("--chunk-trains", action="store_true",
                     help="AR-gRPC series with --ar-chunk-trains, each size also chunk by chunk")
-    ap.add_argument("--transport", help="the vgg16-ps series over this transport instead of grpc")
+    ap.add_argument("--transport", choices=["grpc", "verbs_v1", "verbs_v2", "gdr", "mpi", "ar_grpc"],
+                    help="the vgg16-ps series over this transport instead of grpc")
     ap.add_argument("--short-comms-reference", action="store_true",
                     help="each size also with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm in SimGrid)")
     o = ap.parse_args()
@@ -109,6 +110,8 @@ def main():
         names = [n for n in names if "--mode allreduce" in SERIES[n][0]]
     if o.chunk_trains:
         names = [n for n in names if "--transport ar_grpc" in SERIES[n][0]]
+    if o.transport and "vgg16-ps" not in names:
+        ap.error("--transport applies to the vgg16-ps series only (add --series vgg16-ps)")
     for name in names:
         template, sizes, steps = SERIES[name]
         if o.symmetric:
