@@ -131,7 +131,11 @@ constexpr double SECONDS_PER_COORDINATOR_COPY = 1e-6;
 //   ResNet-152 on osu-ri2-k80-edr, batch 8, 3 x 2, 1 PS (F = 6,993, P = 9, 128 KiB chunks) 2.7 s; InceptionV3 there,
 //   batch 64, 2 GPUs per worker (F = 2,268, P = 6) 0.8 s.
 // The fit gives 1.0-1.4x those for grpc, verbs_v2 and gdr, 1.1-2.8x for verbs_v1, 0.9-1.9x for ar_grpc, and 1.2-1.6x
-// for mpi but for the hkust-4node run (0.43x: its four GPUs per worker's MPI traffic costs more than the fit knows).
+// for mpi but for the hkust-4node run (0.43x). mpi's k1 is therefore taken per GPU of a worker: its busy-polling MPI
+// thread keeps every CPU work of the host a SimGrid exec, and a worker's towers add CPU work (docs/model.md "The CPU
+// of a process"). Measured on the final short comms, mpi on hkust-4node, 4 workers and 4 PS: ResNet-50 with 4 GPUs
+// per worker, 2 steps, 4.75 s (estimated 2.5 s before the per-GPU k1, 8.3 s with it); with 1 GPU per worker 0.42 s
+// (1.1 s either way).
 // An unknown transport takes the largest of each coefficient (both b and c) and the Messenger's channel memory.
 struct TransportStepCost {
   const char* transport;
@@ -469,6 +473,7 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
     const double per_variable = pulls + pushes;
     const double f = per_variable * vars;
     auto [name, k1, k2, b, c] = step_cost(job.transport);
+    if (job.transport == "mpi") k1 *= std::max(L.gpus_per_worker, 1);
     const double bytes = per_variable * double(model.bytes());
     std::string moved = human_bytes(bytes) + " per step" + (b > 0 ? " x " + human_seconds(b * 1e6) + " per MB" : "");
     double bytes_cost = b * bytes;

@@ -295,6 +295,10 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   const double verbs_bytes = sim::estimate_training(test::test_cluster(8), m, tr).bytes;
   tr.transport = "mpi";
   CHECK(sim::estimate_training(test::test_cluster(8), m, tr).bytes > verbs_bytes);
+  // mpi's transfers cost more with more GPUs per worker (its busy-polling thread beside the towers' CPU work).
+  const double one_gpu = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
+  tr.layout.gpus_per_worker = 2;
+  CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds > one_gpu);
   // Network model roce: the roce model's run of each distinct ring counts, more with oversubscribed uplinks.
   sim::TrainingJob ring;
   ring.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
