@@ -192,6 +192,14 @@ TransportStepCost step_cost(const std::string& transport)
   return out;
 }
 
+/// The line rate (bytes/s) of the first NIC of the first host that has one; 0 if none has.
+double first_nic_line_rate(const models::ClusterProfile& cluster)
+{
+  for (size_t h = 0; h < cluster.host_count(); ++h)
+    if (!cluster.host(h).nics.empty()) return cluster.host(h).nics[0].nic.line_rate;
+  return 0;
+}
+
 /// A transfer job's cost per byte (TRANSFER_BYTE_COSTS); an unknown transport takes the largest.
 double transfer_byte_cost(const std::string& transport)
 {
@@ -480,11 +488,9 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
     if (c > 0) {
       // Chunks of the size AR-gRPC picks for the first NIC's rate (its ping's RTT taken as its 5 us default).
       const auto& ar = job.options.of<transports::ArGrpcOptions>();
-      double link = 0;
-      for (size_t h = 0; h < cluster.host_count() && link == 0; ++h)
-        if (!cluster.host(h).nics.empty()) link = cluster.host(h).nics[0].nic.line_rate;
       const double chunk =
-          double(ar.chunk_bytes ? ar.chunk_bytes : transports::tune_ar_grpc(5e-6, 1e9, link).chunk_bytes);
+          double(ar.chunk_bytes ? ar.chunk_bytes
+                                : transports::tune_ar_grpc(5e-6, 1e9, first_nic_line_rate(cluster)).chunk_bytes);
       if (ar.chunk_trains) c /= transports::AR_GRPC_TRAIN_CHUNKS;
       moved += (b > 0 ? " and " : " in ") + human_bytes(chunk) + " chunks x " + human_seconds(c) +
                (ar.chunk_trains ? " per chunk (trains of " + std::to_string(transports::AR_GRPC_TRAIN_CHUNKS) + ")"
@@ -534,9 +540,7 @@ JobEstimate estimate_placed_training(const models::ClusterProfile& cluster, cons
       // Every distinct ring once on the roce model (sim/training_job.cpp add_roce_congestion): at most one sender
       // per host, each streaming at most twice the ring's bytes at its share of an uplink; the distinct rings' bytes
       // at most the model's.
-      double rate = 0;
-      for (size_t h = 0; h < cluster.host_count() && rate == 0; ++h)
-        if (!cluster.host(h).nics.empty()) rate = cluster.host(h).nics[0].nic.line_rate * 8;
+      const double rate = first_nic_line_rate(cluster) * 8;
       auto c = *job.roce_fabric;
       c.rate = rate > 0 ? rate : c.rate;
       c.scenario = models::RoceScenario::ALLREDUCE;

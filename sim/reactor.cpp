@@ -70,13 +70,19 @@ uint64_t Reactor::at_background(double when, Task t)
   return id;
 }
 
-bool Reactor::cancel_timer(uint64_t id)
+bool Reactor::erase_timer(uint64_t id)
 {
-  if (drop_lone_exec(id) || drop_short_comm(id)) return true;
   auto it = timer_when_.find(id);
   if (it == timer_when_.end()) return false;
   timers_.erase({it->second, id});
   timer_when_.erase(it);
+  return true;
+}
+
+bool Reactor::cancel_timer(uint64_t id)
+{
+  if (drop_lone_exec(id) || drop_short_comm(id)) return true;
+  if (!erase_timer(id)) return false;
   background_.erase(id);
   return true;
 }
@@ -114,6 +120,14 @@ void Reactor::leave(const CommRoute& route)
     --comms_on_link_[slot];
 }
 
+void Reactor::release_comm_route(uint64_t id)
+{
+  auto route = comm_route_.find(id);
+  if (route == comm_route_.end()) return;
+  leave(*route->second);
+  comm_route_.erase(route);
+}
+
 uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, Task done)
 {
   const CommRoute& route = route_of(from, to);
@@ -125,7 +139,6 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
     short_.emplace(id, ShortComm{&route, true, from, to, double(bytes), 0, now(), std::move(done)});
     unscheduled_short_.push_back(id);
     ++short_comms_started_;
-    short_bytes_started_ += double(bytes);
     return id;
   }
   auto comm = simgrid::kernel::actor::simcall_answered(
@@ -183,10 +196,7 @@ bool Reactor::drop_short_comm(uint64_t id)
   auto it = short_.find(id);
   if (it == short_.end()) return false;
   release_links(it->second);
-  if (auto w = timer_when_.find(id); w != timer_when_.end()) {
-    timers_.erase({w->second, id});
-    timer_when_.erase(w);
-  }
+  erase_timer(id);
   Task done = std::move(it->second.done); // destroyed after the entry is gone (it may cancel more through us)
   short_.erase(it);
   return true;
@@ -284,10 +294,7 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
 bool Reactor::drop_lone_exec(uint64_t id)
 {
   if (!take_lone_exec(id)) return false;
-  if (auto w = timer_when_.find(id); w != timer_when_.end()) {
-    timers_.erase({w->second, id});
-    timer_when_.erase(w);
-  }
+  erase_timer(id);
   return true;
 }
 
@@ -354,10 +361,7 @@ void Reactor::on_activity_completion(const simgrid::s4u::Activity& activity)
   if (auto it = id_of_.find(&activity); it != id_of_.end()) {
     completed_ids_.push_back(it->second);
     // A comm leaves its links now, before the timers due at this instant run (they may start short comms there).
-    if (auto route = comm_route_.find(it->second); route != comm_route_.end()) {
-      leave(*route->second);
-      comm_route_.erase(route);
-    }
+    release_comm_route(it->second);
     id_of_.erase(it);
     if (waiting_) {
       waiting_ = false;
@@ -437,10 +441,8 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
   activity_index_.erase(it);
   if (w.exec_host)
     --use_of(w.exec_host).execs;
-  else if (auto route = comm_route_.find(id); route != comm_route_.end()) {
-    leave(*route->second);
-    comm_route_.erase(route);
-  }
+  else
+    release_comm_route(id);
   if (i != activities_.size() - 1) {
     activities_[i] = std::move(activities_.back());
     activity_index_[activities_[i].id] = i;
@@ -469,10 +471,12 @@ bool Reactor::cancel_activity(uint64_t id)
 
 Reactor::Reactor()
 {
-  if (const char* v = std::getenv("TENSORPATH_EXECS_IN_SIMGRID"); v && *v && std::string(v) != "0")
-    lone_execs_as_timers_ = false;
-  if (const char* v = std::getenv("TENSORPATH_COMMS_IN_SIMGRID"); v && *v && std::string(v) != "0")
-    short_comm_bytes_ = 0;
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::string(v) != "0";
+  };
+  if (set("TENSORPATH_EXECS_IN_SIMGRID")) lone_execs_as_timers_ = false;
+  if (set("TENSORPATH_COMMS_IN_SIMGRID")) short_comm_bytes_ = 0;
   connect_completion_callback();
   live_reactors().push_back(this);
 }

@@ -108,9 +108,8 @@ public:
       n += c;
     return n;
   }
-  /// Short comms run as timers so far, and their bytes (for tests and statistics).
+  /// Short comms run as timers so far (for tests and statistics).
   uint64_t short_comms() const { return short_comms_started_; }
-  double short_comm_bytes_moved() const { return short_bytes_started_; }
   uint64_t activities_completed() const { return completed_; }
   /// Cancelled activities still held until SimGrid reports their end (for tests: 0 once the simulation has moved on).
   size_t cancelled_held() const { return cancelled_.size(); }
@@ -213,6 +212,8 @@ private:
   const CommRoute& route_of(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
   void enter(const CommRoute& route);
   void leave(const CommRoute& route);
+  /// A SimGrid comm ended or was cancelled: uncount it on its route's links (nothing if already done).
+  void release_comm_route(uint64_t id);
   /// The SimGrid comms in flight, by id, with their routes (uncounted when they end or are cancelled).
   std::unordered_map<uint64_t, const CommRoute*> comm_route_;
   /// A short comm (start_comm), by id.
@@ -230,13 +231,14 @@ private:
   void time_short_comms();
   uint64_t short_comm_bytes_ = 4096;
   uint64_t short_comms_started_ = 0;
-  double short_bytes_started_ = 0;
   /// The short comm `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
   bool finish_short_comm(uint64_t id);
   /// Uncount a short comm on its route's links, once.
   void release_links(ShortComm& c);
   /// Forget a short comm (cancelled), its timer included; false if unknown.
   bool drop_short_comm(uint64_t id);
+  /// Take timer `id` out of the calendar (a timer, a lone exec's or a short comm's); false if it is not there.
+  bool erase_timer(uint64_t id);
   /// Stop watching `id` and return what was watched (none: not watched).
   std::optional<Watched> unwatch(uint64_t id);
   /// Cancel an unwatched activity in SimGrid, unless SimGrid already reported it, holding it until SimGrid lets go.

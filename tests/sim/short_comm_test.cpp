@@ -28,12 +28,29 @@ using namespace tp;
 
 namespace {
 
+/// The comms' end points: machine 0's first NIC reading host memory, machine 1's writing it, and the narrowest link
+/// between them as SimGrid routes it (every link of the test platform is shared).
+struct Ends {
+  simgrid::s4u::Host *a = nullptr, *b = nullptr;
+  double bw = INFINITY;
+};
+
+Ends ends_of(const sim::Platform& pf)
+{
+  Ends e{pf.nic_endpoint(0, 0, Location::host(0), false), pf.nic_endpoint(1, 0, Location::host(0), true)};
+  std::vector<simgrid::s4u::Link*> links;
+  double latency = 0;
+  e.a->route_to(e.b, links, &latency);
+  for (const auto* l : links)
+    e.bw = std::min(e.bw, l->get_bandwidth());
+  return e;
+}
+
 /// `body` run by a reactor inside a SimGrid actor of a fresh two-machine simulation, in a child (one simulation per
-/// process), with comms of up to `short_bytes` as short comms (0: every comm in SimGrid). Returns what body pushed,
-/// then the short comms started and the activities completed.
-std::vector<double>
-in_reactor(uint64_t short_bytes,
-           const std::function<void(sim::Reactor&, const sim::Platform&, std::vector<double>&)>& body)
+/// process), with comms of up to `short_bytes` as short comms (0: every comm in SimGrid). Returns the narrowest link's
+/// bandwidth, what body pushed, then the short comms started and the activities completed.
+std::vector<double> in_reactor(uint64_t short_bytes,
+                               const std::function<void(sim::Reactor&, const Ends&, std::vector<double>&)>& body)
 {
   return test::numbers_in_child([&]() -> Result<std::vector<double>> {
     auto sim = sim::Simulation::create(test::test_cluster(2)).value();
@@ -41,7 +58,9 @@ in_reactor(uint64_t short_bytes,
     simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
       sim::Reactor r;
       r.set_short_comm_bytes(short_bytes);
-      body(r, sim->platform(), out);
+      const Ends e = ends_of(sim->platform());
+      out.push_back(e.bw);
+      body(r, e, out);
       out.push_back(double(r.short_comms()));
       out.push_back(double(r.activities_completed()));
     });
@@ -50,29 +69,13 @@ in_reactor(uint64_t short_bytes,
   });
 }
 
-/// The narrowest link between machine 0's and machine 1's first NICs, from host memory to host memory, as SimGrid
-/// routes it (every link of the test platform is shared).
-double narrowest_link(const sim::Platform& pf)
-{
-  std::vector<simgrid::s4u::Link*> links;
-  double latency = 0;
-  pf.nic_endpoint(0, 0, Location::host(0), false)
-      ->route_to(pf.nic_endpoint(1, 0, Location::host(0), true), links, &latency);
-  double bw = INFINITY;
-  for (const auto* l : links)
-    bw = std::min(bw, l->get_bandwidth());
-  return bw;
-}
-
 } // namespace
 
 TEST_CASE("short comms: alone on their route, the time SimGrid gives a comm alone", "[reactor][short]")
 {
   auto run = [](uint64_t short_bytes) {
-    return in_reactor(short_bytes, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
-      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
-      out.push_back(narrowest_link(pf));
+    return in_reactor(short_bytes, [](sim::Reactor& r, const Ends& e, std::vector<double>& out) {
+      auto *a = e.a, *b = e.b;
       r.start_comm(a, b, 100, [&] { out.push_back(r.now()); });
       r.run();
       r.start_comm(b, a, 4096, [&] { out.push_back(r.now()); }); // the other way, at the limit
@@ -104,10 +107,8 @@ TEST_CASE("short comms: beside a long comm the fair share of the link counting i
   // comm the short one takes the same (its share is the link's bandwidth over the two comms on it), and the long one
   // ends as if alone: a short comm's bytes are left out of the shares of the comms it crosses.
   auto run = [](uint64_t short_bytes) {
-    return in_reactor(short_bytes, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
-      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
-      out.push_back(narrowest_link(pf));
+    return in_reactor(short_bytes, [](sim::Reactor& r, const Ends& e, std::vector<double>& out) {
+      auto *a = e.a, *b = e.b;
       double long_end = 0, short_end = 0;
       r.start_comm(a, b, 1 << 20, [&] { long_end = r.now(); });
       r.after(10e-6, [&] { r.start_comm(a, b, 4000, [&] { short_end = r.now(); }); });
@@ -132,10 +133,8 @@ TEST_CASE("short comms: started at one instant they share alike and end together
   // Three comms of 4000 bytes posted at one instant on one route: max-min gives each a third of the narrowest link,
   // and all three end at 3 x 4000 / bw. Short comms take their share once every comm of the instant is counted.
   auto run = [](uint64_t short_bytes) {
-    return in_reactor(short_bytes, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
-      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
-      out.push_back(narrowest_link(pf));
+    return in_reactor(short_bytes, [](sim::Reactor& r, const Ends& e, std::vector<double>& out) {
+      auto *a = e.a, *b = e.b;
       r.after(5e-6, [&] {
         for (int i = 0; i < 3; ++i)
           r.start_comm(a, b, 4000, [&] { out.push_back(r.now() - 5e-6); });
@@ -157,11 +156,9 @@ TEST_CASE("short comms: started at one instant they share alike and end together
 TEST_CASE("short comms: a cancelled one never calls back and leaves its links and a deadline reports one in flight",
           "[reactor][short]")
 {
-  const auto out = in_reactor(4096, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-    auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
-    auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
-    const double bw = narrowest_link(pf);
-    out.push_back(bw);
+  const auto out = in_reactor(4096, [](sim::Reactor& r, const Ends& e, std::vector<double>& out) {
+    auto *a = e.a, *b = e.b;
+    const double bw = e.bw;
     bool called = false;
     const uint64_t id = r.start_comm(a, b, 4000, [&] { called = true; });
     out.push_back(r.cancel_activity(id) ? 1 : 0);
@@ -195,10 +192,8 @@ TEST_CASE("short comms: a cancelled one never calls back and leaves its links an
 
 TEST_CASE("short comms: the counts on the links come back to zero after cancels and a deadline", "[reactor][short]")
 {
-  const auto out = in_reactor(4096, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-    auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
-    auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
-    out.push_back(narrowest_link(pf));
+  const auto out = in_reactor(4096, [](sim::Reactor& r, const Ends& e, std::vector<double>& out) {
+    auto *a = e.a, *b = e.b;
     // A SimGrid comm cancelled at 10 us; a short comm from 20 us is alone again.
     const uint64_t big = r.start_comm(a, b, 1 << 20, [] {});
     r.after(10e-6, [&r, big] { r.cancel_activity(big); });
@@ -209,7 +204,7 @@ TEST_CASE("short comms: the counts on the links come back to zero after cancels 
     bool called = false;
     const double t0 = r.now();
     const uint64_t id = r.start_comm(a, b, 4000, [&] { called = true; });
-    r.at(t0 + 4000 / narrowest_link(pf), [&r, id, &out] { out.push_back(r.cancel_activity(id) ? 1 : 0); });
+    r.at(t0 + 4000 / e.bw, [&r, id, &out] { out.push_back(r.cancel_activity(id) ? 1 : 0); });
     r.run();
     out.push_back(called ? 1 : 0);
     out.push_back(double(r.comms_counted_on_links()));

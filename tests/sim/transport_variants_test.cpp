@@ -164,13 +164,19 @@ void bad_rkey_is_an_error(const std::string& transport)
   CHECK((m.find("remote access error") != std::string::npos || m.find("Flushed") != std::string::npos));
 }
 
+/// Step 1: one tensor of `elements` floats moved, so that the channel is set up before a fault.
+void warm_up(TransportFixture& f, int64_t elements)
+{
+  Tensor a = TransportFixture::make(*f.worker, elements, Location::host(0), 1);
+  auto g = exchange(f, 1, "a", a, Location::host(0), "CPU:0", "CPU:0");
+  f.sim->run();
+  REQUIRE(g->r.ok());
+}
+
 void qp_error_is_an_error(const std::string& transport)
 {
   TransportFixture f(transport);
-  Tensor a = TransportFixture::make(*f.worker, 100000, Location::host(0), 1);
-  auto g1 = exchange(f, 1, "a", a, Location::host(0), "CPU:0", "CPU:0");
-  f.sim->run();
-  REQUIRE(g1->r.ok());
+  warm_up(f, 100000);
   static_cast<sim::SimDevice&>(f.pp->device()).force_error_all_qps();
   Tensor b = TransportFixture::make(*f.worker, 100000, Location::host(0), 2);
   auto g2 = exchange(f, 2, "b", b, Location::host(0), "CPU:0", "CPU:0");
@@ -184,10 +190,7 @@ void many_in_flight_when_qp_errs(const std::string& transport)
   // The producer's QPs in error before 150 requests (more than its 64 send bounce buffers) reach it: each Recv still
   // gets an answer, none waits for ever.
   TransportFixture f(transport);
-  Tensor a = TransportFixture::make(*f.worker, 100, Location::host(0), 1);
-  auto g1 = exchange(f, 1, "a", a, Location::host(0), "CPU:0", "CPU:0");
-  f.sim->run();
-  REQUIRE(g1->r.ok());
+  warm_up(f, 100);
   static_cast<sim::SimDevice&>(f.wp->device()).force_error_all_qps();
   std::vector<std::shared_ptr<Got>> got;
   for (int i = 0; i < 150; ++i) {
