@@ -9,6 +9,7 @@
 #include "sim/reactor.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -49,7 +50,7 @@ void connect_completion_callback()
 
 } // namespace
 
-double Reactor::now() const
+double Reactor::simgrid_clock()
 {
   return simgrid::s4u::Engine::get_clock();
 }
@@ -141,8 +142,10 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
     ++short_comms_started_;
     return id;
   }
+  catch_up_simgrid();
   auto comm = simgrid::kernel::actor::simcall_answered(
       [from, to, bytes] { return simgrid::s4u::ActivityPtr(simgrid::s4u::Comm::sendto_async(from, to, bytes)); });
+  simgrid_touched_ = true;
   enter(route);
   const uint64_t id = watch(std::move(comm), std::move(done));
   comm_route_.emplace(id, &route);
@@ -204,6 +207,8 @@ bool Reactor::drop_short_comm(uint64_t id)
 
 simgrid::s4u::ActivityPtr Reactor::start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads)
 {
+  catch_up_simgrid();
+  simgrid_touched_ = true;
   return simgrid::kernel::actor::simcall_answered([host, flops, threads] {
     auto e = simgrid::s4u::Exec::init();
     e->set_flops_amount(flops);
@@ -324,6 +329,8 @@ void Reactor::start_spinner(uint64_t id)
   if (s.exec) return;
   if (const uint64_t lone = use_of(s.host).lone; lone != 0) make_lone_exec_simgrid(lone);
   ++use_of(s.host).execs;
+  catch_up_simgrid();
+  simgrid_touched_ = true;
   // Work that never ends within any simulation (1e300 flops is ~1e291 s at any host speed): SimGrid's solver gives
   // it one core's share like any one-thread exec, and its end date never comes first.
   s.exec = simgrid::kernel::actor::simcall_answered([host = s.host] {
@@ -358,6 +365,7 @@ uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::
 
 void Reactor::on_activity_completion(const simgrid::s4u::Activity& activity)
 {
+  simgrid_touched_ = true; // its end changes the shares of what SimGrid still holds
   if (auto it = id_of_.find(&activity); it != id_of_.end()) {
     completed_ids_.push_back(it->second);
     // A comm leaves its links now, before the timers due at this instant run (they may start short comms there).
@@ -404,9 +412,50 @@ void Reactor::wait_for_completion(double until)
     disarm_wakeup(); // a wake-up left from a timer since cancelled would only wake the loop for nothing
   else
     arm_wakeup(until);
+  simgrid_touched_ = false; // what the reactor started and cancelled is solved in this round; ends set it again
+  simgrid_next_event_ = std::numeric_limits<double>::quiet_NaN();
+  ++simgrid_rounds_;
   waiting_ = true;
   wake_->acquire();
   waiting_ = false;
+  ahead_ = false;
+}
+
+bool Reactor::may_run_ahead_to(double date)
+{
+  if (!run_ahead_ || simgrid_touched_ || models_.empty()) return false;
+  if (std::isnan(simgrid_next_event_)) simgrid_next_event_ = read_simgrid_next_event();
+  return date < simgrid_next_event_;
+}
+
+double Reactor::read_simgrid_next_event()
+{
+  constexpr double NOW = -std::numeric_limits<double>::infinity();              // run nothing ahead
+  if (simgrid::s4u::Engine::get_instance()->get_actor_count() != 1) return NOW; // another would run at SimGrid's clock
+  disarm_wakeup();                                                              // the reactor's own, if one is left
+  double next = std::numeric_limits<double>::infinity();
+  if (const double timer = simgrid::kernel::timer::Timer::next(); timer >= 0) next = timer;
+  for (simgrid::kernel::resource::Model* model : models_) {
+    if (model->get_started_action_set()->empty()) continue;
+    if (!model->is_update_lazy()) return NOW; // no heap of dates to read
+    if (const auto& heap = model->get_action_heap(); !heap.empty()) next = std::min(next, heap.top_date());
+  }
+  return next;
+}
+
+void Reactor::catch_up_simgrid()
+{
+  if (!ahead_) return;
+  // Nothing SimGrid holds ends before the reactor's clock (may_run_ahead_to): this round only moves SimGrid's clock.
+  if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
+  arm_wakeup(local_now_);
+  simgrid_touched_ = false;
+  simgrid_next_event_ = std::numeric_limits<double>::quiet_NaN();
+  ++simgrid_rounds_;
+  waiting_ = true;
+  wake_->acquire();
+  waiting_ = false;
+  ahead_ = false;
 }
 
 // The kernel timer heap is changed here from the reactor's actor, outside a simcall: safe with SimGrid's sequential
@@ -455,6 +504,8 @@ void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
 {
   // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
   if (id_of_.erase(activity.get()) == 0) return;
+  catch_up_simgrid();
+  simgrid_touched_ = true;
   // Held before cancel(): from an actor, SimGrid reports the kernel's end (FAILED) inside cancel()'s simcall.
   cancelled_.emplace(activity.get(), activity);
   activity->cancel();
@@ -477,6 +528,7 @@ Reactor::Reactor()
   };
   if (set("TENSORPATH_EXECS_IN_SIMGRID")) lone_execs_as_timers_ = false;
   if (set("TENSORPATH_COMMS_IN_SIMGRID")) short_comm_bytes_ = 0;
+  if (set("TENSORPATH_CLOCK_IN_SIMGRID")) run_ahead_ = false;
   connect_completion_callback();
   live_reactors().push_back(this);
 }
@@ -569,9 +621,14 @@ void Reactor::take_snapshot()
 void Reactor::run()
 {
   running_ = true;
+  // The models whose next events may_run_ahead_to reads; none (no running ahead) where one's move when read (ns-3).
+  models_ = simgrid::s4u::Engine::get_instance()->get_all_models();
+  if (std::any_of(models_.begin(), models_.end(), [](auto* m) { return !m->next_occurring_event_is_idempotent(); }))
+    models_.clear();
   for (const auto& [id, s] : spinners_)
     start_spinner(id);
   run_loop();
+  catch_up_simgrid(); // SimGrid's clock ends where the reactor's did
   disarm_wakeup(); // a pending wake-up would carry SimGrid's clock on to its date after the last actor ended
   stop_spinners();
   running_ = false;
@@ -617,11 +674,19 @@ void Reactor::run_loop()
     if (activities_.empty() && live_timers() == 0) return;
     if (t_now >= deadline_) {
       deadline_hit_ = true;
+      catch_up_simgrid(); // the snapshot reads what SimGrid's activities have left
       take_snapshot();
       drop_everything();
       return;
     }
     const double next_timer = timers_.empty() ? deadline_ : std::min(timers_.begin()->first.first, deadline_);
+    if (!timers_.empty() && timers_.begin()->first.first <= deadline_ && may_run_ahead_to(next_timer)) {
+      // As SimGrid would move its clock: by the difference, not to the date (the two differ in the last bit).
+      local_now_ = t_now + (next_timer - t_now);
+      ahead_ = true;
+      ++timers_run_ahead_;
+      continue;
+    }
     wait_for_completion(next_timer);
   }
 }

@@ -33,7 +33,8 @@ public:
   Reactor(const Reactor&) = delete;
   Reactor& operator=(const Reactor&) = delete;
 
-  double now() const;
+  /// The simulated time: SimGrid's clock, or the reactor's own when it has run ahead of it (set_run_ahead).
+  double now() const { return ahead_ ? local_now_ : simgrid_clock(); }
   void post(Task t) { ready_.push_back(std::move(t)); }
   /// Run `t` at absolute time `when` (clamped to now). Returns an id for cancel_timer().
   uint64_t at(double when, Task t);
@@ -73,6 +74,19 @@ public:
   /// once per host); under one flop, a timer of `seconds`.
   uint64_t start_exec_seconds(simgrid::s4u::Host* host, double seconds, int threads, Task done);
   void set_lone_execs_as_timers(bool on) { lone_execs_as_timers_ = on; }
+  /// Run ahead of SimGrid's clock: when the next timer is due before anything SimGrid holds can end (the earliest
+  /// date of its models' action heaps and of its kernel timers, read while nothing has changed since SimGrid last
+  /// solved them), the reactor moves its own clock there and runs the timer without a round of SimGrid's engine
+  /// (about 2 us each: a simcall, the models' updates, two context switches). SimGrid's clock catches up, in one
+  /// round, before anything is started in or cancelled from SimGrid and when run() returns. The times are those of a
+  /// round per timer, up to rounding: SimGrid would move its clock by the same steps. Why: the protocols' latencies
+  /// are timers, and AR-gRPC's 64 KiB chunks take 13 distinct event times each. On by default;
+  /// set_run_ahead(false), or TENSORPATH_CLOCK_IN_SIMGRID=1 in the environment, waits for SimGrid at every timer.
+  void set_run_ahead(bool on) { run_ahead_ = on; }
+  /// Timers run ahead of SimGrid's clock, and rounds of SimGrid's engine the reactor waited for (for tests and
+  /// statistics).
+  uint64_t timers_run_ahead() const { return timers_run_ahead_; }
+  uint64_t simgrid_rounds() const { return simgrid_rounds_; }
   /// A thread that spins for the rest of its process's life (a busy-polling progress thread): one core of `host`
   /// busy, sharing the host's cores with every exec there. It never keeps run() going: it runs while run() does
   /// (started when run() starts, or at once inside it; cancelled when run() returns), so it takes its share of the
@@ -136,7 +150,7 @@ private:
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host = nullptr,
                  uint64_t id = 0);
   /// Start a SimGrid exec (kernel context, owned by maestro).
-  static simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
+  simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
   /// The lone exec `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
   bool finish_lone_exec(uint64_t id);
   /// Work arrives on a host whose lone exec still runs: it becomes a SimGrid exec of the flops it has left.
@@ -169,6 +183,15 @@ private:
   /// where a semaphore's timeout would start a sleep action in the CPU model for every wait).
   void arm_wakeup(double date);
   void disarm_wakeup();
+  static double simgrid_clock();
+  /// Whether the reactor may move its clock to `date` without SimGrid: run-ahead on, nothing started, cancelled or
+  /// ended in SimGrid since its engine last solved its models, no other actor, and every model's next event (lazy
+  /// models only, and none whose event dates move when read, as ns-3's) and every kernel timer after `date`.
+  bool may_run_ahead_to(double date);
+  /// The date of the next event SimGrid holds (infinity: none; minus infinity: unknown), read once per round.
+  double read_simgrid_next_event();
+  /// Bring SimGrid's clock to the reactor's (one round) before the reactor starts or cancels anything in SimGrid.
+  void catch_up_simgrid();
   void drop_everything();
   void take_snapshot();
   /// Timers that keep run() going: all of them, or all but the background ones.
@@ -270,6 +293,17 @@ private:
   bool waiting_ = false;
   simgrid::kernel::timer::Timer* wakeup_timer_ = nullptr; ///< pending wake-up (arm_wakeup), owned by SimGrid
   double wakeup_date_ = 0;
+  bool run_ahead_ = true;
+  std::vector<simgrid::kernel::resource::Model*> models_; ///< SimGrid's models, read when run() starts
+  bool ahead_ = false;                                    ///< now() is local_now_, ahead of SimGrid's clock
+  double local_now_ = 0;
+  /// Something was started in, cancelled from or ended in SimGrid since its engine last solved its models: the
+  /// dates in its action heaps may be stale until the next round.
+  bool simgrid_touched_ = true;
+  /// read_simgrid_next_event()'s answer for this round (NaN: not read yet).
+  double simgrid_next_event_ = std::numeric_limits<double>::quiet_NaN();
+  uint64_t timers_run_ahead_ = 0;
+  uint64_t simgrid_rounds_ = 0;
   uint64_t next_id_ = 1;
   uint64_t completed_ = 0;
   bool stop_requested_ = false;

@@ -80,17 +80,28 @@ void SimMemory::free(const Buffer& buffer)
   if (it == allocations_.end()) return;
   if (Space* s = space_for(it->second.buffer.location)) s->used -= double(it->second.buffer.size);
   if (it->second.bytes) --backed_allocations_;
+  if (last_found_ == &it->second) last_found_ = nullptr;
   allocations_.erase(it);
+}
+
+const SimMemory::Allocation* SimMemory::containing(uint64_t addr) const
+{
+  // An allocation of 0 bytes holds its own address.
+  auto holds = [addr](const Buffer& b) { return addr >= b.addr && addr - b.addr < std::max<uint64_t>(b.size, 1); };
+  if (last_found_ && holds(last_found_->buffer)) return last_found_;
+  auto it = allocations_.upper_bound(addr);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  if (!holds(it->second.buffer)) return nullptr;
+  last_found_ = &it->second;
+  return last_found_;
 }
 
 std::optional<Buffer> SimMemory::find(uint64_t addr) const
 {
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return std::nullopt;
-  --it;
-  const Buffer& b = it->second.buffer;
-  if (addr < b.addr || addr >= b.addr + std::max<uint64_t>(b.size, 1)) return std::nullopt;
-  return b;
+  const Allocation* a = containing(addr);
+  if (!a) return std::nullopt;
+  return a->buffer;
 }
 
 uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
@@ -102,25 +113,19 @@ uint8_t* SimMemory::resolve(uint64_t addr, uint64_t len)
 uint8_t* SimMemory::allocation_data(uint64_t addr)
 {
   if (backed_allocations_ == 0) return nullptr;
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return nullptr;
-  --it;
-  const Allocation& a = it->second;
-  if (!a.bytes || addr < a.buffer.addr || addr - a.buffer.addr >= a.backed) return nullptr;
-  return a.bytes.get() + (addr - a.buffer.addr);
+  const Allocation* a = containing(addr);
+  if (!a || !a->bytes || addr - a->buffer.addr >= a->backed) return nullptr;
+  return a->bytes.get() + (addr - a->buffer.addr);
 }
 
 uint64_t SimMemory::backed_length(uint64_t addr, uint64_t len)
 {
   if (backed_allocations_ == 0) return 0;
-  auto it = allocations_.upper_bound(addr);
-  if (it == allocations_.begin()) return 0;
-  --it;
-  const Allocation& a = it->second;
-  if (!a.bytes || addr < a.buffer.addr) return 0;
-  const uint64_t off = addr - a.buffer.addr;
-  if (off >= a.backed) return 0;
-  return std::min(len, a.backed - off);
+  const Allocation* a = containing(addr);
+  if (!a || !a->bytes) return 0;
+  const uint64_t off = addr - a->buffer.addr;
+  if (off >= a->backed) return 0;
+  return std::min(len, a->backed - off);
 }
 
 double SimMemory::used(Location loc) const

@@ -43,11 +43,15 @@ private:
   };
   Space* space_for(Location loc);
   uint8_t* allocation_data(uint64_t addr);
+  /// The allocation that holds `addr`, or null; the last one found is kept, since a transfer asks about the same
+  /// buffer piece after piece (an RDMA READ of a tensor, chunk by chunk).
+  const Allocation* containing(uint64_t addr) const;
   const Space* space_for(Location loc) const;
 
   std::string owner_;
   std::vector<Space> spaces_;
   std::map<uint64_t, Allocation> allocations_; // by start address
+  mutable const Allocation* last_found_ = nullptr; ///< containing()'s last answer (reset when it is freed)
   /// Allocations with materialized bytes: while none, resolve() finds nothing without a look-up (a training run's
   /// tensors are timed only, and every copy and sum asks).
   size_t backed_allocations_ = 0;

@@ -249,7 +249,7 @@ void Simulation::run()
 
 double Simulation::now() const
 {
-  return sg4::Engine::get_clock();
+  return ctx_->reactor.now(); // the reactor's clock may run ahead of SimGrid's
 }
 const Platform& Simulation::platform() const
 {
@@ -439,6 +439,8 @@ SimStats Simulation::stats() const
   SimStats s;
   s.activities = ctx_->reactor.activities_completed();
   s.short_comms = ctx_->reactor.short_comms();
+  s.simgrid_rounds = ctx_->reactor.simgrid_rounds();
+  s.timers_run_ahead = ctx_->reactor.timers_run_ahead();
   s.simulated_time = now();
   return s;
 }

@@ -91,6 +91,8 @@ struct CpuTrack {
 struct SimStats {
   uint64_t activities = 0;  ///< comms and execs completed (lone execs and short comms, timed without SimGrid, too)
   uint64_t short_comms = 0; ///< comms of at most Reactor::short_comm_bytes() timed as short comms
+  uint64_t simgrid_rounds = 0;   ///< rounds of SimGrid's engine the reactor waited for (Reactor::simgrid_rounds)
+  uint64_t timers_run_ahead = 0; ///< timers run ahead of SimGrid's clock, without a round (Reactor::set_run_ahead)
   double simulated_time = 0;
 };
 

@@ -438,8 +438,11 @@ void finish_result(TrainingResult& out, jobs::TrainingDriverResult&& r, SimTrain
   }
   out.incast_bursts_charged = sim.incast_bursts_charged();
   std::tie(out.incast_port_buffer_min, out.incast_port_buffer_max) = sim.incast_port_buffers();
-  out.simgrid_activities = sim.stats().activities;
-  out.short_comms = sim.stats().short_comms;
+  const SimStats stats = sim.stats();
+  out.simgrid_activities = stats.activities;
+  out.short_comms = stats.short_comms;
+  out.simgrid_rounds = stats.simgrid_rounds;
+  out.timers_run_ahead = stats.timers_run_ahead;
 }
 
 } // namespace

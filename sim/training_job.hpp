@@ -124,6 +124,8 @@ struct TrainingResult {
   int symmetric_hosts = 0;
   uint64_t simgrid_activities = 0;
   uint64_t short_comms = 0;        ///< of those, comms timed as short comms (sim::Reactor::start_comm), all steps
+  uint64_t simgrid_rounds = 0;     ///< rounds of SimGrid's engine the reactor waited for, all steps
+  uint64_t timers_run_ahead = 0;   ///< timers run ahead of SimGrid's clock (sim::Reactor::set_run_ahead), all steps
   double broadcast_seconds = 0;    ///< the initial variable broadcast (allreduce mode, when asked)
   uint64_t negotiation_rounds = 0; ///< coordinator rounds of rank 0, all steps
   uint64_t collectives_run = 0;    ///< ring allreduces of rank 0, all steps (a fused batch counts once)

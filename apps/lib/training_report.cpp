@@ -166,6 +166,8 @@ json result_json(const sim::TrainingResult& r, bool with_events)
             {"wall_seconds", r.wall_seconds},
             {"simgrid_activities", r.simgrid_activities},
             {"short_comms", r.short_comms},
+            {"simgrid_rounds", r.simgrid_rounds},
+            {"timers_run_ahead", r.timers_run_ahead},
             {"incast_bursts_charged", r.incast_bursts_charged},
             {"broadcast_seconds", r.broadcast_seconds},
             {"negotiation_rounds", r.negotiation_rounds},
@@ -230,6 +232,8 @@ sim::TrainingResult result_from(const json& j)
   r.wall_seconds = j.at("wall_seconds");
   r.simgrid_activities = j.at("simgrid_activities");
   r.short_comms = j.value("short_comms", uint64_t(0));
+  r.simgrid_rounds = j.value("simgrid_rounds", uint64_t(0));
+  r.timers_run_ahead = j.value("timers_run_ahead", uint64_t(0));
   r.incast_bursts_charged = j.value("incast_bursts_charged", uint64_t(0));
   r.broadcast_seconds = j.at("broadcast_seconds");
   r.negotiation_rounds = j.at("negotiation_rounds");

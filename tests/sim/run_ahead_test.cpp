@@ -1,0 +1,225 @@
+// Running ahead of SimGrid's clock (sim/reactor.cpp, Reactor::set_run_ahead): timers due before anything SimGrid holds
+// can end run on the reactor's own clock, without a round of SimGrid's engine. Every callback must see the times and
+// the order it sees with a round per timer; SimGrid must catch up before anything starts in it, at a deadline and at
+// the end.
+#include "core/transports/transport.hpp"
+#include "number_in_child.hpp"
+#include "sim/platform.hpp"
+#include "sim/reactor.hpp"
+#include "sim/simulation.hpp"
+#include "sim/training_job.hpp"
+#include "small_models.hpp"
+#include "test_cluster.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tp;
+
+namespace {
+
+/// `body` run by a reactor inside a SimGrid actor of a fresh two-machine simulation, in a child (one simulation per
+/// process), running ahead or not. Returns what body pushed, then SimGrid's clock after run() minus the reactor's, the
+/// timers run ahead and the rounds of SimGrid's engine waited for.
+std::vector<double>
+in_reactor(bool run_ahead, const std::function<void(sim::Reactor&, const sim::Platform&, std::vector<double>&)>& body)
+{
+  return test::numbers_in_child([&]() -> Result<std::vector<double>> {
+    auto sim = sim::Simulation::create(test::test_cluster(2)).value();
+    std::vector<double> out;
+    simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
+      sim::Reactor r;
+      r.set_run_ahead(run_ahead);
+      body(r, sim->platform(), out);
+      out.push_back(simgrid::s4u::Engine::get_clock() - r.now());
+      out.push_back(double(r.timers_run_ahead()));
+      out.push_back(double(r.simgrid_rounds()));
+    });
+    sim->run();
+    return out;
+  });
+}
+
+/// The numbers two runs pushed, the last three (clock difference, timers run ahead, rounds) left out, side by side.
+void check_same_times(const std::vector<double>& ahead, const std::vector<double>& rounds)
+{
+  REQUIRE(ahead.size() == rounds.size());
+  REQUIRE(ahead.size() >= 3);
+  for (size_t i = 0; i + 3 < ahead.size(); ++i) {
+    INFO("value " << i << ": " << ahead[i] << " running ahead, " << rounds[i] << " with a round per timer");
+    CHECK(std::abs(ahead[i] - rounds[i]) <= 1e-12 * std::max(1.0, std::abs(rounds[i])));
+  }
+}
+
+} // namespace
+
+TEST_CASE("run ahead: timers, short and SimGrid comms, lone and shared execs end at the times a round per timer gives",
+          "[reactor][run-ahead]")
+{
+  // A chain of latencies (timers), each starting the next piece of work as a protocol would: a short comm, a SimGrid
+  // comm started while the reactor is ahead (SimGrid catches up first), an exec alone on its host that a second exec
+  // turns into a SimGrid one, and timers that fall before and after a SimGrid comm's end. Each callback pushes the time
+  // and a tag, so that both the times and the order are compared.
+  auto run = [](bool run_ahead) {
+    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+      auto* cpu = pf.cpu_host(1, 0);
+      auto note = [&](double tag) {
+        out.push_back(tag);
+        out.push_back(r.now());
+      };
+      r.after(1e-6, [&] {
+        note(1);
+        r.start_comm(a, b, 200, [&] { note(2); }); // short
+        r.after(0.5e-6, [&] {
+          note(3);
+          r.start_comm(a, b, 1 << 20, [&] { note(4); }); // SimGrid comm, started ahead of SimGrid's clock
+          for (int i = 1; i <= 40; ++i)
+            r.after(i * 3e-6, [&, i] { note(100 + i); }); // some before, some after the comm's end
+        });
+      });
+      r.after(2e-6, [&] {
+        note(5);
+        r.start_exec(cpu, 1e6, 1, [&] { note(6); }); // alone on its host: a timer
+        r.after(1e-6, [&] {
+          note(7);
+          r.start_exec(cpu, 2e6, 1, [&] { note(8); }); // the first becomes a SimGrid exec of what it has left
+        });
+      });
+      r.run();
+      note(9);
+    });
+  };
+  const auto ahead = run(true), rounds = run(false);
+  check_same_times(ahead, rounds);
+  REQUIRE(ahead.size() >= 3);
+  const size_t n = ahead.size();
+  CHECK(ahead[n - 3] == 0); // SimGrid's clock caught up when run() returned
+  CHECK(rounds[n - 3] == 0);
+  CHECK(ahead[n - 2] > 10); // timers run ahead
+  CHECK(rounds[n - 2] == 0);
+  CHECK(ahead[n - 1] < rounds[n - 1]); // fewer rounds of SimGrid's engine
+}
+
+TEST_CASE("run ahead: a timer due with a SimGrid comm's end runs first, as in a round, and none runs past that end",
+          "[reactor][run-ahead]")
+{
+  // The comm's end is known only to SimGrid. Timers at that very time run before its callback (timers, then
+  // completions, in one round); a timer a picosecond after it runs after the callback.
+  auto run = [](bool run_ahead) {
+    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+      double end = 0;
+      r.start_comm(a, b, 1 << 20, [&] {
+        end = r.now();
+        out.push_back(1);
+      });
+      r.run();
+      out.push_back(end);
+      // The same comm again, with timers before, at and after its end.
+      const double start = r.now();
+      r.start_comm(a, b, 1 << 20, [&] { out.push_back(2); });
+      const double duration = end;
+      for (double d : {0.25, 0.5, 0.999})
+        r.at(start + d * duration, [&, d] { out.push_back(10 + d); });
+      r.at(start + duration, [&] { out.push_back(20); });
+      r.at(start + duration + 1e-9, [&] { out.push_back(30); });
+      r.run();
+    });
+  };
+  const auto ahead = run(true), rounds = run(false);
+  check_same_times(ahead, rounds);
+  REQUIRE(rounds.size() == 2 + 6 + 3);
+  CHECK(rounds[2] == 10.25);
+  CHECK(rounds[4] == 10.999);
+  CHECK(rounds[5] == 20); // the timer at the comm's end, then its callback
+  CHECK(rounds[6] == 2);
+  CHECK(rounds[7] == 30);
+}
+
+TEST_CASE("run ahead: at a deadline SimGrid catches up and the snapshot reads what its comms have left",
+          "[reactor][run-ahead]")
+{
+  auto run = [](bool run_ahead) {
+    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+      r.start_comm(a, b, 100 << 20, [&] { out.push_back(-1); }); // far longer than the deadline
+      std::function<void()> tick = [&] { r.after(1e-6, tick); };
+      r.after(1e-6, tick); // timers up to the deadline, run ahead
+      r.set_deadline(1e-3);
+      r.run();
+      out.push_back(r.deadline_hit() ? 1 : 0);
+      out.push_back(r.now());
+      REQUIRE(r.at_deadline().activities.size() == 1);
+      out.push_back(r.at_deadline().activities[0].remaining);
+    });
+  };
+  const auto ahead = run(true), rounds = run(false);
+  check_same_times(ahead, rounds);
+  REQUIRE(ahead.size() == 6);
+  CHECK(ahead[0] == 1);
+  CHECK(ahead[1] == Approx(1e-3));
+  CHECK(ahead[2] > 0);
+  CHECK(ahead[2] < double(100 << 20));
+  CHECK(ahead[4] > 900); // the ticks ran ahead
+}
+
+namespace {
+
+/// Step time and timers run ahead of a small training job over `transport`, running ahead or not.
+std::vector<double> training_job(const std::string& transport, bool allreduce, bool clock_in_simgrid)
+{
+  return test::numbers_in_child([&]() -> Result<std::vector<double>> {
+    if (clock_in_simgrid) setenv("TENSORPATH_CLOCK_IN_SIMGRID", "1", 1); // this child only
+    transports::register_builtin_transports();
+    sim::TrainingJob j;
+    j.transport = transport;
+    if (allreduce) {
+      j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
+      j.layout.workers = 4;
+      j.layout.ps_tasks = 0;
+    } else {
+      j.layout.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
+      j.layout.workers = 3;
+      j.layout.ps_tasks = 2;
+    }
+    j.steps = 3;
+    auto res = sim::run_training_job(test::test_cluster(4), test::conv_fc_model(4 << 20, true), j);
+    if (!res.ok()) return res.error();
+    return std::vector<double>{res->step_time, double(res->timers_run_ahead), double(res->simgrid_rounds)};
+  });
+}
+
+} // namespace
+
+TEST_CASE("run ahead: training steps as with a round per timer, per transport, with fewer rounds",
+          "[training][run-ahead]")
+{
+  for (const std::string t : {"grpc", "verbs_v1", "verbs_v2", "gdr", "mpi", "ar_grpc"})
+    for (bool allreduce : {false, true}) {
+      if (allreduce && t != "mpi") continue; // the ring runs over mpi
+      const auto ahead = training_job(t, allreduce, false), rounds = training_job(t, allreduce, true);
+      REQUIRE(ahead.size() == 3);
+      REQUIRE(rounds.size() == 3);
+      INFO(t << (allreduce ? " allreduce" : " ps") << ": step " << ahead[0] << " s running ahead (" << ahead[1]
+             << " timers ahead, " << ahead[2] << " rounds), " << rounds[0] << " s with a round per timer (" << rounds[2]
+             << " rounds)");
+      REQUIRE(rounds[0] > 0);
+      CHECK(std::abs(ahead[0] / rounds[0] - 1) <= 1e-9);
+      CHECK(rounds[1] == 0);
+      CHECK(ahead[1] > 0);
+      CHECK(ahead[2] < rounds[2]);
+    }
+}
