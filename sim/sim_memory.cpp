@@ -80,7 +80,8 @@ void SimMemory::free(const Buffer& buffer)
   if (it == allocations_.end()) return;
   if (Space* s = space_for(it->second.buffer.location)) s->used -= double(it->second.buffer.size);
   if (it->second.bytes) --backed_allocations_;
-  if (last_found_ == &it->second) last_found_ = nullptr;
+  for (const Allocation*& found : last_found_)
+    if (found == &it->second) found = nullptr;
   allocations_.erase(it);
 }
 
@@ -88,13 +89,15 @@ const SimMemory::Allocation* SimMemory::containing(uint64_t addr) const
 {
   // An allocation of 0 bytes holds its own address.
   auto holds = [addr](const Buffer& b) { return addr >= b.addr && addr - b.addr < std::max<uint64_t>(b.size, 1); };
-  if (last_found_ && holds(last_found_->buffer)) return last_found_;
+  for (const Allocation* found : last_found_)
+    if (found && holds(found->buffer)) return found;
   auto it = allocations_.upper_bound(addr);
   if (it == allocations_.begin()) return nullptr;
   --it;
   if (!holds(it->second.buffer)) return nullptr;
-  last_found_ = &it->second;
-  return last_found_;
+  last_found_[next_replaced_] = &it->second;
+  next_replaced_ = (next_replaced_ + 1) % last_found_.size();
+  return &it->second;
 }
 
 std::optional<Buffer> SimMemory::find(uint64_t addr) const

@@ -5,6 +5,7 @@
 
 #include "core/memory/buffer.hpp"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,15 +44,17 @@ private:
   };
   Space* space_for(Location loc);
   uint8_t* allocation_data(uint64_t addr);
-  /// The allocation that holds `addr`, or null; the last one found is kept, since a transfer asks about the same
-  /// buffer piece after piece (an RDMA READ of a tensor, chunk by chunk).
+  /// The allocation that holds `addr`, or null; the last few found are kept, since a transfer asks about the same
+  /// buffers piece after piece (an RDMA READ of a tensor chunk by chunk, the message slots that acknowledge them).
   const Allocation* containing(uint64_t addr) const;
   const Space* space_for(Location loc) const;
 
   std::string owner_;
   std::vector<Space> spaces_;
   std::map<uint64_t, Allocation> allocations_; // by start address
-  mutable const Allocation* last_found_ = nullptr; ///< containing()'s last answer (reset when it is freed)
+  /// containing()'s last answers (an entry is reset when its allocation is freed), and the next entry to replace.
+  mutable std::array<const Allocation*, 4> last_found_{};
+  mutable size_t next_replaced_ = 0;
   /// Allocations with materialized bytes: while none, resolve() finds nothing without a look-up (a training run's
   /// tensors are timed only, and every copy and sum asks).
   size_t backed_allocations_ = 0;

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 using namespace tp;
 
 TEST_CASE("Allocations are address ranges with a location, capacity is enforced", "[quick]")
@@ -55,4 +57,37 @@ TEST_CASE("A buffer can back only its first bytes (a header in front of a simula
   CHECK(m.backed_length(b->addr + 600, 10) == 0);
   CHECK(m.resolve(b->addr, 600) != nullptr);
   CHECK(m.resolve(b->addr, 601) == nullptr);
+}
+
+TEST_CASE("Look-ups after a free: the allocations found last are forgotten with it", "[quick]")
+{
+  // SimMemory keeps the last few allocations it found (a transfer asks about one buffer piece after piece); a freed one
+  // must not be found again, nor its bytes resolved, while the others still are.
+  sim::SimMemory m("p", {{Location::host(0), 1e9}}, true);
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < 6; ++i) {
+    auto b = m.allocate(1000, AllocAttr::at(Location::host(0)));
+    REQUIRE(b.ok());
+    bufs.push_back(*b);
+  }
+  for (const Buffer& b : bufs) { // every one found, so that the kept entries hold the last of them
+    REQUIRE(m.find(b.addr + 999).has_value());
+    CHECK(m.backed_length(b.addr, 2000) == 1000);
+  }
+  const Buffer gone = bufs[4];
+  m.free(gone);
+  CHECK_FALSE(m.find(gone.addr).has_value());
+  CHECK_FALSE(m.find(gone.addr + 500).has_value());
+  CHECK(m.backed_length(gone.addr, 10) == 0);
+  CHECK(m.resolve(gone.addr, 10) == nullptr);
+  for (size_t i : {0, 1, 2, 3, 5}) {
+    INFO("buffer " << i);
+    CHECK(m.find(bufs[i].addr + 1)->addr == bufs[i].addr);
+    CHECK(m.resolve(bufs[i].addr, 1000) == bufs[i].data);
+  }
+  // An allocation made after the free is found as itself.
+  auto again = m.allocate(1000, AllocAttr::at(Location::host(0)));
+  REQUIRE(again.ok());
+  CHECK(m.find(again->addr)->addr == again->addr);
+  CHECK(m.find(again->addr)->size == 1000);
 }
