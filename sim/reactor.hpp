@@ -192,6 +192,8 @@ private:
   double read_simgrid_next_event();
   /// Bring SimGrid's clock to the reactor's (one round) before the reactor starts or cancels anything in SimGrid.
   void catch_up_simgrid();
+  /// After a round: abort with an internal error if SimGrid's clock stopped short of the reactor's.
+  void check_not_behind() const;
   void drop_everything();
   void take_snapshot();
   /// Timers that keep run() going: all of them, or all but the background ones.
@@ -295,6 +297,7 @@ private:
   double wakeup_date_ = 0;
   bool run_ahead_ = true;
   std::vector<simgrid::kernel::resource::Model*> models_; ///< SimGrid's models, read when run() starts
+  double simgrid_precision_ = 0;                          ///< surf/precision, read when run() starts
   bool ahead_ = false;                                    ///< now() is local_now_, ahead of SimGrid's clock
   double local_now_ = 0;
   /// Something was started in, cancelled from or ended in SimGrid since its engine last solved its models: the

@@ -20,6 +20,9 @@ public:
     double capacity = 0; ///< bytes
   };
   SimMemory(std::string owner, std::vector<Region> regions, bool materialize_default);
+  // Not copied or moved: containing()'s kept answers point into this object's map.
+  SimMemory(const SimMemory&) = delete;
+  SimMemory& operator=(const SimMemory&) = delete;
 
   Result<Buffer> allocate(uint64_t size, const AllocAttr& attr) override;
   void free(const Buffer& buffer) override;

@@ -187,8 +187,12 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
   sg4::Engine::set_config("surf/precision:1e-13");
   for (const auto& c : options.simgrid_config) {
     sg4::Engine::set_config(c);
-    // Short comms are timed as CM02 without factors shares a link; another network model times every comm itself.
-    if (c.rfind("network/", 0) == 0) ctx->reactor.set_short_comm_bytes(0);
+    // Short comms are timed as CM02 without factors shares a link; another network model times every comm itself,
+    // and may give comms a latency phase, which the reactor cannot run ahead of.
+    if (c.rfind("network/", 0) == 0) {
+      ctx->reactor.set_short_comm_bytes(0);
+      ctx->reactor.set_run_ahead(false);
+    }
   }
   ctx->platform = std::make_unique<Platform>(cluster);
   if (!options.faults.empty()) {

@@ -148,6 +148,57 @@ TEST_CASE("run ahead: a timer due with a SimGrid comm's end runs first, as in a 
   CHECK(rounds[7] == 30);
 }
 
+TEST_CASE("run ahead: an end within SimGrid's precision after a timer belongs to that timer's round",
+          "[reactor][run-ahead]")
+{
+  // SimGrid ends every action due within surf/precision (1e-13 s here) of the date a round reaches. A lone exec (a
+  // reactor timer) ending a few ulps before a SimGrid comm: with a round per timer both end in one round, handed on in
+  // start order (the comm first); running ahead must not hand the exec on first. And a comm cancelled from a timer that
+  // close to its end is let go, its callback never run, as with a round per timer.
+  auto run = [](bool run_ahead) {
+    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
+      auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
+      auto* b = pf.nic_endpoint(1, 0, Location::host(0), true);
+      auto* cpu = pf.cpu_host(1, 0);
+      double end = 0;
+      r.start_comm(a, b, 1 << 20, [&] { end = r.now(); });
+      r.run();
+      const double duration = end;
+      REQUIRE(duration > 0);
+      // The exec, then the comm's callback: order and times.
+      double start = r.now();
+      r.start_comm(a, b, 1 << 20, [&] {
+        out.push_back(1);
+        out.push_back(r.now());
+      });
+      const double exec_end = std::nextafter(std::nextafter(start + duration, 0.0), 0.0);
+      r.start_exec(cpu, (exec_end - start) * cpu->get_speed(), 1, [&] {
+        out.push_back(2);
+        out.push_back(r.now());
+      });
+      r.at(start + duration / 2, [] {}); // a round between: SimGrid's dates are fresh when the exec's end comes
+      r.run();
+      // A cancel one ulp before the end.
+      start = r.now();
+      const uint64_t id = r.start_comm(a, b, 1 << 20, [&] { out.push_back(-1); });
+      r.at(start + duration / 2, [] {});
+      r.at(std::nextafter(start + duration, 0.0), [&, id] { r.cancel_activity(id); });
+      r.at(start + 2 * duration, [&] { out.push_back(3); }); // the loop moves on
+      r.run();
+      out.push_back(double(r.cancelled_held()));
+    });
+  };
+  const auto ahead = run(true), rounds = run(false);
+  check_same_times(ahead, rounds);
+  REQUIRE(rounds.size() == 6 + 3);
+  CHECK(rounds[0] == 1); // the comm first: both ended in one round
+  CHECK(rounds[2] == 2);
+  CHECK(rounds[4] == 3); // the cancelled comm never called back
+  CHECK(rounds[5] == 0); // and was let go
+  CHECK(ahead[0] == 1);
+  CHECK(ahead[5] == 0);
+}
+
 TEST_CASE("run ahead: at a deadline SimGrid catches up and the snapshot reads what its comms have left",
           "[reactor][run-ahead]")
 {
