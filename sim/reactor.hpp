@@ -76,7 +76,8 @@ public:
   void set_lone_execs_as_timers(bool on) { lone_execs_as_timers_ = on; }
   /// Run ahead of SimGrid's clock: when the next timer is due before anything SimGrid holds can end (the earliest
   /// date of its models' action heaps and of its kernel timers, read while nothing has changed since SimGrid last
-  /// solved them), the reactor moves its own clock there and runs the timer without a round of SimGrid's engine
+  /// solved them, less twice surf/precision: SimGrid ends what is due that close to a round's date in that round),
+  /// the reactor moves its own clock there and runs the timer without a round of SimGrid's engine
   /// (about 2 us each: a simcall, the models' updates, two context switches). SimGrid's clock catches up, in one
   /// round, before anything is started in or cancelled from SimGrid and when run() returns. The times are those of a
   /// round per timer, up to rounding: SimGrid would move its clock by the same steps. Why: the protocols' latencies
