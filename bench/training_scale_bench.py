@@ -21,11 +21,13 @@ chunk-by-chunk run's CPU time (the reference the shortcut is checked against).
 
 With --transport T the vgg16-ps series runs over T instead of gRPC. With --short-comms-reference each size also runs
 with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm a SimGrid comm, docs/model.md "Short comms"): the table gives both
-simulated steps, their ratio and the reference run's CPU time.
+simulated steps, their ratio and the reference run's CPU time. With --clock-reference each size also runs with
+TENSORPATH_CLOCK_IN_SIMGRID=1 (a round of SimGrid's engine at every timer, docs/performance.md "Running ahead of
+SimGrid's clock"), likewise.
 
 Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
                                      [--symmetric [--whole-up-to N]] [--chunk-trains] [--transport T]
-                                     [--short-comms-reference]
+                                     [--short-comms-reference] [--clock-reference]
 Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
 Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
 """
@@ -100,7 +102,13 @@ def main():
                     help="the vgg16-ps series over this transport instead of grpc")
     ap.add_argument("--short-comms-reference", action="store_true",
                     help="each size also with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm in SimGrid)")
+    ap.add_argument("--clock-reference", action="store_true",
+                    help="each size also with TENSORPATH_CLOCK_IN_SIMGRID=1 (a SimGrid round at every timer)")
     o = ap.parse_args()
+    # Reference runs of the same command under an environment switch: (option set, variable, column title).
+    references = [(o.short_comms_reference, "TENSORPATH_COMMS_IN_SIMGRID", "all comms"),
+                  (o.clock_reference, "TENSORPATH_CLOCK_IN_SIMGRID", "rounds")]
+    references = [(var, title) for on, var, title in references if on]
     if not os.path.exists("/usr/bin/time"):
         sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")
     os.environ.setdefault("TENSORPATH_TIME_LIMIT", "60m")
@@ -127,8 +135,7 @@ def main():
         print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}" +
               (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else "") +
               (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_trains else "") +
-              (f" {'step[ms]':>10s} {'all comms':>10s} {'ratio':>9s} {'ref cpu[s]':>10s}"
-               if o.short_comms_reference else ""))
+              "".join(f" {'step[ms]':>10s} {title:>10s} {'ratio':>9s} {'ref cpu[s]':>10s}" for _, title in references))
         points, first = [], None
         for n in o.gpus or sizes:
             cpu, wall, rss, rc, step = measure(o.tensorpath, fill(n).split())
@@ -158,9 +165,9 @@ def main():
                 else:
                     row += f" chunk-by-chunk run failed or refused (exit {crc})"
                     failed = failed or crc not in (0, 2)
-            if o.short_comms_reference:
+            for var, _ in references:
                 row += f" {step * 1e3:10.1f}" if step else f" {'-':>10s}"
-                rcpu, _, _, rrc, ref = measure(o.tensorpath, fill(n).split(), {"TENSORPATH_COMMS_IN_SIMGRID": "1"})
+                rcpu, _, _, rrc, ref = measure(o.tensorpath, fill(n).split(), {var: "1"})
                 if rrc == 0 and ref and step:
                     row += f" {ref * 1e3:10.1f} {step / ref:9.4f} {rcpu:10.2f}"
                 else:
