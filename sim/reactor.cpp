@@ -244,11 +244,28 @@ uint64_t Reactor::start_exec_seconds(simgrid::s4u::Host* host, double seconds, i
   return start_exec_on(use, host, flops, threads, std::move(done));
 }
 
+int Reactor::HostUse::cores_of(const simgrid::s4u::Host* host)
+{
+  if (cores == 0) cores = std::max(1, host->get_core_count());
+  return cores;
+}
+
+void Reactor::make_room(HostUse& use, const simgrid::s4u::Host* host, int threads)
+{
+  if (use.lone.empty() || use.execs + int(use.lone.size()) + threads <= use.cores_of(host)) return;
+  const std::vector<uint64_t> lone = use.lone; // make_lone_exec_simgrid takes each off the host's list
+  for (uint64_t id : lone)
+    make_lone_exec_simgrid(id);
+}
+
 uint64_t Reactor::start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done)
 {
-  if (use.lone != 0) make_lone_exec_simgrid(use.lone);
-  if (lone_execs_as_timers_ && threads <= 1 && use.execs == 0 && use.lone == 0) {
-    // Alone on its host: a one-thread exec runs at one core's speed, flops / speed (SimGrid's Cas01 CPU model).
+  threads = std::max(threads, 1);
+  make_room(use, host, threads);
+  if (lone_execs_as_timers_ && threads == 1 && use.execs + int(use.lone.size()) + 1 <= use.cores_of(host)) {
+    // A core of its own: SimGrid's Cas01 CPU model bounds a one-thread exec by one core's speed and shares the host's
+    // cores by max-min, so while the threads on the host do not outnumber its cores each runs at that bound, whatever
+    // else runs there: flops / speed. (Alone on a one-core GPU, the case this began with.)
     const uint64_t id = next_id_++;
     const double speed = use.speed_of(host);
     const double when = now() + flops / speed;
@@ -257,11 +274,11 @@ uint64_t Reactor::start_exec_on(HostUse& use, simgrid::s4u::Host* host, double f
     timers_.emplace(std::make_pair(when, id), [this, id] { completed_ids_.push_back(id); });
     timer_when_[id] = when;
     lone_.emplace(id, LoneExec{host, flops, speed, now(), std::move(done)});
-    use.lone = id;
+    use.lone.push_back(id);
     ++lone_execs_started_;
     return id;
   }
-  return watch(start_simgrid_exec(host, flops, threads), std::move(done), host);
+  return watch(start_simgrid_exec(host, flops, threads), std::move(done), host, 0, threads);
 }
 
 std::optional<Reactor::LoneExec> Reactor::take_lone_exec(uint64_t id)
@@ -270,7 +287,8 @@ std::optional<Reactor::LoneExec> Reactor::take_lone_exec(uint64_t id)
   if (it == lone_.end()) return std::nullopt;
   LoneExec e = std::move(it->second);
   lone_.erase(it);
-  if (HostUse& use = use_of(e.host); use.lone == id) use.lone = 0;
+  HostUse& use = use_of(e.host);
+  use.lone.erase(std::remove(use.lone.begin(), use.lone.end(), id), use.lone.end());
   return e;
 }
 
@@ -288,7 +306,8 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   auto it = lone_.find(id);
   if (it == lone_.end()) return;
   const LoneExec& e = it->second;
-  use_of(e.host).lone = 0;
+  HostUse& use = use_of(e.host);
+  use.lone.erase(std::remove(use.lone.begin(), use.lone.end(), id), use.lone.end());
   // Ending now (its timer due, or already fired and its end queued): left to end so, the host free for the newcomer.
   constexpr double TIME_EPSILON = 1e-12; // as run_loop's
   auto when = timer_when_.find(id);
@@ -333,7 +352,7 @@ void Reactor::start_spinner(uint64_t id)
 {
   Spinner& s = spinners_.at(id);
   if (s.exec) return;
-  if (const uint64_t lone = use_of(s.host).lone; lone != 0) make_lone_exec_simgrid(lone);
+  make_room(use_of(s.host), s.host, 1);
   ++use_of(s.host).execs;
   catch_up_simgrid();
   simgrid_touched_ = true;
@@ -359,13 +378,14 @@ void Reactor::stop_spinners()
     }
 }
 
-uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host, uint64_t id)
+uint64_t Reactor::watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host, uint64_t id,
+                        int exec_threads)
 {
   if (id == 0) id = next_id_++;
   id_of_[activity.get()] = id;
   activity_index_[id] = activities_.size();
-  if (exec_host) ++use_of(exec_host).execs;
-  activities_.push_back(Watched{std::move(activity), std::move(done), id, exec_host});
+  if (exec_host) use_of(exec_host).execs += exec_threads;
+  activities_.push_back(Watched{std::move(activity), std::move(done), id, exec_host, exec_host ? exec_threads : 0});
   return id;
 }
 
@@ -512,7 +532,7 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
   Watched w = std::move(activities_[i]);
   activity_index_.erase(it);
   if (w.exec_host)
-    --use_of(w.exec_host).execs;
+    use_of(w.exec_host).execs -= w.exec_threads;
   else
     release_comm_route(id);
   if (i != activities_.size() - 1) {
@@ -581,7 +601,7 @@ void Reactor::drop_everything()
   std::fill(comms_on_link_.begin(), comms_on_link_.end(), 0);
   for (auto& [host, use] : hosts_) { // the spinners stay counted: stop_spinners() or remove_spinner() uncounts them
     use.execs = 0;
-    use.lone = 0;
+    use.lone.clear();
   }
   for (const auto& [id, s] : spinners_)
     if (s.exec) ++use_of(s.host).execs;

@@ -61,14 +61,15 @@ public:
   void set_short_comm_bytes(uint64_t bytes) { short_comm_bytes_ = bytes; }
   uint64_t short_comm_bytes() const { return short_comm_bytes_; }
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id (for
-  /// cancel_activity()). One-thread work on a host where nothing else runs (no exec, no spinner) is a timer at
-  /// flops / the host's speed, as SimGrid would time it alone, and no SimGrid activity: each activity SimGrid holds
-  /// costs every completion a walk of maestro's list of them (ExecImpl::post's std::list::remove), which grows with the
-  /// GPUs of a job. Work that arrives on the host while it runs makes it a SimGrid exec of the flops it has left, which
-  /// then shares the host as SimGrid shares it (the sharing depends on the work left, not on what was done), so the
-  /// result is the same as with every exec in SimGrid, up to rounding and the order of completions at one instant
-  /// (tests/sim/reactor_test.cpp, tests/sim/lone_exec_test.cpp). set_lone_execs_as_timers(false), or
-  /// TENSORPATH_EXECS_IN_SIMGRID=1 in the environment, puts every exec in SimGrid.
+  /// cancel_activity()). One-thread work on a host whose cores outnumber the threads running there (SimGrid execs,
+  /// spinners and these lone execs, this one included) is a timer at flops / the host's speed, as SimGrid times a
+  /// one-thread exec while the cores suffice, and no SimGrid activity: each activity SimGrid holds costs every
+  /// completion a walk of maestro's list of them (ExecImpl::post's std::list::remove), which grows with the GPUs of a
+  /// job. Work that arrives on the host while they run and leaves it more threads than cores makes each of them a
+  /// SimGrid exec of the flops it has left, which then shares the host as SimGrid shares it (the sharing depends on
+  /// the work left, not on what was done), so the result is the same as with every exec in SimGrid, up to rounding and
+  /// the order of completions at one instant (tests/sim/reactor_test.cpp, tests/sim/lone_exec_test.cpp).
+  /// set_lone_execs_as_timers(false), or TENSORPATH_EXECS_IN_SIMGRID=1 in the environment, puts every exec in SimGrid.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
   /// The same for work of `seconds` at one core's speed of `host` (flops = seconds x speed, the host's speed read
   /// once per host); under one flop, a timer of `seconds`.
@@ -149,7 +150,7 @@ private:
   /// Watch an activity under a new id, or under `id` (a lone exec made a SimGrid exec keeps its id); `exec_host`:
   /// the host of an exec (counted in its HostUse while watched), null for a comm.
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host = nullptr,
-                 uint64_t id = 0);
+                 uint64_t id = 0, int exec_threads = 1);
   /// Start a SimGrid exec (kernel context, owned by maestro).
   simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
   /// The lone exec `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
@@ -159,16 +160,23 @@ private:
   /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
   bool drop_lone_exec(uint64_t id);
   struct LoneExec;
-  /// What runs on a host: SimGrid execs watched and spinners, its lone exec (0: none) and its speed (0: not read yet).
+  /// What runs on a host: the threads of the SimGrid execs watched and of the spinners, its lone execs (one thread
+  /// each), its speed and its cores (0: not read yet).
   struct HostUse {
     int execs = 0;
-    uint64_t lone = 0;
+    std::vector<uint64_t> lone;
     double speed = 0;
+    int cores = 0;
+    /// The host's cores, read from SimGrid the first time.
+    int cores_of(const simgrid::s4u::Host* host);
     /// The host's speed, read from SimGrid the first time (constant: nothing changes a host's speed, no profiles or
     /// pstates).
     double speed_of(const simgrid::s4u::Host* host);
   };
   HostUse& use_of(const simgrid::s4u::Host* host) { return hosts_[host]; }
+  /// `threads` more cores' worth of work arrives on the host: if the host's cores no longer cover every thread, each
+  /// lone exec there becomes a SimGrid exec (SimGrid then shares the cores among them all).
+  void make_room(HostUse& use, const simgrid::s4u::Host* host, int threads);
   uint64_t start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done);
   /// Take a lone exec out of lone_ (and off its host, where it is the host's), its timer left as it is.
   std::optional<LoneExec> take_lone_exec(uint64_t id);
@@ -204,6 +212,7 @@ private:
     Task done;
     uint64_t id;
     simgrid::s4u::Host* exec_host = nullptr; ///< an exec's host (counted in its HostUse), null for a comm
+    int exec_threads = 0;                    ///< an exec's threads (as counted in its HostUse)
     double started = -1;                     ///< a lone exec made a SimGrid exec: when its work began
   };
   /// An exec timed alone on its host (start_exec), by id.

@@ -126,6 +126,56 @@ TEST_CASE("lone execs: alone a timer, sharing a SimGrid exec of the work left, t
 
 namespace {
 
+/// On machine 0's CPU host (4 cores): one-thread execs while the threads do not outnumber the cores, then a two-thread
+/// exec that makes them outnumber them, then four at once and a fifth; "<name> <time>" per completion in order, then
+/// the count of lone execs and the activities completed.
+std::string cpu_work(bool lone)
+{
+  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    auto* cpu = pf.cpu_host(0, 0);
+    REQUIRE(cpu->get_core_count() == 4);
+    const double speed = cpu->get_speed();
+    auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
+    r.start_exec(cpu, 3e-3 * speed, 1, log("a")); // three threads on four cores: each at one core's speed
+    r.start_exec(cpu, 2e-3 * speed, 1, log("b"));
+    r.start_exec(cpu, 1e-3 * speed, 1, log("c"));
+    r.after(0.5e-3, [&, speed] { r.start_exec(cpu, 1e-3 * speed, 2, log("d")); }); // five threads: all shared
+    r.run();
+    const double t = r.now();
+    for (const char* name : {"f", "g", "h", "i"}) // four on four cores
+      r.start_exec(cpu, 2e-3 * speed, 1, log(name));
+    r.at(t + 1e-3, [&, speed] { r.start_exec(cpu, 1e-3 * speed, 1, log("j")); }); // the fifth
+    r.run();
+    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+  });
+}
+
+} // namespace
+
+TEST_CASE("lone execs: on a host of several cores, timers while the threads do not outnumber the cores",
+          "[reactor][lone]")
+{
+  uint64_t lone_on = 0, lone_off = 0, done_on = 0, done_off = 0;
+  const auto on = completions(cpu_work(true), lone_on, done_on);
+  const auto off = completions(cpu_work(false), lone_off, done_off);
+  REQUIRE(on.size() == 9);
+  REQUIRE(on.size() == off.size());
+  for (size_t i = 0; i < on.size(); ++i) {
+    INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
+    CHECK(on[i].name == off[i].name);
+    CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
+  }
+  // Before d, each of a, b, c ran at one core's speed: c (1 ms) ends at 1 ms only if d left it a core, which five
+  // threads on four cores do not: it ends later.
+  for (const auto& c : off)
+    if (c.name == "c") CHECK(c.t > 1e-3);
+  CHECK(lone_off == 0);
+  CHECK(lone_on == 7); // a, b, c, f, g, h, i; d has two threads, j came fifth
+  CHECK(done_on == done_off);
+}
+
+namespace {
+
 /// The job's step time and images/s, every exec in SimGrid or not (in a child: one simulation per process).
 std::string job_row(const models::ClusterProfile& cl, const sim::TrainingJob& j, bool execs_in_simgrid)
 {
