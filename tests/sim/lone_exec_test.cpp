@@ -1,5 +1,5 @@
-// Lone execs (sim/reactor.cpp): work alone on its host runs as a timer instead of a SimGrid exec, and becomes one,
-// with the flops it has left, when other work arrives on the host. The same completion times as with every exec in
+// Lone execs (sim/reactor.cpp): one-thread work on a host with a core for it runs as a timer instead of a SimGrid exec,
+// and becomes one, with the flops it has left, when work arrives that leaves the host more threads than cores. The same completion times as with every exec in
 // SimGrid, for the reactor's own cases and for whole training jobs.
 #include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
