@@ -317,7 +317,7 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   timers_.erase({when->second, id});
   timer_when_.erase(when);
   LoneExec moved = std::move(*take_lone_exec(id));
-  watch(start_simgrid_exec(moved.host, left, 1), std::move(moved.done), moved.host, id);
+  watch(start_simgrid_exec(moved.host, left, 1), std::move(moved.done), moved.host, id, 1);
   activities_.back().started = moved.started; // a deadline's snapshot reports when the work began
 }
 

@@ -150,7 +150,7 @@ private:
   /// Watch an activity under a new id, or under `id` (a lone exec made a SimGrid exec keeps its id); `exec_host`:
   /// the host of an exec (counted in its HostUse while watched), null for a comm.
   uint64_t watch(simgrid::s4u::ActivityPtr activity, Task done, simgrid::s4u::Host* exec_host = nullptr,
-                 uint64_t id = 0, int exec_threads = 1);
+                 uint64_t id = 0, int exec_threads = 0);
   /// Start a SimGrid exec (kernel context, owned by maestro).
   simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
   /// The lone exec `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.

@@ -193,6 +193,9 @@ Result<std::unique_ptr<Simulation>> Simulation::create(const models::ClusterProf
       ctx->reactor.set_short_comm_bytes(0);
       ctx->reactor.set_run_ahead(false);
     }
+    // Lone execs are timed as Cas01 shares a host's cores; another CPU or host model, or solver, times every exec.
+    if (c.rfind("cpu/", 0) == 0 || c.rfind("host/", 0) == 0 || c.rfind("maxmin/", 0) == 0)
+      ctx->reactor.set_lone_execs_as_timers(false);
   }
   ctx->platform = std::make_unique<Platform>(cluster);
   if (!options.faults.empty()) {

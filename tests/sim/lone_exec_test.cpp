@@ -1,6 +1,6 @@
 // Lone execs (sim/reactor.cpp): one-thread work on a host with a core for it runs as a timer instead of a SimGrid exec,
-// and becomes one, with the flops it has left, when work arrives that leaves the host more threads than cores. The same completion times as with every exec in
-// SimGrid, for the reactor's own cases and for whole training jobs.
+// and becomes one, with the flops it has left, when work arrives that leaves the host more threads than cores. The same
+// completion times as with every exec in SimGrid, for the reactor's own cases and for whole training jobs.
 #include "core/common/isolated_run.hpp"
 #include "core/transports/mpi/mpi.hpp"
 #include "core/transports/transport.hpp"
@@ -172,6 +172,124 @@ TEST_CASE("lone execs: on a host of several cores, timers while the threads do n
   CHECK(lone_off == 0);
   CHECK(lone_on == 7); // a, b, c, f, g, h, i; d has two threads, j came fifth
   CHECK(done_on == done_off);
+}
+
+namespace {
+
+/// On machine 0's CPU host (4 cores), the thread counting in three phases: a three-thread exec and a one-thread one
+/// beside it (a timer), then a fifth thread; two spinners and two lone execs, then a fifth thread; four lone execs,
+/// then a spinner. Completions as in cpu_work, spinners removed at the end of each phase.
+std::string counted_threads(bool lone)
+{
+  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    auto* cpu = pf.cpu_host(0, 0);
+    const double speed = cpu->get_speed();
+    auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
+    r.start_exec(cpu, 2e-3 * speed, 3, log("x3"));
+    r.after(0.5e-3, [&, speed] { r.start_exec(cpu, 2e-3 * speed, 1, log("y")); });
+    r.after(1e-3, [&, speed] { r.start_exec(cpu, 1e-3 * speed, 1, log("z")); });
+    r.run();
+    double t = r.now();
+    uint64_t s1 = 0, s2 = 0;
+    r.at(t, [&] {
+      s1 = r.add_spinner(cpu);
+      s2 = r.add_spinner(cpu);
+      r.start_exec(cpu, 2e-3 * speed, 1, log("p"));
+      r.start_exec(cpu, 3e-3 * speed, 1, log("q"));
+    });
+    r.at(t + 1e-3, [&, speed] { r.start_exec(cpu, 1e-3 * speed, 1, log("fifth")); });
+    r.at(t + 5e-3, [&] {
+      r.remove_spinner(s1);
+      r.remove_spinner(s2);
+    });
+    r.run();
+    t = r.now();
+    for (const char* name : {"k", "l", "m", "n"})
+      r.start_exec(cpu, 2e-3 * speed, 1, log(name));
+    uint64_t s3 = 0;
+    r.at(t + 0.5e-3, [&] { s3 = r.add_spinner(cpu); });
+    r.at(t + 4e-3, [&] { r.remove_spinner(s3); });
+    r.run();
+    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+  });
+}
+
+/// A seeded mix on machine 0's CPU host (4 cores) and first GPU (one core): execs of one to four threads at times on a
+/// 0.5 ms grid (so that ends and arrivals meet), spinners added and removed while the loop runs, execs cancelled.
+std::string random_work(bool lone, unsigned seed)
+{
+  return in_reactor(lone, [seed](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    auto* cpu = pf.cpu_host(0, 0);
+    auto* gpu = pf.gpu_host(0, 0);
+    uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
+    auto draw = [&state](uint64_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return (state >> 33) % n;
+    };
+    std::vector<std::string> names;
+    for (int k = 0; k < 14; ++k)
+      names.push_back("e" + std::to_string(k));
+    for (int k = 0; k < 14; ++k) {
+      const double at = 0.5e-3 * double(draw(8));
+      const uint64_t kind = draw(10);
+      auto* host = draw(4) == 0 ? gpu : cpu;
+      const int threads = host == gpu ? 1 : (draw(2) ? 1 : 1 + int(draw(4)));
+      const double seconds = 0.5e-3 * double(1 + draw(6));
+      const std::string* name = &names[size_t(k)];
+      r.at(at, [&r, &o, host, kind, threads, seconds, name] {
+        auto log = [&o, &r, name] { o << *name << ' ' << r.now() << '\n'; };
+        if (kind == 0) { // a spinner for a while
+          const uint64_t id = r.add_spinner(host);
+          r.after(seconds, [&r, id] { r.remove_spinner(id); });
+        } else if (kind == 1) { // cancelled half-way
+          const uint64_t id = r.start_exec(host, seconds * host->get_speed(), threads, log);
+          r.after(seconds / 2, [&r, id] { r.cancel_activity(id); });
+        } else {
+          r.start_exec(host, seconds * host->get_speed(), threads, log);
+        }
+      });
+    }
+    r.run();
+    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+  });
+}
+
+void check_same(const std::string& on_text, const std::string& off_text, uint64_t& lone_on)
+{
+  uint64_t lone_off = 0, done_on = 0, done_off = 0;
+  const auto on = completions(on_text, lone_on, done_on);
+  const auto off = completions(off_text, lone_off, done_off);
+  REQUIRE(on.size() == off.size());
+  for (size_t i = 0; i < on.size(); ++i) {
+    INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
+    CHECK(on[i].name == off[i].name);
+    CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
+  }
+  CHECK(lone_off == 0);
+  CHECK(done_on == done_off);
+}
+
+} // namespace
+
+TEST_CASE("lone execs: threads counted by SimGrid execs' thread counts and spinners, as SimGrid shares the cores",
+          "[reactor][lone]")
+{
+  uint64_t lone = 0;
+  check_same(counted_threads(true), counted_threads(false), lone);
+  CHECK(lone == 7); // y; p and q beside two spinners; k, l, m, n until the spinner
+}
+
+TEST_CASE("lone execs: random mixes of threads, spinners and cancels end as with every exec in SimGrid",
+          "[reactor][lone]")
+{
+  uint64_t lone_total = 0;
+  for (unsigned seed = 0; seed < 40; ++seed) {
+    INFO("seed " << seed);
+    uint64_t lone = 0;
+    check_same(random_work(true, seed), random_work(false, seed), lone);
+    lone_total += lone;
+  }
+  CHECK(lone_total > 40); // the mixes do run execs as timers
 }
 
 namespace {
