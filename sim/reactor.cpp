@@ -489,16 +489,7 @@ void Reactor::catch_up_simgrid()
 {
   if (!ahead_) return;
   // Nothing SimGrid holds ends before the reactor's clock (may_run_ahead_to): this round only moves SimGrid's clock.
-  if (!wake_) wake_ = simgrid::s4u::Semaphore::create(0);
-  arm_wakeup(local_now_);
-  simgrid_touched_ = false;
-  simgrid_next_event_ = std::numeric_limits<double>::quiet_NaN();
-  ++simgrid_rounds_;
-  waiting_ = true;
-  wake_->acquire();
-  waiting_ = false;
-  check_not_behind();
-  ahead_ = false;
+  wait_for_completion(local_now_);
 }
 
 // The kernel timer heap is changed here from the reactor's actor, outside a simcall: safe with SimGrid's sequential

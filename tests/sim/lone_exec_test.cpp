@@ -98,30 +98,39 @@ std::vector<Completion> completions(const std::string& text, uint64_t& lone, uin
   return out;
 }
 
-} // namespace
-
-TEST_CASE("lone execs: alone a timer, sharing a SimGrid exec of the work left, the times as in SimGrid",
-          "[reactor][lone]")
+/// The completions of a run with lone execs as timers (`on_text`) against every exec in SimGrid: the same names in the
+/// same order at the same times; returns SimGrid's, and the lone execs counted into `lone_on`.
+std::vector<Completion> check_same(const std::string& on_text, const std::string& off_text, uint64_t& lone_on)
 {
-  uint64_t lone_on = 0, lone_off = 0, done_on = 0, done_off = 0;
-  const auto on = completions(gpu_work(true), lone_on, done_on);
-  const auto off = completions(gpu_work(false), lone_off, done_off);
-  REQUIRE(on.size() == 5); // first, other, comm, second, last: the cancelled one never calls back
+  uint64_t lone_off = 0, done_on = 0, done_off = 0;
+  const auto on = completions(on_text, lone_on, done_on);
+  const auto off = completions(off_text, lone_off, done_off);
   REQUIRE(on.size() == off.size());
   for (size_t i = 0; i < on.size(); ++i) {
     INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
     CHECK(on[i].name == off[i].name);
     CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
   }
+  CHECK(lone_off == 0);
+  CHECK(done_on == done_off);
+  return off;
+}
+
+} // namespace
+
+TEST_CASE("lone execs: alone a timer, sharing a SimGrid exec of the work left, the times as in SimGrid",
+          "[reactor][lone]")
+{
+  uint64_t lone_on = 0;
+  const auto off = check_same(gpu_work(true), gpu_work(false), lone_on);
+  REQUIRE(off.size() == 5); // first, other, comm, second, last: the cancelled one never calls back
   // The first and the second share one core from 1 ms: 2 ms of the first left, 1 ms of the second, at half speed
   // each: the second ends at 3 ms, the first at 4 ms.
   for (const auto& c : off) {
     if (c.name == "second") CHECK(c.t == Approx(3e-3));
     if (c.name == "first") CHECK(c.t == Approx(4e-3));
   }
-  CHECK(lone_off == 0);
   CHECK(lone_on == 4); // first, other, cancelled, last; the second arrived on a busy GPU
-  CHECK(done_on == done_off);
 }
 
 namespace {
@@ -155,23 +164,14 @@ std::string cpu_work(bool lone)
 TEST_CASE("lone execs: on a host of several cores, timers while the threads do not outnumber the cores",
           "[reactor][lone]")
 {
-  uint64_t lone_on = 0, lone_off = 0, done_on = 0, done_off = 0;
-  const auto on = completions(cpu_work(true), lone_on, done_on);
-  const auto off = completions(cpu_work(false), lone_off, done_off);
-  REQUIRE(on.size() == 9);
-  REQUIRE(on.size() == off.size());
-  for (size_t i = 0; i < on.size(); ++i) {
-    INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
-    CHECK(on[i].name == off[i].name);
-    CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
-  }
+  uint64_t lone_on = 0;
+  const auto off = check_same(cpu_work(true), cpu_work(false), lone_on);
+  REQUIRE(off.size() == 9);
   // Before d, each of a, b, c ran at one core's speed: c (1 ms) ends at 1 ms only if d left it a core, which five
   // threads on four cores do not: it ends later.
   for (const auto& c : off)
     if (c.name == "c") CHECK(c.t > 1e-3);
-  CHECK(lone_off == 0);
   CHECK(lone_on == 7); // a, b, c, f, g, h, i; d has two threads, j came fifth
-  CHECK(done_on == done_off);
 }
 
 namespace {
@@ -252,21 +252,6 @@ std::string random_work(bool lone, unsigned seed)
     r.run();
     o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
   });
-}
-
-void check_same(const std::string& on_text, const std::string& off_text, uint64_t& lone_on)
-{
-  uint64_t lone_off = 0, done_on = 0, done_off = 0;
-  const auto on = completions(on_text, lone_on, done_on);
-  const auto off = completions(off_text, lone_off, done_off);
-  REQUIRE(on.size() == off.size());
-  for (size_t i = 0; i < on.size(); ++i) {
-    INFO(on[i].name << " at " << on[i].t << " s as a timer, " << off[i].name << " at " << off[i].t << " s in SimGrid");
-    CHECK(on[i].name == off[i].name);
-    CHECK(std::abs(on[i].t - off[i].t) <= 1e-12 * std::max(1.0, off[i].t));
-  }
-  CHECK(lone_off == 0);
-  CHECK(done_on == done_off);
 }
 
 } // namespace
