@@ -122,6 +122,8 @@ struct TrainingResult {
   /// 0 where every rank was simulated. placement, cpu_use and events list the simulated ranks only.
   int simulated_ranks = 0;
   int symmetric_hosts = 0;
+  /// Comms and execs completed, all steps: SimGrid's, and the short comms and lone execs the reactor timed without
+  /// SimGrid (sim::Reactor; the name is older than they are). `train --json` reports it under this name.
   uint64_t simgrid_activities = 0;
   uint64_t short_comms = 0;        ///< of those, comms timed as short comms (sim::Reactor::start_comm), all steps
   uint64_t simgrid_rounds = 0;     ///< rounds of SimGrid's engine the reactor waited for, all steps
