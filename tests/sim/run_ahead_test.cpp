@@ -8,6 +8,7 @@
 #include "sim/reactor.hpp"
 #include "sim/simulation.hpp"
 #include "sim/training_job.hpp"
+#include "small_job.hpp"
 #include "small_models.hpp"
 #include "test_cluster.hpp"
 
@@ -235,25 +236,11 @@ namespace {
 /// Step time and timers run ahead of a small training job over `transport`, running ahead or not.
 std::vector<double> training_job(const std::string& transport, bool allreduce, bool clock_in_simgrid)
 {
-  return test::numbers_in_child([&]() -> Result<std::vector<double>> {
-    if (clock_in_simgrid) setenv("TENSORPATH_CLOCK_IN_SIMGRID", "1", 1); // this child only
-    transports::register_builtin_transports();
-    sim::TrainingJob j;
-    j.transport = transport;
-    if (allreduce) {
-      j.layout.mode = sim::TrainingLayout::Mode::ALLREDUCE;
-      j.layout.workers = 4;
-      j.layout.ps_tasks = 0;
-    } else {
-      j.layout.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
-      j.layout.workers = 3;
-      j.layout.ps_tasks = 2;
-    }
-    j.steps = 3;
-    auto res = sim::run_training_job(test::test_cluster(4), test::conv_fc_model(4 << 20, true), j);
-    if (!res.ok()) return res.error();
-    return std::vector<double>{res->step_time, double(res->timers_run_ahead), double(res->simgrid_rounds)};
-  });
+  return test::small_job_numbers(
+      transport, allreduce, clock_in_simgrid ? "TENSORPATH_CLOCK_IN_SIMGRID" : nullptr,
+      [](const sim::TrainingResult& r) {
+        return std::vector<double>{r.step_time, double(r.timers_run_ahead), double(r.simgrid_rounds)};
+      });
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "sim/reactor.hpp"
 #include "sim/simulation.hpp"
 #include "sim/training_job.hpp"
+#include "small_job.hpp"
 #include "small_models.hpp"
 #include "test_cluster.hpp"
 
@@ -230,19 +231,10 @@ namespace {
 /// Step time and short comms of a small parameter-server job over `transport`, every comm in SimGrid or not.
 std::vector<double> ps_job(const std::string& transport, bool comms_in_simgrid)
 {
-  return test::numbers_in_child([&]() -> Result<std::vector<double>> {
-    if (comms_in_simgrid) setenv("TENSORPATH_COMMS_IN_SIMGRID", "1", 1); // this child only
-    transports::register_builtin_transports();
-    sim::TrainingJob j;
-    j.transport = transport;
-    j.layout.mode = sim::TrainingLayout::Mode::PARAMETER_SERVER;
-    j.layout.workers = 3;
-    j.layout.ps_tasks = 2;
-    j.steps = 3;
-    auto res = sim::run_training_job(test::test_cluster(4), test::conv_fc_model(4 << 20, true), j);
-    if (!res.ok()) return res.error();
-    return std::vector<double>{res->step_time, double(res->short_comms)};
-  });
+  return test::small_job_numbers(transport, false, comms_in_simgrid ? "TENSORPATH_COMMS_IN_SIMGRID" : nullptr,
+                                 [](const sim::TrainingResult& r) {
+                                   return std::vector<double>{r.step_time, double(r.short_comms)};
+                                 });
 }
 
 } // namespace
