@@ -107,7 +107,7 @@ def main():
     o = ap.parse_args()
     # Reference runs of the same command under an environment switch: (option set, variable, column title).
     references = [(o.short_comms_reference, "TENSORPATH_COMMS_IN_SIMGRID", "all comms"),
-                  (o.clock_reference, "TENSORPATH_CLOCK_IN_SIMGRID", "rounds")]
+                  (o.clock_reference, "TENSORPATH_CLOCK_IN_SIMGRID", "per timer")]
     references = [(var, title) for on, var, title in references if on]
     if not os.path.exists("/usr/bin/time"):
         sys.exit("training_scale_bench: needs /usr/bin/time (apt-get install time)")

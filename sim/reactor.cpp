@@ -488,7 +488,7 @@ double Reactor::read_simgrid_next_event()
 void Reactor::catch_up_simgrid()
 {
   if (!ahead_) return;
-  // Nothing SimGrid holds ends before the reactor's clock (may_run_ahead_to): this round only moves SimGrid's clock.
+  // Nothing SimGrid holds is due by the reactor's clock (may_run_ahead_to): this round moves SimGrid's clock.
   wait_for_completion(local_now_);
 }
 
@@ -537,7 +537,7 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
 void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
 {
   // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
-  catch_up_simgrid(); // first: SimGrid may report the activity's end in the round that catches up
+  catch_up_simgrid(); // first: an end SimGrid reported while catching up (none is expected) is then seen here
   if (id_of_.erase(activity.get()) == 0) return;
   simgrid_touched_ = true;
   // Held before cancel(): from an actor, SimGrid reports the kernel's end (FAILED) inside cancel()'s simcall.

@@ -61,8 +61,9 @@ public:
   void set_short_comm_bytes(uint64_t bytes) { short_comm_bytes_ = bytes; }
   uint64_t short_comm_bytes() const { return short_comm_bytes_; }
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id (for
-  /// cancel_activity()). One-thread work on a host whose cores outnumber the threads running there (SimGrid execs,
-  /// spinners and these lone execs, this one included) is a timer at flops / the host's speed, as SimGrid times a
+  /// cancel_activity()). One-thread work on a host with a core for it (the threads running there, SimGrid execs by
+  /// their threads, spinners and these lone execs, this one included, no more than its cores) is a timer at flops /
+  /// the host's speed, as SimGrid times a
   /// one-thread exec while the cores suffice, and no SimGrid activity: each activity SimGrid holds costs every
   /// completion a walk of maestro's list of them (ExecImpl::post's std::list::remove), which grows with the GPUs of a
   /// job. Work that arrives on the host while they run and leaves it more threads than cores makes each of them a
@@ -80,9 +81,9 @@ public:
   /// solved them, less twice surf/precision: SimGrid ends what is due that close to a round's date in that round),
   /// the reactor moves its own clock there and runs the timer without a round of SimGrid's engine
   /// (about 2 us each: a simcall, the models' updates, two context switches). SimGrid's clock catches up, in one
-  /// round, before anything is started in or cancelled from SimGrid and when run() returns. The times are those of a
-  /// round per timer, up to rounding: SimGrid would move its clock by the same steps. Why: the protocols' latencies
-  /// are timers, and AR-gRPC's 64 KiB chunks take 13 distinct event times each. On by default;
+  /// round, before anything is started in or cancelled from SimGrid, at a deadline and when run() returns. The times
+  /// are those of a round per timer, up to rounding: SimGrid would move its clock by the same steps. Why: the
+  /// protocols' latencies are timers, and AR-gRPC's 64 KiB chunks take 13 distinct event times each. On by default;
   /// set_run_ahead(false), or TENSORPATH_CLOCK_IN_SIMGRID=1 in the environment, waits for SimGrid at every timer.
   void set_run_ahead(bool on) { run_ahead_ = on; }
   /// Timers run ahead of SimGrid's clock, and rounds of SimGrid's engine the reactor waited for (for tests and
@@ -155,7 +156,8 @@ private:
   simgrid::s4u::ActivityPtr start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads);
   /// The lone exec `id` ended (its timer, then take_completions): its callback to the ready queue; false if unknown.
   bool finish_lone_exec(uint64_t id);
-  /// Work arrives on a host whose lone exec still runs: it becomes a SimGrid exec of the flops it has left.
+  /// Work arriving leaves the host more threads than cores: this lone exec becomes a SimGrid exec of the flops it has
+  /// left (one ending now is left to end as a timer).
   void make_lone_exec_simgrid(uint64_t id);
   /// Forget a lone exec (cancelled, or dropped), its timer included; false if unknown.
   bool drop_lone_exec(uint64_t id);
@@ -178,7 +180,7 @@ private:
   /// lone exec there becomes a SimGrid exec (SimGrid then shares the cores among them all).
   void make_room(HostUse& use, const simgrid::s4u::Host* host, int threads);
   uint64_t start_exec_on(HostUse& use, simgrid::s4u::Host* host, double flops, int threads, Task done);
-  /// Take a lone exec out of lone_ (and off its host, where it is the host's), its timer left as it is.
+  /// Take a lone exec out of lone_ (and off its host's list), its timer left as it is.
   std::optional<LoneExec> take_lone_exec(uint64_t id);
   void run_loop();
   /// Start a spinner's exec in SimGrid (run() going; stop_spinners() cancels them all when it returns).
@@ -215,7 +217,7 @@ private:
     int exec_threads = 0;                    ///< an exec's threads (as counted in its HostUse)
     double started = -1;                     ///< a lone exec made a SimGrid exec: when its work began
   };
-  /// An exec timed alone on its host (start_exec), by id.
+  /// An exec timed as a timer, a core of its host its own (start_exec), by id.
   struct LoneExec {
     simgrid::s4u::Host* host = nullptr;
     double flops = 0, speed = 0, started = 0;

@@ -122,7 +122,7 @@ TEST_CASE("run ahead: a timer due with a SimGrid comm's end runs first, as in a 
           "[reactor][run-ahead]")
 {
   // The comm's end is known only to SimGrid. Timers at that very time run before its callback (timers, then
-  // completions, in one round); a timer a picosecond after it runs after the callback.
+  // completions, in one round); a timer a nanosecond after it runs after the callback.
   auto run = [](bool run_ahead) {
     return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
       auto [a, b] = nic_ends(pf);
