@@ -536,8 +536,8 @@ std::optional<Reactor::Watched> Reactor::unwatch(uint64_t id)
 
 void Reactor::cancel_in_simgrid(const simgrid::s4u::ActivityPtr& activity)
 {
+  catch_up_simgrid(); // first: an end SimGrid reported while catching up (none is expected) is then seen below
   // Reported complete but not yet handed on: nothing to cancel in SimGrid (take_completions skips the id).
-  catch_up_simgrid(); // first: an end SimGrid reported while catching up (none is expected) is then seen here
   if (id_of_.erase(activity.get()) == 0) return;
   simgrid_touched_ = true;
   // Held before cancel(): from an actor, SimGrid reports the kernel's end (FAILED) inside cancel()'s simcall.
