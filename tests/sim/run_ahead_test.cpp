@@ -51,7 +51,8 @@ in_reactor(bool run_ahead, const std::function<void(sim::Reactor&, const sim::Pl
   });
 }
 
-/// Machine 0's first NIC reading host memory and machine 1's writing it: a comm's end points.
+/// Machine 0's first NIC reading host memory and machine 1's writing it: a comm's end points (taken one by one, not
+/// as a structured binding: clang 14 cannot capture those in the lambdas that use them).
 std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*> nic_ends(const sim::Platform& pf)
 {
   return {pf.nic_endpoint(0, 0, Location::host(0), false), pf.nic_endpoint(1, 0, Location::host(0), true)};
@@ -79,7 +80,8 @@ TEST_CASE("run ahead: timers, short and SimGrid comms, lone and shared execs end
   // and a tag, so that both the times and the order are compared.
   auto run = [](bool run_ahead) {
     return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto [a, b] = nic_ends(pf);
+      auto* a = nic_ends(pf).first;
+      auto* b = nic_ends(pf).second;
       auto* cpu = pf.cpu_host(1, 0);
       auto note = [&](double tag) {
         out.push_back(tag);
@@ -125,7 +127,8 @@ TEST_CASE("run ahead: a timer due with a SimGrid comm's end runs first, as in a 
   // completions, in one round); a timer a nanosecond after it runs after the callback.
   auto run = [](bool run_ahead) {
     return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto [a, b] = nic_ends(pf);
+      auto* a = nic_ends(pf).first;
+      auto* b = nic_ends(pf).second;
       double end = 0;
       r.start_comm(a, b, 1 << 20, [&] {
         end = r.now();
@@ -163,7 +166,8 @@ TEST_CASE("run ahead: an end within SimGrid's precision after a timer belongs to
   // close to its end is let go, its callback never run, as with a round per timer.
   auto run = [](bool run_ahead) {
     return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto [a, b] = nic_ends(pf);
+      auto* a = nic_ends(pf).first;
+      auto* b = nic_ends(pf).second;
       auto* cpu = pf.cpu_host(1, 0);
       double end = 0;
       r.start_comm(a, b, 1 << 20, [&] { end = r.now(); });
@@ -209,7 +213,8 @@ TEST_CASE("run ahead: at a deadline SimGrid catches up and the snapshot reads wh
 {
   auto run = [](bool run_ahead) {
     return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto [a, b] = nic_ends(pf);
+      auto* a = nic_ends(pf).first;
+      auto* b = nic_ends(pf).second;
       r.start_comm(a, b, 100 << 20, [&] { out.push_back(-1); }); // far longer than the deadline
       std::function<void()> tick = [&] { r.after(1e-6, tick); };
       r.after(1e-6, tick); // timers up to the deadline, run ahead
