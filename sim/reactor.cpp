@@ -148,10 +148,9 @@ uint64_t Reactor::start_comm(simgrid::s4u::Host* from, simgrid::s4u::Host* to, u
     ++short_comms_started_;
     return id;
   }
-  catch_up_simgrid();
+  about_to_start_in_simgrid();
   auto comm = simgrid::kernel::actor::simcall_answered(
       [from, to, bytes] { return simgrid::s4u::ActivityPtr(simgrid::s4u::Comm::sendto_async(from, to, bytes)); });
-  simgrid_touched_ = true;
   enter(route);
   const uint64_t id = watch(std::move(comm), std::move(done));
   comm_route_.emplace(id, &route);
@@ -213,8 +212,7 @@ bool Reactor::drop_short_comm(uint64_t id)
 
 simgrid::s4u::ActivityPtr Reactor::start_simgrid_exec(simgrid::s4u::Host* host, double flops, int threads)
 {
-  catch_up_simgrid();
-  simgrid_touched_ = true;
+  about_to_start_in_simgrid();
   return simgrid::kernel::actor::simcall_answered([host, flops, threads] {
     auto e = simgrid::s4u::Exec::init();
     e->set_flops_amount(flops);
@@ -242,6 +240,11 @@ uint64_t Reactor::start_exec_seconds(simgrid::s4u::Host* host, double seconds, i
   const double flops = seconds * use.speed_of(host); // per thread: SimGrid's thread count multiplies the cores used
   if (flops < 1.0) return at(now() + seconds, std::move(done));
   return start_exec_on(use, host, flops, threads, std::move(done));
+}
+
+void Reactor::HostUse::forget_lone(uint64_t id)
+{
+  lone.erase(std::remove(lone.begin(), lone.end(), id), lone.end());
 }
 
 int Reactor::HostUse::cores_of(const simgrid::s4u::Host* host)
@@ -287,8 +290,7 @@ std::optional<Reactor::LoneExec> Reactor::take_lone_exec(uint64_t id)
   if (it == lone_.end()) return std::nullopt;
   LoneExec e = std::move(it->second);
   lone_.erase(it);
-  HostUse& use = use_of(e.host);
-  use.lone.erase(std::remove(use.lone.begin(), use.lone.end(), id), use.lone.end());
+  use_of(e.host).forget_lone(id);
   return e;
 }
 
@@ -306,8 +308,7 @@ void Reactor::make_lone_exec_simgrid(uint64_t id)
   auto it = lone_.find(id);
   if (it == lone_.end()) return;
   const LoneExec& e = it->second;
-  HostUse& use = use_of(e.host);
-  use.lone.erase(std::remove(use.lone.begin(), use.lone.end(), id), use.lone.end());
+  use_of(e.host).forget_lone(id);
   // Ending now (its timer due, or already fired and its end queued): left to end so, the host free for the newcomer.
   constexpr double TIME_EPSILON = 1e-12; // as run_loop's
   auto when = timer_when_.find(id);
@@ -354,8 +355,7 @@ void Reactor::start_spinner(uint64_t id)
   if (s.exec) return;
   make_room(use_of(s.host), s.host, 1);
   ++use_of(s.host).execs;
-  catch_up_simgrid();
-  simgrid_touched_ = true;
+  about_to_start_in_simgrid();
   // Work that never ends within any simulation (1e300 flops is ~1e291 s at any host speed): SimGrid's solver gives
   // it one core's share like any one-thread exec, and its end date never comes first.
   s.exec = simgrid::kernel::actor::simcall_answered([host = s.host] {
@@ -483,6 +483,12 @@ double Reactor::read_simgrid_next_event()
     if (const auto& heap = model->get_action_heap(); !heap.empty()) next = std::min(next, heap.top_date());
   }
   return next;
+}
+
+void Reactor::about_to_start_in_simgrid()
+{
+  catch_up_simgrid();
+  simgrid_touched_ = true;
 }
 
 void Reactor::catch_up_simgrid()

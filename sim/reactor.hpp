@@ -63,14 +63,14 @@ public:
   /// Start `flops` of work on `host` over `threads` cores; `done` runs when it ends. Returns an id (for
   /// cancel_activity()). One-thread work on a host with a core for it (the threads running there, SimGrid execs by
   /// their threads, spinners and these lone execs, this one included, no more than its cores) is a timer at flops /
-  /// the host's speed, as SimGrid times a
-  /// one-thread exec while the cores suffice, and no SimGrid activity: each activity SimGrid holds costs every
-  /// completion a walk of maestro's list of them (ExecImpl::post's std::list::remove), which grows with the GPUs of a
-  /// job. Work that arrives on the host while they run and leaves it more threads than cores makes each of them a
-  /// SimGrid exec of the flops it has left, which then shares the host as SimGrid shares it (the sharing depends on
-  /// the work left, not on what was done), so the result is the same as with every exec in SimGrid, up to rounding and
-  /// the order of completions at one instant (tests/sim/reactor_test.cpp, tests/sim/lone_exec_test.cpp).
-  /// set_lone_execs_as_timers(false), or TENSORPATH_EXECS_IN_SIMGRID=1 in the environment, puts every exec in SimGrid.
+  /// the host's speed, as SimGrid times a one-thread exec while the cores suffice, and no SimGrid activity: each
+  /// activity SimGrid holds costs every completion a walk of maestro's list of them (ExecImpl::post's
+  /// std::list::remove), which grows with the GPUs of a job. Work that arrives on the host while they run and leaves it
+  /// more threads than cores makes each of them a SimGrid exec of the flops it has left, which then shares the host as
+  /// SimGrid shares it (the sharing depends on the work left, not on what was done), so the result is the same as with
+  /// every exec in SimGrid, up to rounding and the order of completions at one instant (tests/sim/reactor_test.cpp,
+  /// tests/sim/lone_exec_test.cpp). set_lone_execs_as_timers(false), or TENSORPATH_EXECS_IN_SIMGRID=1 in the
+  /// environment, puts every exec in SimGrid.
   uint64_t start_exec(simgrid::s4u::Host* host, double flops, int threads, Task done);
   /// The same for work of `seconds` at one core's speed of `host` (flops = seconds x speed, the host's speed read
   /// once per host); under one flop, a timer of `seconds`.
@@ -171,6 +171,8 @@ private:
     int cores = 0;
     /// The host's cores, read from SimGrid the first time.
     int cores_of(const simgrid::s4u::Host* host);
+    /// Take lone exec `id` off the host's list (nothing if it is not there).
+    void forget_lone(uint64_t id);
     /// The host's speed, read from SimGrid the first time (constant: nothing changes a host's speed, no profiles or
     /// pstates).
     double speed_of(const simgrid::s4u::Host* host);
@@ -203,6 +205,8 @@ private:
   double read_simgrid_next_event();
   /// Bring SimGrid's clock to the reactor's (one round) before the reactor starts or cancels anything in SimGrid.
   void catch_up_simgrid();
+  /// Catch up, then mark SimGrid's dates stale: the reactor is about to start something in SimGrid.
+  void about_to_start_in_simgrid();
   /// After a round: abort with an internal error if SimGrid's clock stopped short of the reactor's.
   void check_not_behind() const;
   void drop_everything();
