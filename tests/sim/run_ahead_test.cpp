@@ -29,11 +29,15 @@ using namespace tp;
 
 namespace {
 
+using Host = simgrid::s4u::Host;
+
 /// `body` run by a reactor inside a SimGrid actor of a fresh two-machine simulation, in a child (one simulation per
-/// process), running ahead or not. Returns what body pushed, then SimGrid's clock after run() minus the reactor's, the
+/// process), running ahead or not, with a comm's end points: machine 0's first NIC reading host memory (`a`) and
+/// machine 1's writing it (`b`). Returns what body pushed, then SimGrid's clock after run() minus the reactor's, the
 /// timers run ahead and the rounds of SimGrid's engine waited for.
 std::vector<double>
-in_reactor(bool run_ahead, const std::function<void(sim::Reactor&, const sim::Platform&, std::vector<double>&)>& body)
+in_reactor(bool run_ahead,
+           const std::function<void(sim::Reactor&, const sim::Platform&, Host* a, Host* b, std::vector<double>&)>& body)
 {
   return test::numbers_in_child([&]() -> Result<std::vector<double>> {
     auto sim = sim::Simulation::create(test::test_cluster(2)).value();
@@ -41,7 +45,8 @@ in_reactor(bool run_ahead, const std::function<void(sim::Reactor&, const sim::Pl
     simgrid::s4u::Actor::create("test", sim->platform().cpu_host(0, 0), [&] {
       sim::Reactor r;
       r.set_run_ahead(run_ahead);
-      body(r, sim->platform(), out);
+      const sim::Platform& pf = sim->platform();
+      body(r, pf, pf.nic_endpoint(0, 0, Location::host(0), false), pf.nic_endpoint(1, 0, Location::host(0), true), out);
       out.push_back(simgrid::s4u::Engine::get_clock() - r.now());
       out.push_back(double(r.timers_run_ahead()));
       out.push_back(double(r.simgrid_rounds()));
@@ -51,11 +56,14 @@ in_reactor(bool run_ahead, const std::function<void(sim::Reactor&, const sim::Pl
   });
 }
 
-/// Machine 0's first NIC reading host memory and machine 1's writing it: a comm's end points (taken one by one, not
-/// as a structured binding: clang 14 cannot capture those in the lambdas that use them).
-std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*> nic_ends(const sim::Platform& pf)
+/// A 1 MiB comm from `a` to `b` with nothing else in flight, run to its end: how long it took.
+double time_alone(sim::Reactor& r, Host* a, Host* b)
 {
-  return {pf.nic_endpoint(0, 0, Location::host(0), false), pf.nic_endpoint(1, 0, Location::host(0), true)};
+  const double start = r.now();
+  double end = 0;
+  r.start_comm(a, b, 1 << 20, [&] { end = r.now(); });
+  r.run();
+  return end - start;
 }
 
 /// The numbers two runs pushed, the last three (clock difference, timers run ahead, rounds) left out, side by side.
@@ -79,35 +87,34 @@ TEST_CASE("run ahead: timers, short and SimGrid comms, lone and shared execs end
   // turns into a SimGrid one, and timers that fall before and after a SimGrid comm's end. Each callback pushes the time
   // and a tag, so that both the times and the order are compared.
   auto run = [](bool run_ahead) {
-    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = nic_ends(pf).first;
-      auto* b = nic_ends(pf).second;
-      auto* cpu = pf.cpu_host(1, 0);
-      auto note = [&](double tag) {
-        out.push_back(tag);
-        out.push_back(r.now());
-      };
-      r.after(1e-6, [&] {
-        note(1);
-        r.start_comm(a, b, 200, [&] { note(2); }); // short
-        r.after(0.5e-6, [&] {
-          note(3);
-          r.start_comm(a, b, 1 << 20, [&] { note(4); }); // SimGrid comm, started ahead of SimGrid's clock
-          for (int i = 1; i <= 40; ++i)
-            r.after(i * 3e-6, [&, i] { note(100 + i); }); // some before, some after the comm's end
+    return in_reactor(
+        run_ahead, [](sim::Reactor& r, const sim::Platform& pf, Host* a, Host* b, std::vector<double>& out) {
+          auto* cpu = pf.cpu_host(1, 0);
+          auto note = [&](double tag) {
+            out.push_back(tag);
+            out.push_back(r.now());
+          };
+          r.after(1e-6, [&] {
+            note(1);
+            r.start_comm(a, b, 200, [&] { note(2); }); // short
+            r.after(0.5e-6, [&] {
+              note(3);
+              r.start_comm(a, b, 1 << 20, [&] { note(4); }); // SimGrid comm, started ahead of SimGrid's clock
+              for (int i = 1; i <= 40; ++i)
+                r.after(i * 3e-6, [&, i] { note(100 + i); }); // some before, some after the comm's end
+            });
+          });
+          r.after(2e-6, [&] {
+            note(5);
+            r.start_exec(cpu, 1e6, 1, [&] { note(6); }); // alone on its host: a timer
+            r.after(1e-6, [&] {
+              note(7);
+              r.start_exec(cpu, 2e6, 1, [&] { note(8); }); // the first becomes a SimGrid exec of what it has left
+            });
+          });
+          r.run();
+          note(9);
         });
-      });
-      r.after(2e-6, [&] {
-        note(5);
-        r.start_exec(cpu, 1e6, 1, [&] { note(6); }); // alone on its host: a timer
-        r.after(1e-6, [&] {
-          note(7);
-          r.start_exec(cpu, 2e6, 1, [&] { note(8); }); // the first becomes a SimGrid exec of what it has left
-        });
-      });
-      r.run();
-      note(9);
-    });
   };
   const auto ahead = run(true), rounds = run(false);
   check_same_times(ahead, rounds);
@@ -126,26 +133,20 @@ TEST_CASE("run ahead: a timer due with a SimGrid comm's end runs first, as in a 
   // The comm's end is known only to SimGrid. Timers at that very time run before its callback (timers, then
   // completions, in one round); a timer a nanosecond after it runs after the callback.
   auto run = [](bool run_ahead) {
-    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = nic_ends(pf).first;
-      auto* b = nic_ends(pf).second;
-      double end = 0;
-      r.start_comm(a, b, 1 << 20, [&] {
-        end = r.now();
-        out.push_back(1);
-      });
-      r.run();
-      out.push_back(end);
-      // The same comm again, with timers before, at and after its end.
-      const double start = r.now();
-      r.start_comm(a, b, 1 << 20, [&] { out.push_back(2); });
-      const double duration = end;
-      for (double d : {0.25, 0.5, 0.999})
-        r.at(start + d * duration, [&, d] { out.push_back(10 + d); });
-      r.at(start + duration, [&] { out.push_back(20); });
-      r.at(start + duration + 1e-9, [&] { out.push_back(30); });
-      r.run();
-    });
+    return in_reactor(run_ahead,
+                      [](sim::Reactor& r, const sim::Platform& pf, Host* a, Host* b, std::vector<double>& out) {
+                        const double duration = time_alone(r, a, b); // from 0: its end
+                        out.push_back(1);
+                        out.push_back(duration);
+                        // The same comm again, with timers before, at and after its end.
+                        const double start = r.now();
+                        r.start_comm(a, b, 1 << 20, [&] { out.push_back(2); });
+                        for (double d : {0.25, 0.5, 0.999})
+                          r.at(start + d * duration, [&, d] { out.push_back(10 + d); });
+                        r.at(start + duration, [&] { out.push_back(20); });
+                        r.at(start + duration + 1e-9, [&] { out.push_back(30); });
+                        r.run();
+                      });
   };
   const auto ahead = run(true), rounds = run(false);
   check_same_times(ahead, rounds);
@@ -165,37 +166,33 @@ TEST_CASE("run ahead: an end within SimGrid's precision after a timer belongs to
   // start order (the comm first); running ahead must not hand the exec on first. And a comm cancelled from a timer that
   // close to its end is let go, its callback never run, as with a round per timer.
   auto run = [](bool run_ahead) {
-    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = nic_ends(pf).first;
-      auto* b = nic_ends(pf).second;
-      auto* cpu = pf.cpu_host(1, 0);
-      double end = 0;
-      r.start_comm(a, b, 1 << 20, [&] { end = r.now(); });
-      r.run();
-      const double duration = end;
-      REQUIRE(duration > 0);
-      // The exec, then the comm's callback: order and times.
-      double start = r.now();
-      r.start_comm(a, b, 1 << 20, [&] {
-        out.push_back(1);
-        out.push_back(r.now());
-      });
-      const double exec_end = std::nextafter(std::nextafter(start + duration, 0.0), 0.0);
-      r.start_exec(cpu, (exec_end - start) * cpu->get_speed(), 1, [&] {
-        out.push_back(2);
-        out.push_back(r.now());
-      });
-      r.at(start + duration / 2, [] {}); // a round between: SimGrid's dates are fresh when the exec's end comes
-      r.run();
-      // A cancel one ulp before the end.
-      start = r.now();
-      const uint64_t id = r.start_comm(a, b, 1 << 20, [&] { out.push_back(-1); });
-      r.at(start + duration / 2, [] {});
-      r.at(std::nextafter(start + duration, 0.0), [&, id] { r.cancel_activity(id); });
-      r.at(start + 2 * duration, [&] { out.push_back(3); }); // the loop moves on
-      r.run();
-      out.push_back(double(r.cancelled_held()));
-    });
+    return in_reactor(
+        run_ahead, [](sim::Reactor& r, const sim::Platform& pf, Host* a, Host* b, std::vector<double>& out) {
+          auto* cpu = pf.cpu_host(1, 0);
+          const double duration = time_alone(r, a, b);
+          REQUIRE(duration > 0);
+          // The exec, then the comm's callback: order and times.
+          double start = r.now();
+          r.start_comm(a, b, 1 << 20, [&] {
+            out.push_back(1);
+            out.push_back(r.now());
+          });
+          const double exec_end = std::nextafter(std::nextafter(start + duration, 0.0), 0.0);
+          r.start_exec(cpu, (exec_end - start) * cpu->get_speed(), 1, [&] {
+            out.push_back(2);
+            out.push_back(r.now());
+          });
+          r.at(start + duration / 2, [] {}); // a round between: SimGrid's dates are fresh when the exec's end comes
+          r.run();
+          // A cancel one ulp before the end.
+          start = r.now();
+          const uint64_t id = r.start_comm(a, b, 1 << 20, [&] { out.push_back(-1); });
+          r.at(start + duration / 2, [] {});
+          r.at(std::nextafter(start + duration, 0.0), [&, id] { r.cancel_activity(id); });
+          r.at(start + 2 * duration, [&] { out.push_back(3); }); // the loop moves on
+          r.run();
+          out.push_back(double(r.cancelled_held()));
+        });
   };
   const auto ahead = run(true), rounds = run(false);
   check_same_times(ahead, rounds);
@@ -212,19 +209,18 @@ TEST_CASE("run ahead: at a deadline SimGrid catches up and the snapshot reads wh
           "[reactor][run-ahead]")
 {
   auto run = [](bool run_ahead) {
-    return in_reactor(run_ahead, [](sim::Reactor& r, const sim::Platform& pf, std::vector<double>& out) {
-      auto* a = nic_ends(pf).first;
-      auto* b = nic_ends(pf).second;
-      r.start_comm(a, b, 100 << 20, [&] { out.push_back(-1); }); // far longer than the deadline
-      std::function<void()> tick = [&] { r.after(1e-6, tick); };
-      r.after(1e-6, tick); // timers up to the deadline, run ahead
-      r.set_deadline(1e-3);
-      r.run();
-      out.push_back(r.deadline_hit() ? 1 : 0);
-      out.push_back(r.now());
-      REQUIRE(r.at_deadline().activities.size() == 1);
-      out.push_back(r.at_deadline().activities[0].remaining);
-    });
+    return in_reactor(run_ahead,
+                      [](sim::Reactor& r, const sim::Platform& pf, Host* a, Host* b, std::vector<double>& out) {
+                        r.start_comm(a, b, 100 << 20, [&] { out.push_back(-1); }); // far longer than the deadline
+                        std::function<void()> tick = [&] { r.after(1e-6, tick); };
+                        r.after(1e-6, tick); // timers up to the deadline, run ahead
+                        r.set_deadline(1e-3);
+                        r.run();
+                        out.push_back(r.deadline_hit() ? 1 : 0);
+                        out.push_back(r.now());
+                        REQUIRE(r.at_deadline().activities.size() == 1);
+                        out.push_back(r.at_deadline().activities[0].remaining);
+                      });
   };
   const auto ahead = run(true), rounds = run(false);
   check_same_times(ahead, rounds);
