@@ -76,6 +76,13 @@ def measure(tp, args, env=None):
     return None, None, None, p.returncode, step
 
 
+def positive_int(text):
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a GPU count of 1 or more, got {text}")
+    return n
+
+
 def exponent(points):
     pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
     if len(pts) < 2:
@@ -93,7 +100,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tensorpath", default="build/tensorpath")
     ap.add_argument("--series", choices=sorted(SERIES), action="append")
-    ap.add_argument("--gpus", type=int, nargs="+")
+    ap.add_argument("--gpus", type=positive_int, nargs="+")
     ap.add_argument("--symmetric", action="store_true", help="allreduce series with --symmetric-ranks")
     ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
     ap.add_argument("--chunk-trains", action="store_true",
@@ -174,7 +181,9 @@ def main():
                     row += f" reference run failed or refused (exit {rrc})"
                     failed = failed or rrc not in (0, 2)
             print(row)
-        print(f"growth exponent of the CPU time: {exponent(points):.2f} (1.0: linear in the GPUs)")
+        e = exponent(points)
+        print(f"growth exponent of the CPU time: {e:.2f} (1.0: linear in the GPUs)" if not math.isnan(e) else
+              "growth exponent of the CPU time: none (it needs two sizes that ran)")
     return 1 if failed else 0
 
 
