@@ -15,9 +15,10 @@ docs/model.md "Symmetric ranks"; 1,024 to 65,536 GPUs by default), and each size
 also runs with every rank simulated: the table then gives the simulated step of both and their ratio (the reference
 run the collapse is checked against).
 
-With --chunk-trains the AR-gRPC series run with --ar-chunk-trains (4 chunks per RDMA READ and FIN, docs/model.md
-"Chunk trains"), and each size also runs chunk by chunk: the table gives both simulated steps, their ratio and the
-chunk-by-chunk run's CPU time (the reference the shortcut is checked against).
+AR-gRPC runs read 4 chunks per RDMA READ and FIN (chunk trains, the simulator's default, docs/model.md "Chunk
+trains"). With --chunk-by-chunk-reference each AR-gRPC size also runs with --ar-chunk-by-chunk (a READ and a FIN per
+chunk, as published): the table gives both simulated steps, their ratio and the chunk-by-chunk run's CPU time (the
+reference the shortcut is checked against).
 
 With --transport T the vgg16-ps series runs over T instead of gRPC. With --short-comms-reference each size also runs
 with TENSORPATH_COMMS_IN_SIMGRID=1 (every comm a SimGrid comm, docs/model.md "Short comms"): the table gives both
@@ -26,7 +27,7 @@ TENSORPATH_CLOCK_IN_SIMGRID=1 (a round of SimGrid's engine at every timer, docs/
 SimGrid's clock"), likewise.
 
 Usage: bench/training_scale_bench.py [--tensorpath build/tensorpath] [--series NAME] [--gpus N ...]
-                                     [--symmetric [--whole-up-to N]] [--chunk-trains] [--transport T]
+                                     [--symmetric [--whole-up-to N]] [--chunk-by-chunk-reference] [--transport T]
                                      [--short-comms-reference] [--clock-reference]
 Each run is refused by the budget check beyond TENSORPATH_TIME_LIMIT (this script sets 60m unless it is set).
 Needs /usr/bin/time (Debian's `time` package). Results: docs/performance.md.
@@ -103,8 +104,8 @@ def main():
     ap.add_argument("--gpus", type=positive_int, nargs="+")
     ap.add_argument("--symmetric", action="store_true", help="allreduce series with --symmetric-ranks")
     ap.add_argument("--whole-up-to", type=int, default=512, help="with --symmetric: also every rank up to N GPUs")
-    ap.add_argument("--chunk-trains", action="store_true",
-                    help="AR-gRPC series with --ar-chunk-trains, each size also chunk by chunk")
+    ap.add_argument("--chunk-by-chunk-reference", action="store_true",
+                    help="each AR-gRPC size also with --ar-chunk-by-chunk (a READ and a FIN per chunk)")
     ap.add_argument("--transport", choices=["grpc", "verbs_v1", "verbs_v2", "gdr", "mpi", "ar_grpc"],
                     help="the vgg16-ps series over this transport instead of grpc")
     ap.add_argument("--short-comms-reference", action="store_true",
@@ -123,8 +124,9 @@ def main():
     names = o.series or sorted(SERIES)
     if o.symmetric:
         names = [n for n in names if "--mode allreduce" in SERIES[n][0]]
-    if o.chunk_trains:
-        names = [n for n in names if "--transport ar_grpc" in SERIES[n][0]]
+    if o.chunk_by_chunk_reference:
+        names = [n for n in names if "--transport ar_grpc" in SERIES[n][0] or
+                 (n == "vgg16-ps" and o.transport == "ar_grpc")]
     if o.transport and "vgg16-ps" not in names:
         ap.error("--transport applies to the vgg16-ps series only (add --series vgg16-ps)")
     for name in names:
@@ -132,8 +134,6 @@ def main():
         if o.symmetric:
             template += " --symmetric-ranks"
             sizes = [64, 256, 1024, 4096, 16384, 65536]
-        if o.chunk_trains:
-            template += " --ar-chunk-trains"
         if o.transport and name == "vgg16-ps":
             template = template.replace("--transport grpc", "--transport " + o.transport)
         # A series given in workers ({w}) of 2 GPUs each: N GPUs are N / 2 workers.
@@ -141,7 +141,8 @@ def main():
         print(f"\n{name}: tensorpath train {template.format(n='N', w='N/2')}")
         print(f"{'GPUs':>6s} {'cpu[s]':>9s} {'wall[s]':>9s} {'RSS[MB]':>9s} {'cpu/GPU-step':>13s} {'vs first':>9s}" +
               (f" {'step[ms]':>10s} {'whole[ms]':>10s} {'sym/whole':>9s} {'whole cpu[s]':>12s}" if o.symmetric else "") +
-              (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_trains else "") +
+              (f" {'step[ms]':>10s} {'by chunk':>10s} {'ratio':>9s} {'chunk cpu[s]':>12s}" if o.chunk_by_chunk_reference
+               else "") +
               "".join(f" {'step[ms]':>10s} {title:>10s} {'ratio':>9s} {'ref cpu[s]':>10s}" for _, title in references))
         points, first = [], None
         for n in o.gpus or sizes:
@@ -164,9 +165,9 @@ def main():
                     else:
                         row += f" whole run failed or refused (exit {wrc})"
                         failed = failed or wrc not in (0, 2)
-            if o.chunk_trains:
+            if o.chunk_by_chunk_reference:
                 row += f" {step * 1e3:10.1f}" if step else f" {'-':>10s}"
-                ccpu, _, _, crc, exact = measure(o.tensorpath, fill(n).replace(" --ar-chunk-trains", "").split())
+                ccpu, _, _, crc, exact = measure(o.tensorpath, (fill(n) + " --ar-chunk-by-chunk").split())
                 if crc == 0 and exact and step:
                     row += f" {exact * 1e3:10.1f} {step / exact:9.4f} {ccpu:12.2f}"
                 else:

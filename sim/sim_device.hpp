@@ -35,6 +35,7 @@ public:
 
   /// Precondition: `addr` is memory allocated by this process.
   Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write) override;
+  bool charges_stand_ins() const override { return true; }
 
   /// Fault injection: move every QP of this device to ERR (outstanding and posted WRs are flushed); returns how
   /// many QPs were not in ERR already.

@@ -49,7 +49,7 @@ Status apply_transport_flags(const ParsedArgs& a, const std::vector<std::string>
       return Error::at("", command + " --" + knob->cli_flag, "a run of " + owner + " (the flag changes only its runs)",
                        "--transport " + given);
     }
-    knob->set(options, true);
+    knob->set(options, !knob->default_value); // a flag turns its switch from the default
   }
   return ok_status();
 }

@@ -3,6 +3,7 @@
 
 #include "core/common/isolated_run.hpp"
 #include "core/common/median.hpp"
+#include "core/transports/ar_grpc/ar_grpc.hpp"
 #include "emulator/core_pinning.hpp"
 #include "emulator/transfer_job.hpp"
 #include "sim/transfer_job.hpp"
@@ -128,6 +129,9 @@ Result<SimVsEmuResult> compare_sim_with_emulator(const SimVsEmuOptions& o)
     sj.sizes = sizes;
     sj.steps = o.steps;
     sj.gpudirect_gpus = {};
+    // The emulator reads AR-gRPC's chunks one by one (its device does not charge a train as its chunks); so does the
+    // prediction here, which is of that protocol.
+    sj.options.own<transports::ArGrpcOptions>().chunk_trains = false;
     auto predicted = simulate(cluster, sj);
     if (!predicted.ok()) return predicted.error();
     emu::EmuTransferJob ej;

@@ -80,6 +80,10 @@ public:
   /// Call `on_write` (once, on the runtime executor) when an incoming RDMA WRITE or READ response lands in
   /// [addr, addr+len): what a CPU spinning on that memory would see (perftest's write_lat). Optional feature.
   virtual Status watch_memory(uint64_t addr, uint64_t len, std::function<void()> on_write);
+  /// Whether the device charges a work request that stands for several (SendWr::stands_for) as that many: true only
+  /// where the NIC is a model (the simulator). A protocol's simulation shortcut built on it (AR-gRPC's chunk trains)
+  /// is off elsewhere, where such a WR would be a different protocol on real hardware.
+  virtual bool charges_stand_ins() const { return false; }
 };
 
 /// Options for bring_up_rc_qp(): the attributes perftest and the TF verbs transport use.

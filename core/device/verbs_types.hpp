@@ -122,7 +122,8 @@ struct SendWr {
   uint32_t rkey = 0;        ///< for RDMA_*
   /// Simulator only, for a shortcut (chunk trains, transports::MessengerOptions::read_train): the protocol's work
   /// requests this one stands for. The simulated NIC charges such an RDMA READ as that many READs (outstanding-READ
-  /// slots, WQE processing, message rate), so the READs behind it wait as they would; real devices ignore it.
+  /// slots, WQE processing, message rate), so the READs behind it wait as they would; real devices ignore it
+  /// (verbs::Device::charges_stand_ins says which do not).
   uint32_t stands_for = 1;
   /// The WRs it is charged as: stands_for, and 0 counts as 1.
   uint32_t charged_as() const { return stands_for > 0 ? stands_for : 1; }

@@ -240,12 +240,12 @@ TEST_CASE("Numbers in a job that fit no type are refused, not wrapped or convert
     return parse_job_text(R"({"kind": "training", "hw": "hkust-4node", "model": "alexnet", )" + fields + "}", "f.json",
                           "job");
   };
-  auto knob = training(R"("transport": "grpc", "ar_chunk_trains": true)");
+  auto knob = training(R"("transport": "grpc", "ar_chunk_trains": false)");
   REQUIRE_FALSE(knob.ok());
   CHECK(knob.error().field == "job.ar_chunk_trains");
   CHECK(knob.error().message().find("ar_grpc") != std::string::npos);
-  CHECK(training(R"("transports": ["grpc", "ar_grpc"], "ar_chunk_trains": true)").ok());
-  CHECK(training(R"("transport": "grpc", "ar_chunk_trains": false)").ok()); // the default changes nothing either
+  CHECK(training(R"("transports": ["grpc", "ar_grpc"], "ar_chunk_trains": false)").ok());
+  CHECK(training(R"("transport": "grpc", "ar_chunk_trains": true)").ok()); // the default changes nothing either
   CHECK_FALSE(training(R"("transport": "grpc", "mpi_optimal_path": true)").ok());
   // A scenario file with a number no type holds: nlohmann's out_of_range escaped load_scenario.
   auto f = write_tmp("big.json", R"({"jobs": [{"kind": "perftest", "hw": "connectx3-40gbe-roce", "size": 1e400}]})");

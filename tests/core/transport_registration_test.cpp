@@ -215,7 +215,7 @@ TEST_CASE("transport option knobs set and read their own options, with unique fl
   // Today's user-settable knobs, with their names (tests/apps check their messages).
   CHECK(fields ==
         std::set<std::string>{"mpi_optimal_path", "mpi_nonblocking_recv", "mpi_typed_counts", "ar_chunk_trains"});
-  CHECK(flags == std::set<std::string>{"mpi-optimal-path", "mpi-nonblocking-recv", "ar-chunk-trains"});
+  CHECK(flags == std::set<std::string>{"mpi-optimal-path", "mpi-nonblocking-recv", "ar-chunk-by-chunk"});
 }
 
 TEST_CASE("the _template transport compiles with core but is not registered", "[quick][registry]")

@@ -280,9 +280,9 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds > more.seconds);
   // AR-gRPC's chunk trains: fewer events per byte moved, a smaller estimate; chunk by chunk as before.
   tr.transport = "ar_grpc";
+  const double trains = sim::estimate_training(test::test_cluster(8), m, tr).seconds; // the default
+  tr.options.own<transports::ArGrpcOptions>().chunk_trains = false;
   const double by_chunk = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
-  tr.options.own<transports::ArGrpcOptions>().chunk_trains = true;
-  const double trains = sim::estimate_training(test::test_cluster(8), m, tr).seconds;
   CHECK(trains < by_chunk);
   CHECK(trains > 0);
   // Larger chunks (AR-gRPC picks them by the NIC's rate; set here) are fewer chunks for the same bytes.

@@ -20,12 +20,18 @@ namespace tp::transports {
 struct ArGrpcOptions {
   uint64_t eager_threshold = 0; ///< largest eagerly sent message, <= 64 KiB (T_eager)
   uint64_t chunk_bytes = 0;     ///< rendezvous chunk size (C_chunk)
-  /// Chunk trains, a simulation shortcut (`--ar-chunk-trains`; docs/model.md "Chunk trains"): half an in-flight window
-  /// of chunks (4) per RDMA READ and FIN, two such READs in flight, so the same bytes stay outstanding per payload.
-  bool chunk_trains = false;
+  /// Chunk trains, a simulation shortcut (docs/model.md "Chunk trains"): half an in-flight window of chunks (4) per
+  /// RDMA READ and FIN, two such READs in flight, so the same bytes stay outstanding per payload. On by default, and
+  /// only on a device that charges such a READ as the chunks it stands for (verbs::Device::charges_stand_ins: the
+  /// simulator); elsewhere, and with false (`--ar-chunk-by-chunk`, scenario field `"ar_chunk_trains": false`), a READ
+  /// and a FIN per chunk, as published.
+  bool chunk_trains = true;
 };
 /// Chunks per READ under chunk trains: half of the 8 READs AR-gRPC keeps in flight.
 constexpr uint32_t AR_GRPC_TRAIN_CHUNKS = 4;
+/// Chunks one READ reads (MessengerOptions::read_train): AR_GRPC_TRAIN_CHUNKS where trains are asked for and `device`
+/// charges a train as its chunks (verbs::Device::charges_stand_ins), else 1.
+uint32_t ar_grpc_read_train(const ArGrpcOptions& options, const verbs::Device* device);
 
 std::unique_ptr<Transport> make_ar_grpc_transport(const TaskContext& ctx);
 /// The registry entry: name, description, factory, failure behaviour, option knobs (core/transports/registry.cpp).
