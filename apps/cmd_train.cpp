@@ -130,6 +130,8 @@ Command train_command()
   s.name = "train";
   s.summary = "synchronous training steps of a model on a simulated cluster, per transport side by side";
   s.usage = "[--model NAME] [--hw PROFILE] [--transport NAMES|all] [--mode ps|allreduce] [options]";
+  s.retired = {{"ar-chunk-trains", "chunk trains are the simulator's default for ar_grpc; --ar-chunk-by-chunk turns "
+                                   "them off (docs/model.md \"Chunk trains\")"}};
   s.options = {
       {"model", 0, true, "NAME",
        "vgg16 (default), alexnet, resnet50, resnet101, resnet152, inception3, googlenet (tensorpath profiles lists "

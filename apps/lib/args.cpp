@@ -162,6 +162,10 @@ Result<ParsedArgs> parse_args(const CommandSpec& spec, const std::vector<std::st
         inline_value = true;
       }
       o = find(name, 0);
+      for (const auto& [old, instead] : spec.retired)
+        if (!o && name == old)
+          return Error::at("", "tensorpath " + spec.name, "a known option (--" + old + " was removed: " + instead + ")",
+                           "\"" + a + "\"");
       if (!o)
         return Error::at("", "tensorpath " + spec.name, "a known option (see tensorpath " + spec.name + " --help)",
                          "\"" + a + "\"");

@@ -26,6 +26,8 @@ struct CommandSpec {
   std::string details; ///< extra paragraphs for --help
   /// Positional arguments the command takes (files, names); more are an error, not silently ignored.
   size_t max_positionals = 0;
+  /// Options that were removed (long name without dashes) and what to use instead: refused, saying so.
+  std::vector<std::pair<std::string, std::string>> retired;
 };
 
 class ParsedArgs {

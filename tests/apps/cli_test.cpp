@@ -71,6 +71,11 @@ TEST_CASE("Bad arguments and bad profiles exit 2 with a message naming the probl
   CHECK(r5.status == 2);
   CHECK(r5.out.find("--ar-chunk-by-chunk: expected a run of ar_grpc") != std::string::npos);
   CHECK(r5.out.find("--transport grpc,gdr") != std::string::npos);
+  // A retired flag says what replaced it.
+  Run r6 = run("train --model alexnet --transport ar_grpc --ar-chunk-trains --steps 2");
+  CHECK(r6.status == 2);
+  CHECK(r6.out.find("--ar-chunk-trains was removed") != std::string::npos);
+  CHECK(r6.out.find("--ar-chunk-by-chunk") != std::string::npos);
 }
 
 TEST_CASE("perftest prints a row per size and validate --json has the documented keys", "[quick]")
