@@ -204,6 +204,8 @@ int run_transfer(const frontend::ParsedArgs& a)
   const std::vector<std::string> names = list.value();
   auto parsed = transfer_job_from(a);
   if (!parsed.ok()) return report_error(parsed.error());
+  if (auto st = frontend::apply_transport_flags(a, names, parsed.value().options, "tensorpath transfer"); !st.ok())
+    return report_error(st.error());
   const sim::TransferJob& job = parsed.value();
   // One process per transport, one after the other: refuse the whole before the first starts.
   JobEstimate need;
@@ -287,6 +289,8 @@ Command transfer_command()
       {"json", 0, false, "", "machine-readable output"},
       {"records", 0, true, "FILE", "write every per-transfer record (both sides, all steps): FILE.json or FILE.csv"},
   };
+  for (auto& o : frontend::transport_flag_options())
+    s.options.push_back(std::move(o));
   s.details = "Each transport runs in its own process. Example: tensorpath transfer --sweep --hw connectx4-edr-ib";
   return {s, &run_transfer};
 }

@@ -127,6 +127,9 @@ def main():
     if o.chunk_by_chunk_reference:
         names = [n for n in names if "--transport ar_grpc" in SERIES[n][0] or
                  (n == "vgg16-ps" and o.transport == "ar_grpc")]
+    if not names:
+        ap.error("no series left to run: --symmetric takes the allreduce series, --chunk-by-chunk-reference the AR-gRPC "
+                 "ones (vgg16-ar-grpc, or vgg16-ps with --transport ar_grpc)")
     if o.transport and "vgg16-ps" not in names:
         ap.error("--transport applies to the vgg16-ps series only (add --series vgg16-ps)")
     for name in names:

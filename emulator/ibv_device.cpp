@@ -241,6 +241,7 @@ public:
   }
   Status post_send(const SendWr& wr) override
   {
+    if (auto st = verbs::refuse_stand_in(wr); !st.ok()) return st;
     std::vector<ibv_sge> sges;
     for (const auto& s : wr.sg_list)
       sges.push_back({s.addr, s.length, s.lkey});

@@ -290,6 +290,7 @@ public:
   }
   Status post_send(const SendWr& wr) override
   {
+    if (auto st = refuse_stand_in(wr); !st.ok()) return st;
     std::lock_guard<std::mutex> lock(c_->dev.fabric().state());
     if (!send_queue_accepts(c_->attr.qp_state))
       return Error::at("", "post_send", "a QP in RTS", to_string(c_->attr.qp_state));

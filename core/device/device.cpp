@@ -139,6 +139,15 @@ Status Device::watch_memory(uint64_t, uint64_t, std::function<void()>)
   return not_supported("watch_memory");
 }
 
+Status refuse_stand_in(const SendWr& wr)
+{
+  if (wr.stands_for <= 1) return ok_status();
+  return Error::at("", "post_send",
+                   "a work request of its own (SendWr::stands_for 1: only the simulator charges one that stands for "
+                   "several)",
+                   "stands_for " + std::to_string(wr.stands_for));
+}
+
 Status check_registration_access(Access access)
 {
   if ((has(access, Access::REMOTE_WRITE) || has(access, Access::REMOTE_ATOMIC)) && !has(access, Access::LOCAL_WRITE))

@@ -99,6 +99,10 @@ struct RcConnectOptions {
 
 /// What ibv_reg_mr refuses whatever the memory: REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (EINVAL).
 Status check_registration_access(Access access);
+/// For a device that does not charge stand-ins (Device::charges_stand_ins false: the software device, libibverbs): a
+/// work request that stands for several (SendWr::stands_for > 1, a simulation shortcut) is refused at post_send, since
+/// carried out it would be another protocol with the right bytes, a difference nothing downstream would notice.
+Status refuse_stand_in(const SendWr& wr);
 /// check_registration_access, and a range that is not inside one allocation of `memory` (unmapped pages are the
 /// kernel's EFAULT; a device that knows its process's allocations checks where they end too). The error reg_mr
 /// returns, or ok.

@@ -71,6 +71,11 @@ TEST_CASE("Bad arguments and bad profiles exit 2 with a message naming the probl
   CHECK(r5.status == 2);
   CHECK(r5.out.find("--ar-chunk-by-chunk: expected a run of ar_grpc") != std::string::npos);
   CHECK(r5.out.find("--transport grpc,gdr") != std::string::npos);
+  // transfer takes the transports' switches too, under the same rule.
+  Run r7 = run("transfer --transport grpc --ar-chunk-by-chunk --size 4K --steps 2");
+  CHECK(r7.status == 2);
+  CHECK(r7.out.find("tensorpath transfer --ar-chunk-by-chunk: expected a run of ar_grpc") != std::string::npos);
+  CHECK(run("transfer --transport ar_grpc --ar-chunk-by-chunk --size 1M --steps 2").status == 0);
   // A retired flag says what replaced it.
   Run r6 = run("train --model alexnet --transport ar_grpc --ar-chunk-trains --steps 2");
   CHECK(r6.status == 2);

@@ -290,6 +290,23 @@ TEST_CASE("soft device: a message over 2 GiB fails locally and inline data on a 
   CHECK(st.error().message().find("inline") != std::string::npos);
 }
 
+TEST_CASE("soft device: a work request standing for several is refused, not run as a longer one", "[emulator]")
+{
+  // SendWr::stands_for is the simulator's (AR-gRPC's chunk trains): this device does not charge it, so a protocol that
+  // asked for it here would run another protocol with the right bytes. AR-gRPC does not ask (ar_grpc_read_train).
+  Responder r;
+  CHECK_FALSE(r.device.charges_stand_ins());
+  verbs::SendWr read;
+  read.opcode = verbs::WrOpcode::RDMA_READ;
+  read.sg_list = {{r.at(0), 4096, r.mr.lkey}};
+  read.remote_addr = 0x1000;
+  read.rkey = 1;
+  read.stands_for = 4;
+  auto st = r.qp->post_send(read);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message().find("stands_for 4") != std::string::npos);
+}
+
 TEST_CASE("soft device: a QP with more SGEs per WR than the device has is refused, as by ibv_create_qp", "[emulator]")
 {
   Responder r;

@@ -267,6 +267,11 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   t.materialize = true;
   t.sizes = {1ull << 30};
   CHECK(sim::estimate_transfer(test::test_cluster(2), t).bytes >= 3.0 * double(1ull << 30) * 100);
+  // AR-gRPC's transfers: a quarter of the per-byte cost in chunk trains (the default), all of it chunk by chunk.
+  t.transport = "ar_grpc";
+  const double transfer_trains = sim::estimate_transfer(test::test_cluster(2), t).seconds;
+  t.options.own<transports::ArGrpcOptions>().chunk_trains = false;
+  CHECK(sim::estimate_transfer(test::test_cluster(2), t).seconds > 2 * transfer_trains);
   sim::TrainingJob tr;
   tr.layout.workers = 2;
   tr.layout.ps_tasks = 2;
@@ -286,7 +291,6 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   CHECK(trains < by_chunk);
   CHECK(trains > 0);
   // Larger chunks (AR-gRPC picks them by the NIC's rate; set here) are fewer chunks for the same bytes.
-  tr.options.own<transports::ArGrpcOptions>().chunk_trains = false;
   tr.options.own<transports::ArGrpcOptions>().chunk_bytes = 4 << 20;
   CHECK(sim::estimate_training(test::test_cluster(8), m, tr).seconds < by_chunk);
   // Messenger transports keep a channel with its bounce buffers per worker-PS pair: more memory than verbs v2's.
