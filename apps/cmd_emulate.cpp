@@ -63,6 +63,7 @@ int run_compare(const frontend::ParsedArgs& a, const std::vector<std::string>& n
                         {"memcpy_dram_bandwidth", c.memcpy_dram_bandwidth},
                         {"write_latency", c.write_latency},
                         {"handoff", c.handoff},
+                        {"wire_op_time", c.wire_op_time},
                         {"work_round_trip", c.work_round_trip},
                         {"timer_1us", c.timer_1us},
                         {"stream_latency", c.stream_latency},

@@ -22,6 +22,8 @@ namespace tp::emu {
 namespace {
 
 using clk = std::chrono::steady_clock;
+/// WRITEs per burst when timing the wire thread's operations (measure_device_write).
+constexpr int WIRE_BURST = 32;
 
 double seconds_since(clk::time_point t0)
 {
@@ -128,7 +130,7 @@ Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime
   const auto acc = verbs::Access::LOCAL_WRITE | verbs::Access::REMOTE_WRITE;
   auto ma = da.reg_mr(ba->addr, 4096, acc);
   auto mb = db.reg_mr(bb->addr, 4096, acc);
-  auto cqa = da.create_cq(16);
+  auto cqa = da.create_cq(2 * WIRE_BURST);
   auto cqb = db.create_cq(16);
   if (!ma.ok() || !mb.ok() || !cqa.ok() || !cqb.ok()) return Error::msg("calibration: software device set-up failed");
   verbs::QpInitAttr ia;
@@ -168,6 +170,42 @@ Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime
   });
   c.write_latency = median(lat);
   c.handoff = c.write_latency / 2;
+  // The wire thread's time per operation: bursts of WIRE_BURST 8-byte WRITEs posted back to back, each timed from the
+  // first post to the last completion, per WRITE (the first WRITE's latency spread over the burst). A refused post
+  // counts as done, so that a burst always ends, and leaves the figure unmeasured (check_calibration refuses it).
+  std::vector<double> per_op;
+  int done_in_burst = 0;
+  bool refused = false;
+  auto burst = [&] {
+    done_in_burst = 0;
+    t0 = clk::now();
+    for (int k = 0; k < WIRE_BURST; ++k) {
+      verbs::SendWr w;
+      w.opcode = verbs::WrOpcode::RDMA_WRITE;
+      w.sg_list = {{ba->addr, 8, ma->lkey}};
+      w.remote_addr = bb->addr;
+      w.rkey = mb->rkey;
+      if (!qa.value()->post_send(w).ok()) {
+        refused = true;
+        ++done_in_burst;
+      }
+    }
+    if (done_in_burst == WIRE_BURST) finished_all(); // nothing posted: no completion will come
+  };
+  const int bursts = std::max(5, pings / WIRE_BURST);
+  cqa.value()->set_handler([&](const verbs::WorkCompletion&) {
+    if (++done_in_burst < WIRE_BURST) return;
+    per_op.push_back(seconds_since(t0) / WIRE_BURST);
+    if (int(per_op.size()) == bursts || refused)
+      finished_all();
+    else
+      burst();
+  });
+  on_loop(a, [&](std::function<void()> finished) {
+    finished_all = finished;
+    burst();
+  });
+  c.wire_op_time = refused || per_op.empty() ? std::nan("") : median(per_op);
   on_loop(a, [&](std::function<void()> finished) {
     qa.value().reset();
     finished();
@@ -372,6 +410,7 @@ Status check_calibration(const SoftHostCalibration& c)
       {"memcpy_call_overhead", c.memcpy_call_overhead},
       {"write_latency", c.write_latency},
       {"write_latency_repeat", c.write_latency_repeat},
+      {"wire_op_time", c.wire_op_time},
       {"work_round_trip", c.work_round_trip},
       {"timer_1us", c.timer_1us},
       {"serialize_bandwidth", c.serialize_bandwidth},

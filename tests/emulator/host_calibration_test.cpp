@@ -32,6 +32,9 @@ TEST_CASE("calibrating the software device measures memcpy, hand-offs, serializa
   CHECK(k.write_latency > 0);
   CHECK(k.write_latency < tp::test::wall_seconds(0.01));
   CHECK(k.handoff == Approx(k.write_latency / 2));
+  // A WRITE in a burst of 32 takes some time, and not more than a whole burst's worth of one WRITE's latency.
+  CHECK(k.wire_op_time > 0);
+  CHECK(k.wire_op_time < tp::test::wall_seconds(0.01));
   CHECK(k.work_round_trip > 0);
   CHECK(k.timer_1us >= 1e-6); // a 1 us timer never fires early (the raw median: nothing clamps it)
   CHECK(k.timer_1us < tp::test::wall_seconds(0.01));
@@ -91,6 +94,7 @@ TEST_CASE("a calibration that breaks an invariant is refused with the figure nam
   c.memcpy_call_overhead = 20e-9;
   c.write_latency = 4e-6;
   c.write_latency_repeat = 5e-6;
+  c.wire_op_time = 1e-6;
   c.work_round_trip = 8e-6;
   c.timer_1us = 3e-6;
   c.serialize_bandwidth = 5e9;
@@ -116,4 +120,9 @@ TEST_CASE("a calibration that breaks an invariant is refused with the figure nam
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().field == "stream_latency");
   }
+  auto unmeasured = c;
+  unmeasured.wire_op_time = std::nan(""); // a burst whose posts were refused
+  st = emu::check_calibration(unmeasured);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().field == "wire_op_time");
 }
