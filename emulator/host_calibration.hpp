@@ -1,7 +1,8 @@
 // "The software device on this host" as a hardware profile, calibrated at run time by microbenchmarks of the
 // emulator's own primitives: memcpy bandwidth against size (L2 / LLC / DRAM plateaus and the per-call cost),
 // the cross-thread hand-off (an event loop waking another: the cost of every completion, message delivery and
-// work item), the wire thread's time per operation when they queue (reported only), the serialization pass, memory registration on the software device, and the in-process stream.
+// work item), a WRITE's time in a burst of them (reported only), the serialization pass, memory registration on
+// the software device, and the in-process stream.
 // The simulator run with this profile predicts what the emulator measures: that comparison
 // (apps/lib/sim_vs_emu) checks the protocol accounting of every transport against real executions.
 // Tests: tests/emulator/host_calibration_test.cpp.
@@ -30,9 +31,10 @@ struct SoftHostCalibration {
   double write_latency = 0;         ///< 8-byte RDMA WRITE on the software device, post to completion (median)
   double write_latency_repeat = 0;  ///< the same, measured a second time (stability check)
   double handoff = 0;               ///< one thread waking another: half of write_latency, seconds
-  /// The software device's time per operation when they queue: a burst of 32 8-byte WRITEs posted back to back, from
-  /// the first post to the last completion, per WRITE (median of the bursts), seconds. Reported, not yet in the
-  /// profile (docs/validation.md, "AR-gRPC's large payloads").
+  /// A WRITE's time in a burst: 32 8-byte WRITEs posted back to back, from the first post to the last completion, per
+  /// WRITE (median of the bursts), seconds. It bounds the software device's time per queued operation from above (the
+  /// first WRITE's latency is spread over the burst; the wire thread is woken about once per burst, not per WRITE).
+  /// Reported, not in the profile (docs/validation.md, "AR-gRPC's large payloads").
   double wire_op_time = 0;
   double work_round_trip = 0;       ///< an empty work item: loop -> worker -> loop, seconds
   /// What a 1 us timer of an emulated process's loop really takes, from its setting to its callback (median), seconds:

@@ -396,14 +396,22 @@ JobEstimate estimate_transfer(const models::ClusterProfile& cluster, const Trans
   e.add("two simulated processes", "", 2 * BYTES_PER_PROCESS, 0);
   const double tensors = std::max(job.tensors_per_step, 1);
   const double steps = std::max(job.steps, 1);
-  // AR-gRPC's per-byte cost is its chunks' events: a quarter of them with chunk trains, as in training jobs below
-  // (transfer --transport ar_grpc --size 256M --steps 10 --tensors 4: 1.75 s of CPU chunk by chunk, 0.44 s in trains).
-  const bool trains = job.transport == "ar_grpc" && job.options.of<transports::ArGrpcOptions>().chunk_trains;
-  const double per_byte = transfer_byte_cost(job.transport) / (trains ? transports::AR_GRPC_TRAIN_CHUNKS : 1);
-  double transfers = 0, bytes = 0, largest = 0, pairs = 0;
+  // AR-gRPC's per-byte cost is its chunks' events: with chunk trains a quarter of them where a tensor has 4 chunks or
+  // more (transfer --transport ar_grpc --size 256M --steps 10 --tensors 4: 1.75 s of CPU chunk by chunk, 0.44 s in
+  // trains), as many fewer as it has chunks below that; none fewer from a GPU (staged block by block, the chunks ready
+  // a few at a time: not measured).
+  const auto& ar = job.options.of<transports::ArGrpcOptions>();
+  const bool trains = job.transport == "ar_grpc" && ar.chunk_trains && !job.src.is_gpu();
+  const double chunk = double(
+      ar.chunk_bytes ? ar.chunk_bytes : transports::tune_ar_grpc(5e-6, 1e9, first_nic_line_rate(cluster)).chunk_bytes);
+  const double per_byte = transfer_byte_cost(job.transport);
+  double transfers = 0, bytes = 0, largest = 0, pairs = 0, byte_cost = 0;
   for (uint64_t s : job.sizes) {
     transfers += tensors * steps;
     bytes += tensors * steps * double(s);
+    const double fewer =
+        trains ? std::clamp(std::ceil(double(s) / chunk), 1.0, double(transports::AR_GRPC_TRAIN_CHUNKS)) : 1.0;
+    byte_cost += tensors * steps * double(s) * per_byte / fewer;
     largest = std::max(largest, double(s));
     pairs += steps * tensors * (tensors - 1) / 2;
   }
@@ -417,10 +425,11 @@ JobEstimate estimate_transfer(const models::ClusterProfile& cluster, const Trans
             human_bytes(BYTES_PER_TRANSFER) + " of records each",
         counts, BYTES_PER_TRANSFER * transfers, SECONDS_PER_TRANSFER * transfers);
   e.add(human_bytes(bytes) + " moved x " + human_seconds(per_byte * 1e6) + " per MB (" + job.transport +
-            (trains ? ", chunk trains" : "") + ")",
+            (trains ? ", up to " + std::to_string(transports::AR_GRPC_TRAIN_CHUNKS) + "x less in chunk trains" : "") +
+            ")",
         "size = " + std::to_string(largest_size) + " bytes" + (job.sizes.size() > 1 ? " (the largest)" : "") + ", " +
             counts,
-        0, per_byte * bytes);
+        0, byte_cost);
   if (job.transport == "mpi" && pairs > 0)
     e.add(num(pairs) + " pairs of tensors in flight together x " + human_seconds(MPI_SECONDS_PER_TENSOR_PAIR),
           "tensors per step = " + std::to_string(job.tensors_per_step), 0, MPI_SECONDS_PER_TENSOR_PAIR * pairs);

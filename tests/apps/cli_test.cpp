@@ -76,6 +76,14 @@ TEST_CASE("Bad arguments and bad profiles exit 2 with a message naming the probl
   CHECK(r7.status == 2);
   CHECK(r7.out.find("tensorpath transfer --ar-chunk-by-chunk: expected a run of ar_grpc") != std::string::npos);
   CHECK(run("transfer --transport ar_grpc --ar-chunk-by-chunk --size 1M --steps 2").status == 0);
+  // ... and reaches the job: its estimate (printed when refused) counts chunk by chunk, not in trains.
+  const std::string big = "transfer --transport ar_grpc --size 1G --steps 50 --tensors 4"; // its bytes drive it
+  const Run trains_estimate = tp::test::run_cli(big, "TENSORPATH_TIME_LIMIT=1ms");
+  const Run chunk_estimate = tp::test::run_cli(big + " --ar-chunk-by-chunk", "TENSORPATH_TIME_LIMIT=1ms");
+  CHECK(trains_estimate.status == 2);
+  CHECK(trains_estimate.out.find("in chunk trains") != std::string::npos);
+  CHECK(chunk_estimate.status == 2);
+  CHECK(chunk_estimate.out.find("in chunk trains") == std::string::npos);
   // A retired flag says what replaced it.
   Run r6 = run("train --model alexnet --transport ar_grpc --ar-chunk-trains --steps 2");
   CHECK(r6.status == 2);

@@ -32,7 +32,7 @@ TEST_CASE("calibrating the software device measures memcpy, hand-offs, serializa
   CHECK(k.write_latency > 0);
   CHECK(k.write_latency < tp::test::wall_seconds(0.01));
   CHECK(k.handoff == Approx(k.write_latency / 2));
-  // A WRITE in a burst of 32 takes some time, and not more than a whole burst's worth of one WRITE's latency.
+  // A WRITE in a burst of 32 takes some time, and less than 10 ms (scaled in slow builds).
   CHECK(k.wire_op_time > 0);
   CHECK(k.wire_op_time < tp::test::wall_seconds(0.01));
   CHECK(k.work_round_trip > 0);

@@ -271,7 +271,18 @@ TEST_CASE("estimates grow with what drives them", "[quick]")
   t.transport = "ar_grpc";
   const double transfer_trains = sim::estimate_transfer(test::test_cluster(2), t).seconds;
   t.options.own<transports::ArGrpcOptions>().chunk_trains = false;
-  CHECK(sim::estimate_transfer(test::test_cluster(2), t).seconds > 2 * transfer_trains);
+  const double transfer_by_chunk = sim::estimate_transfer(test::test_cluster(2), t).seconds;
+  CHECK(transfer_by_chunk > 2 * transfer_trains);
+  // From a GPU (staged block by block, a few chunks ready at a time) trains are not counted on.
+  t.options.own<transports::ArGrpcOptions>().chunk_trains = true;
+  t.src = Location::gpu(0);
+  CHECK(sim::estimate_transfer(test::test_cluster(2), t).seconds == Approx(transfer_by_chunk));
+  // A tensor of one chunk is read by one READ either way.
+  t.src = Location::host(0);
+  t.sizes = {4096};
+  const double small_trains = sim::estimate_transfer(test::test_cluster(2), t).seconds;
+  t.options.own<transports::ArGrpcOptions>().chunk_trains = false;
+  CHECK(sim::estimate_transfer(test::test_cluster(2), t).seconds == Approx(small_trains));
   sim::TrainingJob tr;
   tr.layout.workers = 2;
   tr.layout.ps_tasks = 2;
