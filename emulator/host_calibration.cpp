@@ -227,7 +227,7 @@ Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime
   mem.free(ba.value());
   mem.free(bb.value());
   if (failed)
-    return Error::msg("calibration: the software device refused or failed a WRITE of a burst (a device fault, not a "
+    return Error::msg("calibration: the software device refused or failed an 8-byte WRITE (a device fault, not a "
                       "busy machine)");
   return ok_status();
 }
