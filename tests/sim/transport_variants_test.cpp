@@ -183,6 +183,14 @@ void qp_error_is_an_error(const std::string& transport)
   f.sim->run();
   REQUIRE_FALSE(g2->r.ok());
   CHECK_FALSE(g2->r.error().message().empty());
+  // A Recv posted after the failure is known (the channel to the producer already failed, nothing in flight to fail
+  // with it) is answered with an error too, not left waiting (mpi's request send failed silently: a consumer whose
+  // producer process had died waited for ever).
+  Tensor c = TransportFixture::make(*f.worker, 100000, Location::host(0), 3);
+  auto g3 = exchange(f, 3, "c", c, Location::host(0), "CPU:0", "CPU:0");
+  f.sim->run();
+  REQUIRE_FALSE(g3->r.ok());
+  CHECK(g3->r.error().message() != "not received");
 }
 
 void many_in_flight_when_qp_errs(const std::string& transport)

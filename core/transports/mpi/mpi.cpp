@@ -213,9 +213,18 @@ public:
     pending_[id] = Pending{args, std::move(done), rec, key.src.task_name()};
     auto header = mpi_wire::encode(mpi_wire::Request{uint64_t(step), key.full, next_request_id_++});
     const std::string peer = key.src.task_name();
-    // The request closure runs on the MPI thread: serialize, MPI_Alloc_mem, Isend(1010).
-    thread_.submit([this, peer, header, rec](std::function<void()> release) {
-      isend(peer, TAG_REQUEST, header, nullptr, 0, rec, [](Status) {});
+    // The request closure runs on the MPI thread: serialize, MPI_Alloc_mem, Isend(1010). A request that cannot be
+    // sent (the channel to the producer failed, perhaps before this Recv was posted, so peer_failed did not see it)
+    // fails the Recv instead of leaving it to wait for a response that will not come.
+    thread_.submit([this, peer, header, rec, id](std::function<void()> release) {
+      isend(peer, TAG_REQUEST, header, nullptr, 0, rec, [this, id](Status st) {
+        if (st.ok()) return;
+        auto it = pending_.find(id);
+        if (it == pending_.end()) return;
+        Pending p = std::move(it->second);
+        pending_.erase(it);
+        finish(std::move(p), st.error());
+      });
       release();
     });
   }
