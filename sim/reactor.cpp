@@ -253,9 +253,14 @@ int Reactor::HostUse::cores_of(const simgrid::s4u::Host* host)
   return cores;
 }
 
+bool Reactor::HostUse::has_cores_for(const simgrid::s4u::Host* host, int threads)
+{
+  return execs + int(lone.size()) + threads <= cores_of(host);
+}
+
 void Reactor::make_room(HostUse& use, const simgrid::s4u::Host* host, int threads)
 {
-  if (use.lone.empty() || use.execs + int(use.lone.size()) + threads <= use.cores_of(host)) return;
+  if (use.lone.empty() || use.has_cores_for(host, threads)) return;
   const std::vector<uint64_t> lone = use.lone; // make_lone_exec_simgrid takes each off the host's list
   for (uint64_t id : lone)
     make_lone_exec_simgrid(id);
@@ -265,7 +270,7 @@ uint64_t Reactor::start_exec_on(HostUse& use, simgrid::s4u::Host* host, double f
 {
   threads = std::max(threads, 1);
   make_room(use, host, threads);
-  if (lone_execs_as_timers_ && threads == 1 && use.execs + int(use.lone.size()) + 1 <= use.cores_of(host)) {
+  if (lone_execs_as_timers_ && threads == 1 && use.has_cores_for(host, 1)) {
     // A core of its own: SimGrid's Cas01 CPU model bounds a one-thread exec by one core's speed and shares the host's
     // cores by max-min, so while the threads on the host do not outnumber its cores each runs at that bound, whatever
     // else runs there: flops / speed. (Alone on a one-core GPU, the case this began with.)

@@ -171,6 +171,8 @@ private:
     int cores = 0;
     /// The host's cores, read from SimGrid the first time.
     int cores_of(const simgrid::s4u::Host* host);
+    /// Whether the host's cores cover its threads running (SimGrid execs', spinners', lone execs') and `threads` more.
+    bool has_cores_for(const simgrid::s4u::Host* host, int threads);
     /// Take lone exec `id` off the host's list (nothing if it is not there).
     void forget_lone(uint64_t id);
     /// The host's speed, read from SimGrid the first time (constant: nothing changes a host's speed, no profiles or
