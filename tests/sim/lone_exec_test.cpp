@@ -50,11 +50,21 @@ std::string in_reactor(bool lone,
   return r.value();
 }
 
+/// in_reactor, then the line completions() reads at the end: the count of lone execs and the activities completed.
+std::string
+counted_in_reactor(bool lone, const std::function<void(sim::Reactor&, const sim::Platform&, std::ostringstream&)>& body)
+{
+  return in_reactor(lone, [&body](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+    body(r, pf, o);
+    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
+  });
+}
+
 /// Execs on machine 0's first GPU (one core, so that two execs share it) and a comm beside them; "<name> <time>" per
 /// completion in order, then the count of lone execs and the activities completed. `lone`: lone execs as timers.
 std::string gpu_work(bool lone)
 {
-  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+  return counted_in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
     auto* gpu = pf.gpu_host(0, 0);
     auto* other_gpu = pf.gpu_host(0, 1);
     auto* a = pf.nic_endpoint(0, 0, Location::host(0), false);
@@ -73,7 +83,6 @@ std::string gpu_work(bool lone)
       r.start_exec(other_gpu, 0.5e-3 * speed, 1, log("last"));
     });
     r.run();
-    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
   });
 }
 
@@ -140,7 +149,7 @@ namespace {
 /// the count of lone execs and the activities completed.
 std::string cpu_work(bool lone)
 {
-  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+  return counted_in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
     auto* cpu = pf.cpu_host(0, 0);
     REQUIRE(cpu->get_core_count() == 4);
     const double speed = cpu->get_speed();
@@ -155,7 +164,6 @@ std::string cpu_work(bool lone)
       r.start_exec(cpu, 2e-3 * speed, 1, log(name));
     r.at(t + 1e-3, [&, speed] { r.start_exec(cpu, 1e-3 * speed, 1, log("j")); }); // the fifth
     r.run();
-    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
   });
 }
 
@@ -181,7 +189,7 @@ namespace {
 /// then a spinner. Completions as in cpu_work, spinners removed at the end of each phase.
 std::string counted_threads(bool lone)
 {
-  return in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+  return counted_in_reactor(lone, [](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
     auto* cpu = pf.cpu_host(0, 0);
     const double speed = cpu->get_speed();
     auto log = [&](const char* name) { return [&o, &r, name] { o << name << ' ' << r.now() << '\n'; }; };
@@ -210,7 +218,6 @@ std::string counted_threads(bool lone)
     r.at(t + 0.5e-3, [&] { s3 = r.add_spinner(cpu); });
     r.at(t + 4e-3, [&] { r.remove_spinner(s3); });
     r.run();
-    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
   });
 }
 
@@ -218,7 +225,7 @@ std::string counted_threads(bool lone)
 /// 0.5 ms grid (so that ends and arrivals meet), spinners added and removed while the loop runs, execs cancelled.
 std::string random_work(bool lone, unsigned seed)
 {
-  return in_reactor(lone, [seed](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
+  return counted_in_reactor(lone, [seed](sim::Reactor& r, const sim::Platform& pf, std::ostringstream& o) {
     auto* cpu = pf.cpu_host(0, 0);
     auto* gpu = pf.gpu_host(0, 0);
     uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
@@ -250,7 +257,6 @@ std::string random_work(bool lone, unsigned seed)
       });
     }
     r.run();
-    o << "lone " << r.lone_execs() << " completed " << r.activities_completed() << '\n';
   });
 }
 
