@@ -149,14 +149,18 @@ Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime
   bool failed = false; // a refused post or an error completion: the measurements below are not of a working device
   std::function<void()> finished_all;
   clk::time_point t0;
-  auto post = [&] {
-    t0 = clk::now();
+  // One 8-byte RDMA WRITE from a's buffer to b's; false if the QP refused it.
+  auto post_write = [&] {
     verbs::SendWr w;
     w.opcode = verbs::WrOpcode::RDMA_WRITE;
     w.sg_list = {{ba->addr, 8, ma->lkey}};
     w.remote_addr = bb->addr;
     w.rkey = mb->rkey;
-    if (!qa.value()->post_send(w).ok()) { // nothing will complete: stop here
+    return qa.value()->post_send(w).ok();
+  };
+  auto post = [&] {
+    t0 = clk::now();
+    if (!post_write()) { // nothing will complete: stop here
       failed = true;
       finished_all();
     }
@@ -187,17 +191,11 @@ Status measure_device_write(SoftHostCalibration& c, HostMemory& mem, LoopRuntime
   auto burst = [&] {
     done_in_burst = 0;
     t0 = clk::now();
-    for (int k = 0; k < WIRE_BURST; ++k) {
-      verbs::SendWr w;
-      w.opcode = verbs::WrOpcode::RDMA_WRITE;
-      w.sg_list = {{ba->addr, 8, ma->lkey}};
-      w.remote_addr = bb->addr;
-      w.rkey = mb->rkey;
-      if (!qa.value()->post_send(w).ok()) {
+    for (int k = 0; k < WIRE_BURST; ++k)
+      if (!post_write()) {
         failed = true;
         ++done_in_burst;
       }
-    }
     if (done_in_burst == WIRE_BURST) finished_all(); // nothing posted: no completion will come
   };
   const int bursts = std::max(5, pings / WIRE_BURST);
